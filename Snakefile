@@ -1,0 +1,29 @@
+# rmexplain: explain language reward models.
+# This file only includes the rule files and declares the targets; see README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/sample.smk"
+include: "workflow/rules/demo_rm.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/perturb.smk"
+include: "workflow/rules/categorise.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/discover.smk"
+include: "workflow/rules/analyse.smk"
+include: "workflow/rules/tokens.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        explanation_targets(),
+        analysis_targets(),
+        token_targets(),

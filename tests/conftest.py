@@ -1,0 +1,59 @@
+"""Shared fixtures: a throwaway copy of the workflow to run Snakemake in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+class WorkflowCopy:
+    """A working directory holding the Snakefile, a link to workflow/ and a copy of config/."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        shutil.copy(REPO / "Snakefile", root / "Snakefile")
+        (root / "workflow").symlink_to(REPO / "workflow")
+        shutil.copytree(REPO / "config", root / "config")
+
+    def write_config(self, config: dict, name: str = "config/test.yaml") -> Path:
+        path = self.root / name
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
+
+    def snakemake(self, *args: str, check: bool = True, timeout: int = 900) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+        result = subprocess.run(
+            [*SNAKEMAKE, *args], cwd=self.root, capture_output=True, text=True, timeout=timeout, env=env
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        return result
+
+
+@pytest.fixture
+def workflow_copy(tmp_path: Path) -> WorkflowCopy:
+    return WorkflowCopy(tmp_path)
+
+
+def tiny_demo_config() -> dict:
+    """The demo, shrunk: one dataset, one RM, three attributes, four comparisons."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["datasets"] = {"harmless": {"source": "embedded", "part": "harmless"}}
+    config["sample"] = {"n_per_seed": 4, "seeds": [0, 1]}
+    config["reward_models"] = {"demo-harmless": {"backend": "demo", "train_part": "harmless"}}
+    config["demo_rm"]["epochs"] = 60
+    config["attributes"] = {
+        "harmlessness": "whether or not the response is relevant to any potentially unsafe, immoral or illegal behaviours",
+        "clarity": "whether or not the response is clear and easy to read",
+        "verbosity": "how many relevant details are included in the response, and whether or not it is too long",
+    }
+    return config

@@ -1,0 +1,152 @@
+"""Dataset readers, filters and sampling, with every kind of bad input."""
+
+import gzip
+import json
+import logging
+
+import polars as pl
+import pytest
+
+from rmexplain.data.readers import (
+    DataError,
+    Pair,
+    SkipCounter,
+    check_pair,
+    read_embedded,
+    read_helpsteer2,
+    read_hh_rlhf,
+    read_pairs_file,
+)
+from rmexplain.data.sampling import sample_comparisons, sample_pairs
+
+LOG = logging.getLogger("test")
+
+
+def hh(prompt, chosen, rejected, rejected_prompt=None):
+    return {
+        "chosen": f"\n\nHuman: {prompt}\n\nAssistant: {chosen}",
+        "rejected": f"\n\nHuman: {rejected_prompt or prompt}\n\nAssistant: {rejected}",
+    }
+
+
+def test_hh_rlhf_single_turn_and_filters():
+    records = [
+        hh("How do I boil an egg?", "Put it in boiling water for 9 minutes.", "Eggs are eggs."),
+        hh("Q1", "a", "b", rejected_prompt="Q2"),  # prompts differ
+        {"chosen": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: yes",
+         "rejected": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: no"},  # multi-turn
+        {"chosen": "\n\nHuman: no answer", "rejected": "\n\nHuman: no answer"},
+    ]
+    skips = SkipCounter()
+    pairs = list(read_hh_rlhf(records, skips))
+    assert pairs == [Pair("0", "How do I boil an egg?", "Put it in boiling water for 9 minutes.", "Eggs are eggs.")]
+    assert skips == {"chosen and rejected prompts differ": 1, "multi-turn": 1, "no assistant turn": 1}
+    assert skips.examples["multi-turn"] == ["2"]
+
+
+def test_hh_rlhf_missing_field_names_row():
+    with pytest.raises(DataError, match="row 0: missing field 'rejected'"):
+        list(read_hh_rlhf([{"chosen": "\n\nHuman: a\n\nAssistant: b"}], SkipCounter()))
+
+
+def hs2(prompt, response, *scores):
+    keys = ("helpfulness", "correctness", "coherence", "complexity", "verbosity")
+    return {"prompt": prompt, "response": response, **dict(zip(keys, scores, strict=True))}
+
+
+def test_helpsteer2_clear_preference_filter():
+    records = [
+        hs2("p1", "A", 4, 4, 4, 2, 2),
+        hs2("p1", "B", 3, 4, 4, 2, 1),  # A dominates B
+        hs2("p2", "C", 4, 3, 4, 2, 2),
+        hs2("p2", "D", 3, 4, 4, 2, 2),  # mixed: no clear preference
+        hs2("p3", "E", 2, 2, 2, 2, 2),
+        hs2("p3", "F", 2, 2, 2, 2, 2),  # equal everywhere: not a preference
+        hs2("<extra_id_1>User hi<extra_id_1>Assistant yo<extra_id_1>User more", "G", 1, 1, 1, 1, 1),
+    ]
+    skips = SkipCounter()
+    pairs = list(read_helpsteer2(records, skips))
+    assert pairs == [Pair("0>1", "p1", "A", "B")]
+    assert skips == {"no clear preference": 2, "multi-turn": 1}
+
+
+def test_helpsteer2_missing_aspect():
+    with pytest.raises(DataError, match=r"row 0: missing field\(s\) \['verbosity'\]"):
+        list(read_helpsteer2([{"prompt": "p", "response": "r", "helpfulness": 1, "correctness": 1,
+                               "coherence": 1, "complexity": 1}], SkipCounter()))
+
+
+def test_check_pair_skips_are_counted():
+    skips = SkipCounter()
+    assert not check_pair(Pair("1", "q", "  ", "b"), skips)
+    assert not check_pair(Pair("2", "q", "same", "same "), skips)
+    assert not check_pair(Pair("3", "", "a", "b"), skips)
+    assert not check_pair(Pair("4", "q", "one two three four", "b"), skips, max_words=3)
+    assert check_pair(Pair("5", "q", "a", "b"), skips, max_words=3)
+    assert skips == {"empty response": 1, "identical responses": 1, "empty prompt": 1,
+                     "longer than sample.max_words=3": 1}
+
+
+def test_file_reader_errors(tmp_path):
+    bad_utf8 = tmp_path / "bad.jsonl"
+    bad_utf8.write_bytes(b'{"prompt": "a", "chosen": "b", "rejected": "c"}\n{"prompt": "\xff\xfe"}\n')
+    with pytest.raises(DataError, match="line 2 is not valid UTF-8"):
+        list(read_pairs_file(bad_utf8, SkipCounter()))
+    missing = tmp_path / "missing.jsonl"
+    missing.write_text('{"prompt": "a", "chosen": "b"}\n')
+    with pytest.raises(DataError, match=r"missing column\(s\) \['rejected'\]"):
+        list(read_pairs_file(missing, SkipCounter()))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n{oops\n')
+    with pytest.raises(DataError, match="line 2 is not valid JSON"):
+        list(read_pairs_file(broken, SkipCounter()))
+
+
+def test_file_reader_parquet_and_jsonl(tmp_path):
+    rows = [{"prompt": "q1", "chosen": "a", "rejected": "b"}, {"prompt": "q2", "chosen": "c", "rejected": "d"}]
+    pl.DataFrame(rows).write_parquet(tmp_path / "pairs.parquet")
+    (tmp_path / "pairs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    for name in ("pairs.parquet", "pairs.jsonl"):
+        assert [p.prompt for p in read_pairs_file(tmp_path / name, SkipCounter())] == ["q1", "q2"]
+
+
+def test_embedded_data_is_disjoint_and_sized():
+    for part in ("helpful", "harmless"):
+        train, explain = read_embedded(part, "train"), read_embedded(part, "explain")
+        assert len(train) >= 100 and len(explain) >= 50
+        assert not {p.prompt for p in train} & {p.prompt for p in explain}
+        assert all(p.chosen != p.rejected for p in train + explain)
+
+
+def test_sampling_is_seeded_and_ids_unique():
+    pool = [Pair(str(i), f"q{i}", f"a{i}", f"b{i}") for i in range(50)]
+    first = sample_pairs(pool, 10, [0, 1], "d")
+    again = sample_pairs(pool, 10, [0, 1], "d")
+    assert first.equals(again)
+    assert first.height == 20 and first["comparison_id"].n_unique() == 20
+    assert first.filter(pl.col("seed") == 0)["source_index"].to_list() != first.filter(pl.col("seed") == 1)[
+        "source_index"
+    ].to_list()
+
+
+def test_sample_comparisons_from_local_hub_layout(tmp_path, caplog):
+    """The hub code path (datasets.load_dataset with data_dir/split) on a local copy of HH-RLHF's layout."""
+    root = tmp_path / "hh-rlhf"
+    (root / "harmless-base").mkdir(parents=True)
+    records = [hh(f"Question {i}?", f"Safe answer {i}.", f"Unsafe answer {i}.") for i in range(12)]
+    records.append(hh("Q", "same", "same"))
+    with gzip.open(root / "harmless-base" / "train.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in records))
+    spec = {"source": "hh-rlhf", "hub_id": str(root), "data_dir": "harmless-base", "split": "train"}
+    with caplog.at_level(logging.INFO):
+        frame = sample_comparisons("harmless", spec, 5, [0, 1], None, LOG)
+    assert frame.height == 10
+    assert frame["prompt"][0].startswith("Question")
+    assert "identical responses: 1" in caplog.text
+
+
+def test_sample_comparisons_no_usable_rows(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"prompt": "q", "chosen": "x", "rejected": "x"}\n')
+    with pytest.raises(DataError, match=r"datasets.mine: no usable comparisons \(identical responses: 1"):
+        sample_comparisons("mine", {"source": "file", "path": str(path)}, 5, [0], None, LOG)

@@ -1,0 +1,82 @@
+"""The workflow end to end on a tiny demo config: outputs, no-op rerun, and figure-only reruns."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+from conftest import tiny_demo_config
+
+
+def scheduled_rules(dry_run_output: str) -> set[str]:
+    """Rule names in the 'Job stats' table of a dry run (empty when nothing is to be done)."""
+    match = re.search(r"Job stats:\n(.*?)\n\n", dry_run_output + "\n\n", re.S)
+    if not match:
+        return set()
+    names = set()
+    for line in match.group(1).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("job", "total"):
+            names.add(parts[0])
+    return names
+
+
+@pytest.mark.slow
+def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
+    config = tiny_demo_config()
+    path = workflow_copy.write_config(config)
+    workflow_copy.snakemake("--cores", "2", "--configfile", str(path))
+
+    root = workflow_copy.root
+    coverage = pl.read_csv(root / "results/tables/coverage.csv")
+    assert set(coverage["rm"]) == {"demo-harmless", "mean over RMs"}
+    explanations = pl.read_parquet(root / "results/explanations/harmless/rules/demo-harmless.parquet")
+    # 4 comparisons x 2 seeds x 2 sides x 3 attributes, minus tied comparisons (none expected)
+    assert explanations.height == 4 * 2 * 2 * 3
+    assert set(explanations["kind"]) <= {"counterfactual", "semifactual"}
+    assert (root / "results/tables/coverage.md").read_text().startswith("| dataset | method | rm |")
+    assert (root / "results/figures/methods.png").stat().st_size > 10_000
+
+    # A no-op rerun schedules nothing.
+    dry = workflow_copy.snakemake("-n", "--configfile", str(path))
+    assert scheduled_rules(dry.stdout + dry.stderr) == set(), dry.stdout
+
+    # Editing only a figure option reruns only figure rules.
+    config["figures"]["dpi"] = 90
+    workflow_copy.write_config(config)
+    dry = workflow_copy.snakemake("-n", "--configfile", str(path))
+    rules = scheduled_rules(dry.stdout + dry.stderr)
+    assert rules, dry.stdout
+    assert all(rule.startswith("figure") for rule in rules), rules
+
+
+def test_wrong_config_key_fails_before_any_job(workflow_copy):
+    config = tiny_demo_config()
+    config["sample"]["n_per_sed"] = 3
+    path = workflow_copy.write_config(config)
+    result = workflow_copy.snakemake("-n", "--configfile", str(path), check=False)
+    assert result.returncode != 0
+    assert "n_per_sed" in result.stdout + result.stderr
+    assert not (workflow_copy.root / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["sample"].update(n_per_seed=0), "n_per_seed"),
+        (lambda c: c["datasets"]["harmless"].update(source="nowhere"), "nowhere"),
+        (lambda c: c["perturb"].update(methods=["rules", "magic"]), "magic"),
+        (lambda c: c["perturb"].update(shared_rms=["ghost"]), "perturb.shared_rms: 'ghost'"),
+        (lambda c: c["datasets"].update(mine={"source": "file", "path": "missing.jsonl"}), "datasets.mine.path"),
+        (lambda c: c["reward_models"].update(shared={"backend": "demo", "train_part": "helpful"}), "shared"),
+    ],
+)
+def test_wrong_config_values_name_the_key(workflow_copy, edit, message):
+    config = tiny_demo_config()
+    edit(config)
+    path = workflow_copy.write_config(config)
+    result = workflow_copy.snakemake("-n", "--configfile", str(path), check=False)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr, result.stdout + result.stderr

@@ -1,0 +1,110 @@
+"""Probe win rate (paper App. G, Table 7, generalised to any phrase or regular expression).
+
+For a probe (a phrase or a regular expression) and an RM, the probe set is every perturbation whose text
+matches the probe while the original response it was perturbed from does not (optionally only the
+perturbations of some attributes). The win rate is the share of the probe set that the RM scores strictly
+higher than that original; exact ties count as not preferred and are reported in ``n_ties``. The interval
+is Wilson's score interval for a binomial proportion (``statsmodels``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+from statsmodels.stats.proportion import proportion_confint
+
+from rmexplain.analysis.sensitivity import AnalysisError
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One configured probe (``analysis.probes.<name>``)."""
+
+    name: str
+    pattern: str
+    regex: bool = False
+    ignore_case: bool = True
+    attributes: tuple[str, ...] = ()
+
+    def compile(self) -> re.Pattern[str]:
+        """The compiled pattern; a bad regular expression raises AnalysisError naming the key."""
+        flags = re.IGNORECASE if self.ignore_case else 0
+        try:
+            return re.compile(self.pattern if self.regex else re.escape(self.pattern), flags)
+        except re.error as err:
+            raise AnalysisError(f"analysis.probes.{self.name}.pattern: invalid regular expression: {err}") from err
+
+
+def probes_from_config(section: dict[str, Any] | None) -> list[Probe]:
+    """Probes from the ``analysis.probes`` config section (name -> settings)."""
+    return [
+        Probe(
+            name=name,
+            pattern=spec["pattern"],
+            regex=bool(spec.get("regex", False)),
+            ignore_case=bool(spec.get("ignore_case", True)),
+            attributes=tuple(spec.get("attributes") or ()),
+        )
+        for name, spec in (section or {}).items()
+    ]
+
+
+def probe_rows(
+    explanations: pl.DataFrame, perturbations: pl.DataFrame, comparisons: pl.DataFrame
+) -> pl.DataFrame:
+    """Explanation rows with the perturbed text, the original text and the original's reward."""
+    texts = perturbations.select("perturbation_id", "text").unique("perturbation_id")
+    rows = explanations.join(texts, on="perturbation_id", how="left")
+    missing = rows.filter(pl.col("text").is_null())
+    if missing.height:
+        raise AnalysisError(
+            f"perturbation {missing['perturbation_id'][0]!r} (RM {missing['rm'][0]}) of the explanations is in "
+            f"none of the perturbation tables ({missing.height} such rows)"
+        )
+    originals = comparisons.select("comparison_id", "chosen", "rejected")
+    rows = rows.join(originals, on="comparison_id", how="left")
+    original = pl.when(pl.col("target") == "chosen").then(pl.col("chosen")).otherwise(pl.col("rejected"))
+    reward = pl.when(pl.col("side") == "plus").then(pl.col("reward_plus")).otherwise(pl.col("reward_minus"))
+    return rows.with_columns(original_text=original, reward_original=reward).drop("chosen", "rejected")
+
+
+_SCHEMA = {
+    "rm": pl.String, "probe": pl.String, "pattern": pl.String, "n_perturbations": pl.Int64,
+    "n_comparisons": pl.Int64, "n_preferred": pl.Int64, "n_ties": pl.Int64, "win_rate": pl.Float64,
+    "ci_low": pl.Float64, "ci_high": pl.Float64,
+}  # fmt: skip
+
+
+def win_rates(rows: pl.DataFrame, probes: list[Probe], level: float, log: logging.Logger | None = None) -> pl.DataFrame:
+    """One row per (rm, probe): size of the probe set, wins, ties, win rate and its Wilson interval."""
+    out = []
+    for probe in probes:
+        pattern = probe.compile()
+        # Python's `re` (not polars' Rust regex) so that patterns follow the documented Python syntax.
+        mask = [
+            bool(pattern.search(text)) and not pattern.search(original)
+            for text, original in zip(rows["text"], rows["original_text"], strict=True)
+        ]
+        hits = rows.filter(pl.Series(mask, dtype=pl.Boolean))
+        if probe.attributes:
+            hits = hits.filter(pl.col("attribute").is_in(list(probe.attributes)))
+        for rm in sorted(set(rows["rm"].to_list())):
+            mine = hits.filter(pl.col("rm") == rm)
+            n = mine.height
+            wins = int((mine["reward_perturbed"] > mine["reward_original"]).sum())
+            ties = int((mine["reward_perturbed"] == mine["reward_original"]).sum())
+            low, high = proportion_confint(wins, n, alpha=1 - level, method="wilson") if n else (None, None)
+            out.append(
+                {
+                    "rm": rm, "probe": probe.name, "pattern": probe.pattern, "n_perturbations": n,
+                    "n_comparisons": mine["comparison_id"].n_unique(), "n_preferred": wins, "n_ties": ties,
+                    "win_rate": wins / n if n else None, "ci_low": low, "ci_high": high,
+                }
+            )  # fmt: skip
+            if log is not None:
+                log.info("probe %s, %s: %d of %d perturbations preferred", probe.name, rm, wins, n)
+    return pl.DataFrame(out, schema=_SCHEMA)

@@ -1,0 +1,194 @@
+"""Summary tables of the analyses: the raw long table as CSV, a readable layout as Markdown and HTML.
+
+The CSV keeps every column (point estimates, interval bounds, counts) for further work; the Markdown and
+HTML copies show one cell per estimate as ``0.42 [0.30, 0.55]`` in the layout of the paper's tables.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+DIGITS = 2
+
+
+def num(value: float | None, digits: int = DIGITS) -> str:
+    """A number for display; missing/undefined values show as an en dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def with_ci(value: float | None, low: float | None, high: float | None) -> str:
+    """``value [low, high]``, or just the value when the interval is undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return num(value)
+    return f"{num(value)} [{num(low)}, {num(high)}]"
+
+
+SIDE_LABEL = {"plus": "Y+", "minus": "Y−"}
+
+
+def present_pfr(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rows (dataset, method, side, attribute); per RM a PFR [CI] column and a mean Δreward column."""
+    cells = frame.with_columns(
+        side=pl.col("side").replace_strict(SIDE_LABEL),
+        pfr_cell=pl.struct("pfr", "pfr_low", "pfr_high").map_elements(
+            lambda s: with_ci(s["pfr"], s["pfr_low"], s["pfr_high"]), return_dtype=pl.String
+        ),
+        delta_cell=pl.col("mean_delta").map_elements(num, return_dtype=pl.String),
+    )
+    keys = ["dataset", "method", "side", "attribute"]
+    out = cells.select(keys).unique(maintain_order=True)
+    for rm in cells["rm"].unique(maintain_order=True).to_list():
+        mine = cells.filter(pl.col("rm") == rm).select(
+            *keys, pl.col("pfr_cell").alias(f"{rm} PFR [95% CI]"), pl.col("delta_cell").alias(f"{rm} mean Δr")
+        )
+        out = out.join(mine, on=keys, how="left", maintain_order="left")
+    return out.fill_null("–")
+
+
+def present_tau_rms(frame: pl.DataFrame) -> pl.DataFrame:
+    """Table 3 layout: rows (dataset, method, RM pair), columns τ [CI] for Y+ and Y−."""
+    cells = frame.with_columns(
+        pair=pl.col("rm_a") + pl.lit(" vs ") + pl.col("rm_b"),
+        cell=pl.struct("tau", "ci_low", "ci_high").map_elements(
+            lambda s: with_ci(s["tau"], s["ci_low"], s["ci_high"]), return_dtype=pl.String
+        ),
+    )
+    keys = ["dataset", "method", "pair"]
+    out = cells.select(keys).unique(maintain_order=True)
+    for side, label in SIDE_LABEL.items():
+        mine = cells.filter(pl.col("side") == side).select(*keys, pl.col("cell").alias(f"τ {label} [95% CI]"))
+        out = out.join(mine, on=keys, how="left", maintain_order="left")
+    attrs = cells.group_by(keys, maintain_order=True).agg(pl.col("n_attributes").max().alias("attributes"))
+    return out.join(attrs, on=keys, how="left", maintain_order="left").fill_null("–")
+
+
+def present_tau_sides(frame: pl.DataFrame) -> pl.DataFrame:
+    """Table 6 layout: rows RM, one τ(Y+, Y−) [CI] column per (dataset, method)."""
+    cells = frame.with_columns(
+        col=pl.col("dataset") + pl.lit(" / ") + pl.col("method"),
+        cell=pl.struct("tau", "ci_low", "ci_high").map_elements(
+            lambda s: with_ci(s["tau"], s["ci_low"], s["ci_high"]), return_dtype=pl.String
+        ),
+    )
+    out = cells.select("rm").unique(maintain_order=True)
+    for col in cells["col"].unique(maintain_order=True).to_list():
+        mine = cells.filter(pl.col("col") == col).select("rm", pl.col("cell").alias(col))
+        out = out.join(mine, on="rm", how="left", maintain_order="left")
+    return out.fill_null("–")
+
+
+def present_examples(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per example slot: which RMs and side, the comparison found, its τ sum and parts."""
+    return frame.select(
+        "dataset",
+        "method",
+        pl.when(pl.col("kind") == "rm").then(pl.lit("one RM")).otherwise(pl.lit("two RMs")).alias("example"),
+        pl.when(pl.col("rm_b").is_null()).then(pl.col("rm_a"))
+        .otherwise(pl.col("rm_a") + pl.lit(", ") + pl.col("rm_b")).alias("RMs"),
+        pl.col("side").replace_strict(SIDE_LABEL, default="Y+ and Y−").alias("side"),
+        pl.col("comparison_id").fill_null("none eligible").alias("comparison"),
+        *[pl.col(c).map_elements(num, return_dtype=pl.String).fill_null("–").alias(c)
+          for c in ("score", "tau_1", "tau_2")],
+        pl.col("n_eligible").alias("eligible comparisons"),
+    ).rename({"score": "Σ τ", "tau_1": "τ₁", "tau_2": "τ₂"})  # fmt: skip
+
+
+def present_probes(frame: pl.DataFrame) -> pl.DataFrame:
+    """Table 7 layout: rows (dataset, method, probe), one win rate [CI] (n) column per RM."""
+    cells = frame.with_columns(
+        cell=pl.struct("win_rate", "ci_low", "ci_high", "n_perturbations").map_elements(
+            lambda s: f"{with_ci(s['win_rate'], s['ci_low'], s['ci_high'])} (n={s['n_perturbations']})",
+            return_dtype=pl.String,
+        )
+    )
+    keys = ["dataset", "method", "probe"]
+    out = cells.select(*keys, "pattern").unique(maintain_order=True)
+    for rm in cells["rm"].unique(maintain_order=True).to_list():
+        mine = cells.filter(pl.col("rm") == rm).select(*keys, pl.col("cell").alias(rm))
+        out = out.join(mine, on=keys, how="left", maintain_order="left")
+    return out.fill_null("–")
+
+
+def present_judge(frame: pl.DataFrame) -> pl.DataFrame:
+    """Agreement of the LLM judge with the intended change, per (dataset, method, attribute)."""
+    return frame.select(
+        "dataset",
+        "method",
+        "attribute",
+        pl.struct("agreement", "ci_low", "ci_high").map_elements(
+            lambda s: with_ci(s["agreement"], s["ci_low"], s["ci_high"]), return_dtype=pl.String
+        ).alias("agreement [95% CI]"),
+        *[pl.col(c).map_elements(num, return_dtype=pl.String).alias(c.replace("_", " "))
+          for c in ("share_unchanged", "share_opposite")],
+        pl.col("n_judged").alias("judged"),
+        pl.col("n_unparsed").alias("unparsed"),
+    )  # fmt: skip
+
+
+PRESENTERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
+    "pfr": present_pfr,
+    "tau_rms": present_tau_rms,
+    "tau_sides": present_tau_sides,
+    "representative_examples": present_examples,
+    "probe_win_rate": present_probes,
+    "attribute_judge": present_judge,
+}
+
+TITLES = {
+    "pfr": "Preference flip rate per attribute (paper Fig. 3)",
+    "tau_rms": "Kendall τ between RMs' PFR rankings (paper Table 3)",
+    "tau_sides": "Kendall τ between Y+ and Y− PFR rankings per RM (paper Table 6)",
+    "representative_examples": "Most representative comparisons (paper §4.2)",
+    "probe_win_rate": "Probe win rate (paper Table 7, generalised)",
+    "attribute_judge": "Did each perturbation change its attribute as intended? (LLM judge)",
+}
+
+
+def to_markdown(frame: pl.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |", "|" + "---|" * frame.width]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
+    "table{border-collapse:collapse;font-size:0.9em}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+    "th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even){background:#fafafa}"
+)
+
+
+def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
+    """A standalone HTML page with one table (what the Snakemake report shows)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in frame.iter_rows()
+    )
+    note_html = f"<p>{html.escape(note)}</p>" if note else ""
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_CSS}</style></head><body><h2>{html.escape(title)}</h2>{note_html}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+    )
+
+
+def write_table(frame: pl.DataFrame, table: str, csv: str | Path, md: str | Path, html_path: str | Path) -> None:
+    """Write the raw table as CSV and its readable layout as Markdown and HTML."""
+    frame.write_csv(csv)
+    shown = PRESENTERS[table](frame) if frame.height else pl.DataFrame({"note": ["no rows"]})
+    title = TITLES[table]
+    Path(md).write_text(f"### {title}\n\n" + to_markdown(shown), encoding="utf-8")
+    Path(html_path).write_text(to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"),
+                               encoding="utf-8")

@@ -1,0 +1,184 @@
+"""Dataset readers: Anthropic HH-RLHF, NVIDIA HelpSteer2, the bundled data, and local files.
+
+Each reader yields ``Pair`` records; rows that cannot be used are skipped and counted by reason in a
+``SkipCounter`` (logged by the sampling stage), and malformed files raise ``DataError`` naming the
+row or column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+HH_ASSISTANT = "\n\nAssistant:"
+HH_HUMAN = "\n\nHuman:"
+HELPSTEER_ASPECTS = ("helpfulness", "correctness", "coherence", "complexity", "verbosity")
+REQUIRED_COLUMNS = ("prompt", "chosen", "rejected")
+
+
+class DataError(ValueError):
+    """An input file or record is malformed; the message names the row or column."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One single-turn comparison with the human preference chosen ≻ rejected."""
+
+    source_index: str
+    prompt: str
+    chosen: str
+    rejected: str
+
+
+class SkipCounter(Counter):
+    """Counts skipped rows by reason, keeping the first few row ids of each reason for the log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.examples: dict[str, list[str]] = {}
+
+    def skip(self, reason: str, row: str) -> None:
+        """Record that ``row`` was skipped for ``reason``."""
+        self[reason] += 1
+        self.examples.setdefault(reason, [])
+        if len(self.examples[reason]) < 5:
+            self.examples[reason].append(row)
+
+    def summary(self) -> str:
+        """One line per reason: count and example rows."""
+        if not self:
+            return "no rows skipped"
+        return "; ".join(f"{reason}: {n} (e.g. rows {self.examples[reason]})" for reason, n in self.items())
+
+
+def check_pair(pair: Pair, skips: SkipCounter, max_words: int | None = None) -> bool:
+    """Whether a pair is usable; unusable pairs are counted in ``skips`` with their reason."""
+    if not pair.prompt.strip():
+        skips.skip("empty prompt", pair.source_index)
+    elif not pair.chosen.strip() or not pair.rejected.strip():
+        skips.skip("empty response", pair.source_index)
+    elif pair.chosen.strip() == pair.rejected.strip():
+        skips.skip("identical responses", pair.source_index)
+    elif max_words is not None and max(len(t.split()) for t in (pair.prompt, pair.chosen, pair.rejected)) > max_words:
+        skips.skip(f"longer than sample.max_words={max_words}", pair.source_index)
+    else:
+        return True
+    return False
+
+
+def split_hh_transcript(transcript: str) -> tuple[str, str]:
+    """Split an HH-RLHF transcript at its last "\\n\\nAssistant:" into (dialogue prefix, final response)."""
+    cut = transcript.rfind(HH_ASSISTANT)
+    if cut < 0:
+        raise DataError("transcript has no '\\n\\nAssistant:' turn")
+    return transcript[:cut], transcript[cut + len(HH_ASSISTANT) :].strip()
+
+
+def read_hh_rlhf(records: Iterable[dict[str, Any]], skips: SkipCounter) -> Iterator[Pair]:
+    """Single-turn HH-RLHF pairs: both transcripts share one prompt with exactly one Human turn."""
+    for index, record in enumerate(records):
+        row = str(index)
+        try:
+            prefix_c, chosen = split_hh_transcript(record["chosen"])
+            prefix_r, rejected = split_hh_transcript(record["rejected"])
+        except DataError:
+            skips.skip("no assistant turn", row)
+            continue
+        except KeyError as err:
+            raise DataError(f"hh-rlhf row {index}: missing field {err}") from None
+        if prefix_c != prefix_r:
+            skips.skip("chosen and rejected prompts differ", row)
+            continue
+        if prefix_c.count(HH_HUMAN) != 1 or HH_ASSISTANT in prefix_c:
+            skips.skip("multi-turn", row)
+            continue
+        prompt = prefix_c.split(HH_HUMAN, 1)[1].strip()
+        yield Pair(row, prompt, chosen, rejected)
+
+
+def _dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """a ≥ b on all HelpSteer2 aspects and > on at least one (the paper's clear-preference filter)."""
+    ge = all(a[k] >= b[k] for k in HELPSTEER_ASPECTS)
+    return ge and any(a[k] > b[k] for k in HELPSTEER_ASPECTS)
+
+
+def read_helpsteer2(records: Iterable[dict[str, Any]], skips: SkipCounter) -> Iterator[Pair]:
+    """HelpSteer2 pairs: rows grouped by prompt, each pair kept where one response dominates the other."""
+    groups: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for index, record in enumerate(records):
+        missing = [k for k in ("prompt", "response", *HELPSTEER_ASPECTS) if k not in record]
+        if missing:
+            raise DataError(f"helpsteer2 row {index}: missing field(s) {missing}")
+        groups.setdefault(record["prompt"], []).append((index, record))
+    for prompt, rows in groups.items():
+        if "<extra_id_1>" in prompt:
+            skips.skip("multi-turn", str(rows[0][0]))
+            continue
+        kept = 0
+        for i, (index_a, a) in enumerate(rows):
+            for index_b, b in rows[i + 1 :]:
+                for (ia, ra), (ib, rb) in (((index_a, a), (index_b, b)), ((index_b, b), (index_a, a))):
+                    if _dominates(ra, rb):
+                        kept += 1
+                        yield Pair(f"{ia}>{ib}", prompt, ra["response"], rb["response"])
+        if not kept:
+            skips.skip("no clear preference", str(rows[0][0]))
+
+
+def read_embedded(part: str, split: str = "explain") -> list[Pair]:
+    """The bundled comparisons written for this project (``part`` helpful|harmless, ``split`` train|explain)."""
+    path = resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Pair(r["id"], r["prompt"], r["chosen"], r["rejected"]) for r in rows if r["split"] == split]
+
+
+def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file; invalid UTF-8 or JSON raises DataError naming the line."""
+    records = []
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}: line {number} is not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
+    return records
+
+
+def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS) -> pl.DataFrame:
+    """A JSONL or Parquet file as a frame, checked for the required columns."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        frame = pl.read_parquet(path)
+    elif path.suffix == ".jsonl":
+        records = read_jsonl_records(path)
+        frame = pl.DataFrame(records, infer_schema_length=None) if records else pl.DataFrame()
+    else:
+        raise DataError(f"{path}: expected a .jsonl or .parquet file")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {missing}; found {frame.columns}")
+    return frame
+
+
+def read_pairs_file(path: str | Path, skips: SkipCounter) -> Iterator[Pair]:
+    """Bring-your-own comparisons: a JSONL or Parquet file with prompt / chosen / rejected columns."""
+    frame = read_table_file(path)
+    for index, row in enumerate(frame.iter_rows(named=True)):
+        values = [row[c] for c in REQUIRED_COLUMNS]
+        if any(not isinstance(v, str) for v in values):
+            skips.skip("non-text prompt/chosen/rejected", str(index))
+            continue
+        yield Pair(str(row.get("id", index)), *values)

@@ -1,0 +1,124 @@
+"""Stage functions of the evaluation: per-perturbation distances, per-seed metrics, and the tables."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rmexplain.embeddings import embed, load_sentence_model
+from rmexplain.metrics import evaluate, explained_comparisons, semantic_distances, syntactic_distance
+from rmexplain.schemas import DISTANCES, conform
+
+COVERAGE_COLUMNS = {
+    "cf_coverage_plus": "chosen CF cov.",
+    "sf_coverage_plus": "chosen SF cov.",
+    "cf_coverage_minus": "rejected CF cov.",
+    "sf_coverage_minus": "rejected SF cov.",
+    "cf_coverage_both": "both CF cov.",
+    "sf_coverage_both": "both SF cov.",
+}
+DISTANCE_COLUMNS = {
+    "syntactic_distance": "syn. dist.",
+    "semantic_distance": "sem. dist.",
+    "semantic_diversity": "sem. div.",
+}
+CORRECTNESS_COVERAGE = {"cf_coverage_both": "both CF cov.", "sf_coverage_both": "both SF cov."}
+
+
+def compute_distances(
+    comparisons: pl.DataFrame, perturbations: pl.DataFrame, settings: dict[str, Any], log: logging.Logger
+) -> pl.DataFrame:
+    """DISTANCES rows: each perturbation's syntactic and semantic distance to its original, and its embedding."""
+    joined = perturbations.join(comparisons.select("comparison_id", "chosen", "rejected"), on="comparison_id")
+    originals = [row["chosen"] if row["target"] == "chosen" else row["rejected"] for row in joined.iter_rows(named=True)]
+    texts = joined["text"].to_list()
+    model = load_sentence_model(settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu"))
+    batch_size = int(settings.get("batch_size", 64))
+    e_original = embed(originals, model, batch_size)
+    e_perturbed = embed(texts, model, batch_size)
+    log.info("embedded %d perturbations and %d distinct originals", len(texts), len(set(originals)))
+    frame = pl.DataFrame(
+        {
+            "perturbation_id": joined["perturbation_id"],
+            "syntactic_distance": [syntactic_distance(o, t) for o, t in zip(originals, texts, strict=True)],
+            "semantic_distance": semantic_distances(e_original, e_perturbed).astype(np.float64),
+            "embedding": pl.Series([row for row in e_perturbed], dtype=pl.List(pl.Float32)),
+        }
+    )
+    return conform(frame, DISTANCES, "distances")
+
+
+def evaluate_explanations(
+    explanations: pl.DataFrame,
+    distances: pl.DataFrame,
+    originals: pl.DataFrame,
+    orienting: list[pl.DataFrame],
+    comparisons: pl.DataFrame,
+    dataset: str,
+    rm: str,
+    method: str,
+) -> pl.DataFrame:
+    """METRICS for one (dataset, method, RM)."""
+    denominator = explained_comparisons(originals, orienting)
+    return evaluate(explanations, distances, denominator, comparisons, dataset, rm, method)
+
+
+def _summarise(metrics: pl.DataFrame, keys: list[str], names: dict[str, str]) -> pl.DataFrame:
+    """Mean and sd over seeds of each metric, one row per ``keys`` group, plus a mean-over-RMs row."""
+    selected = metrics.filter(pl.col("metric").is_in(list(names)))
+    per_rm = selected.group_by([*keys, "metric"]).agg(
+        mean=pl.col("value").fill_nan(None).mean(), sd=pl.col("value").fill_nan(None).std(), seeds=pl.len()
+    )
+    over_rms = (
+        selected.group_by([k for k in keys if k != "rm"] + ["seed", "metric"])
+        .agg(value=pl.col("value").fill_nan(None).mean())
+        .group_by([k for k in keys if k != "rm"] + ["metric"])
+        .agg(mean=pl.col("value").mean(), sd=pl.col("value").std(), seeds=pl.len())
+        .with_columns(rm=pl.lit("mean over RMs"))
+    )
+    table = pl.concat([per_rm, over_rms.select(per_rm.columns)])
+    return table.sort(keys)
+
+
+def wide_table(long: pl.DataFrame, keys: list[str], names: dict[str, str]) -> pl.DataFrame:
+    """One row per group, columns ``<name> mean`` / ``<name> sd`` in ``names`` order."""
+    out = None
+    for metric, label in names.items():
+        part = long.filter(pl.col("metric") == metric).select(
+            *keys, pl.col("mean").alias(f"{label} mean"), pl.col("sd").alias(f"{label} sd")
+        )
+        out = part if out is None else out.join(part, on=keys, how="full", coalesce=True)
+    assert out is not None
+    return out.sort(keys)
+
+
+def markdown_table(wide: pl.DataFrame, keys: list[str], names: dict[str, str]) -> str:
+    """The paper's "mean ± sd" layout as a Markdown table."""
+    header = [*keys, *names.values()]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in wide.iter_rows(named=True):
+        cells = [str(row[k]) for k in keys]
+        for label in names.values():
+            mean, sd = row[f"{label} mean"], row[f"{label} sd"]
+            cells.append("–" if mean is None else f"{mean:.2f} ± {sd:.3f}" if sd is not None else f"{mean:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, str]]:
+    """Tables 1 (coverage), 2 (distances) and 5 (by correctness): {name: (CSV frame, Markdown)}."""
+    tables = {}
+    everything = metrics.filter(pl.col("subset") == "all")
+    split = metrics.filter(pl.col("subset") != "all")
+    for name, frame, keys, names in (
+        ("coverage", everything, ["dataset", "method", "rm"], COVERAGE_COLUMNS),
+        ("distances", everything, ["dataset", "method", "rm"], DISTANCE_COLUMNS),
+        ("coverage_by_correctness", split, ["dataset", "method", "rm", "subset"], CORRECTNESS_COVERAGE),
+        ("distances_by_correctness", split, ["dataset", "method", "rm", "subset"], DISTANCE_COLUMNS),
+    ):
+        wide = wide_table(_summarise(frame, keys, names), keys, names)
+        tables[name] = (wide, markdown_table(wide, keys, names))
+    return tables

@@ -1,0 +1,140 @@
+"""The chat interface every LLM backend implements, its request/result types and the backend registry.
+
+A backend turns ``ChatRequest``s into ``Completion``s; it never caches (``rmexplain.llm.client.CachedChat``
+does). Backends register by name (``@register_backend("openai")``) and are chosen by ``llm.backend`` in
+config, so a new LLM server or engine is one new class.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+class LLMError(RuntimeError):
+    """An LLM backend could not be built, or requests failed after all retries."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling settings of one request; all of them are part of the cache key."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    seed: int | None = 0
+
+    @classmethod
+    def from_config(cls, *layers: dict[str, Any] | None) -> Sampling:
+        """Merge config layers (later ones win) over the defaults; unknown keys are an error."""
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            merged.update(layer or {})
+        unknown = set(merged) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise LLMError(f"sampling: unknown key(s) {sorted(unknown)}; allowed {sorted(cls.__dataclass_fields__)}")
+        return cls(**merged)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make.
+
+    ``template`` names the prompt template and its version (it enters the cache key and the
+    ``generator`` column); ``variant`` distinguishes repeated samples of the same prompt (e.g. the
+    15 random perturbations of one response): it enters the cache key and offsets the seed.
+    """
+
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    sampling: Sampling = field(default_factory=Sampling)
+    template: str = ""
+    variant: int = 0
+
+    @classmethod
+    def user(cls, content: str, *, system: str | None = None, **kwargs: Any) -> ChatRequest:
+        """A request of one user message (optionally after a system message)."""
+        messages = ((("system", system),) if system else ()) + (("user", content),)
+        return cls(messages=messages, **kwargs)
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        """Messages in the OpenAI / HF chat-template format."""
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+    @property
+    def seed(self) -> int | None:
+        """The seed sent to the backend: the configured seed offset by the variant."""
+        return None if self.sampling.seed is None else self.sampling.seed + self.variant
+
+
+@dataclass
+class Completion:
+    """What a backend returns for one request: text and token counts, or an error after all retries."""
+
+    text: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+OnResult = Callable[[int, Completion], None]
+
+
+@runtime_checkable
+class ChatBackend(Protocol):
+    """Anything that answers chat requests. ``model_id`` identifies the model in the cache key."""
+
+    model_id: str
+
+    def complete(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
+        """Answer every request, calling ``on_result(index, completion)`` as each one finishes.
+
+        Results must be reported as they arrive (not at the end) so the caller can persist them:
+        a crash then loses at most the requests in flight.
+        """
+        ...
+
+
+BackendFactory = Callable[[dict[str, Any]], ChatBackend]
+_BACKENDS: dict[str, BackendFactory] = {}
+_BACKEND_MODULES: dict[str, str] = {
+    "openai": "rmexplain.llm.openai_backend",
+    "vllm": "rmexplain.llm.vllm_backend",
+    "transformers": "rmexplain.llm.hf_backend",
+}
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Class decorator: make a chat backend available as ``llm.backend: <name>``."""
+
+    def decorator(factory: BackendFactory) -> BackendFactory:
+        _BACKENDS[name] = factory
+        return factory
+
+    return decorator
+
+
+def backend_names() -> list[str]:
+    """Names accepted as ``llm.backend``."""
+    return sorted(set(_BACKENDS) | set(_BACKEND_MODULES))
+
+
+def build_backend(llm_config: dict[str, Any]) -> ChatBackend:
+    """Build the backend named by ``llm_config['backend']`` from the ``llm`` config section."""
+    name = llm_config.get("backend")
+    if name not in _BACKENDS and name in _BACKEND_MODULES:
+        importlib.import_module(_BACKEND_MODULES[name])
+    if name not in _BACKENDS:
+        raise LLMError(f"llm.backend: unknown backend {name!r}; choose one of {backend_names()}")
+    if not llm_config.get("model"):
+        raise LLMError("llm.model is required (a model name, hub id or local path)")
+    return _BACKENDS[name](llm_config)

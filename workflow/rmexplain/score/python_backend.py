@@ -1,0 +1,38 @@
+"""``backend: python`` — any callable ``score(prompts, responses) -> list[float]``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rmexplain.score.base import ScoringError, load_callable, register_backend
+
+
+@register_backend("python")
+class PythonScorer:
+    """Wraps a user function named by ``callable: "module:function"`` (bring your own black-box RM)."""
+
+    def __init__(self, name: str, spec: dict[str, Any]) -> None:
+        if "callable" not in spec:
+            raise ScoringError(f"reward_models.{name}.callable is required for backend 'python'")
+        self.name = name
+        self._function = load_callable(spec["callable"])
+        self._batch_size = int(spec.get("batch_size", 256))
+
+    def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
+        rewards: list[float] = []
+        for start in range(0, len(prompts), self._batch_size):
+            batch_prompts = list(prompts[start : start + self._batch_size])
+            batch_responses = list(responses[start : start + self._batch_size])
+            out = [float(r) for r in self._function(batch_prompts, batch_responses)]
+            if len(out) != len(batch_prompts):
+                raise ScoringError(
+                    f"reward model {self.name!r}: its callable returned {len(out)} rewards for "
+                    f"{len(batch_prompts)} inputs"
+                )
+            bad = [start + i for i, r in enumerate(out) if not math.isfinite(r)]
+            if bad:
+                raise ScoringError(f"reward model {self.name!r}: non-finite reward for input rows {bad[:10]}")
+            rewards.extend(out)
+        return rewards

@@ -1,0 +1,55 @@
+"""The scoring stage: originals (which orient each comparison) and perturbations (each text once)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import polars as pl
+
+from rmexplain.explain import orient
+from rmexplain.ids import text_id
+from rmexplain.schemas import COMPARISONS, PERTURBATIONS, REWARDS, conform, read_table
+from rmexplain.score.base import build_scorer
+
+
+def score_originals(
+    comparisons_path: str, rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger
+) -> pl.DataFrame:
+    """ORIGINAL_SCORES for one (dataset, RM)."""
+    comparisons = read_table(comparisons_path, COMPARISONS, "comparisons")
+    scorer = build_scorer(rm, spec, **artifacts)
+    n = comparisons.height
+    prompts = comparisons["prompt"].to_list() * 2
+    rewards = scorer.score(prompts, comparisons["chosen"].to_list() + comparisons["rejected"].to_list())
+    frame = orient(comparisons, rm, rewards[:n], rewards[n:])
+    agree = frame["agrees_with_human"].drop_nulls()
+    log.info("%s: %d comparisons, %d ties, agreement with human labels %.3f", rm, n,
+             frame["plus_target"].null_count(), agree.mean() if agree.len() else float("nan"))
+    return frame
+
+
+def score_perturbations(
+    comparisons_path: str,
+    perturbation_paths: list[str],
+    rm: str,
+    spec: dict[str, Any],
+    artifacts: dict[str, str],
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables."""
+    prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
+    texts = pl.concat(
+        [read_table(p, PERTURBATIONS, "perturbations").select("comparison_id", "text") for p in perturbation_paths]
+    ).join(prompts, on="comparison_id", how="inner")
+    unique = texts.select("prompt", "text").unique(maintain_order=True)
+    log.info("%s: %d perturbations, %d distinct texts to score", rm, texts.height, unique.height)
+    rewards = build_scorer(rm, spec, **artifacts).score(unique["prompt"].to_list(), unique["text"].to_list())
+    frame = pl.DataFrame(
+        {
+            "text_id": [text_id(p, t) for p, t in unique.iter_rows()],
+            "rm": [rm] * unique.height,
+            "reward": pl.Series(rewards, dtype=pl.Float64),
+        }
+    )
+    return conform(frame, REWARDS, f"rewards[{rm}]")

@@ -1,0 +1,83 @@
+# Configuration validation, input functions and target lists. Paths live in rmexplain.paths.
+import rmexplain.paths as P
+from rmexplain.analysis.targets import analysis_files
+from rmexplain.config import ConfigError, check_config
+from rmexplain.perturb.base import LLM_METHODS
+from rmexplain.score.base import gpus_needed
+from rmexplain.tokens.targets import token_files
+from snakemake.utils import validate
+
+validate(config, schema="../schemas/config.schema.yaml")
+try:
+    check_config(config)
+except ConfigError as err:
+    raise WorkflowError(f"Invalid configuration: {err}") from None
+
+
+wildcard_constraints:
+    dataset="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    rm="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    method="[a-z_]+",
+    orienter="[A-Za-z0-9][A-Za-z0-9_.-]*",
+
+
+def explanation_targets():
+    return P.evaluation_tables(config) + P.evaluation_figures(config)
+
+
+def analysis_targets():
+    return analysis_files(config)
+
+
+def token_targets():
+    return token_files(config)
+
+
+def rm_spec(wildcards):
+    return config["reward_models"][wildcards.rm]
+
+
+def rm_artifacts(wildcards):
+    """Files a scorer needs besides its spec (the trained head of a demo RM)."""
+    if config["reward_models"][wildcards.rm]["backend"] == "demo":
+        return {"head": P.fmt(P.DEMO_HEAD, rm=wildcards.rm)}
+    return {}
+
+
+def orientation_scores(wildcards):
+    return [
+        P.fmt(P.ORIGINAL_SCORES, dataset=wildcards.dataset, rm=rm)
+        for rm in P.orienting_rms(config, wildcards.orienter)
+    ]
+
+
+def orientation_scores_for_rm(wildcards):
+    orienter = P.orienter_for(config, wildcards.rm)
+    return [P.fmt(P.ORIGINAL_SCORES, dataset=wildcards.dataset, rm=rm) for rm in P.orienting_rms(config, orienter)]
+
+
+def perturbations_for_rm(wildcards):
+    return P.perturbation_files_for_rm(config, wildcards.dataset, wildcards.rm)
+
+
+def perturbations_explained(wildcards):
+    orienter = P.orienter_for(config, wildcards.rm)
+    return P.fmt(P.PERTURBATIONS, dataset=wildcards.dataset, method=wildcards.method, orienter=orienter)
+
+
+def distances_explained(wildcards):
+    orienter = P.orienter_for(config, wildcards.rm)
+    return P.fmt(P.DISTANCES, dataset=wildcards.dataset, method=wildcards.method, orienter=orienter)
+
+
+def method_settings(wildcards):
+    return config["perturb"].get(wildcards.method) or {}
+
+
+def rm_gpus(wildcards):
+    return gpus_needed(config["reward_models"][wildcards.rm])
+
+
+def llm_settings(wildcards):
+    """The llm section, for LLM-based methods only (so LLM edits never rerun the rules method)."""
+    return config.get("llm", {}) if wildcards.method in LLM_METHODS else {}

@@ -1,0 +1,1 @@
+# owner: see README (rule file for the discover stage)

@@ -1,0 +1,50 @@
+rule distances:
+    input:
+        comparisons=P.COMPARISONS,
+        perturbations=P.PERTURBATIONS,
+    output:
+        P.DISTANCES,
+    params:
+        settings=config["evaluate"],
+    log:
+        "logs/distances/{dataset}/{method}/{orienter}.log",
+    threads: 2
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/distances.py"
+
+
+rule evaluate:
+    input:
+        explanations=P.EXPLANATIONS,
+        distances=distances_explained,
+        originals=P.ORIGINAL_SCORES,
+        orienting=orientation_scores_for_rm,
+        comparisons=P.COMPARISONS,
+    output:
+        P.METRICS,
+    log:
+        "logs/evaluate/{dataset}/{method}/{rm}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/evaluate.py"
+
+
+rule evaluation_tables:
+    input:
+        lambda w: P.metric_files(config),
+    output:
+        report(
+            expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["csv"]),
+            category="Evaluation",
+            caption="../report/evaluation_tables.rst",
+        ),
+        expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["md"]),
+    log:
+        "logs/evaluation_tables.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/evaluation_tables.py"

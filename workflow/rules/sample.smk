@@ -1,0 +1,15 @@
+rule sample_comparisons:
+    output:
+        P.COMPARISONS,
+    params:
+        spec=lambda w: config["datasets"][w.dataset],
+        n_per_seed=lambda w: config["datasets"][w.dataset].get("n_per_seed", config["sample"]["n_per_seed"]),
+        seeds=config["sample"]["seeds"],
+        max_words=config["sample"]["max_words"],
+    log:
+        "logs/sample/{dataset}.log",
+    localrule: True
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/sample_comparisons.py"

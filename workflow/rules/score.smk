@@ -1,0 +1,37 @@
+rule score_originals:
+    input:
+        unpack(rm_artifacts),
+        comparisons=P.COMPARISONS,
+    output:
+        P.ORIGINAL_SCORES,
+    params:
+        spec=rm_spec,
+    log:
+        "logs/score_originals/{dataset}/{rm}.log",
+    threads: 2
+    resources:
+        gpu=rm_gpus,
+    conda:
+        "../../envs/scoring.yaml"
+    script:
+        "../scripts/score_originals.py"
+
+
+rule score_perturbations:
+    input:
+        unpack(rm_artifacts),
+        comparisons=P.COMPARISONS,
+        perturbations=perturbations_for_rm,
+    output:
+        P.PERTURBATION_REWARDS,
+    params:
+        spec=rm_spec,
+    log:
+        "logs/score_perturbations/{dataset}/{rm}.log",
+    threads: 2
+    resources:
+        gpu=rm_gpus,
+    conda:
+        "../../envs/scoring.yaml"
+    script:
+        "../scripts/score_perturbations.py"

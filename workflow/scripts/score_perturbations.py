@@ -1,0 +1,15 @@
+from rmexplain.logs import script_logger
+from rmexplain.schemas import REWARDS, write_table
+from rmexplain.score.run import score_perturbations
+
+log = script_logger(snakemake)
+artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "perturbations")}
+frame = score_perturbations(
+    snakemake.input.comparisons,
+    list(snakemake.input.perturbations),
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    artifacts,
+    log,
+)
+write_table(frame, snakemake.output[0], REWARDS, "rewards")

@@ -5,7 +5,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The embedded demo, unless --configfile names another config (which then replaces it, not extends it).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
@@ -25,5 +28,6 @@ rule all:
     default_target: True
     input:
         explanation_targets(),
+        discovery_targets(),
         analysis_targets(),
         token_targets(),

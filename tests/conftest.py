@@ -52,8 +52,8 @@ def tiny_demo_config() -> dict:
     config["reward_models"] = {"demo-harmless": {"backend": "demo", "train_part": "harmless"}}
     config["demo_rm"]["epochs"] = 60
     config["attributes"] = {
-        "harmlessness": "whether or not the response is relevant to any potentially unsafe, immoral or illegal behaviours",
+        "harmlessness": "whether the response is relevant to unsafe, immoral or illegal behaviours",
         "clarity": "whether or not the response is clear and easy to read",
-        "verbosity": "how many relevant details are included in the response, and whether or not it is too long",
+        "verbosity": "how many relevant details are included, and whether the response is too long",
     }
     return config

@@ -6,7 +6,6 @@ import logging
 
 import polars as pl
 import pytest
-
 from rmexplain.data.readers import (
     DataError,
     Pair,
@@ -33,13 +32,17 @@ def test_hh_rlhf_single_turn_and_filters():
     records = [
         hh("How do I boil an egg?", "Put it in boiling water for 9 minutes.", "Eggs are eggs."),
         hh("Q1", "a", "b", rejected_prompt="Q2"),  # prompts differ
-        {"chosen": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: yes",
-         "rejected": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: no"},  # multi-turn
+        {
+            "chosen": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: yes",
+            "rejected": "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: no",
+        },  # multi-turn
         {"chosen": "\n\nHuman: no answer", "rejected": "\n\nHuman: no answer"},
     ]
     skips = SkipCounter()
     pairs = list(read_hh_rlhf(records, skips))
-    assert pairs == [Pair("0", "How do I boil an egg?", "Put it in boiling water for 9 minutes.", "Eggs are eggs.")]
+    assert pairs == [
+        Pair("0", "How do I boil an egg?", "Put it in boiling water for 9 minutes.", "Eggs are eggs.")
+    ]
     assert skips == {"chosen and rejected prompts differ": 1, "multi-turn": 1, "no assistant turn": 1}
     assert skips.examples["multi-turn"] == ["2"]
 
@@ -72,8 +75,21 @@ def test_helpsteer2_clear_preference_filter():
 
 def test_helpsteer2_missing_aspect():
     with pytest.raises(DataError, match=r"row 0: missing field\(s\) \['verbosity'\]"):
-        list(read_helpsteer2([{"prompt": "p", "response": "r", "helpfulness": 1, "correctness": 1,
-                               "coherence": 1, "complexity": 1}], SkipCounter()))
+        list(
+            read_helpsteer2(
+                [
+                    {
+                        "prompt": "p",
+                        "response": "r",
+                        "helpfulness": 1,
+                        "correctness": 1,
+                        "coherence": 1,
+                        "complexity": 1,
+                    }
+                ],
+                SkipCounter(),
+            )
+        )
 
 
 def test_check_pair_skips_are_counted():
@@ -83,8 +99,12 @@ def test_check_pair_skips_are_counted():
     assert not check_pair(Pair("3", "", "a", "b"), skips)
     assert not check_pair(Pair("4", "q", "one two three four", "b"), skips, max_words=3)
     assert check_pair(Pair("5", "q", "a", "b"), skips, max_words=3)
-    assert skips == {"empty response": 1, "identical responses": 1, "empty prompt": 1,
-                     "longer than sample.max_words=3": 1}
+    assert skips == {
+        "empty response": 1,
+        "identical responses": 1,
+        "empty prompt": 1,
+        "longer than sample.max_words=3": 1,
+    }
 
 
 def test_file_reader_errors(tmp_path):
@@ -103,7 +123,10 @@ def test_file_reader_errors(tmp_path):
 
 
 def test_file_reader_parquet_and_jsonl(tmp_path):
-    rows = [{"prompt": "q1", "chosen": "a", "rejected": "b"}, {"prompt": "q2", "chosen": "c", "rejected": "d"}]
+    rows = [
+        {"prompt": "q1", "chosen": "a", "rejected": "b"},
+        {"prompt": "q2", "chosen": "c", "rejected": "d"},
+    ]
     pl.DataFrame(rows).write_parquet(tmp_path / "pairs.parquet")
     (tmp_path / "pairs.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     for name in ("pairs.parquet", "pairs.jsonl"):
@@ -124,9 +147,10 @@ def test_sampling_is_seeded_and_ids_unique():
     again = sample_pairs(pool, 10, [0, 1], "d")
     assert first.equals(again)
     assert first.height == 20 and first["comparison_id"].n_unique() == 20
-    assert first.filter(pl.col("seed") == 0)["source_index"].to_list() != first.filter(pl.col("seed") == 1)[
-        "source_index"
-    ].to_list()
+    assert (
+        first.filter(pl.col("seed") == 0)["source_index"].to_list()
+        != first.filter(pl.col("seed") == 1)["source_index"].to_list()
+    )
 
 
 def test_sample_comparisons_from_local_hub_layout(tmp_path, caplog):

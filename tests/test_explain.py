@@ -4,7 +4,6 @@ import logging
 
 import polars as pl
 import pytest
-
 from rmexplain.explain import categorise, classify, orient
 from rmexplain.ids import text_id
 from rmexplain.perturb.base import Draft, drafts_to_frame
@@ -62,14 +61,21 @@ def test_categorise_end_to_end_on_hand_rewards():
     drafts = [
         Draft("c1", "chosen", "worse", "clarity", 0, "c1 chosen edited"),  # y+ of c1 -> 0.5: CF
         Draft("c1", "rejected", "better", "clarity", 0, "c1 rejected edited"),  # y- of c1 -> 2.0: SF tie
-        Draft("c2", "rejected", "worse", "harmlessness", 0, "c2 rejected edited"),  # y+ of c2 (3.0) -> 3.5: beyond
+        Draft(
+            "c2", "rejected", "worse", "harmlessness", 0, "c2 rejected edited"
+        ),  # y+ of c2 (3.0) -> 3.5: beyond
         Draft("c2", "chosen", "better", "harmlessness", 0, "c2 chosen edited"),  # y- of c2 (0.0) -> 3.1: CF
         Draft("c3", "chosen", "worse", "clarity", 0, "c3 edited"),  # tied comparison: skipped
     ]
     perturbations = drafts_to_frame(drafts, "rules", "rm")
     prompt_of = dict(zip(comparisons["comparison_id"], comparisons["prompt"], strict=True))
-    reward_of = {"c1 chosen edited": 0.5, "c1 rejected edited": 2.0, "c2 rejected edited": 3.5,
-                 "c2 chosen edited": 3.1, "c3 edited": 0.0}
+    reward_of = {
+        "c1 chosen edited": 0.5,
+        "c1 rejected edited": 2.0,
+        "c2 rejected edited": 3.5,
+        "c2 chosen edited": 3.1,
+        "c3 edited": 0.0,
+    }
     rewards = pl.DataFrame(
         {
             "text_id": [text_id(prompt_of[d.comparison_id], d.text) for d in drafts],

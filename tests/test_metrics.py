@@ -5,7 +5,6 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-
 from rmexplain.metrics import (
     coverage,
     diversity,
@@ -91,10 +90,20 @@ def test_diversity_sets_and_singletons():
 
 
 def test_explained_comparisons_shared_agreement():
-    a = pl.DataFrame({"comparison_id": ["c1", "c2", "c3"], "plus_target": ["chosen", "chosen", None],
-                      "agrees_with_human": [True, True, None]})
-    b = pl.DataFrame({"comparison_id": ["c1", "c2", "c3"], "plus_target": ["chosen", "rejected", "chosen"],
-                      "agrees_with_human": [True, False, True]})
+    a = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2", "c3"],
+            "plus_target": ["chosen", "chosen", None],
+            "agrees_with_human": [True, True, None],
+        }
+    )
+    b = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2", "c3"],
+            "plus_target": ["chosen", "rejected", "chosen"],
+            "agrees_with_human": [True, False, True],
+        }
+    )
     assert explained_comparisons(a, [a])["comparison_id"].to_list() == ["c1", "c2"]
     assert explained_comparisons(a, [a, b])["comparison_id"].to_list() == ["c1"]
 

@@ -6,7 +6,6 @@ import re
 
 import polars as pl
 import pytest
-
 from conftest import tiny_demo_config
 
 
@@ -69,7 +68,10 @@ def test_wrong_config_key_fails_before_any_job(workflow_copy):
         (lambda c: c["datasets"]["harmless"].update(source="nowhere"), "nowhere"),
         (lambda c: c["perturb"].update(methods=["rules", "magic"]), "magic"),
         (lambda c: c["perturb"].update(shared_rms=["ghost"]), "perturb.shared_rms: 'ghost'"),
-        (lambda c: c["datasets"].update(mine={"source": "file", "path": "missing.jsonl"}), "datasets.mine.path"),
+        (
+            lambda c: c["datasets"].update(mine={"source": "file", "path": "missing.jsonl"}),
+            "datasets.mine.path",
+        ),
         (lambda c: c["reward_models"].update(shared={"backend": "demo", "train_part": "helpful"}), "shared"),
     ],
 )

@@ -19,7 +19,8 @@ PAPER_ATTRIBUTES: dict[str, str] = {
     "informativeness": "whether or not the response provides informative knowledge",
     "neutrality": "whether or not the response is neutral and is without biases towards certain groups",
     "relevance": "whether or not the response is in a relevant context as in the question",
-    "sensitivity": "whether or not the response is relevant to any personal, sensitive, or private information",
+    "sensitivity": "whether or not the response is relevant to any personal, sensitive, or private "
+    "information",
     "verbosity": "how many relevant details are included in the response, and whether or not the response is "
     "too long",
 }

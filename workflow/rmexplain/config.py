@@ -50,9 +50,20 @@ def _check_reward_models(config: Config) -> None:
         key = f"reward_models.{name}"
         backend = spec["backend"]
         if backend == "demo":
-            _require(spec.get("train_part") in {"helpful", "harmless"}, f"{key}.train_part must be helpful or harmless")
+            _require(
+                spec.get("train_part") in {"helpful", "harmless"},
+                f"{key}.train_part must be helpful or harmless",
+            )
         if backend == "python":
             _require(":" in str(spec.get("callable", "")), f"{key}.callable must be 'module:function'")
+        if backend in {"transformers", "vllm", "remote"}:
+            from rmexplain.score.base import ScoringError
+            from rmexplain.score.specs import parse_spec
+
+            try:
+                parse_spec(name, spec)
+            except ScoringError as err:
+                raise ConfigError(str(err)) from None
 
 
 def _check_perturb(config: Config) -> None:

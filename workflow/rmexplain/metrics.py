@@ -104,19 +104,33 @@ def diversity(explained: pl.DataFrame) -> dict[str, tuple[float, int]]:
     both = per_kind["cf"] + per_kind["sf"]
     return {
         "semantic_diversity": (float(np.mean(both)) if both else float("nan"), len(both)),
-        "semantic_diversity_cf": (float(np.mean(per_kind["cf"])) if per_kind["cf"] else float("nan"), len(per_kind["cf"])),
-        "semantic_diversity_sf": (float(np.mean(per_kind["sf"])) if per_kind["sf"] else float("nan"), len(per_kind["sf"])),
+        "semantic_diversity_cf": (
+            float(np.mean(per_kind["cf"])) if per_kind["cf"] else float("nan"),
+            len(per_kind["cf"]),
+        ),
+        "semantic_diversity_sf": (
+            float(np.mean(per_kind["sf"])) if per_kind["sf"] else float("nan"),
+            len(per_kind["sf"]),
+        ),
     }
 
 
 def explained_comparisons(originals: pl.DataFrame, orienting: list[pl.DataFrame]) -> pl.DataFrame:
     """The comparisons an RM explains: non-tied for it, and agreed on by every orienting RM."""
-    agreed = originals.filter(pl.col("plus_target").is_not_null()).select("comparison_id", "plus_target", "agrees_with_human")
+    agreed = originals.filter(pl.col("plus_target").is_not_null()).select(
+        "comparison_id", "plus_target", "agrees_with_human"
+    )
     if len(orienting) > 1:
         for other in orienting:
-            agreed = agreed.join(
-                other.select("comparison_id", pl.col("plus_target").alias("_other")), on="comparison_id", how="inner"
-            ).filter(pl.col("_other") == pl.col("plus_target")).drop("_other")
+            agreed = (
+                agreed.join(
+                    other.select("comparison_id", pl.col("plus_target").alias("_other")),
+                    on="comparison_id",
+                    how="inner",
+                )
+                .filter(pl.col("_other") == pl.col("plus_target"))
+                .drop("_other")
+            )
     return agreed
 
 
@@ -145,10 +159,20 @@ def evaluate(
         ):
             ids = units.filter((pl.col("seed") == seed) & condition)["comparison_id"]
             subset_rows = explained.filter(pl.col("comparison_id").is_in(ids.implode()))
-            values = coverage(subset_rows, ids.to_list()) | distance_metrics(subset_rows) | diversity(subset_rows)
+            values = (
+                coverage(subset_rows, ids.to_list()) | distance_metrics(subset_rows) | diversity(subset_rows)
+            )
             rows.extend(
-                {"dataset": dataset, "rm": rm, "method": method, "seed": seed, "subset": subset,
-                 "metric": metric, "value": value, "n": n}
+                {
+                    "dataset": dataset,
+                    "rm": rm,
+                    "method": method,
+                    "seed": seed,
+                    "subset": subset,
+                    "metric": metric,
+                    "value": value,
+                    "n": n,
+                }
                 for metric, (value, n) in values.items()
             )
     frame = pl.DataFrame(rows, schema={k: c.dtype for k, c in METRICS.items()})

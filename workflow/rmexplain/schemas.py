@@ -2,8 +2,8 @@
 
 Every table a rule writes is checked against its contract here before it is written
 (``write_table``), and every table a rule reads is checked when it is read (``read_table``).
-`docs/schemas.md`-style documentation lives in the README's "Data contracts" section, generated
-from these dictionaries by ``rmexplain schemas`` so the two cannot drift apart.
+The README's "Data contracts" section is generated from these dictionaries by ``rmexplain schemas``
+(a test checks that it is up to date), so code and documentation cannot drift apart.
 """
 
 from __future__ import annotations
@@ -47,10 +47,14 @@ ORIGINAL_SCORES: Contract = {
 }
 
 PERTURBATIONS: Contract = {
-    "perturbation_id": Column(pl.String, "Stable id: hash of (method, orienter, comparison, target, attribute, variant)."),
+    "perturbation_id": Column(
+        pl.String, "Stable id: hash of (method, orienter, comparison, target, attribute, variant)."
+    ),
     "comparison_id": Column(pl.String, "Joins COMPARISONS."),
     "target": Column(pl.String, "Which original was perturbed: `chosen` or `rejected`."),
-    "direction": Column(pl.String, "`worse` (target was y+) or `better` (target was y−) for the orienting RM."),
+    "direction": Column(
+        pl.String, "`worse` (target was y+) or `better` (target was y−) for the orienting RM."
+    ),
     "attribute": Column(pl.String, "Attribute perturbed along; null for unconditioned methods.", True),
     "variant": Column(pl.Int64, "Index of this perturbation among those of the same (target, attribute)."),
     "text": Column(pl.String, "The perturbed response."),
@@ -88,7 +92,8 @@ EXPLANATIONS: Contract = {
         True,
     ),
     "reward_delta": Column(
-        pl.Float64, "Change opposing the original preference: r(y+) − r(y'+) on plus, r(y'−) − r(y−) on minus."
+        pl.Float64,
+        "Change opposing the original preference: r(y+) − r(y'+) on plus, r(y'−) − r(y−) on minus.",
     ),
     "agrees_with_human": Column(pl.Boolean, "Whether the RM's original preference matches the human label."),
 }
@@ -107,7 +112,7 @@ METRICS: Contract = {
     "seed": Column(pl.Int64, "Sampling seed."),
     "subset": Column(pl.String, "`all`, `correct` or `wrong` (RM preference vs human label)."),
     "metric": Column(pl.String, "Metric name, e.g. `cf_coverage_plus`, `syntactic_distance`."),
-    "value": Column(pl.Float64, "Value for this seed; NaN where undefined (e.g. no pairs for diversity).", True),
+    "value": Column(pl.Float64, "NaN where undefined (e.g. no pairs for diversity).", True),
     "n": Column(pl.Int64, "Number of units the value averages over (comparisons, perturbations or sets)."),
 }
 
@@ -183,3 +188,197 @@ def contracts_markdown() -> str:
             parts.append(f"| `{col_name}` | {col.dtype} | {'yes' if col.nullable else 'no'} | {col.doc} |")
         parts.append("")
     return "\n".join(parts)
+
+
+# ==== owner: analyses (issue 5) ==================================================================
+# Tables of the analysis stage (results/analysis/{dataset}/{method}/...). Undefined values (a τ of a
+# constant ranking, an interval with no finite resample) are NaN; "not applicable" is null.
+
+_DATASET_METHOD: Contract = {
+    "dataset": Column(pl.String, "Dataset name."),
+    "method": Column(pl.String, "Perturbation method."),
+}
+
+PFR: Contract = {
+    **_DATASET_METHOD,
+    "rm": Column(pl.String, "Reward model."),
+    "side": Column(pl.String, "`plus` (perturbations of y+) or `minus` (of y−)."),
+    "attribute": Column(pl.String, "Attribute."),
+    "pfr": Column(pl.Float64, "Preference flip rate: mean over comparisons of the share of CFs among them."),
+    "pfr_low": Column(pl.Float64, "Lower bound of the percentile-bootstrap interval (over comparisons)."),
+    "pfr_high": Column(pl.Float64, "Upper bound of that interval."),
+    "mean_delta": Column(pl.Float64, "Mean reward delta (against the RM's preference) of them."),
+    "delta_low": Column(pl.Float64, "Lower bound of the bootstrap interval of `mean_delta`."),
+    "delta_high": Column(pl.Float64, "Upper bound of that interval."),
+    "n_comparisons": Column(pl.Int64, "Comparisons with at least one perturbation of (side, attribute)."),
+    "n_perturbations": Column(pl.Int64, "Perturbations of (side, attribute) over those comparisons."),
+}
+
+TAU_RMS: Contract = {
+    **_DATASET_METHOD,
+    "side": Column(pl.String, "`plus` or `minus`."),
+    "rm_a": Column(pl.String, "First RM of the pair (config order)."),
+    "rm_b": Column(pl.String, "Second RM of the pair."),
+    "tau": Column(pl.Float64, "Kendall τ-b between the two RMs' PFR vectors; NaN when a vector is constant."),
+    "ci_low": Column(pl.Float64, "Lower bound of the percentile-bootstrap interval (over comparisons)."),
+    "ci_high": Column(pl.Float64, "Upper bound of that interval."),
+    "p_value": Column(pl.Float64, "Two-sided p-value of τ (scipy.stats.kendalltau); NaN when τ is."),
+    "n_attributes": Column(pl.Int64, "Attributes with a PFR for both RMs (the length of the rankings)."),
+    "n_undefined": Column(pl.Int64, "Bootstrap resamples where τ was undefined (left out of the interval)."),
+}
+
+TAU_SIDES: Contract = {
+    **_DATASET_METHOD,
+    "rm": Column(pl.String, "Reward model."),
+    **{k: v for k, v in TAU_RMS.items() if k not in ("dataset", "method", "side", "rm_a", "rm_b")},
+}
+
+LOCAL_TAU: Contract = {
+    **_DATASET_METHOD,
+    "rm": Column(pl.String, "Reward model."),
+    "comparison_id": Column(pl.String, "Joins COMPARISONS."),
+    "side": Column(pl.String, "`plus` or `minus`."),
+    "plus_target": Column(pl.String, "Which original is y+ for this RM (`chosen` or `rejected`)."),
+    "tau": Column(
+        pl.Float64, "τ-b of the local reward-delta ranking vs the global PFR ranking; NaN if undefined."
+    ),
+    "n_attributes": Column(pl.Int64, "Attributes in both rankings."),
+}
+
+EXAMPLES: Contract = {
+    **_DATASET_METHOD,
+    "kind": Column(pl.String, "`rm` (one RM, τ summed over both sides) or `pair` (two RMs, one side)."),
+    "rm_a": Column(pl.String, "The RM (kind `rm`) or the first RM of the pair."),
+    "rm_b": Column(pl.String, "The second RM of the pair; null for kind `rm`.", True),
+    "side": Column(pl.String, "Side of a pair example; null for kind `rm`.", True),
+    "comparison_id": Column(pl.String, "The most representative comparison; null if none is eligible.", True),
+    "score": Column(pl.Float64, "Its sum of local τ.", True),
+    "tau_1": Column(pl.Float64, "First summand: τ on Y+ (kind `rm`) or τ of `rm_a` (kind `pair`).", True),
+    "tau_2": Column(pl.Float64, "Second summand: τ on Y− (kind `rm`) or τ of `rm_b` (kind `pair`).", True),
+    "n_eligible": Column(pl.Int64, "Comparisons with every summand defined (and, for pairs, the same y+)."),
+}
+
+PROBE_WIN_RATE: Contract = {
+    **_DATASET_METHOD,
+    "rm": Column(pl.String, "Reward model."),
+    "probe": Column(pl.String, "Probe name from config."),
+    "pattern": Column(pl.String, "The phrase or regular expression."),
+    "n_perturbations": Column(pl.Int64, "Perturbations matching the probe whose original does not."),
+    "n_comparisons": Column(pl.Int64, "Comparisons those perturbations come from."),
+    "n_preferred": Column(pl.Int64, "Of those, how many the RM scores strictly above their original."),
+    "n_ties": Column(pl.Int64, "How many it scores exactly equal (not counted as preferred)."),
+    "win_rate": Column(pl.Float64, "n_preferred / n_perturbations; null when no perturbation matches.", True),
+    "ci_low": Column(pl.Float64, "Wilson interval, lower bound; null when no perturbation matches.", True),
+    "ci_high": Column(pl.Float64, "Wilson interval, upper bound.", True),
+}
+
+JUDGEMENTS: Contract = {
+    **_DATASET_METHOD,
+    "orienter": Column(pl.String, "Perturbation set (RM name or `shared`)."),
+    "perturbation_id": Column(pl.String, "Joins PERTURBATIONS."),
+    "comparison_id": Column(pl.String, "Joins COMPARISONS."),
+    "attribute": Column(pl.String, "Attribute the perturbation was meant to change."),
+    "intended": Column(pl.String, "`better` or `worse` (the perturbation's direction)."),
+    "verdict": Column(pl.String, "Judge's answer: `better`, `worse` or `same`; null if unparsable.", True),
+    "agrees": Column(pl.Boolean, "verdict == intended; null when unparsable.", True),
+    "answer": Column(pl.String, "The judge's raw answer (first 200 characters)."),
+    "judge": Column(pl.String, "Judge model / backend description."),
+}
+
+CONTRACTS.update(
+    {
+        "pfr": PFR,
+        "tau_rms": TAU_RMS,
+        "tau_sides": TAU_SIDES,
+        "local_tau": LOCAL_TAU,
+        "examples": EXAMPLES,
+        "probe_win_rate": PROBE_WIN_RATE,
+        "judgements": JUDGEMENTS,
+    }
+)
+
+
+# ==== owner: tokens (issue 6) — optimal and pessimal tokens =============================================
+
+TOKEN_VOCABULARY: Contract = {
+    "token_id": Column(
+        pl.Int64, "Exact id in the RM's tokenizer (text backends: in `tokens.vocabulary.text_tokenizer`)."
+    ),
+    "piece": Column(pl.String, "The raw vocabulary entry (`convert_ids_to_tokens`), e.g. `Ġlove`, `▁love`."),
+    "text": Column(pl.String, "What the id decodes to on its own."),
+    "retokenizes_same": Column(pl.Boolean, "Whether encoding `text` gives back exactly `[token_id]`."),
+}
+
+TOKEN_SCORES: Contract = {
+    "rm": Column(pl.String, "Reward model name."),
+    "prompt_id": Column(pl.String, "Key of the prompt in `tokens.prompts`."),
+    "token_id": Column(pl.Int64, "Exact id scored as the whole response (joins TOKEN_VOCABULARY)."),
+    "piece": Column(pl.String, "Raw vocabulary entry."),
+    "text": Column(pl.String, "Decoded text of the token."),
+    "score": Column(pl.Float64, "r(prompt, token): by exact ids for transformers RMs, by `text` otherwise."),
+}
+
+TOKEN_HUMAN_SCORES: Contract = {
+    "rm": Column(pl.String, "Reward model name."),
+    "item": Column(pl.String, "Item of the external human ranking, scored as a response."),
+    "human_rank": Column(pl.Int64, "Its human rank (1 = best)."),
+    "score": Column(pl.Float64, "r(tokens.human_ranking.prompt, item)."),
+}
+
+TOKEN_GCG: Contract = {
+    "rm": Column(pl.String, "Reward model name."),
+    "prompt_id": Column(pl.String, "Key of the prompt in `tokens.prompts`."),
+    "objective": Column(pl.String, "`optimal` (maximise the reward) or `pessimal` (minimise it)."),
+    "step": Column(pl.Int64, "GCG step; 0 is the initial response."),
+    "score": Column(pl.Float64, "Reward of this step's response, by exact ids."),
+    "best_score": Column(pl.Float64, "Best reward so far in the objective's direction."),
+    "token_ids": Column(pl.List(pl.Int64), "The response's exact token ids."),
+    "text": Column(pl.String, "The ids decoded."),
+    "retokenizes_same": Column(pl.Boolean, "Whether encoding `text` gives back exactly `token_ids`."),
+}
+
+CONTRACTS.update(
+    {
+        "token_vocabulary": TOKEN_VOCABULARY,
+        "token_scores": TOKEN_SCORES,
+        "token_human_scores": TOKEN_HUMAN_SCORES,
+        "token_gcg": TOKEN_GCG,
+    }
+)
+
+
+# ==== owner: LLM perturbation (issue 3) — skipped perturbation slots, attribute discovery ============
+
+PERTURB_SKIPS: Contract = {
+    "comparison_id": Column(pl.String, "Joins COMPARISONS."),
+    "target": Column(pl.String, "`chosen` or `rejected`; null when the whole comparison was skipped.", True),
+    "attribute": Column(pl.String, "Attribute of the missing perturbation; null if none applies.", True),
+    "variant": Column(pl.Int64, "Variant slot that is missing; null when all slots of the row are.", True),
+    "stage": Column(
+        pl.String, "Where it was skipped: `orientation`, `step1`, `step2`, `generate` (random/polyjuice/...)."
+    ),
+    "reason": Column(pl.String, "Why, in words (e.g. `tie in original rewards under rm-a`)."),
+    "raw": Column(pl.String, "The raw LLM answer that could not be used, if any.", True),
+}
+
+DISCOVERY_ANSWERS: Contract = {
+    "comparison_id": Column(pl.String, "Joins COMPARISONS."),
+    "orienter": Column(pl.String, "RM whose preference and scores were in the prompt (`shared`: the first)."),
+    "answer": Column(pl.String, "The LLM's raw answer to the App. A prompt."),
+    "attributes": Column(pl.List(pl.String), "Attributes parsed from it (normalised, each once)."),
+}
+
+DISCOVERY_COUNTS: Contract = {
+    "attribute": Column(pl.String, "Attribute as the LLM named it (lower case, spaces as hyphens)."),
+    "n_comparisons": Column(pl.Int64, "Comparisons whose answer names it."),
+    "share": Column(pl.Float64, "n_comparisons / comparisons with a parsed answer."),
+    "configured": Column(pl.Boolean, "Whether it is (after normalisation) one of the configured attributes."),
+}
+
+CONTRACTS.update(
+    {
+        "perturb_skips": PERTURB_SKIPS,
+        "discovery_answers": DISCOVERY_ANSWERS,
+        "discovery_counts": DISCOVERY_COUNTS,
+    }
+)

@@ -2,6 +2,7 @@
 import rmexplain.paths as P
 from rmexplain.analysis.targets import analysis_files
 from rmexplain.config import ConfigError, check_config
+from rmexplain.llm.targets import check_llm_config, discovery_files, required_envvars
 from rmexplain.perturb.base import LLM_METHODS
 from rmexplain.score.base import gpus_needed
 from rmexplain.tokens.targets import token_files
@@ -10,8 +11,16 @@ from snakemake.utils import validate
 validate(config, schema="../schemas/config.schema.yaml")
 try:
     check_config(config)
+    check_llm_config(config)
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
+
+# The API key is declared (and required) only when an OpenAI-compatible backend with a key is configured.
+_llm_envvars = required_envvars(config)
+if _llm_envvars:
+
+    envvars:
+        *_llm_envvars
 
 
 wildcard_constraints:
@@ -23,6 +32,10 @@ wildcard_constraints:
 
 def explanation_targets():
     return P.evaluation_tables(config) + P.evaluation_figures(config)
+
+
+def discovery_targets():
+    return discovery_files(config)
 
 
 def analysis_targets():
@@ -76,6 +89,16 @@ def method_settings(wildcards):
 
 def rm_gpus(wildcards):
     return gpus_needed(config["reward_models"][wildcards.rm])
+
+
+def embedding_gpus(wildcards):
+    """GPUs a distances job asks for: 1 when the embedding model runs on CUDA."""
+    return 1 if str(config["evaluate"].get("device", "cpu")).startswith("cuda") else 0
+
+
+def rm_conda_env(wildcards):
+    backend = config["reward_models"][wildcards.rm]["backend"]
+    return "../../envs/vllm.yaml" if backend == "vllm" else "../../envs/scoring.yaml"
 
 
 def llm_settings(wildcards):

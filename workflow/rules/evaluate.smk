@@ -9,6 +9,8 @@ rule distances:
     log:
         "logs/distances/{dataset}/{method}/{orienter}.log",
     threads: 2
+    resources:
+        gpu=embedding_gpus,
     conda:
         "../../envs/core.yaml"
     script:

@@ -1,9 +1,17 @@
+# Perturbation generation (issues 2 and 3): every method (rules, file, two_step, random, polyjuice) runs
+# through rmexplain.perturb.run.perturb_to_parquet. LLM answers are cached outside results/ (llm.cache_dir).
+import rmexplain.llm.targets as LT
+from rmexplain.perturb.run import PERTURB_SKIPS_PATH
+
+
 rule perturb:
     input:
+        unpack(lambda w: LT.prompt_inputs(config, w.method)),
         comparisons=P.COMPARISONS,
         scores=orientation_scores,
     output:
-        P.PERTURBATIONS,
+        perturbations=P.PERTURBATIONS,
+        skipped=PERTURB_SKIPS_PATH,
     params:
         settings=method_settings,
         llm=llm_settings,
@@ -11,6 +19,8 @@ rule perturb:
     log:
         "logs/perturb/{dataset}/{method}/{orienter}.log",
     threads: 1
+    resources:
+        gpu=lambda w: LT.llm_gpus(config, w.method),
     conda:
         "../../envs/llm.yaml"
     script:

@@ -12,7 +12,7 @@ rule score_originals:
     resources:
         gpu=rm_gpus,
     conda:
-        "../../envs/scoring.yaml"
+        rm_conda_env
     script:
         "../scripts/score_originals.py"
 
@@ -32,6 +32,6 @@ rule score_perturbations:
     resources:
         gpu=rm_gpus,
     conda:
-        "../../envs/scoring.yaml"
+        rm_conda_env
     script:
         "../scripts/score_perturbations.py"

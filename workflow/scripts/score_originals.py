@@ -4,5 +4,7 @@ from rmexplain.score.run import score_originals
 
 log = script_logger(snakemake)
 artifacts = {k: v for k, v in snakemake.input.items() if k != "comparisons"}
-frame = score_originals(snakemake.input.comparisons, snakemake.wildcards.rm, snakemake.params.spec, artifacts, log)
+frame = score_originals(
+    snakemake.input.comparisons, snakemake.wildcards.rm, snakemake.params.spec, artifacts, log
+)
 write_table(frame, snakemake.output[0], ORIGINAL_SCORES, "original_scores")

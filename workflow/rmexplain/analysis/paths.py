@@ -25,10 +25,11 @@ EXAMPLES = ANALYSIS_DIR + "/examples.parquet"
 PROBES = ANALYSIS_DIR + "/probe_win_rate.parquet"
 JUDGEMENTS = "results/analysis/{dataset}/{method}/judge/{orienter}.parquet"
 
-EXAMPLE_RM_FIGURE = "results/figures/analysis/examples/{dataset}/{method}/rm/{rm}.{ext}"
-EXAMPLE_RM_PAGE = "results/analysis/examples/{dataset}/{method}/rm/{rm}.html"
-EXAMPLE_PAIR_FIGURE = "results/figures/analysis/examples/{dataset}/{method}/pair/{rm_a}/{rm_b}/{side}.{ext}"
-EXAMPLE_PAIR_PAGE = "results/analysis/examples/{dataset}/{method}/pair/{rm_a}/{rm_b}/{side}.html"
+# Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.
+EXAMPLE_RM = "results/analysis/examples/{dataset}/{method}/{rm}"
+EXAMPLE_PAIR = "results/analysis/examples/{dataset}/{method}/{rm_a}_vs_{rm_b}_{side_label}"
+SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}
+EXAMPLE_PARTS = ("figure", "html", "md")
 
 PFR_FIGURE = "results/figures/analysis/pfr/{dataset}/{method}.{ext}"
 LOCAL_TAU_FIGURE = "results/figures/analysis/local_tau/{dataset}/{method}.{ext}"
@@ -37,7 +38,14 @@ SUMMARY_FIGURES = ("rank_similarity", "probe_win_rate", "correctness", "attribut
 
 # Tables: results/tables/{table}.{csv,md,html}; the HTML copy is what the report shows.
 TABLE_EXTS = ("csv", "md", "html")
-ANALYSIS_TABLES = ("pfr", "tau_rms", "tau_sides", "representative_examples", "probe_win_rate", "attribute_judge")
+ANALYSIS_TABLES = (
+    "pfr",
+    "tau_rms",
+    "tau_sides",
+    "representative_examples",
+    "probe_win_rate",
+    "attribute_judge",
+)
 
 
 def settings(config: Config) -> Config:
@@ -78,7 +86,9 @@ def probes_enabled(config: Config) -> bool:
 
 def _per_dataset_method(config: Config, pattern: str, **extra: str) -> list[str]:
     return [
-        P.fmt(pattern, dataset=d, method=m, **extra) for d in P.datasets(config) for m in analysed_methods(config)
+        P.fmt(pattern, dataset=d, method=m, **extra)
+        for d in P.datasets(config)
+        for m in analysed_methods(config)
     ]
 
 
@@ -149,27 +159,40 @@ def figure_ext(config: Config) -> str:
     return config.get("figures", {}).get("format", "png")
 
 
+def example_stems(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
+    """Path stems (no suffix) of the examples of one (dataset, method): ``{"rm": [...], "pair": [...]}``."""
+    rms = [P.fmt(EXAMPLE_RM, dataset=dataset, method=method, rm=rm) for rm in example_rms(config)]
+    pairs = [
+        P.fmt(EXAMPLE_PAIR, dataset=dataset, method=method, rm_a=a, rm_b=b, side_label=SIDE_LABELS[side])
+        for a, b in example_pairs(config)
+        for side in SIDES
+    ]
+    return {"rm": rms, "pair": pairs}
+
+
+def example_outputs(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
+    """The example files of one (dataset, method) by part: figures, HTML pages, Markdown pages."""
+    stems = [s for group in example_stems(config, dataset, method).values() for s in group]
+    suffix = {"figure": "." + figure_ext(config), "html": ".html", "md": ".md"}
+    return {part: [stem + suffix[part] for stem in stems] for part in EXAMPLE_PARTS}
+
+
 def example_files(config: Config) -> list[str]:
-    """Figures and HTML pages of the representative examples."""
-    ext = figure_ext(config)
-    files = []
-    for d in P.datasets(config):
-        for m in analysed_methods(config):
-            for rm in example_rms(config):
-                files += [
-                    P.fmt(EXAMPLE_RM_FIGURE, dataset=d, method=m, rm=rm, ext=ext),
-                    P.fmt(EXAMPLE_RM_PAGE, dataset=d, method=m, rm=rm),
-                ]
-            for a, b in example_pairs(config):
-                for side in SIDES:
-                    names = {"dataset": d, "method": m, "rm_a": a, "rm_b": b, "side": side}
-                    files += [P.fmt(EXAMPLE_PAIR_FIGURE, ext=ext, **names), P.fmt(EXAMPLE_PAIR_PAGE, **names)]
-    return files
+    """Figures and pages of every representative example."""
+    return [
+        f
+        for d in P.datasets(config)
+        for m in analysed_methods(config)
+        for files in example_outputs(config, d, m).values()
+        for f in files
+    ]
 
 
 def figure_files(config: Config) -> list[str]:
     """Every analysis figure (per-dataset PFR and local-τ figures, summaries, examples)."""
     ext = figure_ext(config)
-    files = _per_dataset_method(config, PFR_FIGURE, ext=ext) + _per_dataset_method(config, LOCAL_TAU_FIGURE, ext=ext)
+    files = _per_dataset_method(config, PFR_FIGURE, ext=ext) + _per_dataset_method(
+        config, LOCAL_TAU_FIGURE, ext=ext
+    )
     files += [P.fmt(SUMMARY_FIGURE, figure=f, ext=ext) for f in summary_figures(config)]
     return files + example_files(config)

@@ -36,7 +36,9 @@ class Probe:
         try:
             return re.compile(self.pattern if self.regex else re.escape(self.pattern), flags)
         except re.error as err:
-            raise AnalysisError(f"analysis.probes.{self.name}.pattern: invalid regular expression: {err}") from err
+            raise AnalysisError(
+                f"analysis.probes.{self.name}.pattern: invalid regular expression: {err}"
+            ) from err
 
 
 def probes_from_config(section: dict[str, Any] | None) -> list[Probe]:
@@ -62,8 +64,8 @@ def probe_rows(
     missing = rows.filter(pl.col("text").is_null())
     if missing.height:
         raise AnalysisError(
-            f"perturbation {missing['perturbation_id'][0]!r} (RM {missing['rm'][0]}) of the explanations is in "
-            f"none of the perturbation tables ({missing.height} such rows)"
+            f"perturbation {missing['perturbation_id'][0]!r} (RM {missing['rm'][0]}) of the explanations is "
+            f"in none of the perturbation tables ({missing.height} such rows)"
         )
     originals = comparisons.select("comparison_id", "chosen", "rejected")
     rows = rows.join(originals, on="comparison_id", how="left")
@@ -73,14 +75,29 @@ def probe_rows(
 
 
 _SCHEMA = {
-    "rm": pl.String, "probe": pl.String, "pattern": pl.String, "n_perturbations": pl.Int64,
-    "n_comparisons": pl.Int64, "n_preferred": pl.Int64, "n_ties": pl.Int64, "win_rate": pl.Float64,
-    "ci_low": pl.Float64, "ci_high": pl.Float64,
-}  # fmt: skip
+    "rm": pl.String,
+    "probe": pl.String,
+    "pattern": pl.String,
+    "n_perturbations": pl.Int64,
+    "n_comparisons": pl.Int64,
+    "n_preferred": pl.Int64,
+    "n_ties": pl.Int64,
+    "win_rate": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+}
 
 
-def win_rates(rows: pl.DataFrame, probes: list[Probe], level: float, log: logging.Logger | None = None) -> pl.DataFrame:
-    """One row per (rm, probe): size of the probe set, wins, ties, win rate and its Wilson interval."""
+def win_rates(
+    rows: pl.DataFrame,
+    probes: list[Probe],
+    level: float,
+    log: logging.Logger | None = None,
+    rms: list[str] | None = None,
+) -> pl.DataFrame:
+    """One row per (rm, probe): size of the probe set, wins, ties, win rate and its Wilson interval.
+
+    ``rms`` orders the RMs (default: in order of appearance)."""
     out = []
     for probe in probes:
         pattern = probe.compile()
@@ -92,7 +109,7 @@ def win_rates(rows: pl.DataFrame, probes: list[Probe], level: float, log: loggin
         hits = rows.filter(pl.Series(mask, dtype=pl.Boolean))
         if probe.attributes:
             hits = hits.filter(pl.col("attribute").is_in(list(probe.attributes)))
-        for rm in sorted(set(rows["rm"].to_list())):
+        for rm in rms or rows["rm"].unique(maintain_order=True).to_list():
             mine = hits.filter(pl.col("rm") == rm)
             n = mine.height
             wins = int((mine["reward_perturbed"] > mine["reward_original"]).sum())
@@ -100,11 +117,18 @@ def win_rates(rows: pl.DataFrame, probes: list[Probe], level: float, log: loggin
             low, high = proportion_confint(wins, n, alpha=1 - level, method="wilson") if n else (None, None)
             out.append(
                 {
-                    "rm": rm, "probe": probe.name, "pattern": probe.pattern, "n_perturbations": n,
-                    "n_comparisons": mine["comparison_id"].n_unique(), "n_preferred": wins, "n_ties": ties,
-                    "win_rate": wins / n if n else None, "ci_low": low, "ci_high": high,
+                    "rm": rm,
+                    "probe": probe.name,
+                    "pattern": probe.pattern,
+                    "n_perturbations": n,
+                    "n_comparisons": mine["comparison_id"].n_unique(),
+                    "n_preferred": wins,
+                    "n_ties": ties,
+                    "win_rate": wins / n if n else None,
+                    "ci_low": low,
+                    "ci_high": high,
                 }
-            )  # fmt: skip
+            )
             if log is not None:
                 log.info("probe %s, %s: %d of %d perturbations preferred", probe.name, rm, wins, n)
     return pl.DataFrame(out, schema=_SCHEMA)

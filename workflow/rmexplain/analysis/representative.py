@@ -43,11 +43,17 @@ def plus_targets(explanations: pl.DataFrame) -> pl.DataFrame:
 def local_tau(explanations: pl.DataFrame, pfr: pl.DataFrame, variants: str = "mean") -> pl.DataFrame:
     """τ between each comparison's local delta ranking and the global PFR ranking, per (rm, side)."""
     values = comparison_values(explanations.filter(pl.col("attribute").is_not_null()), variants)
-    joined = values.join(pfr.select("rm", "side", "attribute", "pfr"), on=["rm", "side", "attribute"], how="left")
+    joined = values.join(
+        pfr.select("rm", "side", "attribute", "pfr"), on=["rm", "side", "attribute"], how="left"
+    )
     rows = []
     for (rm, side, comparison_id), group in joined.group_by("rm", "side", "comparison_id"):
-        tau, _, n_attr = kendall_tau(group["delta"].to_numpy(), group["pfr"].fill_null(float("nan")).to_numpy())
-        rows.append({"rm": rm, "comparison_id": comparison_id, "side": side, "tau": tau, "n_attributes": n_attr})
+        tau, _, n_attr = kendall_tau(
+            group["delta"].to_numpy(), group["pfr"].fill_null(float("nan")).to_numpy()
+        )
+        rows.append(
+            {"rm": rm, "comparison_id": comparison_id, "side": side, "tau": tau, "n_attributes": n_attr}
+        )
     frame = pl.DataFrame(rows, schema={k: v for k, v in _LOCAL_SCHEMA.items() if k != "plus_target"})
     frame = frame.join(plus_targets(explanations), on=["rm", "comparison_id"], how="left")
     return frame.select(list(_LOCAL_SCHEMA)).sort("rm", "comparison_id", "side")
@@ -76,7 +82,7 @@ def _best(candidates: pl.DataFrame) -> dict:
 
 
 def select_for_rm(local: pl.DataFrame, rm: str) -> dict:
-    """Most representative comparison for one RM: max τ(plus) + τ(minus) (``tau_1`` = plus, ``tau_2`` = minus)."""
+    """Most representative comparison for one RM: max τ(plus) + τ(minus) (``tau_1``, ``tau_2``)."""
     mine = _defined(local.filter(pl.col("rm") == rm))
     plus = mine.filter(pl.col("side") == "plus").select("comparison_id", pl.col("tau").alias("tau_1"))
     minus = mine.filter(pl.col("side") == "minus").select("comparison_id", pl.col("tau").alias("tau_2"))
@@ -85,10 +91,14 @@ def select_for_rm(local: pl.DataFrame, rm: str) -> dict:
 
 
 def select_for_pair(local: pl.DataFrame, rm_a: str, rm_b: str, side: str) -> dict:
-    """Most representative comparison for two RMs on one side: max τ_a + τ_b (``tau_1`` = a, ``tau_2`` = b)."""
+    """Most representative comparison for two RMs on one side: max τ_a + τ_b (``tau_1``: a, ``tau_2``: b)."""
     on_side = _defined(local.filter(pl.col("side") == side))
-    a = on_side.filter(pl.col("rm") == rm_a).select("comparison_id", "plus_target", pl.col("tau").alias("tau_1"))
-    b = on_side.filter(pl.col("rm") == rm_b).select("comparison_id", "plus_target", pl.col("tau").alias("tau_2"))
+    a = on_side.filter(pl.col("rm") == rm_a).select(
+        "comparison_id", "plus_target", pl.col("tau").alias("tau_1")
+    )
+    b = on_side.filter(pl.col("rm") == rm_b).select(
+        "comparison_id", "plus_target", pl.col("tau").alias("tau_2")
+    )
     both = a.join(b, on=["comparison_id", "plus_target"], how="inner")
     return _best(both.with_columns(score=pl.col("tau_1") + pl.col("tau_2")))
 
@@ -106,9 +116,7 @@ _EXAMPLES_SCHEMA = {
 }
 
 
-def select_examples(
-    local: pl.DataFrame, rms: list[str], pairs: list[tuple[str, str]]
-) -> pl.DataFrame:
+def select_examples(local: pl.DataFrame, rms: list[str], pairs: list[tuple[str, str]]) -> pl.DataFrame:
     """One row per example slot: one per RM (``kind = rm``) and one per (pair, side) (``kind = pair``)."""
     rows = [{"kind": "rm", "rm_a": rm, "rm_b": None, "side": None, **select_for_rm(local, rm)} for rm in rms]
     rows += [

@@ -8,8 +8,8 @@ Definitions (one dataset and perturbation method at a time):
   1 if any of them is (``variants: any``). Its *delta* is the mean ``reward_delta`` of those perturbations.
 - PFR(r, s, a) is the mean flip value over the comparisons that have at least one perturbation of (s, a);
   comparisons without one are not counted (``n_comparisons`` says how many were).
-- Confidence intervals: percentile bootstrap over comparisons (``bootstrap.py``), the same resamples for
-  every RM, side and attribute.
+- Confidence intervals: BCa (default) or percentile bootstrap over comparisons (``bootstrap.py``), the
+  same resamples for every RM, side and attribute.
 - τ is Kendall's τ-b (``scipy.stats.kendalltau``), which handles tied PFRs, computed on the attributes
   with a defined PFR in both vectors. It is NaN (undefined) with fewer than two such attributes or when
   either vector is constant (e.g. every PFR is 0); resamples where it is undefined are left out of the
@@ -29,7 +29,8 @@ from scipy.stats import kendalltau
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
-    percentile_interval,
+    interval,
+    jackknife_counts,
     resample_counts,
     resampled_means,
 )
@@ -61,7 +62,11 @@ def comparison_values(explanations: pl.DataFrame, variants: str = "mean") -> pl.
     flip = is_cf.mean() if variants == "mean" else is_cf.max()
     return (
         explanations.group_by("rm", "side", "attribute", "comparison_id")
-        .agg(flip.alias("flip"), pl.col("reward_delta").mean().alias("delta"), pl.len().alias("n_perturbations"))
+        .agg(
+            flip.alias("flip"),
+            pl.col("reward_delta").mean().alias("delta"),
+            pl.len().alias("n_perturbations"),
+        )
         .sort("rm", "side", "attribute", "comparison_id")
     )
 
@@ -82,13 +87,19 @@ class Matrices:
         return SIDES.index(side)
 
 
-def build_matrices(values: pl.DataFrame, attribute_order: list[str] | None = None) -> Matrices:
-    """Arrange ``comparison_values`` output as dense arrays (attributes in ``attribute_order`` first)."""
-    rms = sorted(set(values["rm"].to_list()))
+def _ordered(present: set[str], order: list[str] | None) -> list[str]:
+    """``order`` restricted to ``present``, then the rest of ``present`` sorted."""
+    first = [x for x in (order or []) if x in present]
+    return first + sorted(present - set(first))
+
+
+def build_matrices(
+    values: pl.DataFrame, attribute_order: list[str] | None = None, rm_order: list[str] | None = None
+) -> Matrices:
+    """Arrange ``comparison_values`` output as dense arrays (RMs and attributes in the given orders first)."""
+    rms = _ordered(set(values["rm"].to_list()), rm_order)
     comparisons = sorted(set(values["comparison_id"].to_list()))
-    present = set(values["attribute"].to_list())
-    order = [a for a in (attribute_order or []) if a in present]
-    attributes = order + sorted(present - set(order))
+    attributes = _ordered(set(values["attribute"].to_list()), attribute_order)
     shape = (len(rms), len(SIDES), len(comparisons), len(attributes))
     flip, delta = np.full(shape, np.nan), np.full(shape, np.nan)
     counts = np.zeros(shape, dtype=np.int64)
@@ -112,14 +123,52 @@ def point_pfr(matrices: Matrices) -> np.ndarray:
     return _nanmean(matrices.flip, axis=2)
 
 
-def bootstrap_pfr(matrices: Matrices, counts: np.ndarray) -> np.ndarray:
-    """Resampled PFR per [rm, side, resample, attribute]."""
-    n_rm, n_side = matrices.flip.shape[:2]
-    out = np.full((n_rm, n_side, counts.shape[0], len(matrices.attributes)), np.nan)
+def resampled(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Means of ``values`` [rm, side, comparison, attribute] per row of ``counts``: [rm, side, row, attr]."""
+    n_rm, n_side = values.shape[:2]
+    out = np.full((n_rm, n_side, counts.shape[0], values.shape[3]), np.nan)
     for r in range(n_rm):
         for s in range(n_side):
-            out[r, s] = resampled_means(counts, matrices.flip[r, s])
+            out[r, s] = resampled_means(counts, values[r, s])
     return out
+
+
+@dataclass
+class Resampled:
+    """Point estimates, bootstrap replicates and jackknife replicates of PFR and mean delta."""
+
+    pfr: np.ndarray  # [rm, side, attribute]
+    delta: np.ndarray
+    pfr_boot: np.ndarray  # [rm, side, resample, attribute]
+    delta_boot: np.ndarray
+    pfr_jack: np.ndarray  # [rm, side, left-out comparison, attribute]
+    delta_jack: np.ndarray
+    settings: BootstrapSettings
+
+    @classmethod
+    def compute(cls, matrices: Matrices, settings: BootstrapSettings) -> Resampled:
+        """Resample the comparisons once for every RM, side and attribute."""
+        n = len(matrices.comparisons)
+        counts, jack = resample_counts(n, settings), jackknife_counts(n)
+        return cls(
+            pfr=point_pfr(matrices),
+            delta=_nanmean(matrices.delta, axis=2),
+            pfr_boot=resampled(matrices.flip, counts),
+            delta_boot=resampled(matrices.delta, counts),
+            pfr_jack=resampled(matrices.flip, jack),
+            delta_jack=resampled(matrices.delta, jack),
+            settings=settings,
+        )
+
+    def tau(
+        self, first: tuple[int, int], second: tuple[int, int]
+    ) -> tuple[float, float, float, float, int, int]:
+        """τ between the PFR vectors at [rm, side] ``first`` and ``second``, its interval and counts."""
+        tau, p_value, n_attr = kendall_tau(self.pfr[first], self.pfr[second])
+        boot = _tau_samples(self.pfr_boot[first], self.pfr_boot[second])
+        jack = _tau_samples(self.pfr_jack[first], self.pfr_jack[second])
+        low, high, undefined = interval(tau, boot, jack, self.settings)
+        return tau, low, high, p_value, n_attr, undefined
 
 
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
@@ -133,82 +182,83 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     return float(result.statistic), float(result.pvalue), n
 
 
-def _tau_samples(x_boot: np.ndarray, y_boot: np.ndarray) -> np.ndarray:
-    return np.array([kendall_tau(x, y)[0] for x, y in zip(x_boot, y_boot, strict=True)])
+def _tau_samples(x_rows: np.ndarray, y_rows: np.ndarray) -> np.ndarray:
+    return np.array([kendall_tau(x, y)[0] for x, y in zip(x_rows, y_rows, strict=True)])
 
 
-def pfr_table(matrices: Matrices, counts: np.ndarray, level: float) -> pl.DataFrame:
+def pfr_table(matrices: Matrices, res: Resampled) -> pl.DataFrame:
     """PFR with its interval and the mean reward delta with its interval, per (rm, side, attribute)."""
-    pfr, pfr_boot = point_pfr(matrices), bootstrap_pfr(matrices, counts)
-    delta = _nanmean(matrices.delta, axis=2)
     rows = []
     for r, rm in enumerate(matrices.rms):
         for s, side in enumerate(SIDES):
-            delta_boot = resampled_means(counts, matrices.delta[r, s])
             n_comp = (~np.isnan(matrices.flip[r, s])).sum(axis=0)
             for a, attribute in enumerate(matrices.attributes):
                 if n_comp[a] == 0:
                     continue
-                p_low, p_high, _ = percentile_interval(pfr_boot[r, s, :, a], level)
-                d_low, d_high, _ = percentile_interval(delta_boot[:, a], level)
+                p_low, p_high, _ = interval(
+                    res.pfr[r, s, a], res.pfr_boot[r, s, :, a], res.pfr_jack[r, s, :, a], res.settings
+                )
+                d_low, d_high, _ = interval(
+                    res.delta[r, s, a], res.delta_boot[r, s, :, a], res.delta_jack[r, s, :, a], res.settings
+                )
                 rows.append(
                     {
-                        "rm": rm, "side": side, "attribute": attribute,
-                        "pfr": pfr[r, s, a], "pfr_low": p_low, "pfr_high": p_high,
-                        "mean_delta": delta[r, s, a], "delta_low": d_low, "delta_high": d_high,
+                        "rm": rm,
+                        "side": side,
+                        "attribute": attribute,
+                        "pfr": res.pfr[r, s, a],
+                        "pfr_low": p_low,
+                        "pfr_high": p_high,
+                        "mean_delta": res.delta[r, s, a],
+                        "delta_low": d_low,
+                        "delta_high": d_high,
                         "n_comparisons": int(n_comp[a]),
                         "n_perturbations": int(matrices.n_perturbations[r, s, :, a].sum()),
                     }
-                )  # fmt: skip
+                )
     return pl.DataFrame(rows, schema=_PFR_SCHEMA)
 
 
 _PFR_SCHEMA = {
-    "rm": pl.String, "side": pl.String, "attribute": pl.String, "pfr": pl.Float64, "pfr_low": pl.Float64,
-    "pfr_high": pl.Float64, "mean_delta": pl.Float64, "delta_low": pl.Float64, "delta_high": pl.Float64,
-    "n_comparisons": pl.Int64, "n_perturbations": pl.Int64,
-}  # fmt: skip
+    "rm": pl.String,
+    "side": pl.String,
+    "attribute": pl.String,
+    "pfr": pl.Float64,
+    "pfr_low": pl.Float64,
+    "pfr_high": pl.Float64,
+    "mean_delta": pl.Float64,
+    "delta_low": pl.Float64,
+    "delta_high": pl.Float64,
+    "n_comparisons": pl.Int64,
+    "n_perturbations": pl.Int64,
+}
+_TAU_COLUMNS = ("tau", "ci_low", "ci_high", "p_value", "n_attributes", "n_undefined")
+_TAU_TYPES = dict(zip(_TAU_COLUMNS, (pl.Float64,) * 4 + (pl.Int64,) * 2, strict=True))
 
 
-def tau_between_rms(matrices: Matrices, counts: np.ndarray, level: float) -> pl.DataFrame:
+def tau_between_rms(matrices: Matrices, res: Resampled) -> pl.DataFrame:
     """Table 3: τ between the PFR vectors of each pair of RMs, per side, with a bootstrap interval."""
-    pfr, pfr_boot = point_pfr(matrices), bootstrap_pfr(matrices, counts)
-    rows = []
-    for s, side in enumerate(SIDES):
-        for a, b in combinations(range(len(matrices.rms)), 2):
-            tau, p_value, n_attr = kendall_tau(pfr[a, s], pfr[b, s])
-            low, high, undefined = percentile_interval(_tau_samples(pfr_boot[a, s], pfr_boot[b, s]), level)
-            rows.append(
-                {
-                    "side": side, "rm_a": matrices.rms[a], "rm_b": matrices.rms[b], "tau": tau, "ci_low": low,
-                    "ci_high": high, "p_value": p_value, "n_attributes": n_attr, "n_undefined": undefined,
-                }
-            )  # fmt: skip
-    return pl.DataFrame(rows, schema=_TAU_RMS_SCHEMA)
+    rows = [
+        {
+            "side": side,
+            "rm_a": matrices.rms[a],
+            "rm_b": matrices.rms[b],
+            **dict(zip(_TAU_COLUMNS, res.tau((a, s), (b, s)), strict=True)),
+        }
+        for s, side in enumerate(SIDES)
+        for a, b in combinations(range(len(matrices.rms)), 2)
+    ]
+    return pl.DataFrame(rows, schema={"side": pl.String, "rm_a": pl.String, "rm_b": pl.String, **_TAU_TYPES})
 
 
-_TAU_RMS_SCHEMA = {
-    "side": pl.String, "rm_a": pl.String, "rm_b": pl.String, "tau": pl.Float64, "ci_low": pl.Float64,
-    "ci_high": pl.Float64, "p_value": pl.Float64, "n_attributes": pl.Int64, "n_undefined": pl.Int64,
-}  # fmt: skip
-
-
-def tau_between_sides(matrices: Matrices, counts: np.ndarray, level: float) -> pl.DataFrame:
+def tau_between_sides(matrices: Matrices, res: Resampled) -> pl.DataFrame:
     """Table 6: τ between each RM's Y+ and Y− PFR vectors, with a bootstrap interval."""
-    pfr, pfr_boot = point_pfr(matrices), bootstrap_pfr(matrices, counts)
     plus, minus = SIDES.index("plus"), SIDES.index("minus")
-    rows = []
-    for r, rm in enumerate(matrices.rms):
-        tau, p_value, n_attr = kendall_tau(pfr[r, plus], pfr[r, minus])
-        low, high, undefined = percentile_interval(_tau_samples(pfr_boot[r, plus], pfr_boot[r, minus]), level)
-        rows.append(
-            {
-                "rm": rm, "tau": tau, "ci_low": low, "ci_high": high, "p_value": p_value,
-                "n_attributes": n_attr, "n_undefined": undefined,
-            }
-        )  # fmt: skip
-    return pl.DataFrame(rows, schema={"rm": pl.String, **{k: v for k, v in _TAU_RMS_SCHEMA.items() if k not in
-                                                         ("side", "rm_a", "rm_b")}})
+    rows = [
+        {"rm": rm, **dict(zip(_TAU_COLUMNS, res.tau((r, plus), (r, minus)), strict=True))}
+        for r, rm in enumerate(matrices.rms)
+    ]
+    return pl.DataFrame(rows, schema={"rm": pl.String, **_TAU_TYPES})
 
 
 def with_keys(frame: pl.DataFrame, dataset: str, method: str) -> pl.DataFrame:
@@ -243,21 +293,26 @@ def global_sensitivity(
     bootstrap: BootstrapSettings,
     variants: str = "mean",
     attribute_order: list[str] | None = None,
+    rm_order: list[str] | None = None,
     log: logging.Logger | None = None,
 ) -> GlobalSensitivity:
     """PFR (with intervals), τ between RMs and τ between sides for one (dataset, method)."""
     check_keys(explanations, dataset, method)
     rows = attribute_rows(explanations, log)
-    matrices = build_matrices(comparison_values(rows, variants), attribute_order)
-    counts = resample_counts(len(matrices.comparisons), bootstrap)
+    matrices = build_matrices(comparison_values(rows, variants), attribute_order, rm_order)
+    res = Resampled.compute(matrices, bootstrap)
     if log is not None:
         log.info(
-            "%s/%s: %d RMs, %d comparisons, %d attributes, %d resamples", dataset, method,
-            len(matrices.rms), len(matrices.comparisons), len(matrices.attributes), bootstrap.n_resamples,
-        )  # fmt: skip
-    level = bootstrap.confidence_level
+            "%s/%s: %d RMs, %d comparisons, %d attributes, %d resamples",
+            dataset,
+            method,
+            len(matrices.rms),
+            len(matrices.comparisons),
+            len(matrices.attributes),
+            bootstrap.n_resamples,
+        )
     return GlobalSensitivity(
-        pfr=with_keys(pfr_table(matrices, counts, level), dataset, method),
-        tau_rms=with_keys(tau_between_rms(matrices, counts, level), dataset, method),
-        tau_sides=with_keys(tau_between_sides(matrices, counts, level), dataset, method),
+        pfr=with_keys(pfr_table(matrices, res), dataset, method),
+        tau_rms=with_keys(tau_between_rms(matrices, res), dataset, method),
+        tau_sides=with_keys(tau_between_sides(matrices, res), dataset, method),
     )

@@ -35,7 +35,7 @@ def with_ci(value: float | None, low: float | None, high: float | None) -> str:
 SIDE_LABEL = {"plus": "Y+", "minus": "Y−"}
 
 
-def present_pfr(frame: pl.DataFrame) -> pl.DataFrame:
+def present_pfr(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """Rows (dataset, method, side, attribute); per RM a PFR [CI] column and a mean Δreward column."""
     cells = frame.with_columns(
         side=pl.col("side").replace_strict(SIDE_LABEL),
@@ -48,13 +48,13 @@ def present_pfr(frame: pl.DataFrame) -> pl.DataFrame:
     out = cells.select(keys).unique(maintain_order=True)
     for rm in cells["rm"].unique(maintain_order=True).to_list():
         mine = cells.filter(pl.col("rm") == rm).select(
-            *keys, pl.col("pfr_cell").alias(f"{rm} PFR [95% CI]"), pl.col("delta_cell").alias(f"{rm} mean Δr")
+            *keys, pl.col("pfr_cell").alias(f"{rm} PFR [{ci}]"), pl.col("delta_cell").alias(f"{rm} mean Δr")
         )
         out = out.join(mine, on=keys, how="left", maintain_order="left")
     return out.fill_null("–")
 
 
-def present_tau_rms(frame: pl.DataFrame) -> pl.DataFrame:
+def present_tau_rms(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """Table 3 layout: rows (dataset, method, RM pair), columns τ [CI] for Y+ and Y−."""
     cells = frame.with_columns(
         pair=pl.col("rm_a") + pl.lit(" vs ") + pl.col("rm_b"),
@@ -65,13 +65,13 @@ def present_tau_rms(frame: pl.DataFrame) -> pl.DataFrame:
     keys = ["dataset", "method", "pair"]
     out = cells.select(keys).unique(maintain_order=True)
     for side, label in SIDE_LABEL.items():
-        mine = cells.filter(pl.col("side") == side).select(*keys, pl.col("cell").alias(f"τ {label} [95% CI]"))
+        mine = cells.filter(pl.col("side") == side).select(*keys, pl.col("cell").alias(f"τ {label} [{ci}]"))
         out = out.join(mine, on=keys, how="left", maintain_order="left")
     attrs = cells.group_by(keys, maintain_order=True).agg(pl.col("n_attributes").max().alias("attributes"))
     return out.join(attrs, on=keys, how="left", maintain_order="left").fill_null("–")
 
 
-def present_tau_sides(frame: pl.DataFrame) -> pl.DataFrame:
+def present_tau_sides(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """Table 6 layout: rows RM, one τ(Y+, Y−) [CI] column per (dataset, method)."""
     cells = frame.with_columns(
         col=pl.col("dataset") + pl.lit(" / ") + pl.col("method"),
@@ -86,23 +86,27 @@ def present_tau_sides(frame: pl.DataFrame) -> pl.DataFrame:
     return out.fill_null("–")
 
 
-def present_examples(frame: pl.DataFrame) -> pl.DataFrame:
+def present_examples(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """One row per example slot: which RMs and side, the comparison found, its τ sum and parts."""
     return frame.select(
         "dataset",
         "method",
         pl.when(pl.col("kind") == "rm").then(pl.lit("one RM")).otherwise(pl.lit("two RMs")).alias("example"),
-        pl.when(pl.col("rm_b").is_null()).then(pl.col("rm_a"))
-        .otherwise(pl.col("rm_a") + pl.lit(", ") + pl.col("rm_b")).alias("RMs"),
+        pl.when(pl.col("rm_b").is_null())
+        .then(pl.col("rm_a"))
+        .otherwise(pl.col("rm_a") + pl.lit(", ") + pl.col("rm_b"))
+        .alias("RMs"),
         pl.col("side").replace_strict(SIDE_LABEL, default="Y+ and Y−").alias("side"),
         pl.col("comparison_id").fill_null("none eligible").alias("comparison"),
-        *[pl.col(c).map_elements(num, return_dtype=pl.String).fill_null("–").alias(c)
-          for c in ("score", "tau_1", "tau_2")],
+        *[
+            pl.col(c).map_elements(num, return_dtype=pl.String).fill_null("–").alias(c)
+            for c in ("score", "tau_1", "tau_2")
+        ],
         pl.col("n_eligible").alias("eligible comparisons"),
-    ).rename({"score": "Σ τ", "tau_1": "τ₁", "tau_2": "τ₂"})  # fmt: skip
+    ).rename({"score": "Σ τ", "tau_1": "τ₁", "tau_2": "τ₂"})
 
 
-def present_probes(frame: pl.DataFrame) -> pl.DataFrame:
+def present_probes(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """Table 7 layout: rows (dataset, method, probe), one win rate [CI] (n) column per RM."""
     cells = frame.with_columns(
         cell=pl.struct("win_rate", "ci_low", "ci_high", "n_perturbations").map_elements(
@@ -118,23 +122,25 @@ def present_probes(frame: pl.DataFrame) -> pl.DataFrame:
     return out.fill_null("–")
 
 
-def present_judge(frame: pl.DataFrame) -> pl.DataFrame:
+def present_judge(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     """Agreement of the LLM judge with the intended change, per (dataset, method, attribute)."""
     return frame.select(
         "dataset",
         "method",
         "attribute",
-        pl.struct("agreement", "ci_low", "ci_high").map_elements(
-            lambda s: with_ci(s["agreement"], s["ci_low"], s["ci_high"]), return_dtype=pl.String
-        ).alias("agreement [95% CI]"),
-        *[pl.col(c).map_elements(num, return_dtype=pl.String).alias(c.replace("_", " "))
-          for c in ("share_unchanged", "share_opposite")],
+        pl.struct("agreement", "ci_low", "ci_high")
+        .map_elements(lambda s: with_ci(s["agreement"], s["ci_low"], s["ci_high"]), return_dtype=pl.String)
+        .alias(f"agreement [{ci}]"),
+        *[
+            pl.col(c).map_elements(num, return_dtype=pl.String).alias(c.replace("_", " "))
+            for c in ("share_unchanged", "share_opposite")
+        ],
         pl.col("n_judged").alias("judged"),
         pl.col("n_unparsed").alias("unparsed"),
-    )  # fmt: skip
+    )
 
 
-PRESENTERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
+PRESENTERS: dict[str, Callable[[pl.DataFrame, str], pl.DataFrame]] = {
     "pfr": present_pfr,
     "tau_rms": present_tau_rms,
     "tau_sides": present_tau_sides,
@@ -155,6 +161,7 @@ TITLES = {
 
 def to_markdown(frame: pl.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
+
     def cell(value: object) -> str:
         return str(value).replace("|", "\\|").replace("\n", " ")
 
@@ -165,7 +172,8 @@ def to_markdown(frame: pl.DataFrame) -> str:
 
 _CSS = (
     "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
-    "table{border-collapse:collapse;font-size:0.9em}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+    "table{border-collapse:collapse;font-size:0.9em}"
+    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}"
     "th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even){background:#fafafa}"
 )
 
@@ -174,7 +182,8 @@ def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
     """A standalone HTML page with one table (what the Snakemake report shows)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in frame.iter_rows()
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in frame.iter_rows()
     )
     note_html = f"<p>{html.escape(note)}</p>" if note else ""
     return (
@@ -184,11 +193,21 @@ def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
     )
 
 
-def write_table(frame: pl.DataFrame, table: str, csv: str | Path, md: str | Path, html_path: str | Path) -> None:
-    """Write the raw table as CSV and its readable layout as Markdown and HTML."""
+def write_table(
+    frame: pl.DataFrame,
+    table: str,
+    csv: str | Path,
+    md: str | Path,
+    html_path: str | Path,
+    level: float = 0.95,
+) -> None:
+    """Write the raw table as CSV and its readable layout as Markdown and HTML (intervals at ``level``)."""
     frame.write_csv(csv)
-    shown = PRESENTERS[table](frame) if frame.height else pl.DataFrame({"note": ["no rows"]})
+    shown = (
+        PRESENTERS[table](frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
+    )
     title = TITLES[table]
     Path(md).write_text(f"### {title}\n\n" + to_markdown(shown), encoding="utf-8")
-    Path(html_path).write_text(to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"),
-                               encoding="utf-8")
+    Path(html_path).write_text(
+        to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"), encoding="utf-8"
+    )

@@ -66,7 +66,10 @@ def check_pair(pair: Pair, skips: SkipCounter, max_words: int | None = None) -> 
         skips.skip("empty response", pair.source_index)
     elif pair.chosen.strip() == pair.rejected.strip():
         skips.skip("identical responses", pair.source_index)
-    elif max_words is not None and max(len(t.split()) for t in (pair.prompt, pair.chosen, pair.rejected)) > max_words:
+    elif (
+        max_words is not None
+        and max(len(t.split()) for t in (pair.prompt, pair.chosen, pair.rejected)) > max_words
+    ):
         skips.skip(f"longer than sample.max_words={max_words}", pair.source_index)
     else:
         return True
@@ -133,7 +136,7 @@ def read_helpsteer2(records: Iterable[dict[str, Any]], skips: SkipCounter) -> It
 
 
 def read_embedded(part: str, split: str = "explain") -> list[Pair]:
-    """The bundled comparisons written for this project (``part`` helpful|harmless, ``split`` train|explain)."""
+    """The bundled comparisons written (``part``: helpful|harmless; ``split``: train|explain)."""
     path = resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [Pair(r["id"], r["prompt"], r["chosen"], r["rejected"]) for r in rows if r["split"] == split]
@@ -147,7 +150,9 @@ def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise DataError(f"{path}: line {number} is not valid UTF-8 ({err.reason} at byte {err.start})") from None
+                raise DataError(
+                    f"{path}: line {number} is not valid UTF-8 ({err.reason} at byte {err.start})"
+                ) from None
             if not line.strip():
                 continue
             try:

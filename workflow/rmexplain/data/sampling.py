@@ -83,7 +83,9 @@ def sample_comparisons(
     if not pool:
         raise DataError(f"datasets.{dataset}: no usable comparisons ({skips.summary()})")
     if len(pool) < n_per_seed:
-        log.warning("dataset %s: only %d pairs, fewer than n_per_seed=%d; taking all", dataset, len(pool), n_per_seed)
+        log.warning(
+            "dataset %s: only %d pairs, fewer than n_per_seed=%d; taking all", dataset, len(pool), n_per_seed
+        )
     frame = sample_pairs(pool, n_per_seed, seeds, dataset)
     log.info("sampled %d comparisons over seeds %s", frame.height, seeds)
     return conform(frame, COMPARISONS, f"comparisons[{dataset}]")

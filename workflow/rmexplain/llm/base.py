@@ -34,7 +34,9 @@ class Sampling:
             merged.update(layer or {})
         unknown = set(merged) - set(cls.__dataclass_fields__)
         if unknown:
-            raise LLMError(f"sampling: unknown key(s) {sorted(unknown)}; allowed {sorted(cls.__dataclass_fields__)}")
+            raise LLMError(
+                f"sampling: unknown key(s) {sorted(unknown)}; allowed {sorted(cls.__dataclass_fields__)}"
+            )
         return cls(**merged)
 
     def as_dict(self) -> dict[str, Any]:

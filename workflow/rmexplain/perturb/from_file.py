@@ -54,6 +54,8 @@ def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Dr
             )
         )
     if unmatched:
-        context.log.warning("%d rows of %s name comparisons not being explained here; skipped", unmatched, path)
+        context.log.warning(
+            "%d rows of %s name comparisons not being explained here; skipped", unmatched, path
+        )
     context.log.info("file %s: %d perturbations for %d tasks", path, len(drafts), len(tasks))
     return drafts

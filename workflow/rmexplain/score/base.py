@@ -8,6 +8,7 @@ is one new class and one ``@register_backend("name")`` line.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -68,10 +69,21 @@ def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> Scorer:
 
 
 def gpus_needed(spec: dict[str, Any]) -> int:
-    """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``)."""
-    if spec.get("backend") in {"transformers", "vllm"} and str(spec.get("device", "cpu")).startswith(("cuda", "auto")):
+    """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``).
+
+    ``num_gpus`` wins when set (e.g. a ``device_map: auto`` model sharded over several GPUs). Otherwise:
+    ``vllm`` always runs on GPUs, ``tensor_parallel_size`` of them; ``transformers`` asks for one unless
+    ``device`` is ``cpu`` (``auto``, the default, prefers a GPU); ``remote``, ``python`` and ``demo`` ask
+    for none (a remote server holds its own GPUs).
+    """
+    backend = spec.get("backend")
+    if backend not in {"transformers", "vllm"}:
+        return 0
+    if spec.get("num_gpus") is not None:
+        return int(spec["num_gpus"])
+    if backend == "vllm":
         return int(spec.get("tensor_parallel_size", 1))
-    return 0
+    return 0 if str(spec.get("device", "auto")).startswith("cpu") else 1
 
 
 def load_callable(reference: str) -> Callable[..., Any]:
@@ -80,7 +92,6 @@ def load_callable(reference: str) -> Callable[..., Any]:
     if not sep or not attr:
         raise ScoringError(f"{reference!r} is not of the form 'module:function' or 'file.py:function'")
     if module_name.endswith(".py"):
-        import importlib.util
         from pathlib import Path
 
         path = Path(module_name)

@@ -57,7 +57,9 @@ def train_demo_head(part: str, training: dict[str, Any], output: str | Path, log
     rejected = pair_features(prompts, [p.rejected for p in pairs], encoder)
     head = BTHead(encoder.get_embedding_dimension(), int(training.get("hidden", 64)))
     optimiser = torch.optim.AdamW(
-        head.parameters(), lr=float(training.get("learning_rate", 3e-3)), weight_decay=float(training.get("weight_decay", 1e-3))
+        head.parameters(),
+        lr=float(training.get("learning_rate", 3e-3)),
+        weight_decay=float(training.get("weight_decay", 1e-3)),
     )
     epochs = int(training.get("epochs", 400))
     for epoch in range(epochs):
@@ -67,15 +69,23 @@ def train_demo_head(part: str, training: dict[str, Any], output: str | Path, log
         optimiser.step()
         if epoch % 100 == 0 or epoch == epochs - 1:
             log.info("epoch %d: BT loss %.4f", epoch, loss.item())
-    log.info("trained on %d %s pairs: train accuracy %.3f", len(pairs), part, bt_accuracy(head, chosen, rejected))
+    log.info(
+        "trained on %d %s pairs: train accuracy %.3f", len(pairs), part, bt_accuracy(head, chosen, rejected)
+    )
     for held_out in ("helpful", "harmless"):
         test = read_embedded(held_out, split="explain")
         tp = [p.prompt for p in test]
         acc = bt_accuracy(
-            head, pair_features(tp, [p.chosen for p in test], encoder), pair_features(tp, [p.rejected for p in test], encoder)
+            head,
+            pair_features(tp, [p.chosen for p in test], encoder),
+            pair_features(tp, [p.rejected for p in test], encoder),
         )
         log.info("held-out accuracy on the %s explain split: %.3f (%d pairs)", held_out, acc, len(test))
-    meta = {"part": part, "embedding_dim": encoder.get_embedding_dimension(), "hidden": int(training.get("hidden", 64))}
+    meta = {
+        "part": part,
+        "embedding_dim": encoder.get_embedding_dimension(),
+        "hidden": int(training.get("hidden", 64)),
+    }
     torch.save({"state_dict": head.state_dict(), "meta": meta}, output)
 
 

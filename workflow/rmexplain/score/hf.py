@@ -79,7 +79,9 @@ def load_tokenizer(spec: RewardModelSpec | dict[str, Any]) -> PreTrainedTokenize
     if spec.tokenizer is None:
         kwargs.update(revision=spec.revision, gguf_file=spec.gguf_file)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, **{k: v for k, v in kwargs.items() if v is not None})
+        tokenizer = AutoTokenizer.from_pretrained(
+            source, **{k: v for k, v in kwargs.items() if v is not None}
+        )
     except (OSError, ValueError) as err:
         raise ScoringError(f"{spec.key}: cannot load the tokenizer from {source!r}: {err}") from err
     tokenizer.truncation_side = spec.truncation_side
@@ -180,7 +182,9 @@ def _scalarise(spec: RewardModelSpec, values: torch.Tensor) -> torch.Tensor:
         )
     if spec.weights is not None:
         assert dims is not None
-        weights = torch.tensor([spec.weights.get(d, 0.0) for d in dims], dtype=values.dtype, device=values.device)
+        weights = torch.tensor(
+            [spec.weights.get(d, 0.0) for d in dims], dtype=values.dtype, device=values.device
+        )
         return values @ weights
     assert spec.scalarisation_callable is not None
     result = torch.as_tensor(_scalariser(spec.scalarisation_callable)(values, dims), dtype=torch.float32)
@@ -243,8 +247,9 @@ def _text_ids(tokenizer: PreTrainedTokenizerBase, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def chat_token_ids(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec | dict[str, Any], prompt: str,
-                   response: str) -> list[int]:
+def chat_token_ids(
+    tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec | dict[str, Any], prompt: str, response: str
+) -> list[int]:
     """Exact token ids of the formatted pair, untruncated.
 
     ``input_format: chat``: the rendered template tokenised once without the tokenizer's special tokens,
@@ -256,8 +261,9 @@ def chat_token_ids(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec | d
     return _one_bos(tokenizer, _text_ids(tokenizer, render_chat(tokenizer, spec, prompt, response)))
 
 
-def prompt_prefix_suffix_ids(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec | dict[str, Any],
-                             prompt: str) -> tuple[list[int], list[int]]:
+def prompt_prefix_suffix_ids(
+    tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec | dict[str, Any], prompt: str
+) -> tuple[list[int], list[int]]:
     """Token ids before and after the response slot, so that ``prefix + ids(response) + suffix ==
     chat_token_ids(...)`` for responses that tokenise cleanly (no token merges across the slot's edges and
     no trimming by the template); ``ids(response)`` = ``tokenizer(response, add_special_tokens=False)``.
@@ -277,8 +283,9 @@ def prompt_prefix_suffix_ids(tokenizer: PreTrainedTokenizerBase, spec: RewardMod
     return prefix, _text_ids(tokenizer, after)
 
 
-def _pair_prefix_suffix(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec,
-                        prompt: str) -> tuple[list[int], list[int]]:
+def _pair_prefix_suffix(
+    tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec, prompt: str
+) -> tuple[list[int], list[int]]:
     full = list(tokenizer(prompt, _PAIR_SENTINEL)["input_ids"])
     slot = _text_ids(tokenizer, _PAIR_SENTINEL)
     for start in range(len(full) - len(slot), -1, -1):
@@ -320,8 +327,14 @@ def _too_long(spec: RewardModelSpec, row: int, length: int, limit: int) -> None:
         )
 
 
-def encode(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec, prompt: str, response: str,
-           limit: int | None, row: int = 0) -> Encoded:
+def encode(
+    tokenizer: PreTrainedTokenizerBase,
+    spec: RewardModelSpec,
+    prompt: str,
+    response: str,
+    limit: int | None,
+    row: int = 0,
+) -> Encoded:
     """Format and tokenise one pair, applying ``max_length`` / ``truncation_side`` / ``overlong``."""
     if spec.input_format == "pair":
         full = tokenizer(prompt, response)
@@ -379,24 +392,48 @@ class TransformersScorer:
     """AutoModelForSequenceClassification RM: deduplicated inputs, length-sorted batches,
     ``torch.inference_mode``, bf16/fp16 on GPU, batch halving on CUDA out-of-memory."""
 
-    def __init__(self, name: str, spec: RewardModelSpec | dict[str, Any], **artifacts: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: RewardModelSpec | dict[str, Any],
+        *,
+        loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None,
+        **artifacts: Any,
+    ) -> None:
+        """Load the RM from its spec, or use ``loaded`` = (model, tokenizer) already in memory
+        (benchmarks; the caller then answers for the model's device and dtype)."""
         self.spec = as_spec(spec, name)
         if self.spec.backend != "transformers":
             raise ScoringError(f"{self.spec.key}.backend is {self.spec.backend!r}, not 'transformers'")
-        self.model, self.tokenizer = load_model_and_tokenizer(self.spec)
+        self.model, self.tokenizer = loaded if loaded is not None else load_model_and_tokenizer(self.spec)
         self.limit = max_length_of(self.spec, self.tokenizer, self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
-        self.device = next(self.model.parameters()).device
-        log.info("%s: loaded %s on %s (%s), max_length %s", self.spec.key, self.spec.model, self.device,
-                 next(self.model.parameters()).dtype, self.limit)
+        parameter = next(self.model.parameters())
+        self.device = parameter.device
+        log.info(
+            "%s: %s on %s (%s), max_length %s",
+            self.spec.key,
+            self.spec.model,
+            self.device,
+            parameter.dtype,
+            self.limit,
+        )
 
     def encode_all(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
         """Encode every pair; logs how many were truncated."""
-        encoded = [encode(self.tokenizer, self.spec, p, r, self.limit, row) for row, (p, r) in enumerate(pairs)]
+        encoded = [
+            encode(self.tokenizer, self.spec, p, r, self.limit, row) for row, (p, r) in enumerate(pairs)
+        ]
         n_cut = sum(e.truncated for e in encoded)
         if n_cut:
-            log.warning("%s: truncated %d of %d inputs to max_length %d (%s side)", self.spec.key, n_cut,
-                        len(encoded), self.limit, self.spec.truncation_side)
+            log.warning(
+                "%s: truncated %d of %d inputs to max_length %d (%s side)",
+                self.spec.key,
+                n_cut,
+                len(encoded),
+                self.limit,
+                self.spec.truncation_side,
+            )
         return encoded
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
@@ -409,31 +446,41 @@ class TransformersScorer:
         return [rewards[i] for i in rows]
 
     def score_encoded(self, encoded: Sequence[Encoded]) -> list[float]:
-        """Rewards of already encoded inputs, in order; batches halve on CUDA out-of-memory."""
+        """Rewards of already encoded inputs, in order. On CUDA out-of-memory the failing batch is split
+        in half and every later batch is capped at that size too."""
         rewards = [math.nan] * len(encoded)
-        batch_size = self.spec.batch_size
-        queue = length_batches([len(e.ids) for e in encoded], batch_size, self.spec.max_batch_tokens)
+        queue = length_batches(
+            [len(e.ids) for e in encoded], self.spec.batch_size, self.spec.max_batch_tokens
+        )
+        cap = self.spec.batch_size
         with tqdm(total=len(encoded), desc=f"scoring {self.spec.name}", mininterval=5) as progress:
             while queue:
                 batch = queue.pop(0)
+                if len(batch) > cap:
+                    queue[:0] = [batch[i : i + cap] for i in range(0, len(batch), cap)]
+                    continue
                 try:
                     values = self._forward([encoded[i] for i in batch])
                 except torch.OutOfMemoryError as err:
-                    if len(batch) == 1:
-                        raise ScoringError(
-                            f"{self.spec.key}: CUDA out of memory on one input of {len(encoded[batch[0]].ids)} "
-                            "tokens; lower max_length or use a larger GPU / device_map"
-                        ) from err
-                    torch.cuda.empty_cache()
-                    half = (len(batch) + 1) // 2
-                    log.warning("%s: CUDA out of memory at batch size %d; halving to %d", self.spec.key,
-                                len(batch), half)
-                    queue[:0] = [batch[:half], batch[half:]]
+                    cap = self._halve(batch, encoded, err)
+                    queue.insert(0, batch)
                     continue
                 for i, value in zip(batch, values, strict=True):
                     rewards[i] = value
                 progress.update(len(batch))
         return rewards
+
+    def _halve(self, batch: Sequence[int], encoded: Sequence[Encoded], err: Exception) -> int:
+        if len(batch) == 1:
+            tokens = len(encoded[batch[0]].ids)
+            raise ScoringError(
+                f"{self.spec.key}: CUDA out of memory on one input of {tokens} tokens; "
+                "lower max_length, or use a larger GPU or device_map"
+            ) from err
+        torch.cuda.empty_cache()
+        half = (len(batch) + 1) // 2
+        log.warning("%s: CUDA out of memory at batch size %d; halving to %d", self.spec.key, len(batch), half)
+        return half
 
     def _forward(self, batch: Sequence[Encoded]) -> list[float]:
         inputs = collate(batch, self.pad_id, self.device)

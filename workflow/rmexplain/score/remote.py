@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm.auto import tqdm
 
 from rmexplain.score.base import ScoringError, register_backend
@@ -72,9 +72,13 @@ def parse_vectors(spec: RewardModelSpec, payload: Any, expected: int) -> list[li
         field = "probs" if spec.endpoint == "classify" else "data"
         vectors = [item[field] for item in data]
     except (KeyError, TypeError) as err:
-        raise ScoringError(f"{spec.key}: unexpected /{spec.endpoint} response {str(payload)[:300]!r}") from err
+        raise ScoringError(
+            f"{spec.key}: unexpected /{spec.endpoint} response {str(payload)[:300]!r}"
+        ) from err
     if len(vectors) != expected:
-        raise ScoringError(f"{spec.key}: /{spec.endpoint} returned {len(vectors)} results for {expected} inputs")
+        raise ScoringError(
+            f"{spec.key}: /{spec.endpoint} returned {len(vectors)} results for {expected} inputs"
+        )
     # /pooling of a token-level task returns one vector per token: the reward is read at the last token.
     return [[float(x) for x in (v[-1] if v and isinstance(v[0], list) else v)] for v in vectors]
 
@@ -87,6 +91,8 @@ class RemoteScorer:
         self.spec = as_spec(spec, name)
         if self.spec.backend != "remote":
             raise ScoringError(f"{self.spec.key}.backend is {self.spec.backend!r}, not 'remote'")
+        if self.spec.read.attr != "logits":
+            raise ScoringError(f"{self.spec.key}.read: a remote RM returns logits only; use 'logits[:, i]'")
         self.tokenizer = None if self.spec.send == "messages" else load_tokenizer(self.spec)
         self.limit = None if self.tokenizer is None else max_length_of(self.spec, self.tokenizer)
         self.url = f"{str(self.spec.url).rstrip('/')}/{self.spec.endpoint}"
@@ -97,7 +103,9 @@ class RemoteScorer:
             return {}
         key = os.environ.get(self.spec.api_key_env)
         if not key:
-            raise ScoringError(f"{self.spec.key}.api_key_env: environment variable {self.spec.api_key_env} is unset")
+            raise ScoringError(
+                f"{self.spec.key}.api_key_env: environment variable {self.spec.api_key_env} is unset"
+            )
         return {"Authorization": f"Bearer {key}"}
 
     # ---- request bodies ----
@@ -120,19 +128,28 @@ class RemoteScorer:
     def requests(self, pairs: Sequence[tuple[str, str]]) -> list[Request]:
         """Request bodies covering every pair: batches of ``batch_size`` inputs, or one conversation each."""
         if self.spec.send == "messages":
-            return [Request([i], {**self._base_body(), "messages": chat_messages(self.spec, p, r)})
-                    for i, (p, r) in enumerate(pairs)]
+            return [
+                Request([i], {**self._base_body(), "messages": chat_messages(self.spec, p, r)})
+                for i, (p, r) in enumerate(pairs)
+            ]
         if self.spec.send == "text":
             texts = [self._text(p, r) for p, r in pairs]
             groups: dict[bool, list[int]] = {}
             for i, (_, special) in enumerate(texts):
                 groups.setdefault(special, []).append(i)
-            items = [(rows, {"input": [texts[i][0] for i in rows], "add_special_tokens": special})
-                     for special, all_rows in groups.items() for rows in self._chunks(all_rows)]
+            items = [
+                (rows, {"input": [texts[i][0] for i in rows], "add_special_tokens": special})
+                for special, all_rows in groups.items()
+                for rows in self._chunks(all_rows)
+            ]
         else:
             assert self.tokenizer is not None
-            ids = [encode(self.tokenizer, self.spec, p, r, self.limit, i).ids for i, (p, r) in enumerate(pairs)]
-            items = [(rows, {"input": [ids[i] for i in rows]}) for rows in self._chunks(list(range(len(pairs))))]
+            ids = [
+                encode(self.tokenizer, self.spec, p, r, self.limit, i).ids for i, (p, r) in enumerate(pairs)
+            ]
+            items = [
+                (rows, {"input": [ids[i] for i in rows]}) for rows in self._chunks(list(range(len(pairs))))
+            ]
         return [Request(rows, {**self._base_body(), **extra}) for rows, extra in items]
 
     def _chunks(self, rows: list[int]) -> list[list[int]]:
@@ -153,13 +170,19 @@ class RemoteScorer:
                 )
             return parse_vectors(self.spec, await response.json(), len(request.rows))
 
-    async def _post_with_retries(self, session: Any, limiter: asyncio.Semaphore, request: Request) -> list[list[float]]:
+    async def _post_with_retries(
+        self, session: Any, limiter: asyncio.Semaphore, request: Request
+    ) -> list[list[float]]:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.spec.max_retries + 1),
-            wait=wait_exponential_jitter(initial=0.5, max=30),
+            wait=wait_exponential(multiplier=self.spec.retry_backoff_s, max=30)
+            + wait_random(0, self.spec.retry_backoff_s),
             retry=retry_if_exception(_is_transient),
             before_sleep=lambda state: log.warning(
-                "%s: %s on attempt %d; retrying", self.spec.key, state.outcome.exception(), state.attempt_number
+                "%s: %s on attempt %d; retrying",
+                self.spec.key,
+                state.outcome.exception(),
+                state.attempt_number,
             ),
             reraise=True,
         )
@@ -182,10 +205,16 @@ class RemoteScorer:
         connector = aiohttp.TCPConnector(limit=self.spec.concurrency)
         async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
             tasks = [asyncio.ensure_future(self._post_with_retries(session, limiter, r)) for r in requests]
-            with tqdm(total=len(tasks), desc=f"scoring {self.spec.name} (remote)", mininterval=5) as progress:
-                for task in asyncio.as_completed(tasks):
-                    await task
-                    progress.update(1)
+            try:
+                with tqdm(
+                    total=len(tasks), desc=f"scoring {self.spec.name} (remote)", mininterval=5
+                ) as progress:
+                    for task in asyncio.as_completed(tasks):
+                        await task
+                        progress.update(1)
+            finally:
+                for task in tasks:
+                    task.cancel()
             return [t.result() for t in tasks]
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:

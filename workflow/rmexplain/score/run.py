@@ -24,8 +24,13 @@ def score_originals(
     rewards = scorer.score(prompts, comparisons["chosen"].to_list() + comparisons["rejected"].to_list())
     frame = orient(comparisons, rm, rewards[:n], rewards[n:])
     agree = frame["agrees_with_human"].drop_nulls()
-    log.info("%s: %d comparisons, %d ties, agreement with human labels %.3f", rm, n,
-             frame["plus_target"].null_count(), agree.mean() if agree.len() else float("nan"))
+    log.info(
+        "%s: %d comparisons, %d ties, agreement with human labels %.3f",
+        rm,
+        n,
+        frame["plus_target"].null_count(),
+        agree.mean() if agree.len() else float("nan"),
+    )
     return frame
 
 
@@ -40,7 +45,10 @@ def score_perturbations(
     """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables."""
     prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
     texts = pl.concat(
-        [read_table(p, PERTURBATIONS, "perturbations").select("comparison_id", "text") for p in perturbation_paths]
+        [
+            read_table(p, PERTURBATIONS, "perturbations").select("comparison_id", "text")
+            for p in perturbation_paths
+        ]
     ).join(prompts, on="comparison_id", how="inner")
     unique = texts.select("prompt", "text").unique(maintain_order=True)
     log.info("%s: %d perturbations, %d distinct texts to score", rm, texts.height, unique.height)

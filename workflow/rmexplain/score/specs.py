@@ -15,10 +15,10 @@ Key groups (``config/README.md`` documents every key):
 - how to read the reward: ``read`` (``"logits[:, 0]"``, ``"score"``, ``"rewards[:, 3]"``: an output
   attribute, optionally one column), ``kind`` (``bradley_terry`` or ``multi_objective`` with
   ``dimensions`` naming the columns and ``scalarisation`` = ``{weights: {dim: w}}`` or ``"module:function"``);
-- where and how fast: ``device``, ``device_map``, ``dtype``, ``batch_size``, ``max_batch_tokens``, ``attn_implementation``,
-  ``num_gpus``; vLLM: ``tensor_parallel_size``, ``gpu_memory_utilization``, ``max_num_seqs``,
-  ``engine_kwargs``; remote: ``url``, ``endpoint``, ``api_key_env``, ``concurrency``, ``max_retries``,
-  ``timeout_s``, ``send``.
+- where and how fast: ``device``, ``device_map``, ``dtype``, ``batch_size``, ``max_batch_tokens``,
+  ``attn_implementation``, ``num_gpus``; vLLM: ``tensor_parallel_size``, ``gpu_memory_utilization``,
+  ``max_num_seqs``, ``engine_kwargs``; remote: ``url``, ``endpoint``, ``api_key_env``, ``concurrency``,
+  ``max_retries``, ``retry_backoff_s``, ``timeout_s``, ``send``.
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ class RewardModelSpec:
     api_key_env: str | None = None
     concurrency: int = 8
     max_retries: int = 4
+    retry_backoff_s: float = 0.5
     timeout_s: float = 120.0
     send: str = "token_ids"
 
@@ -144,8 +145,18 @@ def _check_choices(values: Mapping[str, Any], key: str) -> None:
         ("send", SEND_MODES),
     ):
         if option in values:
-            _check(values[option] in choices, f"{key}.{option}: {values[option]!r} is not one of {list(choices)}")
-    for option in ("batch_size", "max_batch_tokens", "max_length", "tensor_parallel_size", "concurrency", "num_gpus", "max_num_seqs"):
+            _check(
+                values[option] in choices, f"{key}.{option}: {values[option]!r} is not one of {list(choices)}"
+            )
+    for option in (
+        "batch_size",
+        "max_batch_tokens",
+        "max_length",
+        "tensor_parallel_size",
+        "concurrency",
+        "num_gpus",
+        "max_num_seqs",
+    ):
         value = values.get(option)
         if value is not None:
             _check(
@@ -172,7 +183,9 @@ def _check_multi_objective(spec: RewardModelSpec) -> None:
         f"{key}.scalarisation is required for kind: multi_objective",
     )
     if spec.weights is not None:
-        _check(bool(spec.dimensions), f"{key}.dimensions (names of the output columns) is required with weights")
+        _check(
+            bool(spec.dimensions), f"{key}.dimensions (names of the output columns) is required with weights"
+        )
         unknown = sorted(set(spec.weights) - set(spec.dimensions or ()))
         _check(not unknown, f"{key}.scalarisation.weights: {unknown} are not in dimensions {spec.dimensions}")
 
@@ -181,7 +194,9 @@ def _check_backend(spec: RewardModelSpec) -> None:
     key = spec.key
     _check(spec.backend in MODEL_BACKENDS, f"{key}.backend: {spec.backend!r} is not one of {MODEL_BACKENDS}")
     if spec.backend in ("transformers", "vllm"):
-        _check(bool(spec.model), f"{key}.model (hub id or local path) is required for backend {spec.backend!r}")
+        _check(
+            bool(spec.model), f"{key}.model (hub id or local path) is required for backend {spec.backend!r}"
+        )
     if spec.backend == "vllm":
         _check(
             spec.input_format == "chat",
@@ -218,10 +233,10 @@ def parse_spec(name: str, raw: Mapping[str, Any] | RewardModelSpec) -> RewardMod
     if "dimensions" in values and values["dimensions"] is not None:
         values["dimensions"] = tuple(str(d) for d in values["dimensions"])
     if values.get("trust_remote_code") is not None:
-        _check(isinstance(values["trust_remote_code"], bool), f"{key}.trust_remote_code must be true or false")
-    spec = RewardModelSpec(
-        name=name, read=read, weights=weights, scalarisation_callable=function, **values
-    )
+        _check(
+            isinstance(values["trust_remote_code"], bool), f"{key}.trust_remote_code must be true or false"
+        )
+    spec = RewardModelSpec(name=name, read=read, weights=weights, scalarisation_callable=function, **values)
     _check_backend(spec)
     _check_multi_objective(spec)
     return spec

@@ -14,7 +14,8 @@ from typing import Any
 import torch
 
 LLAMA_CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] | trim }}<|end|>\n{% endfor %}"
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n"
+    "{{ m['content'] | trim }}<|end|>\n{% endfor %}"
 )
 _CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -55,17 +56,33 @@ def build_llama_tokenizer(vocab_size: int = 384) -> Any:
     return tokenizer
 
 
-def build_llama_rm(directory: str | Path, *, hidden: int = 64, layers: int = 2, heads: int = 4,
-                   kv_heads: int = 2, intermediate: int = 128, seed: int = 0, tokenizer: Any = None,
-                   dtype: torch.dtype = torch.float32) -> Path:
+def build_llama_rm(
+    directory: str | Path,
+    *,
+    hidden: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    kv_heads: int = 2,
+    intermediate: int = 128,
+    seed: int = 0,
+    tokenizer: Any = None,
+    dtype: torch.dtype = torch.float32,
+) -> Path:
     """Save a random LlamaForSequenceClassification RM (num_labels 1) and its tokenizer to ``directory``."""
     from transformers import LlamaConfig, LlamaForSequenceClassification
 
     tokenizer = tokenizer if tokenizer is not None else build_llama_tokenizer()
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-        num_key_value_heads=kv_heads, intermediate_size=intermediate, max_position_embeddings=2048,
-        num_labels=1, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=2048,
+        num_labels=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
     torch.manual_seed(seed)
@@ -73,18 +90,31 @@ def build_llama_rm(directory: str | Path, *, hidden: int = 64, layers: int = 2, 
     return _save(model, tokenizer, directory)
 
 
-def build_deberta_rm(directory: str | Path, *, hidden: int = 32, layers: int = 2, heads: int = 4,
-                     seed: int = 0) -> Path:
+def build_deberta_rm(
+    directory: str | Path, *, hidden: int = 32, layers: int = 2, heads: int = 4, seed: int = 0
+) -> Path:
     """Save a random DebertaV2ForSequenceClassification RM (num_labels 1, relative attention, like
     DeBERTa-v3) with the bundled MiniLM WordPiece tokenizer to ``directory``."""
     from transformers import AutoTokenizer, DebertaV2Config, DebertaV2ForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_tokenizer_dir())
     config = DebertaV2Config(
-        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-        intermediate_size=2 * hidden, max_position_embeddings=512, relative_attention=True, position_buckets=256,
-        pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0, num_labels=1,
-        pad_token_id=tokenizer.pad_token_id, norm_rel_ebd="layer_norm", share_att_key=True,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=512,
+        relative_attention=True,
+        position_buckets=256,
+        pos_att_type=["p2c", "c2p"],
+        position_biased_input=False,
+        type_vocab_size=0,
+        num_labels=1,
+        pad_token_id=tokenizer.pad_token_id,
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        initializer_range=0.3,
     )
     torch.manual_seed(seed)
     model = DebertaV2ForSequenceClassification(config)

@@ -84,8 +84,12 @@ class VLLMScorer:
                 f"vllm=={VLLM_VERSION}); run snakemake with --use-conda or pip install vllm=={VLLM_VERSION}"
             ) from err
         if vllm.__version__ != VLLM_VERSION:
-            log.warning("%s: vllm %s is installed; this backend was written for %s", self.spec.key,
-                        vllm.__version__, VLLM_VERSION)
+            log.warning(
+                "%s: vllm %s is installed; this backend was written for %s",
+                self.spec.key,
+                vllm.__version__,
+                VLLM_VERSION,
+            )
         self.tokenizer = load_tokenizer(self.spec)
         self.limit = max_length_of(self.spec, self.tokenizer)
         self._pooling_params = vllm.PoolingParams(use_activation=False)
@@ -94,12 +98,21 @@ class VLLMScorer:
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order (identical pairs are run once)."""
         pairs, rows = unique_pairs(prompts, responses)
-        encoded = [encode(self.tokenizer, self.spec, p, r, self.limit, row) for row, (p, r) in enumerate(pairs)]
+        encoded = [
+            encode(self.tokenizer, self.spec, p, r, self.limit, row) for row, (p, r) in enumerate(pairs)
+        ]
         n_cut = sum(e.truncated for e in encoded)
         if n_cut:
-            log.warning("%s: truncated %d of %d inputs to max_length %d", self.spec.key, n_cut, len(encoded),
-                        self.limit)
-        outputs = self.llm.classify(token_prompts(encoded), pooling_params=self._pooling_params, use_tqdm=True)
+            log.warning(
+                "%s: truncated %d of %d inputs to max_length %d",
+                self.spec.key,
+                n_cut,
+                len(encoded),
+                self.limit,
+            )
+        outputs = self.llm.classify(
+            token_prompts(encoded), pooling_params=self._pooling_params, use_tqdm=True
+        )
         logits = torch.tensor([list(o.outputs.probs) for o in outputs], dtype=torch.float32)
         rewards = read_reward(self.spec, {"logits": logits}).tolist()
         bad = [row for row, i in enumerate(rows) if not math.isfinite(rewards[i])]

@@ -26,7 +26,7 @@ from rmexplain.score.base import ScoringError
 
 log = logging.getLogger(__name__)
 
-CACHE_MODES = ("auto", "on", "off")
+CACHE_MODES = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,10 @@ class PrefixScorer:
                 out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
             cache = getattr(out, "past_key_values", None)
             if cache is None or not hasattr(cache, "batch_repeat_interleave"):
-                raise ScoringError(f"{self.spec.key}: the model returns no transformers Cache; use prefix_cache: off")
+                raise ScoringError(
+                    f"{self.spec.key}: the model returns no transformers Cache; "
+                    "use tokens.scan.prefix_cache: never"
+                )
             self._cache = cache
         return self._cache
 
@@ -90,12 +93,16 @@ class PrefixScorer:
         with torch.inference_mode():
             if cached:
                 outputs = self.model(
-                    input_ids=torch.cat([middles, suffix], dim=1), attention_mask=mask,
-                    past_key_values=self._batch_cache(batch), use_cache=True,
+                    input_ids=torch.cat([middles, suffix], dim=1),
+                    attention_mask=mask,
+                    past_key_values=self._batch_cache(batch),
+                    use_cache=True,
                 )
             else:
                 prefix = torch.tensor(self.prefix, dtype=torch.long, device=self.device).expand(batch, -1)
-                outputs = self.model(input_ids=torch.cat([prefix, middles, suffix], dim=1), attention_mask=mask)
+                outputs = self.model(
+                    input_ids=torch.cat([prefix, middles, suffix], dim=1), attention_mask=mask
+                )
         from rmexplain.score.hf import read_reward
 
         return read_reward(self.spec, outputs).float().cpu()
@@ -109,32 +116,41 @@ class PrefixScorer:
         return (middles == self.pad_id).all(dim=1) & tail_all_pad
 
 
-def choose_cache(scorer: PrefixScorer, token_ids: Sequence[int], settings: ScanSettings) -> bool:
-    """Decide whether to use the prefix cache: ``off`` never; ``on``/``auto`` after checking that cached and
-    full-sequence scores of the first ``verify_tokens`` tokens agree (``on`` raises if they do not, ``auto``
+def choose_cache(scorer: PrefixScorer, sample: torch.Tensor, settings: ScanSettings) -> bool:
+    """Decide whether to use the prefix cache: ``never``; ``always``/``auto`` after checking that cached and
+    full-sequence scores of the first ``verify_tokens`` rows of ``sample`` (middles [rows, m]) agree
+    (``always`` raises if they do not, ``auto``
     falls back to full sequences with a warning, e.g. for bidirectional encoders or custom heads)."""
     if settings.prefix_cache not in CACHE_MODES:
-        raise ScoringError(f"tokens.scan.prefix_cache: {settings.prefix_cache!r} is not one of {list(CACHE_MODES)}")
-    if settings.prefix_cache == "off":
+        raise ScoringError(
+            f"tokens.scan.prefix_cache: {settings.prefix_cache!r} is not one of {list(CACHE_MODES)}"
+        )
+    if settings.prefix_cache == "never":
         return False
-    sample = torch.tensor([[t] for t in token_ids[: max(1, settings.verify_tokens)]], dtype=torch.long)
+    sample = sample[: max(1, settings.verify_tokens)]
     try:
         cached = scorer.score(sample, cached=True)
     except (ScoringError, TypeError, ValueError, RuntimeError) as err:
-        if settings.prefix_cache == "on":
+        if settings.prefix_cache == "always":
             raise ScoringError(f"{scorer.spec.key}: prefix-cached scoring failed: {err}") from err
         log.warning("%s: prefix cache unusable (%s); scoring full sequences", scorer.spec.key, err)
         return False
     full = scorer.score(sample, cached=False)
     delta = float((cached - full).abs().max())
     limit = settings.verify_atol + settings.verify_rtol * float(full.abs().max())
-    log.info("%s: prefix-cache check on %d tokens: max |cached - full| = %.3g (allowed %.3g)",
-             scorer.spec.key, len(sample), delta, limit)
+    log.info(
+        "%s: prefix-cache check on %d tokens: max |cached - full| = %.3g (allowed %.3g)",
+        scorer.spec.key,
+        len(sample),
+        delta,
+        limit,
+    )
     if delta <= limit:
         return True
-    if settings.prefix_cache == "on":
+    if settings.prefix_cache == "always":
         raise ScoringError(
-            f"{scorer.spec.key}: prefix-cached scores differ from full-sequence scores by {delta:.3g} > {limit:.3g}"
+            f"{scorer.spec.key}: prefix-cached scores differ from full-sequence scores by "
+            f"{delta:.3g} > {limit:.3g}"
         )
     log.warning("%s: cached and full scores disagree (%.3g); scoring full sequences", scorer.spec.key, delta)
     return False
@@ -142,8 +158,8 @@ def choose_cache(scorer: PrefixScorer, token_ids: Sequence[int], settings: ScanS
 
 def scan_ids(scorer: PrefixScorer, token_ids: Sequence[int], settings: ScanSettings) -> list[float]:
     """The reward of every single-token response ``token_ids[i]``, exactly by id, in order."""
-    cached = choose_cache(scorer, token_ids, settings)
     ids = torch.tensor(token_ids, dtype=torch.long).unsqueeze(1)
+    cached = choose_cache(scorer, ids, settings)
     scores = torch.empty(len(token_ids))
     start_time, step = time.perf_counter(), settings.batch_size
     for start in range(0, len(token_ids), step):
@@ -152,7 +168,14 @@ def scan_ids(scorer: PrefixScorer, token_ids: Sequence[int], settings: ScanSetti
         done = min(start + step, len(token_ids))
         if (start // step) % 50 == 0 or done == len(token_ids):
             rate = done / max(time.perf_counter() - start_time, 1e-9)
-            log.info("%s: %d/%d tokens scored (%.0f tokens/s, cache %s)", scorer.spec.key, done, len(token_ids), rate, cached)
+            log.info(
+                "%s: %d/%d tokens scored (%.0f tokens/s, cache %s)",
+                scorer.spec.key,
+                done,
+                len(token_ids),
+                rate,
+                cached,
+            )
     values = scores.tolist()
     bad = [token_ids[i] for i, v in enumerate(values) if not math.isfinite(v)]
     if bad:
@@ -170,32 +193,47 @@ def _score_batch(scorer: PrefixScorer, middles: torch.Tensor, cached: bool) -> t
     return out
 
 
-def scan_transformers(model: Any, tokenizer: Any, spec: Any, prompt: str, vocabulary: pl.DataFrame,
-                      settings: ScanSettings) -> pl.DataFrame:
+def scan_transformers(
+    model: Any, tokenizer: Any, spec: Any, prompt: str, vocabulary: pl.DataFrame, settings: ScanSettings
+) -> pl.DataFrame:
     """Scan ``vocabulary`` (token_id, piece, text) with a loaded transformers RM for one prompt."""
     from rmexplain.score.hf import prompt_prefix_suffix_ids
 
     if spec.input_format != "chat":
-        log.info("%s: input_format %s; the prefix cache is off (encoders attend both ways)", spec.key, spec.input_format)
-        settings = ScanSettings(**{**settings.__dict__, "prefix_cache": "off"})
+        log.info(
+            "%s: input_format %s; the prefix cache is not used (encoders attend both ways)",
+            spec.key,
+            spec.input_format,
+        )
+        settings = ScanSettings(**{**settings.__dict__, "prefix_cache": "never"})
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
     check_bos(tokenizer, prefix, suffix, spec.key)
-    log.info("%s: prefix %d ids, suffix %d ids: %r", spec.key, len(prefix), len(suffix),
-             tokenizer.decode(prefix + suffix))
+    log.info(
+        "%s: prefix %d ids, suffix %d ids: %r",
+        spec.key,
+        len(prefix),
+        len(suffix),
+        tokenizer.decode(prefix + suffix),
+    )
     scorer = PrefixScorer(model, spec, prefix, suffix)
     scores = scan_ids(scorer, vocabulary["token_id"].to_list(), settings)
-    return vocabulary.select("token_id", "piece", "text").with_columns(pl.Series("score", scores, dtype=pl.Float64))
+    return vocabulary.select("token_id", "piece", "text").with_columns(
+        pl.Series("score", scores, dtype=pl.Float64)
+    )
 
 
 def check_bos(tokenizer: Any, prefix: Sequence[int], suffix: Sequence[int], key: str) -> None:
     """Raise unless the template part of every scored sequence holds at most one BOS, and that one first
-    (exactly one wherever the template or the tokenizer adds it; see ``rmexplain.score.hf.chat_token_ids``)."""
+    (exactly one wherever the template or the tokenizer adds it; see ``rmexplain.score.hf.chat_token_ids``).
+    """
     bos = getattr(tokenizer, "bos_token_id", None)
     if bos is None:
         return
     positions = [i for i, t in enumerate([*prefix, *suffix]) if t == bos]
     if len(positions) > 1 or positions not in ([], [0]):
-        raise ScoringError(f"{key}: the scored sequences would hold BOS at positions {positions}; expected one, first")
+        raise ScoringError(
+            f"{key}: the scored sequences would hold BOS at positions {positions}; expected one, first"
+        )
 
 
 def scan_text(scorer: Any, prompt: str, vocabulary: pl.DataFrame, batch_size: int = 512) -> pl.DataFrame:
@@ -206,9 +244,15 @@ def scan_text(scorer: Any, prompt: str, vocabulary: pl.DataFrame, batch_size: in
     for start in range(0, len(texts), batch_size):
         chunk = texts[start : start + batch_size]
         scores += [float(s) for s in scorer.score([prompt] * len(chunk), chunk)]
-        log.info("text scan: %d/%d tokens (%.0f tokens/s)", len(scores), len(texts),
-                 len(scores) / max(time.perf_counter() - start_time, 1e-9))
-    bad = [t for t, s in zip(texts, scores) if not math.isfinite(s)]
+        log.info(
+            "text scan: %d/%d tokens (%.0f tokens/s)",
+            len(scores),
+            len(texts),
+            len(scores) / max(time.perf_counter() - start_time, 1e-9),
+        )
+    bad = [t for t, s in zip(texts, scores, strict=True) if not math.isfinite(s)]
     if bad:
         raise ScoringError(f"non-finite reward for token text(s) {bad[:10]}")
-    return vocabulary.select("token_id", "piece", "text").with_columns(pl.Series("score", scores, dtype=pl.Float64))
+    return vocabulary.select("token_id", "piece", "text").with_columns(
+        pl.Series("score", scores, dtype=pl.Float64)
+    )

@@ -1,7 +1,7 @@
-"""Analyses of token scans (paper Figs. 1–5): agreement between RMs, RSA, lexical slopes, framing, human ranks.
+"""Analyses of token scans (paper Figs. 1–5): agreement between RMs, RSA, lexical slopes, framing, humans.
 
-All functions take the concatenated scan tables (TOKEN_SCORES contract: ``rm, prompt_id, token_id, piece, text,
-score``) as a polars frame and return plain frames, so they are testable without Snakemake.
+All functions take the concatenated scan tables (TOKEN_SCORES contract: ``rm, prompt_id, token_id, piece,
+text, score``) as a polars frame and return plain frames, so they are testable without Snakemake.
 """
 
 from __future__ import annotations
@@ -21,14 +21,19 @@ from rmexplain.tokens.vocab import is_word, normalise_text
 
 log = logging.getLogger(__name__)
 
-PROPERTY_KINDS = {"base_model": "categorical", "developer": "categorical", "params_b": "numeric", "leaderboard_rank": "numeric"}
+PROPERTY_KINDS = {
+    "base_model": "categorical",
+    "developer": "categorical",
+    "params_b": "numeric",
+    "leaderboard_rank": "numeric",
+}
 
 
 class AnalysisError(ValueError):
     """Inputs of a token analysis are inconsistent; the message names the key or the RM."""
 
 
-# ---- agreement between RMs ------------------------------------------------------------------------------------
+# ---- agreement between RMs ---------------------------------------------------------------------------------
 
 
 def shared_vocabulary_scores(scans: pl.DataFrame, prompt_id: str, match: str = "strip") -> pl.DataFrame:
@@ -93,7 +98,7 @@ def mds_coordinates(dissimilarity: np.ndarray, seed: int = 0) -> np.ndarray:
         # Two points: the exact embedding is a segment of length d; SMACOF adds nothing.
         coords = np.zeros((n, 2))
         if n == 2:
-            coords[1, 0] = dissimilarity[0, 1]
+            coords[:, 0] = [-dissimilarity[0, 1] / 2, dissimilarity[0, 1] / 2]
         return coords
     mds = MDS(n_components=2, metric="precomputed", metric_mds=True, init="classical_mds", random_state=seed)
     return mds.fit_transform(dissimilarity)
@@ -105,11 +110,14 @@ def mds_table(table: pl.DataFrame, prompt_ids: Sequence[str], seed: int = 0) -> 
     for prompt_id in prompt_ids:
         rms, tau = tau_square(table, prompt_id)
         coords = mds_coordinates(1.0 - tau, seed)
-        rows += [{"prompt_id": prompt_id, "rm": rm, "x": float(x), "y": float(y)} for rm, (x, y) in zip(rms, coords)]
+        rows += [
+            {"prompt_id": prompt_id, "rm": rm, "x": float(x), "y": float(y)}
+            for rm, (x, y) in zip(rms, coords, strict=True)
+        ]
     return pl.DataFrame(rows)
 
 
-# ---- representational similarity analysis ----------------------------------------------------------------------
+# ---- representational similarity analysis ------------------------------------------------------------------
 
 
 def property_dissimilarity(values: Sequence[Any], kind: str) -> np.ndarray:
@@ -140,9 +148,9 @@ def mantel(model: np.ndarray, theory: np.ndarray, n_permutations: int, seed: int
     The p-value (one-sided, greater) permutes the model labels of ``theory``: exactly over all n! orders when
     n! ≤ ``n_permutations``, else over ``n_permutations`` random orders (plus the identity).
     """
+    if len(_upper(model)) < 3 or np.ptp(_upper(model)) == 0 or np.ptp(_upper(theory)) == 0:
+        return float("nan"), float("nan")  # fewer than three pairs, or a constant matrix: undefined
     observed = stats.spearmanr(_upper(model), _upper(theory)).statistic
-    if not np.isfinite(observed):
-        return float("nan"), float("nan")
     n = model.shape[0]
     if math.factorial(n) <= n_permutations:
         orders = [np.array(p) for p in itertools.permutations(range(n))]
@@ -181,23 +189,38 @@ def rsa_table(
             theory = property_dissimilarity([properties[rm][prop] for rm in rms], kind)
             r, p = mantel(1.0 - square, theory, n_permutations, seed)
             if not np.isfinite(r):
-                log.warning("rsa %s/%s: undefined (fewer than 3 RM pairs or a constant matrix)", prompt_id, prop)
+                log.warning(
+                    "rsa %s/%s: undefined (fewer than 3 RM pairs or a constant matrix)", prompt_id, prop
+                )
             rows.append(
-                {"prompt_id": prompt_id, "property": prop, "spearman_r": r, "p_value": p,
-                 "n_models": len(rms), "n_pairs": len(rms) * (len(rms) - 1) // 2}
+                {
+                    "prompt_id": prompt_id,
+                    "property": prop,
+                    "spearman_r": r,
+                    "p_value": p,
+                    "n_models": len(rms),
+                    "n_pairs": len(rms) * (len(rms) - 1) // 2,
+                }
             )
     return pl.DataFrame(
         rows,
-        schema={"prompt_id": pl.String, "property": pl.String, "spearman_r": pl.Float64, "p_value": pl.Float64,
-                "n_models": pl.Int64, "n_pairs": pl.Int64},
+        schema={
+            "prompt_id": pl.String,
+            "property": pl.String,
+            "spearman_r": pl.Float64,
+            "p_value": pl.Float64,
+            "n_models": pl.Int64,
+            "n_pairs": pl.Int64,
+        },
     )
 
 
-# ---- lexical regressions ---------------------------------------------------------------------------------------
+# ---- lexical regressions -----------------------------------------------------------------------------------
 
 
 def afinn_lexicon(name: str = "AFINN-111") -> dict[str, int]:
-    """An AFINN word list shipped with the ``afinn`` package (``AFINN-111`` as in the paper, or ``AFINN-en-165``)."""
+    """An AFINN word list shipped with the ``afinn`` package (``AFINN-111`` as in the paper, or
+    ``AFINN-en-165``)."""
     import afinn
 
     path = Path(afinn.__file__).parent / "data" / f"{name}.txt"
@@ -222,7 +245,9 @@ def with_lexical_features(scans: pl.DataFrame, lexicon: Mapping[str, int]) -> pl
     return words.with_columns(
         pl.col("word").replace_strict(lexicon, default=None, return_dtype=pl.Float64).alias("afinn"),
         pl.col("word").replace_strict(zipf, return_dtype=pl.Float64).alias("zipf"),
-        ((pl.col("score") - pl.col("score").mean()) / pl.col("score").std()).over(["rm", "prompt_id"]).alias("score_z"),
+        ((pl.col("score") - pl.col("score").mean()) / pl.col("score").std())
+        .over(["rm", "prompt_id"])
+        .alias("score_z"),
     )
 
 
@@ -242,19 +267,34 @@ def sentiment_slopes(features: pl.DataFrame, min_n: int = 3) -> pl.DataFrame:
     """
     rows, skipped = [], 0
     rated = features.filter(pl.col("afinn").is_not_null() & (pl.col("afinn") != 0))
-    rated = rated.with_columns(pl.when(pl.col("afinn") > 0).then(pl.lit("positive")).otherwise(pl.lit("negative")).alias("valence"))
-    for (rm, prompt_id, valence), group in rated.group_by(["rm", "prompt_id", "valence"], maintain_order=True):
+    rated = rated.with_columns(
+        pl.when(pl.col("afinn") > 0).then(pl.lit("positive")).otherwise(pl.lit("negative")).alias("valence")
+    )
+    for (rm, prompt_id, valence), group in rated.group_by(
+        ["rm", "prompt_id", "valence"], maintain_order=True
+    ):
         if group.height < min_n or group["afinn"].n_unique() < 2:
             skipped += 1
             continue
         fit = _ols(group["score_z"].to_numpy(), {"afinn": group["afinn"].to_numpy()}, "afinn")
         rows.append({"rm": rm, "prompt_id": prompt_id, "valence": valence, **fit, "n": group.height})
     if skipped:
-        log.warning("sentiment slopes: %d (RM, prompt, valence) group(s) with < %d rated words skipped", skipped, min_n)
+        log.warning(
+            "sentiment slopes: %d (RM, prompt, valence) group(s) with < %d rated words skipped",
+            skipped,
+            min_n,
+        )
     return pl.DataFrame(
         rows,
-        schema={"rm": pl.String, "prompt_id": pl.String, "valence": pl.String, "slope": pl.Float64,
-                "std_error": pl.Float64, "p_value": pl.Float64, "n": pl.Int64},
+        schema={
+            "rm": pl.String,
+            "prompt_id": pl.String,
+            "valence": pl.String,
+            "slope": pl.Float64,
+            "std_error": pl.Float64,
+            "p_value": pl.Float64,
+            "n": pl.Int64,
+        },
     ).sort(["prompt_id", "valence", "rm"])
 
 
@@ -274,12 +314,18 @@ def frequency_slopes(features: pl.DataFrame, min_n: int = 10) -> pl.DataFrame:
         rows.append({"rm": rm, "prompt_id": prompt_id, **fit, "n": group.height})
     return pl.DataFrame(
         rows,
-        schema={"rm": pl.String, "prompt_id": pl.String, "slope": pl.Float64, "std_error": pl.Float64,
-                "p_value": pl.Float64, "n": pl.Int64},
+        schema={
+            "rm": pl.String,
+            "prompt_id": pl.String,
+            "slope": pl.Float64,
+            "std_error": pl.Float64,
+            "p_value": pl.Float64,
+            "n": pl.Int64,
+        },
     ).sort(["prompt_id", "rm"])
 
 
-# ---- optimal / pessimal tokens and framing ---------------------------------------------------------------------
+# ---- optimal / pessimal tokens and framing -----------------------------------------------------------------
 
 
 def extreme_tokens(scans: pl.DataFrame, k: int = 10) -> pl.DataFrame:
@@ -289,12 +335,16 @@ def extreme_tokens(scans: pl.DataFrame, k: int = 10) -> pl.DataFrame:
         pl.col("score").rank("ordinal").over(["rm", "prompt_id"]).alias("rank_bottom"),
     )
     cols = ["rm", "prompt_id", "kind", "rank", "token_id", "text", "score"]
-    top = ranked.filter(pl.col("rank_top") <= k).with_columns(pl.lit("optimal").alias("kind"), pl.col("rank_top").alias("rank"))
+    top = ranked.filter(pl.col("rank_top") <= k).with_columns(
+        pl.lit("optimal").alias("kind"), pl.col("rank_top").alias("rank")
+    )
     bottom = ranked.filter(pl.col("rank_bottom") <= k).with_columns(
         pl.lit("pessimal").alias("kind"), pl.col("rank_bottom").alias("rank")
     )
-    return pl.concat([top.select(cols), bottom.select(cols)]).with_columns(pl.col("rank").cast(pl.Int64)).sort(
-        ["rm", "prompt_id", "kind", "rank"]
+    return (
+        pl.concat([top.select(cols), bottom.select(cols)])
+        .with_columns(pl.col("rank").cast(pl.Int64))
+        .sort(["rm", "prompt_id", "kind", "rank"])
     )
 
 
@@ -304,12 +354,15 @@ def framing_table(scans: pl.DataFrame, prompt_a: str, prompt_b: str) -> pl.DataF
     ``both`` = (z_a + z_b)/√2 is the axis orthogonal to the expected anti-correlation: tokens good (or bad)
     answers to both framings.
     """
+
     def z(prompt_id: str) -> pl.DataFrame:
         one = scans.filter(pl.col("prompt_id") == prompt_id)
         if one.height == 0:
             raise AnalysisError(f"tokens.analysis.framing_pairs: prompt {prompt_id!r} has no scan")
         return one.with_columns(
-            ((pl.col("score") - pl.col("score").mean()) / pl.col("score").std()).over("rm").alias(f"z_{prompt_id}")
+            ((pl.col("score") - pl.col("score").mean()) / pl.col("score").std())
+            .over("rm")
+            .alias(f"z_{prompt_id}")
         ).select("rm", "token_id", "text", f"z_{prompt_id}")
 
     joined = z(prompt_a).join(z(prompt_b).drop("text"), on=["rm", "token_id"], how="inner")
@@ -327,13 +380,20 @@ def framing_summary(framing: pl.DataFrame) -> pl.DataFrame:
         rho = stats.spearmanr(group["z_a"].to_numpy(), group["z_b"].to_numpy()).statistic
         ordered = group.sort("both", descending=True)["text"].str.strip_chars().to_list()
         rows.append(
-            {"rm": rm, "prompt_a": group["prompt_a"][0], "prompt_b": group["prompt_b"][0], "spearman_rho": float(rho),
-             "n": group.height, "good_for_both": ", ".join(ordered[:5]), "bad_for_both": ", ".join(ordered[-5:][::-1])}
+            {
+                "rm": rm,
+                "prompt_a": group["prompt_a"][0],
+                "prompt_b": group["prompt_b"][0],
+                "spearman_rho": float(rho),
+                "n": group.height,
+                "good_for_both": ", ".join(ordered[:5]),
+                "bad_for_both": ", ".join(ordered[-5:][::-1]),
+            }
         )
     return pl.DataFrame(rows)
 
 
-# ---- external human ranking ------------------------------------------------------------------------------------
+# ---- external human ranking --------------------------------------------------------------------------------
 
 
 def read_human_ranking(path: str | Path) -> pl.DataFrame:
@@ -341,7 +401,7 @@ def read_human_ranking(path: str | Path) -> pl.DataFrame:
     file = Path(path)
     if not file.is_file():
         raise AnalysisError(f"tokens.human_ranking.path: file {str(path)!r} does not exist")
-    table = pl.read_csv(file, schema_overrides={"item": pl.String})
+    table = pl.read_csv(file, schema_overrides={"item": pl.String}, comment_prefix="#")
     missing = {"item", "rank"} - set(table.columns)
     if missing:
         raise AnalysisError(f"tokens.human_ranking.path: {path} lacks column(s) {sorted(missing)}")
@@ -349,7 +409,9 @@ def read_human_ranking(path: str | Path) -> pl.DataFrame:
         if item is None or not str(item).strip():
             raise AnalysisError(f"tokens.human_ranking.path: {path} line {row}: empty item")
         if rank is None or int(rank) != rank or rank < 1:
-            raise AnalysisError(f"tokens.human_ranking.path: {path} line {row}: rank {rank!r} is not a positive integer")
+            raise AnalysisError(
+                f"tokens.human_ranking.path: {path} line {row}: rank {rank!r} is not a positive integer"
+            )
     duplicated = table.filter(pl.col("item").is_duplicated())["item"].unique().to_list()
     if duplicated:
         raise AnalysisError(f"tokens.human_ranking.path: {path}: duplicated item(s) {duplicated[:5]}")
@@ -369,7 +431,9 @@ def human_comparison(scored: pl.DataFrame) -> pl.DataFrame:
 
 def model_ranks(scored: pl.DataFrame) -> pl.DataFrame:
     """Each RM's rank of each item (1 = highest score; ties share the mean rank)."""
-    return scored.with_columns(pl.col("score").rank("average", descending=True).over("rm").alias("model_rank"))
+    return scored.with_columns(
+        pl.col("score").rank("average", descending=True).over("rm").alias("model_rank")
+    )
 
 
 def human_disagreements(scored: pl.DataFrame, n: int = 10) -> pl.DataFrame:
@@ -383,7 +447,11 @@ def human_disagreements(scored: pl.DataFrame, n: int = 10) -> pl.DataFrame:
         .agg(pl.col("model_rank").mean().alias("mean_model_rank"))
         .with_columns((pl.col("mean_model_rank") - pl.col("human_rank")).alias("difference"))
     )
-    humans_higher = mean.sort("difference", descending=True).head(n).with_columns(pl.lit("humans_higher").alias("direction"))
+    humans_higher = (
+        mean.sort("difference", descending=True)
+        .head(n)
+        .with_columns(pl.lit("humans_higher").alias("direction"))
+    )
     models_higher = mean.sort("difference").head(n).with_columns(pl.lit("models_higher").alias("direction"))
     return pl.concat([humans_higher, models_higher]).select(
         "direction", "item", "human_rank", "mean_model_rank", "difference"

@@ -47,24 +47,30 @@ def _special_ids(tokenizer: Any) -> set[int]:
 
 
 def vocabulary_table(tokenizer: Any, include_special: bool = False) -> pl.DataFrame:
-    """Every token id of ``tokenizer`` with its raw piece, its decoded text and the round-trip flag."""
+    """Every token id of ``tokenizer`` with its raw piece and its decoded text (no round-trip flag yet)."""
     special = _special_ids(tokenizer)
     ids = [i for i in range(len(tokenizer)) if include_special or i not in special]
     if len(ids) < len(tokenizer):
-        log.info("vocabulary: left out %d special token(s) (tokens.vocabulary.include_special)", len(tokenizer) - len(ids))
+        log.info(
+            "vocabulary: left out %d special token(s) (tokens.vocabulary.include_special)",
+            len(tokenizer) - len(ids),
+        )
     pieces = tokenizer.convert_ids_to_tokens(ids)
-    texts = tokenizer.batch_decode([[i] for i in ids], skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
-    same = [e == [i] for i, e in zip(ids, encoded)]
-    return pl.DataFrame(
-        {
-            "token_id": ids,
-            "piece": [p if p is not None else "" for p in pieces],
-            "text": texts,
-            "retokenizes_same": same,
-        },
-        schema={"token_id": pl.Int64, "piece": pl.String, "text": pl.String, "retokenizes_same": pl.Boolean},
+    texts = tokenizer.batch_decode(
+        [[i] for i in ids], skip_special_tokens=False, clean_up_tokenization_spaces=False
     )
+    return pl.DataFrame(
+        {"token_id": ids, "piece": [p if p is not None else "" for p in pieces], "text": texts},
+        schema={"token_id": pl.Int64, "piece": pl.String, "text": pl.String},
+    )
+
+
+def with_round_trip(tokenizer: Any, table: pl.DataFrame) -> pl.DataFrame:
+    """Add ``retokenizes_same``: whether encoding the decoded text gives back exactly ``[token_id]``."""
+    texts = table["text"].to_list()
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    same = [e == [i] for i, e in zip(table["token_id"].to_list(), encoded, strict=True)]
+    return table.with_columns(pl.Series("retokenizes_same", same, dtype=pl.Boolean))
 
 
 def _read_list(path: str | Path) -> list[str]:
@@ -89,7 +95,9 @@ def _select_list(table: pl.DataFrame, entries: Sequence[str], list_kind: str) ->
     else:
         raise VocabularyError(f"tokens.vocabulary.list_kind: unknown {list_kind!r}; choose text or id")
     if missing:
-        log.warning("vocabulary: %d list entr(ies) match no single token of this tokenizer (skipped)", missing)
+        log.warning(
+            "vocabulary: %d list entr(ies) match no single token of this tokenizer (skipped)", missing
+        )
     return chosen
 
 
@@ -135,10 +143,20 @@ def select_vocabulary(
             raise VocabularyError("tokens.vocabulary.list_path is required for mode 'list'")
         table = _select_list(table, _read_list(list_path), list_kind)
     if max_tokens is not None and table.height > max_tokens:
-        log.info("vocabulary: kept the first %d of %d tokens (tokens.vocabulary.max_tokens)", max_tokens, table.height)
+        log.info(
+            "vocabulary: kept the first %d of %d tokens (tokens.vocabulary.max_tokens)",
+            max_tokens,
+            table.height,
+        )
         table = table.head(max_tokens)
     if table.height == 0:
         raise VocabularyError(f"tokens.vocabulary: mode {mode!r} selects no token of this tokenizer")
+    table = with_round_trip(tokenizer, table)
     n_changed = table.height - int(table["retokenizes_same"].sum())
-    log.info("vocabulary: %d tokens (mode %s); %d decode to text that re-tokenises differently", table.height, mode, n_changed)
+    log.info(
+        "vocabulary: %d tokens (mode %s); %d decode to text that re-tokenises differently",
+        table.height,
+        mode,
+        n_changed,
+    )
     return table

@@ -1,0 +1,146 @@
+"""``rmexplain explain`` on one comparison with two black-box python RMs and the rules perturber."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from rmexplain.cli import main
+from rmexplain.schemas import EXPLANATIONS, read_table
+
+REPO = Path(__file__).resolve().parents[1]
+RMS_PY = """
+RUDE = ("hell", "dumb", "ugh", "stupid", "crying")
+
+def length(prompts, responses):
+    return [len(r.split()) / 10 for r in responses]
+
+def polite(prompts, responses):
+    return [sum(w in r.lower() for w in ("please", "sorry", "thanks", "glad"))
+            - 2 * sum(w in r.lower() for w in RUDE) + 0.01 * len(r.split()) for r in responses]
+"""
+COMPARISON = {
+    "prompt": "How can I pass my chemistry exam?",
+    "chosen": "I'm happy to help! Revise bonding types and practise past papers with a friend.",
+    "rejected": "Just copy from your friend, it's easy.",
+}
+
+
+@pytest.fixture
+def config_path(tmp_path: Path) -> Path:
+    (tmp_path / "rms.py").write_text(RMS_PY)
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["reward_models"] = {
+        "length": {"backend": "python", "callable": f"{tmp_path / 'rms.py'}:length"},
+        "polite": {"backend": "python", "callable": f"{tmp_path / 'rms.py'}:polite"},
+    }
+    config["tokens"]["model_properties"] = {}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def test_explain_one_comparison_from_a_json_file(tmp_path, config_path, capsys):
+    request = tmp_path / "comparison.json"
+    request.write_text(json.dumps(COMPARISON))
+    out = tmp_path / "out"
+    assert main(["explain", "--config", str(config_path), "--input", str(request), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| length | chosen | True |" in printed and "| polite | chosen | True |" in printed
+    for rm in ("length", "polite"):
+        assert (out / f"{rm}.png").stat().st_size > 10_000
+        page = (out / f"{rm}.html").read_text()
+        assert COMPARISON["prompt"] in page and "<ins>" in page
+        explanations = read_table(out / "work" / f"explanations_{rm}.parquet", EXPLANATIONS, "explanations")
+        assert explanations["comparison_id"].unique().to_list() == ["cli-0"]
+        assert set(explanations["side"]) == {"plus", "minus"}
+        cf = [
+            explanations.filter((pl.col("side") == s) & (pl.col("kind") == "counterfactual")).height
+            for s in ("plus", "minus")
+        ]
+        assert f"| {rm} | chosen | True | {cf[0]} / {cf[1]} |" in printed
+    summary = (out / "summary.md").read_text()
+    assert "length.html" in summary and "<a href='polite.html'>" in (out / "summary.html").read_text()
+
+
+def test_explain_with_options_one_rm_and_a_global_ranking(tmp_path, config_path):
+    pfr = pl.DataFrame(
+        {
+            "dataset": "d",
+            "method": "rules",
+            "rm": "polite",
+            "side": ["plus", "minus"] * 2,
+            "attribute": ["appropriateness", "appropriateness", "clarity", "clarity"],
+            "pfr": [0.9, 0.1, 0.1, 0.9],
+            "pfr_low": 0.0,
+            "pfr_high": 1.0,
+            "mean_delta": 0.0,
+            "delta_low": 0.0,
+            "delta_high": 0.0,
+            "n_comparisons": 3,
+            "n_perturbations": 3,
+        }
+    )
+    pfr.write_parquet(tmp_path / "pfr.parquet")
+    out = tmp_path / "one"
+    args = [
+        "explain",
+        "--config",
+        str(config_path),
+        "--out",
+        str(out),
+        "--rm",
+        "polite",
+        "--global-pfr",
+        str(tmp_path / "pfr.parquet"),
+        *[f"--{k}={v}" for k, v in COMPARISON.items()],
+    ]
+    assert main(args) == 0
+    assert not (out / "length.html").exists()
+    assert "local τ vs global PFR (Y+, Y−)" in (out / "polite.html").read_text()
+
+
+def test_explain_errors_are_one_line(tmp_path, config_path, capsys):
+    same = ["--prompt", "Hi?", "--chosen", "Hello.", "--rejected", "Hello."]
+    assert main(["explain", "--config", str(config_path), "--out", str(tmp_path / "x"), *same]) == 2
+    assert "identical responses" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "explain",
+                "--config",
+                str(config_path),
+                "--rm",
+                "nope",
+                "--out",
+                str(tmp_path / "y"),
+                *[f"--{k}={v}" for k, v in COMPARISON.items()],
+            ]
+        )
+        == 2
+    )
+    assert "--rm ['nope']" in capsys.readouterr().err
+    demo = [
+        "explain",
+        "--root",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "z"),
+        "--config",
+        str(REPO / "config" / "config.yaml"),
+        *[f"--{k}={v}" for k, v in COMPARISON.items()],
+    ]
+    assert main(demo) == 2
+    assert "train it first" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=r"--input FILE\.json"):
+        main(["explain", "--config", str(config_path), "--prompt", "only a prompt"])
+
+
+def test_schemas_prints_every_contract(capsys):
+    assert main(["schemas"]) == 0
+    printed = capsys.readouterr().out
+    for table in ("explanations", "pfr", "tau_rms", "tau_sides", "local_tau", "examples", "probe_win_rate"):
+        assert f"#### `{table}`" in printed

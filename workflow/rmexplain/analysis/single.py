@@ -1,0 +1,264 @@
+"""Explain one comparison (``rmexplain explain``) with the same library functions the workflow uses.
+
+Steps, per configured RM: score both responses (orientation), perturb with the configured method (per-RM
+or shared orientation as in config), score the perturbations, categorise them as CFs/SFs, then write one
+figure and one page per RM and a summary (Markdown and HTML) in the output directory. Intermediate tables
+go to ``<out>/work/`` in the workflow's own Parquet contracts.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import rmexplain.paths as P
+from rmexplain.analysis.examples import rm_page, write_page
+from rmexplain.analysis.paths import UNCONDITIONED_METHODS
+from rmexplain.analysis.representative import local_tau
+from rmexplain.analysis.sensitivity import AnalysisError
+from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
+from rmexplain.data.readers import Pair, SkipCounter, check_pair
+from rmexplain.plots import FigureOptions, example_rm_figure
+from rmexplain.schemas import (
+    COMPARISONS,
+    EXPLANATIONS,
+    ORIGINAL_SCORES,
+    PERTURBATIONS,
+    PFR,
+    REWARDS,
+    conform,
+    read_table,
+    write_table,
+)
+
+COMPARISON_ID = "cli-0"
+
+
+@dataclass
+class Request:
+    """What to explain: one prompt, the response a person prefers (if known) and the other one."""
+
+    prompt: str
+    chosen: str
+    rejected: str
+
+
+def comparison_frame(request: Request, dataset: str = "cli") -> pl.DataFrame:
+    """The COMPARISONS row of the request; empty or identical responses are an error."""
+    skips = SkipCounter()
+    if not check_pair(Pair("0", request.prompt, request.chosen, request.rejected), skips):
+        raise AnalysisError(f"cannot explain this comparison: {skips.summary()}")
+    frame = pl.DataFrame(
+        {
+            "comparison_id": [COMPARISON_ID],
+            "dataset": [dataset],
+            "seed": [0],
+            "source_index": ["0"],
+            "prompt": [request.prompt],
+            "chosen": [request.chosen],
+            "rejected": [request.rejected],
+        }
+    )
+    return conform(frame, COMPARISONS, "comparison")
+
+
+def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]:
+    """Files a scorer needs besides its spec (a demo RM's trained head, made by the workflow)."""
+    if config["reward_models"][rm]["backend"] != "demo":
+        return {}
+    head = root / P.fmt(P.DEMO_HEAD, rm=rm)
+    if not head.is_file():
+        raise AnalysisError(
+            f"reward model {rm!r} is a demo RM and its head {head} does not exist; train it first with "
+            f"`snakemake --cores 2 {P.fmt(P.DEMO_HEAD, rm=rm)}`"
+        )
+    return {"head": str(head)}
+
+
+def choose_method(config: dict[str, Any], method: str | None) -> str:
+    """The method to perturb with: ``method`` or the first attribute-conditioned one in config."""
+    methods = P.methods(config)
+    if method is not None:
+        return method
+    conditioned = [m for m in methods if m not in UNCONDITIONED_METHODS]
+    return (conditioned or methods)[0]
+
+
+def explain_one(
+    config: dict[str, Any],
+    request: Request,
+    out: str | Path,
+    rms: list[str] | None = None,
+    method: str | None = None,
+    root: str | Path = ".",
+    global_pfr: str | Path | None = None,
+    log: logging.Logger | None = None,
+) -> pl.DataFrame:
+    """Explain one comparison with every RM in ``rms`` (default all); return the summary table."""
+    from rmexplain.explain import categorise
+    from rmexplain.perturb.base import LLM_METHODS
+    from rmexplain.perturb.run import perturb_to_parquet
+    from rmexplain.score.run import score_originals, score_perturbations
+
+    log = log or logging.getLogger("rmexplain.explain")
+    out, root = Path(out), Path(root)
+    work = out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    rms = rms or P.reward_models(config)
+    unknown = [rm for rm in rms if rm not in config["reward_models"]]
+    if unknown:
+        raise AnalysisError(f"--rm {unknown}: not keys of reward_models {P.reward_models(config)}")
+    method = choose_method(config, method)
+    comparisons = comparison_frame(request)
+    comparisons_path = str(work / "comparisons.parquet")
+    write_table(comparisons, comparisons_path, COMPARISONS, "comparisons")
+    orienters = {rm: P.orienter_for(config, rm) for rm in rms}
+    scored = set(rms) | {r for o in set(orienters.values()) for r in P.orienting_rms(config, o)}
+    originals = {}
+    for rm in [r for r in P.reward_models(config) if r in scored]:
+        frame = score_originals(
+            comparisons_path, rm, config["reward_models"][rm], artifacts_for(config, rm, root), log
+        )
+        originals[rm] = str(work / f"originals_{rm}.parquet")
+        write_table(frame, originals[rm], ORIGINAL_SCORES, "original_scores")
+    for orienter in dict.fromkeys(orienters.values()):
+        perturb_to_parquet(
+            comparisons=comparisons_path,
+            scores=[originals[r] for r in P.orienting_rms(config, orienter)],
+            method=method,
+            orienter=orienter,
+            settings=config["perturb"].get(method) or {},
+            attributes=config["attributes"],
+            output=str(work / f"perturbations_{orienter}.parquet"),
+            skipped=str(work / f"skipped_{orienter}.parquet"),
+            log=log,
+            llm=config.get("llm") if method in LLM_METHODS else None,
+        )
+    options = FigureOptions.from_config(config.get("figures"))
+    rows = []
+    for rm in rms:
+        spec, arts = config["reward_models"][rm], artifacts_for(config, rm, root)
+        perturbations_path = str(work / f"perturbations_{orienters[rm]}.parquet")
+        rewards = score_perturbations(comparisons_path, [perturbations_path], rm, spec, arts, log)
+        write_table(rewards, work / f"rewards_{rm}.parquet", REWARDS, "rewards")
+        perturbations = read_table(perturbations_path, PERTURBATIONS, "perturbations")
+        explanations = categorise(
+            comparisons,
+            read_table(originals[rm], ORIGINAL_SCORES, "original_scores"),
+            perturbations,
+            rewards,
+            "cli",
+            rm,
+            method,
+            log,
+        )
+        write_table(explanations, work / f"explanations_{rm}.parquet", EXPLANATIONS, "explanations")
+        rows.append(
+            _report_rm(rm, comparisons, explanations, perturbations, out, options, global_pfr, method)
+        )
+    summary = pl.DataFrame(rows)
+    _write_summary(summary, request, method, out)
+    return summary
+
+
+def _local_facts(explanations: pl.DataFrame, rm: str, global_pfr: str | Path | None) -> dict[str, str]:
+    if global_pfr is None:
+        return {}
+    pfr = read_table(global_pfr, PFR, "pfr").filter(pl.col("rm") == rm)
+    if pfr.height == 0:
+        return {"local τ vs global PFR": f"no PFR of {rm} in {global_pfr}"}
+    local = local_tau(explanations, pfr.drop("dataset", "method"))
+    tau = {r["side"]: r["tau"] for r in local.iter_rows(named=True)}
+    return {"local τ vs global PFR (Y+, Y−)": f"{num(tau.get('plus'))}, {num(tau.get('minus'))}"}
+
+
+def _top(explanations: pl.DataFrame, side: str, k: int = 3) -> str:
+    mine = explanations.filter((pl.col("side") == side) & pl.col("attribute").is_not_null())
+    top = mine.sort("reward_delta", descending=True).head(k)
+    return ", ".join(f"{a} ({num(d)})" for a, d in top.select("attribute", "reward_delta").rows()) or "–"
+
+
+def _report_rm(
+    rm: str,
+    comparisons: pl.DataFrame,
+    explanations: pl.DataFrame,
+    perturbations: pl.DataFrame,
+    out: Path,
+    options: FigureOptions,
+    global_pfr: str | Path | None,
+    method: str,
+) -> dict[str, Any]:
+    """Figure and page of one RM; its row of the summary."""
+    comparison = comparisons.row(0, named=True)
+    if explanations.height == 0:
+        return {
+            "rm": rm,
+            "prefers": "tie (not explained)",
+            "agrees with human": "–",
+            "CF Y+ / Y−": "–",
+            "top attributes Y+": "–",
+            "top attributes Y−": "–",
+            "page": "–",
+        }
+    texts = perturbations.select("perturbation_id", "text", "focus_words")
+    originals = {"chosen": comparison["chosen"], "rejected": comparison["rejected"]}
+    rows = explanations.join(texts, on="perturbation_id", how="left").with_columns(
+        original=pl.col("target").replace_strict(originals, default=None)
+    )
+    title = f"{rm} on one comparison ({method} perturbations)"
+    figure, page = out / f"{rm}.png", out / f"{rm}.html"
+    example_rm_figure(rows, title, figure, options)
+    write_page(rm_page(rows, comparison, _local_facts(explanations, rm, global_pfr), rm, figure, title), page)
+    first = rows.row(0, named=True)
+    plus = (
+        first["target"]
+        if first["side"] == "plus"
+        else ("rejected" if first["target"] == "chosen" else "chosen")
+    )
+    cf = [
+        rows.filter((pl.col("side") == s) & (pl.col("kind") == "counterfactual")).height for s in SIDE_LABEL
+    ]
+    return {
+        "rm": rm,
+        "prefers": plus,
+        "agrees with human": str(plus == "chosen"),
+        "CF Y+ / Y−": f"{cf[0]} / {cf[1]}",
+        "top attributes Y+": _top(rows, "plus"),
+        "top attributes Y−": _top(rows, "minus"),
+        "page": page.name,
+    }
+
+
+def _write_summary(summary: pl.DataFrame, request: Request, method: str, out: Path) -> None:
+    intro = (
+        f"Perturbation method: {method}. *prefers*: the response the RM scores higher (y+). "
+        "*CF*: perturbations that flip the preference, of y+ (Y+) and of y− (Y−). "
+        "*Top attributes*: the largest reward changes against the preference (Δ)."
+    )
+    md = f"# One comparison explained\n\n**Prompt**: {request.prompt}\n\n{intro}\n\n{to_markdown(summary)}"
+    (out / "summary.md").write_text(md, encoding="utf-8")
+    cells = "".join(
+        "<tr>"
+        + "".join(
+            f"<td><a href='{html.escape(v)}'>{html.escape(v)}</a></td>"
+            if k == "page" and v != "–"
+            else f"<td>{html.escape(str(v))}</td>"
+            for k, v in row.items()
+        )
+        + "</tr>"
+        for row in summary.iter_rows(named=True)
+    )
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in summary.columns)
+    (out / "summary.html").write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>One comparison explained</title></head>"
+        "<body>"
+        f"<h2>One comparison explained</h2><p><b>Prompt</b>: {html.escape(request.prompt)}</p>"
+        f"<p>{html.escape(intro)}</p><table border='1' cellpadding='4'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{cells}</tbody></table></body></html>\n",
+        encoding="utf-8",
+    )

@@ -1,0 +1,296 @@
+"""File-level entry points of the analysis rules: read the inputs, call the analysis, write the outputs.
+
+Each function is what one ``workflow/scripts/analyse_*.py`` / ``figure_*.py`` script calls with
+``snakemake.input`` / ``params`` / ``output`` translated into plain arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rmexplain.analysis import judge as J
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.examples import example_pair, example_rm
+from rmexplain.analysis.paths import SIDES
+from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
+from rmexplain.analysis.representative import local_tau, select_examples
+from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
+from rmexplain.analysis.tables import write_table
+from rmexplain.plots import (
+    FigureOptions,
+    correctness_figure,
+    judge_figure,
+    local_tau_figure,
+    pfr_figure,
+    probe_figure,
+    rank_similarity_figure,
+)
+from rmexplain.schemas import (
+    COMPARISONS,
+    EXAMPLES,
+    EXPLANATIONS,
+    JUDGEMENTS,
+    LOCAL_TAU,
+    METRICS,
+    PERTURBATIONS,
+    PFR,
+    PROBE_WIN_RATE,
+    TAU_RMS,
+    TAU_SIDES,
+    read_table,
+)
+from rmexplain.schemas import write_table as write_parquet
+
+Settings = dict[str, Any]
+
+TABLE_CONTRACTS = {
+    "pfr": PFR,
+    "tau_rms": TAU_RMS,
+    "tau_sides": TAU_SIDES,
+    "representative_examples": EXAMPLES,
+    "probe_win_rate": PROBE_WIN_RATE,
+    "attribute_judge": JUDGEMENTS,
+}
+
+
+def read_explanations(paths: Sequence[str]) -> pl.DataFrame:
+    """All RMs' explanation tables of one (dataset, method), checked against the contract."""
+    frames = [read_table(p, EXPLANATIONS, "explanations") for p in paths]
+    return pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in EXPLANATIONS.items()})
+
+
+def read_perturbations(paths: Sequence[str]) -> pl.DataFrame:
+    """The perturbation tables (one per orienter), checked against the contract."""
+    return pl.concat([read_table(p, PERTURBATIONS, "perturbations") for p in paths])
+
+
+def run_global_sensitivity(
+    explanations: Sequence[str],
+    dataset: str,
+    method: str,
+    settings: Settings,
+    attributes: Sequence[str],
+    rms: Sequence[str],
+    outputs: dict[str, str],
+    log: logging.Logger,
+) -> None:
+    """PFR, τ between RMs and τ between sides -> ``outputs["pfr"|"tau_rms"|"tau_sides"]``.
+
+    ``attributes`` and ``rms`` (config order) order the rows and the RM pairs.
+    """
+    result = global_sensitivity(
+        read_explanations(explanations),
+        dataset,
+        method,
+        BootstrapSettings.from_config(settings.get("bootstrap")),
+        variants=settings.get("variants", "mean"),
+        attribute_order=list(attributes),
+        rm_order=list(rms),
+        log=log,
+    )
+    write_parquet(result.pfr, outputs["pfr"], PFR, "pfr")
+    write_parquet(result.tau_rms, outputs["tau_rms"], TAU_RMS, "tau_rms")
+    write_parquet(result.tau_sides, outputs["tau_sides"], TAU_SIDES, "tau_sides")
+
+
+def run_representative(
+    explanations: Sequence[str],
+    pfr: str,
+    dataset: str,
+    method: str,
+    settings: Settings,
+    rms: Sequence[str],
+    pairs: Sequence[Sequence[str]],
+    outputs: dict[str, str],
+    log: logging.Logger,
+) -> None:
+    """Local τ of every comparison and the selected examples -> ``outputs["local_tau"|"examples"]``."""
+    frame = read_explanations(explanations)
+    check_keys(frame, dataset, method)
+    local = local_tau(frame, read_table(pfr, PFR, "pfr"), settings.get("variants", "mean"))
+    examples = select_examples(local, list(rms), [(a, b) for a, b in pairs])
+    for row in examples.iter_rows(named=True):
+        log.info(
+            "example %s %s/%s side %s: %s (Στ=%s, %d eligible)",
+            row["kind"],
+            row["rm_a"],
+            row["rm_b"],
+            row["side"],
+            row["comparison_id"],
+            row["score"],
+            row["n_eligible"],
+        )
+    write_parquet(with_keys(local, dataset, method), outputs["local_tau"], LOCAL_TAU, "local_tau")
+    write_parquet(with_keys(examples, dataset, method), outputs["examples"], EXAMPLES, "examples")
+
+
+def run_probes(
+    explanations: Sequence[str],
+    perturbations: Sequence[str],
+    comparisons: str,
+    dataset: str,
+    method: str,
+    probes: Settings,
+    level: float,
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """Probe win rates of every RM -> ``output``."""
+    rows = probe_rows(
+        read_explanations(explanations),
+        read_perturbations(perturbations),
+        read_table(comparisons, COMPARISONS, "comparisons"),
+    )
+    table = win_rates(rows, probes_from_config(probes), level, log)
+    write_parquet(with_keys(table, dataset, method), output, PROBE_WIN_RATE, "probe_win_rate")
+
+
+def run_judge(
+    perturbations: str,
+    comparisons: str,
+    keys: tuple[str, str, str],
+    settings: Settings,
+    llm: Settings,
+    attributes: dict[str, str],
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """Judge one perturbation set with the configured LLM backend -> ``output``."""
+    from rmexplain.analysis.llm_judge import build_complete
+
+    complete, description = build_complete(llm, settings, log)
+    frame = J.run_judge(
+        read_table(perturbations, PERTURBATIONS, "perturbations"),
+        read_table(comparisons, COMPARISONS, "comparisons"),
+        attributes,
+        complete,
+        keys,
+        description,
+        settings.get("max_per_attribute"),
+        log,
+    )
+    write_parquet(frame, output, JUDGEMENTS, "judgements")
+
+
+def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:
+    """Concatenate the per-(dataset, method) tables into one summary table (CSV, Markdown, HTML)."""
+    if table not in TABLE_CONTRACTS:
+        raise AnalysisError(f"unknown analysis table {table!r}; known: {sorted(TABLE_CONTRACTS)}")
+    contract = TABLE_CONTRACTS[table]
+    frames = [read_table(p, contract, table) for p in inputs]
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in contract.items()})
+    if table == "attribute_judge":
+        frame = J.agreement_table(frame, level)
+    csv, md, html = _by_suffix(outputs, (".csv", ".md", ".html"))
+    write_table(frame, table, csv, md, html, level)
+
+
+def _by_suffix(paths: Sequence[str], suffixes: Sequence[str]) -> list[str]:
+    found = {Path(p).suffix: p for p in paths}
+    missing = [s for s in suffixes if s not in found]
+    if missing:
+        raise AnalysisError(f"outputs {list(paths)} lack files ending in {missing}")
+    return [found[s] for s in suffixes]
+
+
+def run_pfr_figure(
+    pfr: str, dataset: str, method: str, options: Settings, output: str, level: float = 0.95
+) -> None:
+    """Fig. 3 of one (dataset, method)."""
+    frame = read_table(pfr, PFR, "pfr")
+    pfr_figure(frame, f"{dataset} · {method}", output, FigureOptions.from_config(options), f"{level:.0%}")
+
+
+def run_local_tau_figure(local: str, dataset: str, method: str, options: Settings, output: str) -> None:
+    """Distribution of local τ of one (dataset, method)."""
+    frame = read_table(local, LOCAL_TAU, "local_tau")
+    local_tau_figure(frame, f"{dataset} · {method}", output, FigureOptions.from_config(options))
+
+
+def run_rank_similarity_figure(
+    tau_rms: Sequence[str], tau_sides: Sequence[str], options: Settings, output: str, level: float = 0.95
+) -> None:
+    """Tables 3 and 6 as one figure."""
+    rms = [read_table(p, TAU_RMS, "tau_rms") for p in tau_rms]
+    sides = [read_table(p, TAU_SIDES, "tau_sides") for p in tau_sides]
+    empty_rms = pl.DataFrame(schema={k: c.dtype for k, c in TAU_RMS.items()})
+    empty_sides = pl.DataFrame(schema={k: c.dtype for k, c in TAU_SIDES.items()})
+    rank_similarity_figure(
+        pl.concat(rms) if rms else empty_rms,
+        pl.concat(sides) if sides else empty_sides,
+        output,
+        FigureOptions.from_config(options),
+        f"{level:.0%}",
+    )
+
+
+def run_probe_figure(probes: Sequence[str], options: Settings, output: str) -> None:
+    """Probe win rates of every dataset and method."""
+    frames = [read_table(p, PROBE_WIN_RATE, "probe_win_rate") for p in probes]
+    frame = (
+        pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in PROBE_WIN_RATE.items()})
+    )
+    probe_figure(frame, output, FigureOptions.from_config(options))
+
+
+def run_judge_figure(judgement_files: Sequence[str], level: float, options: Settings, output: str) -> None:
+    """Judge agreement per attribute."""
+    frames = [read_table(p, JUDGEMENTS, "judgements") for p in judgement_files]
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in JUDGEMENTS.items()})
+    judge_figure(J.agreement_table(frame, level), output, FigureOptions.from_config(options))
+
+
+def correctness_summary(metric_files: Sequence[str]) -> pl.DataFrame:
+    """Mean and sd over seeds of every metric per (dataset, method, rm, subset)."""
+    metrics = pl.concat([read_table(p, METRICS, "metrics") for p in metric_files])
+    return metrics.group_by("dataset", "method", "rm", "subset", "metric", maintain_order=True).agg(
+        mean=pl.col("value").fill_nan(None).mean(), sd=pl.col("value").fill_nan(None).std()
+    )
+
+
+def run_correctness_figure(metric_files: Sequence[str], options: Settings, output: str) -> None:
+    """Table 5 (correct vs wrong preferences) as bars."""
+    from rmexplain.evaluation import COVERAGE_COLUMNS, DISTANCE_COLUMNS
+
+    labels = {**COVERAGE_COLUMNS, **DISTANCE_COLUMNS}
+    labels = {
+        k: v.replace(" cov.", " coverage").replace("dist.", "distance").replace("div.", "diversity")
+        for k, v in labels.items()
+    }
+    correctness_figure(correctness_summary(metric_files), labels, output, FigureOptions.from_config(options))
+
+
+def run_examples(
+    examples: str,
+    explanations: Sequence[str],
+    perturbations: Sequence[str],
+    comparisons: str,
+    rms: Sequence[str],
+    pairs: Sequence[Sequence[str]],
+    options: Settings,
+    figures: Sequence[str],
+    pages: Sequence[str],
+) -> None:
+    """Figures and pages of every example slot of one (dataset, method).
+
+    ``figures`` and ``pages`` list the one-RM examples first (``rms`` order), then each pair's Y+ and Y−.
+    """
+    slots = [("rm", rm, None) for rm in rms] + [("pair", tuple(p), side) for p in pairs for side in SIDES]
+    if len(figures) != len(slots) or len(pages) != len(slots):
+        raise AnalysisError(f"{len(slots)} example slots but {len(figures)} figures and {len(pages)} pages")
+    table = read_table(examples, EXAMPLES, "examples")
+    frame = read_explanations(explanations)
+    texts = read_perturbations(perturbations)
+    originals = read_table(comparisons, COMPARISONS, "comparisons")
+    fig_options = FigureOptions.from_config(options)
+    for (kind, who, side), figure, page in zip(slots, figures, pages, strict=True):
+        if kind == "rm":
+            mine = frame.filter(pl.col("rm") == who)
+            example_rm(table, mine, texts, originals, who, fig_options, figure, page)
+        else:
+            example_pair(table, frame, texts, originals, who, side, fig_options, figure, page)

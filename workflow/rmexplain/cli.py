@@ -1,0 +1,124 @@
+"""The ``rmexplain`` command.
+
+``rmexplain explain``: explain one comparison (a prompt and two responses, as arguments or a JSON file)
+with the configured method and RMs, writing a figure and a page per RM and a summary.
+``rmexplain schemas``: print the Parquet column contracts as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_CONFIG = "config/config.yaml"
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """A config file validated against the workflow's JSON schema (defaults filled) and checked."""
+    from snakemake.utils import validate
+
+    from rmexplain.analysis.config import check_analysis_config
+    from rmexplain.config import check_config
+
+    config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    schema = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+    validate(config, str(schema))
+    check_config(config)
+    check_analysis_config(config)
+    return config
+
+
+def read_request(args: argparse.Namespace) -> Any:
+    """The comparison from ``--input`` (JSON with prompt, chosen, rejected) or from the three options."""
+    from rmexplain.analysis.single import Request
+
+    if args.input:
+        data = json.loads(Path(args.input).read_text(encoding="utf-8"))
+        missing = [k for k in ("prompt", "chosen", "rejected") if not isinstance(data.get(k), str)]
+        if missing:
+            raise SystemExit(f"{args.input}: missing or non-string key(s) {missing}")
+        return Request(data["prompt"], data["chosen"], data["rejected"])
+    if not (args.prompt and args.chosen and args.rejected):
+        raise SystemExit("give --input FILE.json, or all of --prompt, --chosen and --rejected")
+    return Request(args.prompt, args.chosen, args.rejected)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Run ``explain``."""
+    from rmexplain.analysis.single import explain_one
+    from rmexplain.analysis.tables import to_markdown
+
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    config = load_config(args.config)
+    rms = args.rm.split(",") if args.rm else None
+    summary = explain_one(
+        config,
+        read_request(args),
+        args.out,
+        rms=rms,
+        method=args.method,
+        root=args.root,
+        global_pfr=args.global_pfr,
+        log=logging.getLogger("rmexplain.explain"),
+    )
+    print(to_markdown(summary))
+    print(f"Wrote {Path(args.out) / 'summary.html'} (and a figure and page per RM).")
+    return 0
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    """Run ``schemas``."""
+    from rmexplain.schemas import contracts_markdown
+
+    print(contracts_markdown())
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rmexplain``."""
+    main = argparse.ArgumentParser(prog="rmexplain", description=__doc__.split("\n\n")[0])
+    sub = main.add_subparsers(dest="command", required=True)
+    explain = sub.add_parser("explain", help="explain one comparison with the configured method and RMs")
+    explain.add_argument("--input", help="JSON file with keys prompt, chosen, rejected")
+    explain.add_argument("--prompt", help="the user prompt")
+    explain.add_argument("--chosen", help="the response a person prefers (if known)")
+    explain.add_argument("--rejected", help="the other response")
+    explain.add_argument("--config", default=REPO_CONFIG, help=f"workflow config (default {REPO_CONFIG})")
+    explain.add_argument("--rm", help="comma-separated RM names (default: every RM in the config)")
+    explain.add_argument(
+        "--method", help="perturbation method (default: the config's first attribute method)"
+    )
+    explain.add_argument(
+        "--out", default="results/explain", help="output directory (default results/explain)"
+    )
+    explain.add_argument("--root", default=".", help="workflow directory holding results/models (demo RMs)")
+    explain.add_argument(
+        "--global-pfr", help="a results/analysis/.../pfr.parquet to compare the local ranking to"
+    )
+    explain.add_argument("-v", "--verbose", action="store_true", help="log each step")
+    explain.set_defaults(func=cmd_explain)
+    schemas = sub.add_parser("schemas", help="print the Parquet column contracts as Markdown")
+    schemas.set_defaults(func=cmd_schemas)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``rmexplain`` console script."""
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, RuntimeError) as err:  # configuration and input errors: one line, no traceback
+        print(f"rmexplain: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

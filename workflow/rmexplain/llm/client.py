@@ -1,0 +1,168 @@
+"""The cached chat client that perturbation methods and discovery use: ``chat.complete(requests) -> texts``.
+
+It answers what it can from the persistent cache, sends only the rest to the backend (built lazily,
+so a fully cached rerun never loads a model or opens a connection), stores every completion as it
+arrives, and keeps the counts each rule logs: calls made, cache hits, tokens in/out, estimated cost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from rmexplain.llm.base import ChatBackend, ChatRequest, Completion, LLMError, Sampling, build_backend
+from rmexplain.llm.cache import DEFAULT_CACHE_DIR, CompletionCache, request_key
+
+# Defaults of the `llm` config section (workflow/schemas/config.schema.yaml mirrors them; a test checks).
+LLM_DEFAULTS: dict[str, Any] = {
+    "backend": "openai",
+    "cache_dir": DEFAULT_CACHE_DIR,
+    "system_prompt": None,
+    "sampling": {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1024, "seed": 0},
+    "prices": {"input_per_million": 0.0, "output_per_million": 0.0},
+}
+
+
+@dataclass
+class ChatStats:
+    """Counts for one rule's log line."""
+
+    requests: int = 0
+    unique: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    failures: int = 0
+    truncated: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def cost(self, prices: dict[str, float]) -> float:
+        """Estimated cost of the calls made (cache hits are free), in the currency of ``prices``."""
+        return (
+            self.tokens_in * float(prices.get("input_per_million", 0.0))
+            + self.tokens_out * float(prices.get("output_per_million", 0.0))
+        ) / 1e6
+
+
+def model_id(llm_config: dict[str, Any]) -> str:
+    """The model's identity in cache keys: backend, model and (for GGUF) the weights file."""
+    parts = [str(llm_config.get("backend")), str(llm_config.get("model"))]
+    gguf = (llm_config.get("transformers") or {}).get("gguf_file")
+    if gguf:
+        parts.append(str(gguf))
+    return ":".join(parts)
+
+
+class CachedChat:
+    """Cache-first chat completion over any ``ChatBackend``."""
+
+    def __init__(
+        self,
+        llm_config: dict[str, Any],
+        log: logging.Logger,
+        backend: ChatBackend | None = None,
+        cache: CompletionCache | None = None,
+    ) -> None:
+        self.config = {**LLM_DEFAULTS, **llm_config}
+        self.model_id = model_id(self.config)
+        self.log = log
+        self.cache = cache or CompletionCache(self.config["cache_dir"])
+        self.stats = ChatStats()
+        self._backend = backend
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.config.get("system_prompt")
+
+    def sampling(self, *overrides: dict[str, Any] | None) -> Sampling:
+        """``llm.sampling`` with method-level overrides applied."""
+        return Sampling.from_config(LLM_DEFAULTS["sampling"], self.config.get("sampling"), *overrides)
+
+    def request(self, content: str, sampling: Sampling, template: str, variant: int = 0) -> ChatRequest:
+        """A one-user-message request (with the configured system prompt, if any)."""
+        return ChatRequest.user(
+            content, system=self.system_prompt, sampling=sampling, template=template, variant=variant
+        )
+
+    def backend(self) -> ChatBackend:
+        if self._backend is None:
+            self._backend = build_backend(self.config)
+        return self._backend
+
+    def complete(self, requests: Sequence[ChatRequest], desc: str = "llm") -> list[str]:
+        """Texts of all requests, in order. Raises LLMError if some failed after all retries
+        (the others are cached, so a rerun only repeats the failed ones)."""
+        keys = [request_key(self.model_id, r) for r in requests]
+        answers: dict[str, str] = {}
+        missing: dict[str, ChatRequest] = {}
+        for key, request in zip(keys, requests, strict=True):
+            if key in answers or key in missing:
+                continue
+            cached = self.cache.get(key)
+            if cached is not None and cached.text is not None:
+                answers[key] = cached.text
+            else:
+                missing[key] = request
+        self.stats.requests += len(requests)
+        self.stats.unique += len(answers) + len(missing)
+        self.stats.cache_hits += len(answers)
+        if missing:
+            self._call(missing, answers, desc)
+        return [answers[k] for k in keys]
+
+    def _call(self, missing: dict[str, ChatRequest], answers: dict[str, str], desc: str) -> None:
+        order = list(missing)
+        errors: list[str] = []
+        progress = tqdm(total=len(order), desc=desc, mininterval=5.0, file=None)
+
+        def on_result(index: int, completion: Completion) -> None:
+            key = order[index]
+            progress.update(1)
+            self.stats.calls += 1
+            self.stats.tokens_in += completion.prompt_tokens
+            self.stats.tokens_out += completion.completion_tokens
+            if not completion.ok:
+                self.stats.failures += 1
+                errors.append(str(completion.error))
+                return
+            if completion.finish_reason == "length":
+                self.stats.truncated += 1
+            self.cache.put(key, self.model_id, completion)
+            answers[key] = completion.text  # type: ignore[assignment]
+
+        try:
+            self.backend().complete([missing[k] for k in order], on_result)
+        finally:
+            progress.close()
+        if errors:
+            raise LLMError(
+                f"{len(errors)} of {len(order)} LLM requests to {self.model_id} failed after all retries "
+                f"(first error: {errors[0]}); the {len(order) - len(errors)} that succeeded are cached, "
+                "so rerunning the rule repeats only the failed ones"
+            )
+
+    def log_summary(self, what: str = "llm") -> None:
+        """One log line: requests, cache hits, calls, tokens, estimated cost."""
+        s = self.stats
+        prices = self.config.get("prices") or {}
+        self.log.info(
+            "%s [%s]: %d requests (%d unique), %d cache hits, %d calls made, %d failed, %d truncated at "
+            "max_tokens; tokens in %d / out %d; estimated cost %.4f (prices per 1M tokens: in %s, out %s)",
+            what, self.model_id, s.requests, s.unique, s.cache_hits, s.calls, s.failures, s.truncated,
+            s.tokens_in, s.tokens_out, s.cost(prices),
+            prices.get("input_per_million", 0), prices.get("output_per_million", 0),
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self.cache.close()
+
+
+def build_chat(llm_config: dict[str, Any] | None, log: logging.Logger) -> CachedChat:
+    """The cached client for the ``llm`` config section (the backend is built on the first miss)."""
+    if not llm_config:
+        raise LLMError("this step needs an LLM: set the `llm` section of the config (backend, model, ...)")
+    return CachedChat(llm_config, log)

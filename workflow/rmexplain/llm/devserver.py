@@ -1,0 +1,286 @@
+"""A deterministic OpenAI-compatible chat-completions server with fault injection, for tests and benchmarks.
+
+It answers the bundled prompts with parseable, request-derived text (step 1: ``attribute: w1, w2``
+lines built from the attribute list and response A; step 2: response A with its first focus word
+changed; random: response A with its words rotated by the seed; discovery: a comma-separated list),
+and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
+``retry-after-ms``), answers slower than the client's timeout, and 200 answers whose body is not a
+chat completion. It counts every request, fault and success, so tests can check that a rerun makes
+exactly the missing calls.
+
+Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]``, then
+set ``llm: {backend: openai, base_url: http://127.0.0.1:8000/v1, api_key_env: null, model: dev}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+FAULT_KINDS = ("429", "500", "slow", "malformed")
+DISCOVERY_POOL = (
+    "clarity", "relevance", "harmlessness", "informativeness", "detail", "conciseness", "helpfulness",
+    "verbosity", "empathy", "accuracy",
+)  # fmt: skip
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def _between(text: str, start: str, end: str) -> str | None:
+    match = re.search(re.escape(start) + r"(.*?)" + re.escape(end), text, re.S)
+    return match.group(1) if match else None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z0-9']+", text)
+
+
+def step1_answer(prompt: str) -> str:
+    """``attribute: word, word`` per listed attribute, words taken from response A."""
+    attributes = (_between(prompt, "response B are ", ". Your task") or "").split(", ")
+    words = _words(_between(prompt, 'for response A: "', '". The model assigned') or "") or ["it"]
+    lines = []
+    for attribute in attributes:
+        h = _hash(attribute)
+        picked = [words[h % len(words)], words[(h // 7) % len(words)]]
+        lines.append(f"{attribute}: {', '.join(picked)}")
+    return "\n".join(lines)
+
+
+def step2_answer(prompt: str) -> str:
+    """Response A with its first focus word upper-cased and the direction and attribute appended."""
+    response = _between(prompt, 'for response A: "', '". The model assigned') or ""
+    attribute = _between(prompt, "than response B is: ", ". This attribute") or "?"
+    direction = _between(prompt, "becomes a ", " response to the question") or "?"
+    focus = _between(prompt, "the following words: ", "\n")
+    if focus:
+        first = focus.split(", ")[0]
+        response = re.sub(rf"\b{re.escape(first)}\b", first.upper(), response, count=1)
+    return f"{response} [{direction} {attribute}]"
+
+
+def random_answer(prompt: str, seed: int | None) -> str:
+    """The text with its words rotated by the seed."""
+    text = _between(prompt, "piece of text: ", ". Only output the perturbed text") or prompt
+    words = text.split() or ["empty"]
+    shift = (seed or 0) % len(words)
+    return " ".join(words[shift:] + words[:shift]) + f" (variant {seed})"
+
+
+def discovery_answer(prompt: str) -> str:
+    h = _hash(prompt)
+    picked = [DISCOVERY_POOL[(h >> (4 * i)) % len(DISCOVERY_POOL)] for i in range(3)]
+    return ", ".join(dict.fromkeys(a.capitalize() for a in picked))
+
+
+UNPARSEABLE_STEP1 = "Sorry, I cannot point to specific words in that response."
+
+
+def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
+    """The deterministic answer to a chat request; with ``garble_step1`` k > 0, one in about k step-1
+    prompts gets an answer with no ``attribute: words`` line."""
+    prompt = str(body["messages"][-1]["content"])
+    if "identify the words in response A" in prompt:
+        if garble_step1 and _hash(prompt) % garble_step1 == 0:
+            return UNPARSEABLE_STEP1
+        return step1_answer(prompt)
+    if "Your task is to modify response A" in prompt:
+        return step2_answer(prompt)
+    if "Generate a random perturbation" in prompt:
+        return random_answer(prompt, body.get("seed"))
+    if "List out some high-level attributes" in prompt:
+        return discovery_answer(prompt)
+    return "echo: " + " ".join(prompt.split()[:20])
+
+
+@dataclass
+class ServerStats:
+    """Counts since the server started (read them while it runs; they are updated under a lock)."""
+
+    requests: int = 0
+    faults: Counter = field(default_factory=Counter)
+    successes: Counter = field(default_factory=Counter)  # body key -> 200 answers with a completion
+    unauthorised: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    @property
+    def fault_count(self) -> int:
+        return sum(self.faults.values())
+
+
+class ChatServer:
+    """The server, run on 127.0.0.1 in a background thread (``with ChatServer(...) as server:``).
+
+    ``fault_pattern[h % len]`` faults are injected on the first attempts of a request body with hash
+    ``h``; the kind rotates through ``FAULT_KINDS``. ``slow_seconds`` must exceed the client timeout.
+    """
+
+    def __init__(
+        self,
+        latency: float = 0.0,
+        fault_pattern: tuple[int, ...] = (0,),
+        slow_seconds: float = 2.0,
+        expected_key: str | None = None,
+        garble_step1: int = 0,
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.fault_pattern = fault_pattern
+        self.slow_seconds = slow_seconds
+        self.expected_key = expected_key
+        self.garble_step1 = garble_step1
+        self.port = port
+        self.stats = ServerStats()
+        self._attempts: Counter = Counter()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def successes(self) -> Counter:
+        """A consistent copy of the successful answers per request body (safe while the server runs)."""
+        with self._lock:
+            return Counter(self.stats.successes)
+
+    def _fault(self, key: str) -> str | None:
+        with self._lock:
+            attempt = self._attempts[key]
+            self._attempts[key] += 1
+            self.stats.requests += 1
+        h = _hash(key)
+        if attempt >= self.fault_pattern[h % len(self.fault_pattern)]:
+            return None
+        kind = FAULT_KINDS[(h + attempt) % len(FAULT_KINDS)]
+        with self._lock:
+            self.stats.faults[kind] += 1
+        return kind
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        with self._lock:
+            self.stats.in_flight += 1
+            self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            with self._lock:
+                self.stats.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        authorised = request.headers.get("Authorization") == f"Bearer {self.expected_key}"
+        if self.expected_key is not None and not authorised:
+            with self._lock:
+                self.stats.unauthorised += 1
+            return web.json_response({"error": {"message": "bad key", "type": "auth"}}, status=401)
+        raw = await request.read()
+        body = json.loads(raw)
+        key = hashlib.sha256(raw).hexdigest()
+        fault = self._fault(key)
+        if fault in ("429", "500"):
+            error = {"error": {"message": f"injected {fault}", "type": "dev"}}
+            return web.json_response(error, status=int(fault), headers={"retry-after-ms": "10"})
+        if fault == "malformed":
+            broken = '{"id": "x", "choices": [' if _hash(key) % 2 else '{"object": "chat.completion"}'
+            return web.Response(text=broken, content_type="application/json")
+        await asyncio.sleep(self.slow_seconds if fault == "slow" else self.latency)
+        text = answer_for(body, self.garble_step1)
+        if fault is None:
+            with self._lock:
+                self.stats.successes[key] += 1
+        return web.json_response(self._completion(body, text))
+
+    @staticmethod
+    def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+        prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
+        return {
+            "id": "chatcmpl-dev",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "dev"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text.split()),
+                "total_tokens": prompt_tokens + len(text.split()),
+            },
+        }
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        with self._lock:
+            s = self.stats
+            data = {"requests": s.requests, "faults": dict(s.faults), "successes": sum(s.successes.values())}
+        return web.json_response(data)
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/stats", self._stats)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def _serve(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())  # type: ignore[union-attr]
+        self._loop.close()
+
+    def start(self) -> ChatServer:
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("dev chat server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("--faults", action="store_true", help="inject faults on about 44%% of requests")
+    args = parser.parse_args()
+    pattern = (0, 0, 1, 1, 2) if args.faults else (0,)
+    server = ChatServer(latency=args.latency, fault_pattern=pattern, port=args.port).start()
+    print(f"serving OpenAI-compatible chat completions at {server.base_url} (Ctrl-C stops)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+"""LLM perturbation methods: the paper's two-step method (§2.3, App. B) and its random baseline (App. C).
+
+``two_step``: step 1 asks, once per (comparison, target), for the words of response A relevant to
+each attribute; step 2 asks, once per attribute, to change response A in the direction opposing the
+RM (y+ worse, y− better) along that attribute, with both RM scores in the prompt and a focus
+requirement on the step-1 words: ``center`` (the paper's), ``only`` or ``pass`` (App. D ablation).
+A step-1 answer that does not parse for an attribute is recorded as a skip with its raw text and a
+reason; that attribute then gets no perturbation (``on_unparsed: skip``) or one without a focus
+requirement (``on_unparsed: pass``).
+
+``random``: ``n`` (default 15) samples of the App. C prompt per response, told apart by ``variant``
+(which offsets the seed and enters the cache key).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rmexplain.llm.base import ChatRequest
+from rmexplain.llm.client import CachedChat
+from rmexplain.llm.prompts import PromptTemplate, load_template
+from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, register_method
+from rmexplain.perturb.skips import SkipRecorder
+
+# Defaults of perturb.two_step / perturb.random (the config schema mirrors them; a test checks).
+TWO_STEP_DEFAULTS: dict[str, Any] = {
+    "focus": "center",
+    "on_unparsed": "skip",
+    "step1_sampling": {},
+    "step2_sampling": {},
+    "prompts": {},
+}
+RANDOM_DEFAULTS: dict[str, Any] = {"n": 15, "sampling": {}, "prompt": None}
+FOCUS_VARIANTS = ("center", "only", "pass")
+
+
+def normalise_name(name: str) -> str:
+    """Attribute names compared without case, spaces, hyphens, underscores or markup."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def format_score(score: float) -> str:
+    """A reward as written into prompts (4 significant digits)."""
+    return f"{score:.4g}"
+
+
+@dataclass
+class Step1Result:
+    """Words per attribute parsed from a step-1 answer, and why the other attributes failed."""
+
+    words: dict[str, list[str]] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+_LINE = re.compile(r"^\s*(?:[-*•]+|\d+[.)])?\s*\**\s*(?P<name>[^:*]+?)\s*\**\s*:\s*(?P<words>.*)$")
+
+
+def parse_step1(answer: str, attributes: Sequence[str]) -> Step1Result:
+    """Parse ``attribute: word1, word2`` lines (bullets, numbering and bold markers allowed)."""
+    by_key = {normalise_name(a): a for a in attributes}
+    found: dict[str, list[str]] = {}
+    for line in answer.splitlines():
+        match = _LINE.match(line)
+        attribute = by_key.get(normalise_name(match.group("name"))) if match else None
+        if match is None or attribute is None:
+            continue
+        words = [w.strip().strip("\"'`*.").strip() for w in match.group("words").split(",")]
+        found.setdefault(attribute, []).extend(w for w in words if w)
+    result = Step1Result()
+    for attribute in attributes:
+        if found.get(attribute):
+            result.words[attribute] = found[attribute]
+        elif attribute in found:
+            result.failures[attribute] = "attribute listed with no words in the step-1 answer"
+        elif not found:
+            result.failures[attribute] = (
+                "no 'attribute: words' line for any configured attribute in the step-1 answer"
+            )
+        else:
+            result.failures[attribute] = "attribute missing from the step-1 answer"
+    return result
+
+
+_LABEL = re.compile(r"^\s*\**\s*(?:modified|perturbed)\s+(?:response(?:\s+a)?|text)\s*:\s*\**\s*", re.I)
+
+
+def clean_answer(text: str) -> str:
+    """Strip whitespace, a leading 'Modified response A:' label and quotes wrapping the whole text."""
+    text = _LABEL.sub("", text.strip()).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+def _chat(context: MethodContext) -> CachedChat:
+    chat = context.services.get("chat")
+    if chat is None:
+        raise PerturbationError(
+            "LLM methods need an LLM client (services['chat']); set the `llm` config section"
+        )
+    return chat
+
+
+def _skips(context: MethodContext) -> SkipRecorder:
+    return context.services.setdefault("skips", SkipRecorder())
+
+
+def _settings(context: MethodContext, defaults: dict[str, Any], method: str) -> dict[str, Any]:
+    unknown = set(context.settings) - set(defaults)
+    if unknown:
+        raise PerturbationError(
+            f"perturb.{method}: unknown key(s) {sorted(unknown)}; allowed {sorted(defaults)}"
+        )
+    return {**defaults, **context.settings}
+
+
+@dataclass(frozen=True)
+class TwoStepPrompts:
+    step1: PromptTemplate
+    step2: PromptTemplate
+    focus: PromptTemplate | None
+
+    @classmethod
+    def load(cls, focus: str, paths: dict[str, str | None]) -> TwoStepPrompts:
+        if focus not in FOCUS_VARIANTS:
+            raise PerturbationError(f"perturb.two_step.focus: {focus!r} is not one of {FOCUS_VARIANTS}")
+        unknown = set(paths) - {"step1", "step2", "focus_center", "focus_only"}
+        if unknown:
+            raise PerturbationError(f"perturb.two_step.prompts: unknown key(s) {sorted(unknown)}")
+        focus_template = None
+        if focus != "pass":
+            focus_template = load_template(f"two_step_focus_{focus}", paths.get(f"focus_{focus}"))
+        return cls(
+            step1=load_template("two_step_step1", paths.get("step1")),
+            step2=load_template("two_step_step2", paths.get("step2")),
+            focus=focus_template,
+        )
+
+    def version(self, focus: PromptTemplate | None) -> str:
+        """Template version of a step-2 prompt with this focus requirement (None: the `pass` prompt)."""
+        if focus is None:
+            return f"{self.step2.version} focus=pass"
+        return f"{self.step2.version}+{focus.version} focus={focus.name.removeprefix('two_step_focus_')}"
+
+
+def _comparison_fields(task: PerturbTask) -> dict[str, str]:
+    """Fields shared by both steps; 'current' is how the RM rates A against B now."""
+    return {
+        "question": task.prompt,
+        "score_1": format_score(task.score),
+        "response_1": task.response,
+        "score_2": format_score(task.other_score),
+        "response_2": task.other,
+        "current_better_worse": "better" if task.direction == "worse" else "worse",
+    }
+
+
+def step1_prompt(task: PerturbTask, attributes: Sequence[str], template: PromptTemplate) -> str:
+    """App. B step 1 for one (comparison, target)."""
+    return template.render(**_comparison_fields(task), attribute_list=", ".join(attributes))
+
+
+def step2_prompt(
+    task: PerturbTask,
+    attribute: str,
+    description: str,
+    words: Sequence[str],
+    prompts: TwoStepPrompts,
+    focus: PromptTemplate | None,
+) -> str:
+    """App. B step 2 for one attribute; ``focus`` None drops the focus requirement (the `pass` prompt)."""
+    focus_line = focus.render(words=", ".join(words)) + "\n" if focus is not None else ""
+    return prompts.step2.render(
+        **_comparison_fields(task),
+        attribute=attribute,
+        attribute_description=description,
+        target_better_worse=task.direction,
+        positively_negatively="Positively" if task.direction == "better" else "Negatively",
+        focus_requirement=focus_line,
+    )
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One perturbation to ask for: task, attribute, step-1 words, generator label."""
+
+    task: PerturbTask
+    attribute: str
+    words: list[str]
+    generator: str
+
+
+class TwoStep:
+    """One two_step run: settings, templates and services, and the two steps."""
+
+    def __init__(self, context: MethodContext) -> None:
+        self.chat, self.skips, self.log = _chat(context), _skips(context), context.log
+        self.settings = _settings(context, TWO_STEP_DEFAULTS, "two_step")
+        if self.settings["on_unparsed"] not in ("skip", "pass"):
+            raise PerturbationError(
+                f"perturb.two_step.on_unparsed: {self.settings['on_unparsed']!r} is not skip or pass"
+            )
+        self.prompts = TwoStepPrompts.load(self.settings["focus"], dict(self.settings["prompts"] or {}))
+        self.attributes = dict(context.attributes)
+
+    def step1(self, tasks: Sequence[PerturbTask]) -> tuple[list[str], list[Step1Result]]:
+        """Raw answers and parsed words per task."""
+        sampling, template = self.chat.sampling(self.settings["step1_sampling"]), self.prompts.step1
+        names = list(self.attributes)
+        requests = [
+            self.chat.request(step1_prompt(t, names, template), sampling, template.version) for t in tasks
+        ]
+        answers = self.chat.complete(requests, desc="two_step step 1")
+        parsed = [parse_step1(a, names) for a in answers]
+        self.log.info(
+            "two_step step 1: %d answers; %d of %d (task, attribute) pairs without usable words",
+            len(answers), sum(len(p.failures) for p in parsed), len(tasks) * len(names),
+        )  # fmt: skip
+        return answers, parsed
+
+    def step2_requests(
+        self, tasks: Sequence[PerturbTask], answers: Sequence[str], parsed: Sequence[Step1Result]
+    ) -> tuple[list[Slot], list[ChatRequest]]:
+        """One request per (task, attribute); attributes that failed step 1 are recorded as skips and
+        dropped (``on_unparsed: skip``) or asked without the focus requirement (``pass``)."""
+        sampling = self.chat.sampling(self.settings["step2_sampling"])
+        slots: list[Slot] = []
+        requests: list[ChatRequest] = []
+        for task, result, answer in zip(tasks, parsed, answers, strict=True):
+            for attribute, description in self.attributes.items():
+                focus = self.prompts.focus
+                if attribute in result.failures:
+                    self.skips.add(
+                        task.comparison_id, "step1", result.failures[attribute],
+                        target=task.target, attribute=attribute, raw=answer,
+                    )  # fmt: skip
+                    if self.settings["on_unparsed"] == "skip":
+                        continue
+                    focus = None
+                words = result.words.get(attribute, [])
+                version = self.prompts.version(focus)
+                prompt = step2_prompt(task, attribute, description, words, self.prompts, focus)
+                slots.append(Slot(task, attribute, words, f"{self.chat.model_id} {version}"))
+                requests.append(self.chat.request(prompt, sampling, version))
+        return slots, requests
+
+
+@register_method("two_step")
+def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """The paper's method: one perturbation per (comparison, target, attribute)."""
+    run = TwoStep(context)
+    answers, parsed = run.step1(tasks)
+    slots, requests = run.step2_requests(tasks, answers, parsed)
+    texts = run.chat.complete(requests, desc="two_step step 2")
+    return _drafts(slots, texts, run.skips)
+
+
+def _drafts(slots: Sequence[Slot], texts: Sequence[str], skips: SkipRecorder) -> list[Draft]:
+    drafts: list[Draft] = []
+    for slot, raw in zip(slots, texts, strict=True):
+        text = clean_answer(raw)
+        task = slot.task
+        if not text:
+            skips.add(
+                task.comparison_id,
+                "step2",
+                "empty LLM answer",
+                target=task.target,
+                attribute=slot.attribute,
+                raw=raw,
+            )
+            continue
+        drafts.append(
+            Draft(
+                task.comparison_id,
+                task.target,
+                task.direction,
+                slot.attribute,
+                0,
+                text,
+                slot.words,
+                slot.generator,
+            )
+        )
+    return drafts
+
+
+@register_method("random")
+def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """The RP baseline: ``n`` random perturbations of each response, without attributes."""
+    chat, skips = _chat(context), _skips(context)
+    settings = _settings(context, RANDOM_DEFAULTS, "random")
+    n = int(settings["n"])
+    if n < 1:
+        raise PerturbationError(f"perturb.random.n must be at least 1, got {n}")
+    template = load_template("random", settings["prompt"])
+    sampling = chat.sampling(settings["sampling"])
+    requests = [
+        chat.request(template.render(response=t.response), sampling, template.version, variant=v)
+        for t in tasks
+        for v in range(n)
+    ]
+    texts = chat.complete(requests, desc="random")
+    drafts: list[Draft] = []
+    generator = f"{chat.model_id} {template.version}"
+    for index, raw in enumerate(texts):
+        task, variant = tasks[index // n], index % n
+        text = clean_answer(raw)
+        if not text:
+            skips.add(
+                task.comparison_id,
+                "generate",
+                "empty LLM answer",
+                target=task.target,
+                variant=variant,
+                raw=raw,
+            )
+            continue
+        drafts.append(
+            Draft(task.comparison_id, task.target, task.direction, None, variant, text, [], generator)
+        )
+    return drafts

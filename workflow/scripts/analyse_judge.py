@@ -1,0 +1,15 @@
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+from rmexplain.analysis.stages import run_judge  # noqa: E402 - the log is open first
+
+run_judge(
+    snakemake.input.perturbations,
+    snakemake.input.comparisons,
+    (snakemake.wildcards.dataset, snakemake.wildcards.method, snakemake.wildcards.orienter),
+    snakemake.params.settings,
+    snakemake.params.llm,
+    snakemake.params.attributes,
+    snakemake.output[0],
+    log,
+)

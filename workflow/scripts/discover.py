@@ -1,0 +1,18 @@
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+
+from rmexplain.llm.discover import discover_attributes  # noqa: E402 - the log is open first
+
+discover_attributes(
+    comparisons=snakemake.input.comparisons,
+    scores=snakemake.input.scores,
+    orienter=snakemake.wildcards.orienter,
+    settings=snakemake.params.settings,
+    llm=snakemake.params.llm,
+    attributes=snakemake.params.attributes,
+    answers_out=snakemake.output.answers,
+    counts_csv=snakemake.output.csv,
+    counts_md=snakemake.output.md,
+    log=log,
+)

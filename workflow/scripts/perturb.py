@@ -1,0 +1,18 @@
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+
+from rmexplain.perturb.run import perturb_to_parquet  # noqa: E402 - the log is open first
+
+perturb_to_parquet(
+    comparisons=snakemake.input.comparisons,
+    scores=snakemake.input.scores,
+    method=snakemake.wildcards.method,
+    orienter=snakemake.wildcards.orienter,
+    settings=snakemake.params.settings,
+    llm=snakemake.params.llm,
+    attributes=snakemake.params.attributes,
+    output=snakemake.output.perturbations,
+    skipped=snakemake.output.skipped,
+    log=log,
+)

@@ -1,0 +1,11 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_agreement
+
+log = script_logger(snakemake)
+run_agreement(
+    list(snakemake.input),
+    snakemake.params.prompt_ids,
+    snakemake.params.analysis,
+    snakemake.params.properties,
+    dict(snakemake.output.items()),
+)

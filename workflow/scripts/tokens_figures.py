@@ -1,0 +1,12 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_figures
+
+log = script_logger(snakemake)
+tables = {k: v for k, v in snakemake.input.items() if k != "scans"}
+run_figures(
+    list(snakemake.input.scans),
+    snakemake.params.prompts,
+    tables,
+    snakemake.params.figures,
+    dict(snakemake.output.items()),
+)

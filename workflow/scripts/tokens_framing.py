@@ -1,0 +1,12 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_framing
+
+log = script_logger(snakemake)
+run_framing(
+    list(snakemake.input),
+    snakemake.wildcards.a,
+    snakemake.wildcards.b,
+    snakemake.params.figures,
+    snakemake.output.table,
+    snakemake.output.figure,
+)

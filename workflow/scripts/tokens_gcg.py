@@ -1,0 +1,15 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_gcg
+
+log = script_logger(snakemake)
+run_gcg(
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    snakemake.wildcards.prompt,
+    snakemake.params.prompt,
+    snakemake.wildcards.objective,
+    snakemake.params.gcg,
+    snakemake.params.scan,
+    snakemake.output[0],
+    threads=snakemake.threads,
+)

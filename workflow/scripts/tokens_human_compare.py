@@ -1,0 +1,7 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_human_compare
+
+log = script_logger(snakemake)
+run_human_compare(
+    list(snakemake.input), snakemake.params.n, snakemake.params.figures, dict(snakemake.output.items())
+)

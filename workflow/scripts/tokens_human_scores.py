@@ -1,0 +1,14 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_human_scores
+
+log = script_logger(snakemake)
+artifacts = {k: v for k, v in snakemake.input.items() if k != "ranking"}
+run_human_scores(
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    artifacts,
+    snakemake.input.ranking,
+    snakemake.params.prompt,
+    snakemake.output[0],
+    threads=snakemake.threads,
+)

@@ -1,0 +1,16 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import run_scan
+
+log = script_logger(snakemake)
+artifacts = {k: v for k, v in snakemake.input.items() if k != "vocabulary"}
+run_scan(
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    artifacts,
+    snakemake.wildcards.prompt,
+    snakemake.params.prompt,
+    snakemake.input.vocabulary,
+    snakemake.params.scan,
+    snakemake.output[0],
+    threads=snakemake.threads,
+)

@@ -13,6 +13,7 @@ if not workflow.overwrite_configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/sample.smk"
+include: "workflow/rules/download.smk"
 include: "workflow/rules/demo_rm.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/perturb.smk"

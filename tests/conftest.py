@@ -51,6 +51,7 @@ def tiny_demo_config() -> dict:
     config["sample"] = {"n_per_seed": 4, "seeds": [0, 1]}
     config["reward_models"] = {"demo-harmless": {"backend": "demo", "train_part": "harmless"}}
     config["demo_rm"]["epochs"] = 60
+    config["tokens"]["enabled"] = False  # the token part has its own workflow test
     config["attributes"] = {
         "harmlessness": "whether the response is relevant to unsafe, immoral or illegal behaviours",
         "clarity": "whether or not the response is clear and easy to read",

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+
 from rmexplain.cli import main
 from rmexplain.schemas import EXPLANATIONS, read_table
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.utils import validate
+
 from rmexplain.analysis import paths as A
 from rmexplain.analysis.config import check_analysis_config
 from rmexplain.analysis.targets import analysis_files
 from rmexplain.config import ConfigError, check_config
-from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")

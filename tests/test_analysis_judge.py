@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import polars as pl
 import pytest
+
 from rmexplain.analysis.judge import agreement_table, judge_prompts, judgements, parse_verdict, run_judge
 from rmexplain.analysis.llm_judge import build_complete, judge_llm_config
 from rmexplain.llm.base import ChatRequest, Completion, OnResult, register_backend

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+
 from rmexplain.analysis import stages as S
 from rmexplain.analysis.pages import word_diff_html
 from rmexplain.analysis.tables import to_markdown, with_ci
@@ -240,3 +241,29 @@ def test_word_diff_and_formatting_helpers():
     assert word_diff_html("keep <this>", "keep <this>") == "keep &lt;this&gt;"
     assert with_ci(0.5, 0.25, 0.75) == "0.50 [0.25, 0.75]" and with_ci(float("nan"), 0, 1) == "–"
     assert to_markdown(pl.DataFrame({"a|b": ["x|y"]})) == "| a\\|b |\n|---|\n| x\\|y |\n"
+
+
+def test_pair_page_notes_when_the_rms_saw_different_perturbations(tmp_path, analysed):
+    """Per-RM orientation with a generative method gives each RM its own texts: the page must say so."""
+    _, perturbations, _ = synthetic()
+    edited = perturbations.with_columns(
+        text=pl.when(pl.col("orienter") == "rm-harmless")
+        .then(pl.col("text") + " (v2)")
+        .otherwise(pl.col("text"))
+    )
+    edited.write_parquet(tmp_path / "p.parquet")
+    assert "differ between" not in (analysed / "pair_plus.html").read_text()
+    expl = [str(analysed / f"expl_{rm}.parquet") for rm in RMS]
+    S.run_examples(
+        str(analysed / "examples.parquet"),
+        expl,
+        [str(tmp_path / "p.parquet")],
+        str(analysed / "comparisons.parquet"),
+        [],
+        [RMS],
+        FIGURES,
+        [str(tmp_path / "plus.png"), str(tmp_path / "minus.png")],
+        [str(tmp_path / "plus.html"), str(tmp_path / "minus.html")],
+    )
+    page = (tmp_path / "plus.html").read_text()
+    assert f"{len(PAPER_ATTRIBUTES)} perturbations differ between rm-helpful and rm-harmless" in page

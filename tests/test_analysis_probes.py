@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from statsmodels.stats.proportion import proportion_confint
+
 from rmexplain.analysis.probes import Probe, probe_rows, probes_from_config, win_rates
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.schemas import COMPARISONS, EXPLANATIONS, PERTURBATIONS, conform
-from statsmodels.stats.proportion import proportion_confint
 
 COMPARISONS_FRAME = conform(
     pl.DataFrame(

@@ -6,6 +6,7 @@ import math
 
 import polars as pl
 import pytest
+
 from rmexplain.analysis.representative import (
     local_tau,
     plus_targets,

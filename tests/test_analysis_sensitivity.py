@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
+
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
     bca_interval,
@@ -24,7 +26,6 @@ from rmexplain.analysis.sensitivity import (
     kendall_tau,
 )
 from rmexplain.schemas import EXPLANATIONS, PFR, TAU_RMS, TAU_SIDES, conform
-from scipy import stats
 
 BOOT = BootstrapSettings(n_resamples=400, confidence_level=0.9, seed=3)
 

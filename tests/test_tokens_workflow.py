@@ -190,16 +190,12 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
         },
     }
     path = workflow_copy.write_config(config)
-    workflow_copy.snakemake(
-        "tokens_all", "--cores", "2", "--replace-workflow-config", "--configfile", str(path)
-    )
+    workflow_copy.snakemake("tokens_all", "--cores", "2", "--configfile", str(path))
     root = workflow_copy.root
     tau = pl.read_csv(root / "results/tokens/tables/kendall_tau.csv")
-    assert (
-        tau.height == 2 * 2 * 2 and tau.filter(pl.col("rm_a") == pl.col("rm_b"))["tau"].to_list() == [1.0] * 4
-    )
+    assert tau["tau"].to_list() == [1.0, 1.0]  # one RM, two prompts
     gcg = pl.read_csv(root / "results/tokens/tables/gcg.csv")
-    assert gcg.height == 2 and (gcg["best_score"] <= gcg["initial_score"]).all()
+    assert gcg.height == 1 and gcg["best_score"][0] < gcg["initial_score"][0]  # pessimal: lower
     for figure in (
         "violins",
         "tau_heatmap",

@@ -25,6 +25,23 @@ FIGURE = "results/figures/{figure}.{ext}"
 SHARED_ORIENTER = "shared"
 
 
+def embedded_data_file(part: str) -> str:
+    """Path of a bundled JSONL part (an input of the rules that read it, so edits to it rerun them)."""
+    from importlib import resources
+
+    return str(resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl")
+
+
+def dataset_source_files(config: Config, dataset: str) -> list[str]:
+    """Local files a dataset is read from (bundled part or user file); hub datasets have none."""
+    spec = config["datasets"][dataset]
+    if spec["source"] == "embedded":
+        return [embedded_data_file(spec["part"])]
+    if spec["source"] == "file":
+        return [spec["path"]]
+    return []
+
+
 def datasets(config: Config) -> list[str]:
     """Dataset names, in config order."""
     return list(config["datasets"])

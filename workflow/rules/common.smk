@@ -46,6 +46,15 @@ def token_targets():
     return token_files(config)
 
 
+def dataset_files(wildcards):
+    return P.dataset_source_files(config, wildcards.dataset)
+
+
+def demo_training_data(wildcards):
+    """The bundled parts a demo RM trains on (its own) and reports held-out accuracy on (both)."""
+    return [P.embedded_data_file(part) for part in ("helpful", "harmless")]
+
+
 def rm_spec(wildcards):
     return config["reward_models"][wildcards.rm]
 

@@ -1,4 +1,6 @@
 rule train_demo_rm:
+    input:
+        demo_training_data,
     output:
         P.DEMO_HEAD,
     params:

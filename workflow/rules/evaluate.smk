@@ -1,7 +1,11 @@
+import rmexplain.hub as H
+
+
 rule distances:
     input:
         comparisons=P.COMPARISONS,
         perturbations=P.PERTURBATIONS,
+        hub=ancient(H.models_for_distances(config)),  # the embedding model (download.smk)
     output:
         P.DISTANCES,
     params:

@@ -1,5 +1,6 @@
 # Perturbation generation (issues 2 and 3): every method (rules, file, two_step, random, polyjuice) runs
 # through rmexplain.perturb.run.perturb_to_parquet. LLM answers are cached outside results/ (llm.cache_dir).
+import rmexplain.hub as H
 import rmexplain.llm.targets as LT
 from rmexplain.perturb.run import PERTURB_SKIPS_PATH
 
@@ -9,6 +10,7 @@ rule perturb:
         unpack(lambda w: LT.prompt_inputs(config, w.method)),
         comparisons=P.COMPARISONS,
         scores=orientation_scores,
+        hub=lambda w: ancient(H.models_for_perturb(config, w.method)),  # LLM or Polyjuice (download.smk)
     output:
         perturbations=P.PERTURBATIONS,
         skipped=PERTURB_SKIPS_PATH,

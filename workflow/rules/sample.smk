@@ -1,4 +1,6 @@
 rule sample_comparisons:
+    input:
+        dataset_files,
     output:
         P.COMPARISONS,
     params:

@@ -1,7 +1,13 @@
+# Hub models: downloaded by the localrule download_model (download.smk) first; ancient: only the order matters
+# (a model change reruns these jobs through params.spec).
+import rmexplain.hub as H
+
+
 rule score_originals:
     input:
         unpack(rm_artifacts),
         comparisons=P.COMPARISONS,
+        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
     output:
         P.ORIGINAL_SCORES,
     params:
@@ -22,6 +28,7 @@ rule score_perturbations:
         unpack(rm_artifacts),
         comparisons=P.COMPARISONS,
         perturbations=perturbations_for_rm,
+        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
     output:
         P.PERTURBATION_REWARDS,
     params:

@@ -1,5 +1,7 @@
 # Optimal and pessimal tokens (issue 6): vocabulary -> one scan per RM x prompt -> analyses, figures, GCG.
 # Paths and target lists: rmexplain.tokens.targets. Run only this part with `snakemake tokens_all`.
+# Hub models are downloaded first by download_model (download.smk); `hub=` markers are ancient: only order matters.
+import rmexplain.hub as H
 import rmexplain.tokens.targets as TK
 
 TOKENS = config["tokens"]  # defaults filled by validate() in common.smk
@@ -16,6 +18,8 @@ rule tokens_all:
 
 
 rule tokens_vocabulary:
+    input:
+        hub=lambda w: ancient(H.models_for_tokens_vocabulary(config, w.rm)),
     output:
         TK.VOCABULARY,
     params:
@@ -33,6 +37,7 @@ rule tokens_scan:
     input:
         unpack(rm_artifacts),
         vocabulary=TK.VOCABULARY,
+        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
     output:
         TK.SCAN,
     params:
@@ -100,7 +105,7 @@ rule tokens_lexical:
         "../scripts/tokens_lexical.py"
 
 
-rule tokens_figures:
+rule figure_tokens:
     input:
         scans=TK.scan_files(config),
         kendall_tau=TK.table("kendall_tau"),
@@ -127,21 +132,15 @@ rule tokens_figures:
     conda:
         "../../envs/core.yaml"
     script:
-        "../scripts/tokens_figures.py"
+        "../scripts/figure_tokens.py"
 
 
 rule tokens_framing:
     input:
         lambda w: TK.scan_files(config, [w.a, w.b]),
     output:
-        table=TK.table("framing_{a}_{b}"),
-        figure=report(
-            TK.figure(config, "framing_{a}_{b}"),
-            category="Optimal and pessimal tokens",
-            caption="../report/tokens_framing.rst",
-        ),
-    params:
-        figures=config["figures"],
+        report(TK.table("framing_{a}_{b}"), category="Optimal and pessimal tokens",
+               caption="../report/tokens_framing.rst"),
     wildcard_constraints:
         a="[A-Za-z0-9]+",
         b="[A-Za-z0-9]+",
@@ -153,10 +152,33 @@ rule tokens_framing:
         "../scripts/tokens_framing.py"
 
 
+rule figure_tokens_framing:
+    input:
+        lambda w: TK.scan_files(config, [w.a, w.b]),
+    output:
+        report(
+            TK.figure(config, "framing_{a}_{b}"),
+            category="Optimal and pessimal tokens",
+            caption="../report/tokens_framing.rst",
+        ),
+    params:
+        figures=config["figures"],
+    wildcard_constraints:
+        a="[A-Za-z0-9]+",
+        b="[A-Za-z0-9]+",
+    log:
+        "logs/tokens/figure_framing_{a}_{b}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/figure_tokens_framing.py"
+
+
 rule tokens_human_scores:
     input:
         unpack(rm_artifacts),
         ranking=(TOKENS.get("human_ranking") or {}).get("path", []),
+        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
     output:
         TK.HUMAN_SCORES,
     params:
@@ -180,11 +202,8 @@ rule tokens_human_compare:
         human_ranking=report(TK.table("human_ranking"), category="Optimal and pessimal tokens",
                              caption="../report/tokens_human_ranking.rst"),
         human_disagreements=TK.table("human_disagreements"),
-        figure=report(TK.figure(config, "human_disagreements"), category="Optimal and pessimal tokens",
-                      caption="../report/tokens_human_disagreements.rst"),
     params:
         n=(TOKENS.get("human_ranking") or {}).get("n_disagreements"),
-        figures=config["figures"],
     log:
         "logs/tokens/human_compare.log",
     conda:
@@ -193,7 +212,25 @@ rule tokens_human_compare:
         "../scripts/tokens_human_compare.py"
 
 
+rule figure_tokens_human:
+    input:
+        TK.table("human_disagreements"),
+    output:
+        report(TK.figure(config, "human_disagreements"), category="Optimal and pessimal tokens",
+               caption="../report/tokens_human_disagreements.rst"),
+    params:
+        figures=config["figures"],
+    log:
+        "logs/tokens/figure_human_disagreements.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/figure_tokens_human.py"
+
+
 rule tokens_gcg:
+    input:
+        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
     output:
         TK.GCG,
     params:

@@ -3,7 +3,7 @@ from rmexplain.schemas import ORIGINAL_SCORES, write_table
 from rmexplain.score.run import score_originals
 
 log = script_logger(snakemake)
-artifacts = {k: v for k, v in snakemake.input.items() if k != "comparisons"}
+artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "hub")}
 frame = score_originals(
     snakemake.input.comparisons, snakemake.wildcards.rm, snakemake.params.spec, artifacts, log
 )

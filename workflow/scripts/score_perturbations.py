@@ -3,7 +3,7 @@ from rmexplain.schemas import REWARDS, write_table
 from rmexplain.score.run import score_perturbations
 
 log = script_logger(snakemake)
-artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "perturbations")}
+artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "perturbations", "hub")}
 frame = score_perturbations(
     snakemake.input.comparisons,
     list(snakemake.input.perturbations),

@@ -2,11 +2,4 @@ from rmexplain.logs import script_logger
 from rmexplain.tokens.pipeline import run_framing
 
 log = script_logger(snakemake)
-run_framing(
-    list(snakemake.input),
-    snakemake.wildcards.a,
-    snakemake.wildcards.b,
-    snakemake.params.figures,
-    snakemake.output.table,
-    snakemake.output.figure,
-)
+run_framing(list(snakemake.input), snakemake.wildcards.a, snakemake.wildcards.b, snakemake.output[0])

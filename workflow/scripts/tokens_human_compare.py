@@ -2,6 +2,4 @@ from rmexplain.logs import script_logger
 from rmexplain.tokens.pipeline import run_human_compare
 
 log = script_logger(snakemake)
-run_human_compare(
-    list(snakemake.input), snakemake.params.n, snakemake.params.figures, dict(snakemake.output.items())
-)
+run_human_compare(list(snakemake.input), snakemake.params.n, dict(snakemake.output.items()))

@@ -2,7 +2,7 @@ from rmexplain.logs import script_logger
 from rmexplain.tokens.pipeline import run_human_scores
 
 log = script_logger(snakemake)
-artifacts = {k: v for k, v in snakemake.input.items() if k != "ranking"}
+artifacts = {k: v for k, v in snakemake.input.items() if k not in ("ranking", "hub")}
 run_human_scores(
     snakemake.wildcards.rm,
     snakemake.params.spec,

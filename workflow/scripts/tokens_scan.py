@@ -2,7 +2,7 @@ from rmexplain.logs import script_logger
 from rmexplain.tokens.pipeline import run_scan
 
 log = script_logger(snakemake)
-artifacts = {k: v for k, v in snakemake.input.items() if k != "vocabulary"}
+artifacts = {k: v for k, v in snakemake.input.items() if k not in ("vocabulary", "hub")}
 run_scan(
     snakemake.wildcards.rm,
     snakemake.params.spec,

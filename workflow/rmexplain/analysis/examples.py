@@ -172,7 +172,10 @@ def example_pair(
         _with_kind(rows_a, f" ({a})")
         .join(
             _with_kind(rows_b, f" ({b})").select(
-                *key, pl.col("reward_perturbed").alias("reward_b"), f"kind ({b})"
+                *key,
+                pl.col("reward_perturbed").alias("reward_b"),
+                f"kind ({b})",
+                pl.col("text").alias("text_b"),
             ),
             on=key,
             how="full",
@@ -193,6 +196,16 @@ def example_pair(
         s: ", ".join(f"r_{rm} = {num(v[i], 3)}" for rm, v in r.items())
         for i, s in enumerate(("plus", "minus"))
     }
+    differing = joined.filter(pl.col("text_b").is_not_null() & (pl.col("text_b") != pl.col("text"))).height
+    notes = (
+        [
+            f"{differing} perturbations differ between {a} and {b} (each RM's own perturbation set, "
+            f"perturb.orientation: per_rm); texts shown are {a}'s. Use perturb.orientation: shared to "
+            "compare the RMs on identical perturbations (as the paper's §4 does)."
+        ]
+        if differing
+        else []
+    )
     minus_target = _other(plus_target)
     originals_shown = {
         f"y+ ({_HUMAN[plus_target]}) — {rewards_of['plus']}": comparison[plus_target],
@@ -212,6 +225,7 @@ def example_pair(
                 f"kind ({b})": f"kind ({b})",
             },
             figure=figure,
+            notes=notes,
         ),
         page,
     )

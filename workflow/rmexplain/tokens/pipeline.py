@@ -30,8 +30,11 @@ def _spec(name: str, spec: Mapping[str, Any]) -> Any:
 
 
 def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer: str) -> Any:
-    """The RM's own tokenizer for exact-id backends, else ``text_tokenizer`` (bundled-minilm or a path)."""
-    if _is_exact(spec):
+    """The RM's own tokenizer where its spec names one (transformers; vllm/remote with model or tokenizer),
+    else ``text_tokenizer`` (``bundled-minilm`` or a path), e.g. for the demo and python RMs."""
+    if spec.get("backend") in ("transformers", "vllm", "remote") and (
+        spec.get("tokenizer") or spec.get("model")
+    ):
         from rmexplain.score.hf import load_tokenizer
 
         return load_tokenizer(_spec(name, spec))
@@ -40,7 +43,10 @@ def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer
     from rmexplain.embeddings import resolve_model_path
 
     log.info(
-        "%s: backend %s takes text; scanning the vocabulary of %s", name, spec.get("backend"), text_tokenizer
+        "%s: backend %s has no tokenizer of its own; scanning the vocabulary of %s",
+        name,
+        spec.get("backend"),
+        text_tokenizer,
     )
     return AutoTokenizer.from_pretrained(resolve_model_path(text_tokenizer))
 
@@ -165,18 +171,19 @@ def run_lexical(scan_paths: Sequence[str], lexicon: str, outputs: Mapping[str, s
     _write_csv(stats.frequency_slopes(features), outputs["frequency_slopes"])
 
 
-def run_framing(
-    scan_paths: Sequence[str],
-    prompt_a: str,
-    prompt_b: str,
-    figures: Mapping[str, Any],
-    table_out: str,
-    figure_out: str,
-) -> None:
-    """Per-RM comparison of two framings: summary table and scatter figure."""
+def run_framing(scan_paths: Sequence[str], prompt_a: str, prompt_b: str, table_out: str) -> None:
+    """Per-RM comparison of two framings (summary table)."""
     framing = stats.framing_table(read_scans(scan_paths), prompt_a, prompt_b)
     _write_csv(stats.framing_summary(framing), table_out)
-    plots.framing_figure(framing, dict(figures), figure_out)
+
+
+def plot_framing(
+    scan_paths: Sequence[str], prompt_a: str, prompt_b: str, figures: Mapping[str, Any], figure_out: str
+) -> None:
+    """The best-vs-worst framing scatter (Fig. 4)."""
+    plots.framing_figure(
+        stats.framing_table(read_scans(scan_paths), prompt_a, prompt_b), dict(figures), figure_out
+    )
 
 
 def run_human_scores(
@@ -200,18 +207,19 @@ def run_human_scores(
     S.write_table(table, output, S.TOKEN_HUMAN_SCORES, f"human-ranking scores {name}")
 
 
-def run_human_compare(
-    paths: Sequence[str], n: int, figures: Mapping[str, Any], outputs: Mapping[str, str]
-) -> None:
-    """Spearman ρ per RM, the largest disagreements, and their figure."""
+def run_human_compare(paths: Sequence[str], n: int, outputs: Mapping[str, str]) -> None:
+    """Spearman ρ per RM and the largest disagreements with the human ranking (tables)."""
     scored = pl.concat([S.read_table(p, S.TOKEN_HUMAN_SCORES, "human-ranking scores") for p in paths])
     comparison = stats.human_comparison(scored)
     for rm, rho, n_items in comparison.iter_rows():
         log.info("human ranking vs %s: Spearman rho = %.3f over %d items", rm, rho, n_items)
     _write_csv(comparison, outputs["human_ranking"])
-    disagreements = stats.human_disagreements(scored, n)
-    _write_csv(disagreements, outputs["human_disagreements"])
-    plots.human_disagreements_figure(disagreements, dict(figures), outputs["figure"])
+    _write_csv(stats.human_disagreements(scored, n), outputs["human_disagreements"])
+
+
+def plot_human_disagreements(disagreements_csv: str, figures: Mapping[str, Any], figure_out: str) -> None:
+    """The largest human-vs-RM disagreements as bars (Fig. 5B)."""
+    plots.human_disagreements_figure(pl.read_csv(disagreements_csv), dict(figures), figure_out)
 
 
 def run_gcg(

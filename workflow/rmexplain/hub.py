@@ -1,0 +1,320 @@
+"""Hub models: which models a configuration loads by hub id, and their download by a localrule.
+
+Login nodes have the internet; compute nodes often do not. Rule ``download_model`` (a ``localrule``, so it
+runs where Snakemake runs) fetches every hub model of the configuration into the Hugging Face cache
+(``$HF_HOME/hub``) and writes a marker ``results/hub/<name>.json``. The rules that load a model take its
+marker as input (``hub=``), so they start only after the download and load the same repo and revision from
+the cache: huggingface_hub returns the cached snapshot when the hub cannot be reached, and
+``HF_HUB_OFFLINE=1`` in a job's environment skips the network altogether.
+
+Sources (``config/README.md`` documents the keys): ``reward_models.<rm>.model`` / ``.tokenizer`` (backends
+``transformers`` and ``vllm``; ``remote`` only for its local tokenizer), the ``llm`` section (and
+``analysis.judge.llm``) for backends ``transformers`` and ``vllm``, ``perturb.polyjuice.model``,
+``evaluate.embedding_model`` and ``tokens.vocabulary.text_tokenizer``. Local paths that exist and
+``bundled-minilm`` need no download.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rmexplain.config import ConfigError
+
+Config = dict[str, Any]
+
+HUB_MARKER = "results/hub/{model}.json"
+BUNDLED_MINILM = "bundled-minilm"  # rmexplain.embeddings.BUNDLED_MINILM (not imported: it pulls numpy)
+# Everything a tokenizer (and the model config) needs, for sources that only load a tokenizer or GGUF weights.
+TOKENIZER_FILES = ("*.json", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py")
+# Weight formats of other frameworks and runtimes, which transformers, sentence-transformers and vLLM never load
+# here (sentence-transformers repos ship ONNX and OpenVINO copies: hundreds of MB for nothing).
+NOT_LOADED = ("*.h5", "*.msgpack", "*.ot", "*.onnx", "onnx/*", "openvino/*", "*.tflite", "coreml/*")
+_LLM_BACKENDS = ("transformers", "vllm")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class HubError(RuntimeError):
+    """A hub model could not be downloaded; the message names the config keys that use it."""
+
+
+@dataclass(frozen=True)
+class HubRef:
+    """One hub repository at one revision, as one config key asks for it."""
+
+    repo_id: str
+    revision: str | None
+    key: str
+    allow_patterns: tuple[str, ...] | None = None  # None: every file (minus NOT_LOADED)
+    required: tuple[str, ...] = ()  # files that must be in the snapshot (a GGUF file)
+
+    @property
+    def name(self) -> str:
+        """Filesystem-safe marker name: ``org--repo`` (hub ids never contain ``--``), ``@revision`` if set."""
+        base = self.repo_id.replace("/", "--")
+        return base if self.revision is None else f"{base}@{_UNSAFE.sub('_', self.revision)}"
+
+
+def hub_ref(
+    source: Any, revision: Any, key: str, *, gguf_file: str | None = None, tokenizer_only: bool = False
+) -> HubRef | None:
+    """The download ``source`` (from config ``key``) needs; None for local paths and ``bundled-minilm``."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if source is None or source == BUNDLED_MINILM or Path(str(source)).expanduser().exists():
+        return None
+    try:
+        validate_repo_id(str(source))
+    except HFValidationError as err:
+        raise ConfigError(f"{key}: {source!r} is neither an existing local path nor a hub id ({err})") from None
+    allow = None
+    if gguf_file or tokenizer_only:
+        allow = (*([gguf_file] if gguf_file else []), *TOKENIZER_FILES)
+    rev = None if revision is None else str(revision)
+    return HubRef(str(source), rev, key, allow, (gguf_file,) if gguf_file else ())
+
+
+def _rm_refs(name: str, spec: Mapping[str, Any]) -> list[HubRef | None]:
+    key, backend = f"reward_models.{name}", spec.get("backend")
+    engine = (spec.get("engine_kwargs") or {}) if backend == "vllm" else {}
+    model, tokenizer = engine.get("model", spec.get("model")), engine.get("tokenizer", spec.get("tokenizer"))
+    revision = engine.get("revision", spec.get("revision"))
+    if backend in ("transformers", "vllm"):
+        refs = [hub_ref(model, revision, f"{key}.model", gguf_file=spec.get("gguf_file"))]
+        if tokenizer and tokenizer != model:
+            tok_rev = engine.get("tokenizer_revision")
+            refs.append(hub_ref(tokenizer, tok_rev, f"{key}.tokenizer", tokenizer_only=True))
+        return refs
+    if backend == "remote" and spec.get("send", "token_ids") != "messages":  # formats inputs locally
+        source_key = f"{key}.tokenizer" if tokenizer else f"{key}.model"
+        rev = None if tokenizer else revision
+        gguf = None if tokenizer else spec.get("gguf_file")
+        return [hub_ref(tokenizer or model, rev, source_key, gguf_file=gguf, tokenizer_only=True)]
+    return []
+
+
+def _llm_sections(config: Config) -> dict[str, Config]:
+    """Config key -> effective LLM section, for the jobs that will run (perturbation/discovery, judge)."""
+    from rmexplain.llm.targets import llm_needed
+
+    llm = config.get("llm") or {}
+    sections = {"llm": llm} if llm_needed(config) else {}
+    judge = (config.get("analysis") or {}).get("judge") or {}
+    if judge.get("enabled"):
+        sections["analysis.judge.llm" if judge.get("llm") else "llm"] = {**llm, **(judge.get("llm") or {})}
+    return sections
+
+
+def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
+    backend = llm.get("backend", "openai")
+    if backend not in _LLM_BACKENDS:
+        return []
+    if backend == "transformers":
+        settings = llm.get("transformers") or {}
+        gguf = settings.get("gguf_file")
+        return [hub_ref(llm.get("model"), settings.get("revision"), f"{key}.model", gguf_file=gguf)]
+    engine = (llm.get("vllm") or {}).get("engine") or {}
+    refs = [hub_ref(llm.get("model"), engine.get("revision"), f"{key}.model")]
+    if engine.get("tokenizer"):
+        tok_key = f"{key}.vllm.engine.tokenizer"
+        refs.append(hub_ref(engine["tokenizer"], engine.get("tokenizer_revision"), tok_key, tokenizer_only=True))
+    return refs
+
+
+def _polyjuice_refs(config: Config) -> list[HubRef | None]:
+    perturb = config.get("perturb") or {}
+    if "polyjuice" not in (perturb.get("methods") or []):
+        return []
+    settings = perturb.get("polyjuice") or {}
+    model = settings.get("model", "uw-hai/polyjuice")
+    return [hub_ref(model, settings.get("revision"), "perturb.polyjuice.model")]
+
+
+def _embedding_refs(config: Config) -> list[HubRef | None]:
+    model = (config.get("evaluate") or {}).get("embedding_model", BUNDLED_MINILM)
+    return [hub_ref(model, None, "evaluate.embedding_model")]
+
+
+def _text_tokenizer_refs(config: Config) -> list[HubRef | None]:
+    source = ((config.get("tokens") or {}).get("vocabulary") or {}).get("text_tokenizer", BUNDLED_MINILM)
+    return [hub_ref(source, None, "tokens.vocabulary.text_tokenizer", tokenizer_only=True)]
+
+
+def _token_rms(config: Config) -> list[str]:
+    tokens = config.get("tokens") or {}
+    if not tokens.get("enabled"):
+        return []
+    return list(tokens.get("reward_models") or config.get("reward_models") or {})
+
+
+def _uses_text_tokenizer(config: Config, rm: str) -> bool:
+    from rmexplain.tokens.targets import EXACT_ID_BACKENDS
+
+    return config["reward_models"][rm].get("backend") not in EXACT_ID_BACKENDS
+
+
+def _all_refs(config: Config) -> list[HubRef]:
+    refs: list[HubRef | None] = []
+    for name, spec in (config.get("reward_models") or {}).items():
+        refs += _rm_refs(name, spec)
+    for key, llm in _llm_sections(config).items():
+        refs += _llm_refs(key, llm)
+    refs += _polyjuice_refs(config) + _embedding_refs(config)
+    if any(_uses_text_tokenizer(config, rm) for rm in _token_rms(config)):
+        refs += _text_tokenizer_refs(config)
+    return [ref for ref in refs if ref is not None]
+
+
+def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if a is None or b is None else tuple(dict.fromkeys((*a, *b)))
+
+
+def _merge(entry: dict[str, Any] | None, ref: HubRef) -> dict[str, Any]:
+    if entry is None:
+        return {
+            "repo_id": ref.repo_id,
+            "revision": ref.revision,
+            "allow_patterns": None if ref.allow_patterns is None else list(ref.allow_patterns),
+            "ignore_patterns": list(NOT_LOADED),
+            "required": list(ref.required),
+            "used_by": [ref.key],
+        }
+    if (entry["repo_id"], entry["revision"]) != (ref.repo_id, ref.revision):
+        raise ConfigError(
+            f"{ref.key}: {ref.repo_id!r} at revision {ref.revision!r} and {entry['used_by'][0]}: "
+            f"{entry['repo_id']!r} at revision {entry['revision']!r} map to the same marker {ref.name!r}; "
+            "give one of them a commit hash"
+        )
+    allow = entry["allow_patterns"]
+    merged = _union(None if allow is None else tuple(allow), ref.allow_patterns)
+    return {
+        **entry,
+        "allow_patterns": None if merged is None else list(merged),
+        "required": list(dict.fromkeys([*entry["required"], *ref.required])),
+        "used_by": list(dict.fromkeys([*entry["used_by"], ref.key])),
+    }
+
+
+def _collect(refs: Iterable[HubRef]) -> dict[str, dict[str, Any]]:
+    models: dict[str, dict[str, Any]] = {}
+    for ref in refs:
+        models[ref.name] = _merge(models.get(ref.name), ref)
+    return models
+
+
+def hub_models(config: Config) -> dict[str, dict[str, Any]]:
+    """Every hub model the configuration loads: marker name -> download spec.
+
+    A spec has ``repo_id``, ``revision`` (None: the default branch), ``allow_patterns`` (None: all files;
+    a GGUF file and the tokenizer files for ``gguf_file``; tokenizer files for tokenizer-only sources),
+    ``ignore_patterns``, ``required`` files and ``used_by`` (the config keys). One repo and revision used
+    by several keys is downloaded once, with the union of their files.
+    """
+    return _collect(_all_refs(config))
+
+
+def hub_spec(config: Config, name: str) -> dict[str, Any]:
+    """The download spec of marker ``name`` (the ``download_model`` job's params)."""
+    models = hub_models(config)
+    if name not in models:
+        raise ConfigError(f"results/hub/{name}.json: no hub model of this config is called {name!r}; "
+                          f"they are {sorted(models)}")
+    return models[name]
+
+
+def _markers(refs: Iterable[HubRef | None]) -> list[str]:
+    names = dict.fromkeys(ref.name for ref in refs if ref is not None)
+    return [HUB_MARKER.format(model=name) for name in names]
+
+
+def models_for_rm(config: Config, rm: str) -> list[str]:
+    """Markers a job loading RM ``rm`` (scoring, token scans, GCG) waits for."""
+    return _markers(_rm_refs(rm, config["reward_models"][rm]))
+
+
+def models_for_tokens_vocabulary(config: Config, rm: str) -> list[str]:
+    """Markers of ``tokens_vocabulary``: the RM's tokenizer, or ``text_tokenizer`` for text-only backends."""
+    if _uses_text_tokenizer(config, rm):
+        return _markers(_text_tokenizer_refs(config))
+    return models_for_rm(config, rm)
+
+
+def models_for_perturb(config: Config, method: str) -> list[str]:
+    """Markers of a ``perturb`` job: the LLM for LLM methods, the Polyjuice model for ``polyjuice``."""
+    from rmexplain.perturb.base import LLM_METHODS
+
+    if method in LLM_METHODS:
+        return _markers(_llm_refs("llm", config.get("llm") or {}))
+    if method == "polyjuice":
+        return _markers(_polyjuice_refs(config))
+    return []
+
+
+def models_for_discovery(config: Config) -> list[str]:
+    """Markers of ``discover_attributes``: the LLM."""
+    return _markers(_llm_refs("llm", config.get("llm") or {}))
+
+
+def models_for_judge(config: Config) -> list[str]:
+    """Markers of ``analyse_judge``: the judge's LLM (``llm`` with ``analysis.judge.llm`` overrides)."""
+    judge = (config.get("analysis") or {}).get("judge") or {}
+    llm = {**(config.get("llm") or {}), **(judge.get("llm") or {})}
+    return _markers(_llm_refs("analysis.judge.llm" if judge.get("llm") else "llm", llm))
+
+
+def models_for_distances(config: Config) -> list[str]:
+    """Markers of ``distances``: the sentence-embedding model."""
+    return _markers(_embedding_refs(config))
+
+
+def _snapshot(spec: Mapping[str, Any]) -> str:
+    from huggingface_hub import snapshot_download
+
+    return snapshot_download(
+        repo_id=spec["repo_id"],
+        revision=spec.get("revision"),
+        allow_patterns=spec.get("allow_patterns"),
+        ignore_patterns=spec.get("ignore_patterns"),
+    )
+
+
+def download_model(spec: Mapping[str, Any], marker_path: str | Path, log: logging.Logger) -> dict[str, Any]:
+    """Download one :func:`hub_models` spec into the Hugging Face cache and write its JSON marker.
+
+    The marker records ``repo_id``, ``revision``, the resolved ``commit``, the snapshot ``path`` and the
+    files. Raises :class:`HubError` naming the config keys when the download fails or a required file
+    (``gguf_file``) is not in the repo.
+    """
+    from huggingface_hub import constants
+
+    repo, revision, keys = spec["repo_id"], spec.get("revision"), ", ".join(spec.get("used_by") or ["?"])
+    log.info("downloading %s (revision %s) from %s into %s", repo, revision, constants.ENDPOINT, constants.HF_HUB_CACHE)
+    try:
+        path = Path(_snapshot(spec))
+    except Exception as err:  # huggingface_hub raises HTTP, offline, validation and OS errors
+        raise HubError(
+            f"{keys}: cannot download {repo!r} (revision {revision or 'default branch'}) from {constants.ENDPOINT}"
+            f": {type(err).__name__}: {err}"
+        ) from err
+    missing = [name for name in spec.get("required") or [] if not (path / name).is_file()]
+    if missing:
+        raise HubError(f"{keys}: {repo!r} (revision {revision or 'default branch'}) has no file {missing}")
+    files = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+    marker = {
+        "repo_id": repo,
+        "revision": revision,
+        "commit": path.name,
+        "path": str(path),
+        "files": files,
+        "bytes": sum((path / f).stat().st_size for f in files),
+        "used_by": list(spec.get("used_by") or []),
+    }
+    Path(marker_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(marker_path).write_text(json.dumps(marker, indent=2) + "\n")
+    log.info("%s at commit %s: %d files, %.1f MB in %s", repo, path.name, len(files), marker["bytes"] / 1e6, path)
+    return marker

@@ -1,0 +1,5 @@
+from rmexplain.hub import download_model
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+download_model(snakemake.params.spec, snakemake.output[0], log)

@@ -1,0 +1,11 @@
+from rmexplain.logs import script_logger
+from rmexplain.tokens.pipeline import plot_framing
+
+log = script_logger(snakemake)
+plot_framing(
+    list(snakemake.input),
+    snakemake.wildcards.a,
+    snakemake.wildcards.b,
+    snakemake.params.figures,
+    snakemake.output[0],
+)

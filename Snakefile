@@ -11,6 +11,9 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/sample.smk"
 include: "workflow/rules/download.smk"

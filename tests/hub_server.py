@@ -96,10 +96,19 @@ class HubServer:
 
     def _api(self, request: BaseHTTPRequestHandler, repo_id: str, repo: Repo, action: str) -> None:
         if action == "revision":
-            payload: object = {"id": repo_id, "sha": repo.commit, "siblings": [{"rfilename": f} for f in repo.files]}
+            payload: object = {
+                "id": repo_id,
+                "sha": repo.commit,
+                "siblings": [{"rfilename": f} for f in repo.files],
+            }
         else:
             payload = [
-                {"type": "file", "path": f, "size": (repo.directory / f).stat().st_size, "oid": _sha1(repo, f)}
+                {
+                    "type": "file",
+                    "path": f,
+                    "size": (repo.directory / f).stat().st_size,
+                    "oid": _sha1(repo, f),
+                }
                 for f in repo.files
             ]
         data = json.dumps(payload).encode()

@@ -6,6 +6,7 @@ import logging
 
 import polars as pl
 import pytest
+
 from rmexplain.data.readers import (
     DataError,
     Pair,

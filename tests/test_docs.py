@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import yaml
+
 from rmexplain.schemas import contracts_markdown
 
 REPO = Path(__file__).resolve().parents[1]

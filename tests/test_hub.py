@@ -5,6 +5,7 @@ loads the downloaded RM by hub id with the hub gone."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 import yaml
 from conftest import REPO, tiny_demo_config
 from hub_server import HubServer, Repo
+
 from rmexplain.config import ConfigError
 from rmexplain.hub import (
     NOT_LOADED,
@@ -27,6 +29,7 @@ from rmexplain.hub import (
     models_for_perturb,
     models_for_rm,
     models_for_tokens_vocabulary,
+    use_local_copies,
 )
 
 TINY_REPO = "rmexplain-test/tiny-deberta"
@@ -39,7 +42,9 @@ def load(name: str) -> dict:
 
 
 def summary(models: dict) -> dict:
-    return {name: (m["repo_id"], m["revision"], m["allow_patterns"], m["used_by"]) for name, m in models.items()}
+    return {
+        name: (m["repo_id"], m["revision"], m["allow_patterns"], m["used_by"]) for name, m in models.items()
+    }
 
 
 def test_paper_config_downloads_its_rms_polyjuice_and_embedding_model():
@@ -47,17 +52,29 @@ def test_paper_config_downloads_its_rms_polyjuice_and_embedding_model():
     models = hub_models(config)
     assert summary(models) == {
         "OpenAssistant--reward-model-deberta-v3-large@main": (
-            "OpenAssistant/reward-model-deberta-v3-large", "main", None, ["reward_models.deberta-v1.model"]
+            "OpenAssistant/reward-model-deberta-v3-large",
+            "main",
+            None,
+            ["reward_models.deberta-v1.model"],
         ),
         "OpenAssistant--reward-model-deberta-v3-large-v2@main": (
-            "OpenAssistant/reward-model-deberta-v3-large-v2", "main", None, ["reward_models.deberta-v2.model"]
+            "OpenAssistant/reward-model-deberta-v3-large-v2",
+            "main",
+            None,
+            ["reward_models.deberta-v2.model"],
         ),
         "OpenAssistant--oasst-rm-2.1-pythia-1.4b-epoch-2.5@main": (
-            "OpenAssistant/oasst-rm-2.1-pythia-1.4b-epoch-2.5", "main", None, ["reward_models.pythia-1.4b.model"]
+            "OpenAssistant/oasst-rm-2.1-pythia-1.4b-epoch-2.5",
+            "main",
+            None,
+            ["reward_models.pythia-1.4b.model"],
         ),
         "uw-hai--polyjuice": ("uw-hai/polyjuice", None, None, ["perturb.polyjuice.model"]),
         "sentence-transformers--all-MiniLM-L6-v2": (
-            "sentence-transformers/all-MiniLM-L6-v2", None, None, ["evaluate.embedding_model"]
+            "sentence-transformers/all-MiniLM-L6-v2",
+            None,
+            None,
+            ["evaluate.embedding_model"],
         ),
     }  # the LLM is GPT-4o through the OpenAI API: nothing to download
     assert all(m["ignore_patterns"] == list(NOT_LOADED) for m in models.values())
@@ -91,31 +108,37 @@ def test_sources_patterns_and_sharing(tmp_path):
         "llm": {"backend": "transformers", "model": "org/llm", "transformers": {"revision": "v1"}},
         "analysis": {"judge": {"enabled": True, "llm": {"model": "org/judge"}}},
         "evaluate": {"embedding_model": "bundled-minilm"},
-        "tokens": {"enabled": True, "reward_models": ["text"], "vocabulary": {"text_tokenizer": "org/wordpiece"}},
+        "tokens": {
+            "enabled": True,
+            "reward_models": ["text"],
+            "vocabulary": {"text_tokenizer": "org/wordpiece"},
+        },
     }
     models = hub_models(config)
     tokenizer_files = list(TOKENIZER_FILES)
     assert summary(models) == {
         # two GGUF files of one repo: one download with both files (and the tokenizer/config files)
         "org--rm-GGUF": (
-            "org/rm-GGUF", None, ["rm-q4.gguf", *tokenizer_files, "rm-q8.gguf"],
+            "org/rm-GGUF",
+            None,
+            ["rm-q4.gguf", *tokenizer_files, "rm-q8.gguf"],
             ["reward_models.gguf.model", "reward_models.gguf8.model"],
         ),
         # the remote RM only needs the tokenizer of the repo the vLLM RM loads whole: the whole repo wins
         "org--rm@abc": ("org/rm", "abc", None, ["reward_models.split.model", "reward_models.served.model"]),
-        "org--tok": ("org/tok", None, tokenizer_files, ["reward_models.split.tokenizer"]),
+        "org--tok@abc": ("org/tok", "abc", tokenizer_files, ["reward_models.split.tokenizer"]),
         "org--llm@v1": ("org/llm", "v1", None, ["llm.model"]),
         "org--judge@v1": ("org/judge", "v1", None, ["analysis.judge.llm.model"]),
         "org--wordpiece": ("org/wordpiece", None, tokenizer_files, ["tokens.vocabulary.text_tokenizer"]),
     }
     assert models["org--rm-GGUF"]["required"] == ["rm-q4.gguf", "rm-q8.gguf"]
     assert models_for_rm(config, "local") == [] and models_for_rm(config, "chat") == []
-    assert models_for_rm(config, "split") == ["results/hub/org--rm@abc.json", "results/hub/org--tok.json"]
+    assert models_for_rm(config, "split") == ["results/hub/org--rm@abc.json", "results/hub/org--tok@abc.json"]
     assert models_for_perturb(config, "two_step") == ["results/hub/org--llm@v1.json"]
     assert models_for_perturb(config, "rules") == []
     assert models_for_judge(config) == ["results/hub/org--judge@v1.json"]
     assert models_for_tokens_vocabulary(config, "text") == ["results/hub/org--wordpiece.json"]
-    assert hub_spec(config, "org--tok")["repo_id"] == "org/tok"
+    assert hub_spec(config, "org--tok@abc")["repo_id"] == "org/tok"
     with pytest.raises(ConfigError, match=r"no hub model of this config is called 'org--nope'"):
         hub_spec(config, "org--nope")
 
@@ -124,14 +147,19 @@ def test_sources_patterns_and_sharing(tmp_path):
     ("edit", "message"),
     [
         ({"model": "./models/missing-rm"}, r"reward_models\.a\.model: './models/missing-rm' is neither"),
-        ({"model": "org/rm", "revision": "refs/pr/1"}, r"reward_models\.b\.model: 'org/rm' at revision 'refs/pr/1'"),
+        (
+            {"model": "org/rm", "revision": "refs/pr/1"},
+            r"reward_models\.b\.model: 'org/rm' at revision 'refs/pr/1'",
+        ),
     ],
 )
 def test_bad_sources_name_the_key(edit, message):
     rms = {"a": {"backend": "transformers", **edit}}
     if "revision" in edit:  # two revisions that sanitise to the same marker name
-        rms = {"a": {"backend": "transformers", "model": "org/rm", "revision": "refs_pr_1"},
-               "b": {"backend": "transformers", **edit}}
+        rms = {
+            "a": {"backend": "transformers", "model": "org/rm", "revision": "refs_pr_1"},
+            "b": {"backend": "transformers", **edit},
+        }
     with pytest.raises(ConfigError, match=message):
         hub_models({"reward_models": rms, "perturb": {"methods": ["rules"]}})
 
@@ -150,19 +178,30 @@ print(json.dumps(out))
 
 
 def download(specs: list[tuple[dict, str]], endpoint: str, hf_home: Path, **env: str) -> list[dict]:
-    """download_model in a fresh process: huggingface_hub reads HF_ENDPOINT/HF_HOME/HF_HUB_OFFLINE at import."""
+    """download_model in a new process: huggingface_hub reads HF_ENDPOINT and HF_HOME at import."""
     environ = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     environ.update(HF_ENDPOINT=endpoint, HF_HOME=str(hf_home), **env)
     result = subprocess.run(
-        [sys.executable, "-c", DOWNLOAD, json.dumps(specs)], env=environ, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", DOWNLOAD, json.dumps(specs)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
 def gguf_repo(root: Path) -> Path:
-    files = {"config.json": "{}", "tokenizer.json": "{}", "rm-q4.gguf": "q4", "rm-q8.gguf": "q8" * 50,
-             "model.onnx": "onnx", "onnx/model_O4.onnx": "o4", "README.md": "card"}
+    files = {
+        "config.json": "{}",
+        "tokenizer.json": "{}",
+        "rm-q4.gguf": "q4",
+        "rm-q8.gguf": "q8" * 50,
+        "model.onnx": "onnx",
+        "onnx/model_O4.onnx": "o4",
+        "README.md": "card",
+    }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -173,8 +212,18 @@ def test_download_fills_the_hf_cache_and_the_cache_serves_offline(tmp_path):
     repo = Repo(gguf_repo(tmp_path / "repo"))
     hf_home = tmp_path / "hf"
     spec = {
-        **hub_models({"reward_models": {"q4": {"backend": "transformers", "model": "org/rm-GGUF",
-                                                "gguf_file": "rm-q4.gguf", "revision": "main"}}})["org--rm-GGUF@main"],
+        **hub_models(
+            {
+                "reward_models": {
+                    "q4": {
+                        "backend": "transformers",
+                        "model": "org/rm-GGUF",
+                        "gguf_file": "rm-q4.gguf",
+                        "revision": "main",
+                    }
+                }
+            }
+        )["org--rm-GGUF@main"],
     }
     missing = {**spec, "allow_patterns": ["rm-q2.gguf", *TOKENIZER_FILES], "required": ["rm-q2.gguf"]}
     with HubServer({"org/rm-GGUF": repo}) as hub:
@@ -182,7 +231,10 @@ def test_download_fills_the_hf_cache_and_the_cache_serves_offline(tmp_path):
             [
                 (spec, str(tmp_path / "m.json")),
                 (missing, str(tmp_path / "x.json")),
-                ({**spec, "repo_id": "org/absent", "used_by": ["perturb.polyjuice.model"]}, str(tmp_path / "x.json")),
+                (
+                    {**spec, "repo_id": "org/absent", "used_by": ["perturb.polyjuice.model"]},
+                    str(tmp_path / "x.json"),
+                ),
                 ({**spec, "revision": "v9"}, str(tmp_path / "x.json")),
             ],
             hub.url,
@@ -199,7 +251,9 @@ def test_download_fills_the_hf_cache_and_the_cache_serves_offline(tmp_path):
     )
     assert no_repo["error"].startswith("HubError: perturb.polyjuice.model: cannot download 'org/absent'")
     assert "RepositoryNotFoundError" in no_repo["error"]
-    assert no_rev["error"].startswith("HubError: reward_models.q4.model: cannot download 'org/rm-GGUF' (revision v9)")
+    assert no_rev["error"].startswith(
+        "HubError: reward_models.q4.model: cannot download 'org/rm-GGUF' (revision v9)"
+    )
     assert "RevisionNotFoundError" in no_rev["error"]
     assert not (tmp_path / "x.json").exists()
 
@@ -209,8 +263,23 @@ def test_download_fills_the_hf_cache_and_the_cache_serves_offline(tmp_path):
         for env in ({}, {"HF_HUB_OFFLINE": "1"})
     )
     assert unreachable["commit"] == offline["commit"] == repo.commit
-    [not_cached] = download([({**spec, "repo_id": "org/absent"}, str(tmp_path / "x.json"))], DEAD_ENDPOINT, hf_home)
+    [not_cached] = download(
+        [({**spec, "repo_id": "org/absent"}, str(tmp_path / "x.json"))], DEAD_ENDPOINT, hf_home
+    )
     assert "cannot download 'org/absent'" in not_cached["error"], not_cached
+
+
+def test_use_local_copies_sets_offline_mode_only_for_jobs_with_markers(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    log = logging.getLogger("test")
+    assert use_local_copies([], log) is False and "HF_HUB_OFFLINE" not in os.environ
+    assert use_local_copies([TINY_MARKER], log) is True
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and constants.is_offline_mode()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # an explicit choice is kept
+    assert use_local_copies([TINY_MARKER], log) is False and not constants.is_offline_mode()
 
 
 @pytest.fixture(scope="module")
@@ -234,11 +303,20 @@ def test_paper_dry_run_schedules_downloads_before_the_jobs_that_load_models(work
     assert polyjuice and all("results/hub/uw-hai--polyjuice.json" in i for i in polyjuice)
 
 
-def test_workflow_downloads_locally_then_scores_with_the_hub_gone(workflow_copy, tiny_rm, tmp_path, monkeypatch):
+def test_workflow_downloads_locally_then_scores_with_the_hub_gone(
+    workflow_copy, tiny_rm, tmp_path, monkeypatch
+):
     config = tiny_demo_config()
     config["reward_models"] = {
-        "tiny": {"backend": "transformers", "model": TINY_REPO, "revision": "main", "input_format": "pair",
-                 "device": "cpu", "max_length": 64, "batch_size": 8}
+        "tiny": {
+            "backend": "transformers",
+            "model": TINY_REPO,
+            "revision": "main",
+            "input_format": "pair",
+            "device": "cpu",
+            "max_length": 64,
+            "batch_size": 8,
+        }
     }
     workflow_copy.write_config(config, "config/config.yaml")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -250,11 +328,18 @@ def test_workflow_downloads_locally_then_scores_with_the_hub_gone(workflow_copy,
     marker = json.loads((workflow_copy.root / TINY_MARKER).read_text())
     assert marker["commit"] == Repo(tiny_rm).commit and "model.safetensors" in marker["files"]
 
-    # The hub is gone (connection refused, no HF_HUB_OFFLINE): the scoring job loads the RM by hub id from HF_HOME.
+    # The hub is gone (connection refused, like an offline compute node): the scoring job loads the RM by hub
+    # id from HF_HOME, offline (use_local_copies), so no request is retried.
     monkeypatch.setenv("HF_ENDPOINT", DEAD_ENDPOINT)
     scores = "results/scores/harmless/originals/tiny.parquet"
     second = workflow_copy.snakemake("--cores", "1", scores)
     out = second.stdout + second.stderr
     assert "download_model" not in out and "rule score_originals:" in out
+    log = (workflow_copy.root / "logs/score_originals/harmless/tiny.log").read_text()
+    assert f"hub models ['{TINY_MARKER}']: HF_HUB_OFFLINE=1 (cache only)" in log, log
     frame = pl.read_parquet(workflow_copy.root / scores)
-    assert frame.height == 8 and frame["reward_chosen"].is_finite().all() and frame["reward_rejected"].is_finite().all()
+    assert (
+        frame.height == 8
+        and frame["reward_chosen"].is_finite().all()
+        and frame["reward_rejected"].is_finite().all()
+    )

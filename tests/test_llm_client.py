@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from rmexplain.llm.base import ChatRequest, LLMError, Sampling
 from rmexplain.llm.cache import CompletionCache, request_key
 from rmexplain.llm.client import CachedChat

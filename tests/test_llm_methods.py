@@ -13,6 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from snakemake.utils import update_config, validate
+
 from rmexplain.config import ConfigError
 from rmexplain.llm.client import LLM_DEFAULTS
 from rmexplain.llm.devserver import UNPARSEABLE_STEP1, ChatServer
@@ -34,7 +36,6 @@ from rmexplain.perturb.llm_methods import (
 from rmexplain.perturb.polyjuice import POLYJUICE_DEFAULTS
 from rmexplain.perturb.run import orientation, perturb_to_parquet
 from rmexplain.perturb.skips import SkipRecorder
-from snakemake.utils import update_config, validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import torch
+
 from rmexplain.perturb.base import PerturbationError, PerturbTask
 from rmexplain.perturb.polyjuice import (
     BLANK_TOK,

@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 import yaml
 from conftest import SNAKEMAKE, WorkflowCopy
+
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.devserver import ChatServer
 

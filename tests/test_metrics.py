@@ -5,6 +5,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+
 from rmexplain.metrics import (
     coverage,
     diversity,

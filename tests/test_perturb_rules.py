@@ -12,6 +12,7 @@ from statistics import mean
 
 import pytest
 from rapidfuzz.distance import Levenshtein
+
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.data.readers import read_embedded
 from rmexplain.perturb.base import (

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import yaml
+
 from rmexplain.score.base import gpus_needed
 from rmexplain.score.specs import parse_spec
 

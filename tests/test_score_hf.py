@@ -7,6 +7,7 @@ import random
 
 import pytest
 import torch
+
 from rmexplain.score.base import ScoringError, build_scorer, gpus_needed
 from rmexplain.score.hf import (
     TransformersScorer,

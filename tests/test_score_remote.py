@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
+
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.tiny import build_llama_rm
 

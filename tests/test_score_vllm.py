@@ -9,6 +9,7 @@ import importlib.util
 
 import pytest
 import torch
+
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.hf import chat_token_ids, encode, load_tokenizer
 from rmexplain.score.specs import parse_spec

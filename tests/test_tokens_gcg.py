@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_tokens_scan import build_gemma3_rm
+
 from rmexplain.score.hf import load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
 from rmexplain.score.specs import parse_spec
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens.gcg import GCGSettings, allowed_tokens, gcg_search, loss_sign, one_hot_gradient
 from rmexplain.tokens.scan import ScanSettings
-from test_tokens_scan import build_gemma3_rm
 
 PROMPT = "What, in one word, is the worst thing ever?"
 

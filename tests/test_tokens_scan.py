@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from rmexplain.score.base import ScoringError
 from rmexplain.score.hf import chat_token_ids, load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
 from rmexplain.score.specs import parse_spec

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+
 from rmexplain.tokens import stats
 
 WORDS = ["love", "hate", "good", "bad", "war", "peace", "happy", "sad", "table", "chair", "the", "of"]

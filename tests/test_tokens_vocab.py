@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from transformers import AutoTokenizer
+
 from rmexplain.score.tiny import build_llama_tokenizer, minilm_tokenizer_dir
 from rmexplain.tokens.vocab import VocabularyError, normalise_text, select_vocabulary
-from transformers import AutoTokenizer
 
 
 @pytest.fixture(scope="module")

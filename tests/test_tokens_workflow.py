@@ -9,6 +9,7 @@ import pytest
 import torch
 import yaml
 from conftest import REPO, tiny_demo_config
+
 from rmexplain import schemas as S
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens import targets as TK

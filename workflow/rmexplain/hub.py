@@ -4,8 +4,9 @@ Login nodes have the internet; compute nodes often do not. Rule ``download_model
 runs where Snakemake runs) fetches every hub model of the configuration into the Hugging Face cache
 (``$HF_HOME/hub``) and writes a marker ``results/hub/<name>.json``. The rules that load a model take its
 marker as input (``hub=``), so they start only after the download and load the same repo and revision from
-the cache: huggingface_hub returns the cached snapshot when the hub cannot be reached, and
-``HF_HUB_OFFLINE=1`` in a job's environment skips the network altogether.
+the cache: their scripts call :func:`use_local_copies` first, which sets ``HF_HUB_OFFLINE=1`` for the job
+(without it, huggingface_hub retries every file it probes five times with backoff when the hub is unreachable:
+minutes per model on an offline node).
 
 Sources (``config/README.md`` documents the keys): ``reward_models.<rm>.model`` / ``.tokenizer`` (backends
 ``transformers`` and ``vllm``; ``remote`` only for its local tokenizer), the ``llm`` section (and
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,10 +33,10 @@ Config = dict[str, Any]
 
 HUB_MARKER = "results/hub/{model}.json"
 BUNDLED_MINILM = "bundled-minilm"  # rmexplain.embeddings.BUNDLED_MINILM (not imported: it pulls numpy)
-# Everything a tokenizer (and the model config) needs, for sources that only load a tokenizer or GGUF weights.
+# What a tokenizer (and the model config) needs, for sources that only load a tokenizer or GGUF weights.
 TOKENIZER_FILES = ("*.json", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py")
-# Weight formats of other frameworks and runtimes, which transformers, sentence-transformers and vLLM never load
-# here (sentence-transformers repos ship ONNX and OpenVINO copies: hundreds of MB for nothing).
+# Weight formats of other frameworks and runtimes, which transformers, sentence-transformers and vLLM never
+# load here (sentence-transformers repos ship ONNX and OpenVINO copies: hundreds of MB for nothing).
 NOT_LOADED = ("*.h5", "*.msgpack", "*.ot", "*.onnx", "onnx/*", "openvino/*", "*.tflite", "coreml/*")
 _LLM_BACKENDS = ("transformers", "vllm")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -71,7 +74,9 @@ def hub_ref(
     try:
         validate_repo_id(str(source))
     except HFValidationError as err:
-        raise ConfigError(f"{key}: {source!r} is neither an existing local path nor a hub id ({err})") from None
+        raise ConfigError(
+            f"{key}: {source!r} is neither an existing local path nor a hub id ({err})"
+        ) from None
     allow = None
     if gguf_file or tokenizer_only:
         allow = (*([gguf_file] if gguf_file else []), *TOKENIZER_FILES)
@@ -86,8 +91,10 @@ def _rm_refs(name: str, spec: Mapping[str, Any]) -> list[HubRef | None]:
     revision = engine.get("revision", spec.get("revision"))
     if backend in ("transformers", "vllm"):
         refs = [hub_ref(model, revision, f"{key}.model", gguf_file=spec.get("gguf_file"))]
-        if tokenizer and tokenizer != model:
-            tok_rev = engine.get("tokenizer_revision")
+        if (
+            tokenizer and tokenizer != model
+        ):  # vLLM's tokenizer_revision defaults to revision; transformers' to None
+            tok_rev = engine.get("tokenizer_revision", revision) if backend == "vllm" else None
             refs.append(hub_ref(tokenizer, tok_rev, f"{key}.tokenizer", tokenizer_only=True))
         return refs
     if backend == "remote" and spec.get("send", "token_ids") != "messages":  # formats inputs locally
@@ -122,7 +129,8 @@ def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
     refs = [hub_ref(llm.get("model"), engine.get("revision"), f"{key}.model")]
     if engine.get("tokenizer"):
         tok_key = f"{key}.vllm.engine.tokenizer"
-        refs.append(hub_ref(engine["tokenizer"], engine.get("tokenizer_revision"), tok_key, tokenizer_only=True))
+        tok_rev = engine.get("tokenizer_revision", engine.get("revision"))  # vLLM's default
+        refs.append(hub_ref(engine["tokenizer"], tok_rev, tok_key, tokenizer_only=True))
     return refs
 
 
@@ -222,8 +230,10 @@ def hub_spec(config: Config, name: str) -> dict[str, Any]:
     """The download spec of marker ``name`` (the ``download_model`` job's params)."""
     models = hub_models(config)
     if name not in models:
-        raise ConfigError(f"results/hub/{name}.json: no hub model of this config is called {name!r}; "
-                          f"they are {sorted(models)}")
+        raise ConfigError(
+            f"results/hub/{name}.json: no hub model of this config is called {name!r}; "
+            f"they are {sorted(models)}"
+        )
     return models[name]
 
 
@@ -272,6 +282,29 @@ def models_for_distances(config: Config) -> list[str]:
     return _markers(_embedding_refs(config))
 
 
+def use_local_copies(markers: Sequence[str], log: logging.Logger) -> bool:
+    """Make this job read its hub models from the cache only (``HF_HUB_OFFLINE=1``) if it has markers.
+
+    Call it before the job loads a model. The job then uses exactly the snapshot ``download_model`` fetched
+    and never touches the network (compute nodes are often offline). An explicit ``HF_HUB_OFFLINE`` in the
+    environment is kept. Returns whether offline mode is on.
+    """
+    markers = list(markers)
+    if not markers:
+        return False
+    value = os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline = value.strip().upper() in {"1", "ON", "YES", "TRUE"}
+    if "huggingface_hub.constants" in sys.modules:  # imported already: it read the variable at import
+        sys.modules["huggingface_hub.constants"].HF_HUB_OFFLINE = offline
+    log.info(
+        "hub models %s: HF_HUB_OFFLINE=%s (%s)",
+        markers,
+        value,
+        "cache only" if offline else "may use the network",
+    )
+    return offline
+
+
 def _snapshot(spec: Mapping[str, Any]) -> str:
     from huggingface_hub import snapshot_download
 
@@ -292,22 +325,29 @@ def download_model(spec: Mapping[str, Any], marker_path: str | Path, log: loggin
     """
     from huggingface_hub import constants
 
-    repo, revision, keys = spec["repo_id"], spec.get("revision"), ", ".join(spec.get("used_by") or ["?"])
-    log.info("downloading %s (revision %s) from %s into %s", repo, revision, constants.ENDPOINT, constants.HF_HUB_CACHE)
+    repo, keys = spec["repo_id"], ", ".join(spec.get("used_by") or ["?"])
+    revision = spec.get("revision") or "default branch"
+    log.info(
+        "downloading %s (revision %s) from %s into %s",
+        repo,
+        revision,
+        constants.ENDPOINT,
+        constants.HF_HUB_CACHE,
+    )
     try:
         path = Path(_snapshot(spec))
     except Exception as err:  # huggingface_hub raises HTTP, offline, validation and OS errors
         raise HubError(
-            f"{keys}: cannot download {repo!r} (revision {revision or 'default branch'}) from {constants.ENDPOINT}"
-            f": {type(err).__name__}: {err}"
+            f"{keys}: cannot download {repo!r} (revision {revision}) from {constants.ENDPOINT}: "
+            f"{type(err).__name__}: {err}"
         ) from err
     missing = [name for name in spec.get("required") or [] if not (path / name).is_file()]
     if missing:
-        raise HubError(f"{keys}: {repo!r} (revision {revision or 'default branch'}) has no file {missing}")
+        raise HubError(f"{keys}: {repo!r} (revision {revision}) has no file {missing}")
     files = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
     marker = {
         "repo_id": repo,
-        "revision": revision,
+        "revision": spec.get("revision"),
         "commit": path.name,
         "path": str(path),
         "files": files,
@@ -316,5 +356,7 @@ def download_model(spec: Mapping[str, Any], marker_path: str | Path, log: loggin
     }
     Path(marker_path).parent.mkdir(parents=True, exist_ok=True)
     Path(marker_path).write_text(json.dumps(marker, indent=2) + "\n")
-    log.info("%s at commit %s: %d files, %.1f MB in %s", repo, path.name, len(files), marker["bytes"] / 1e6, path)
+    log.info(
+        "%s at commit %s: %d files, %.1f MB in %s", repo, path.name, len(files), marker["bytes"] / 1e6, path
+    )
     return marker

@@ -1,6 +1,7 @@
 # The analyses of paper §4 and App. E-G (issue 5): global sensitivity (PFR, Kendall tau), representative
 # examples, probe win rates, the optional LLM attribute-change judge, and their tables and figures.
 # Paths and target lists: rmexplain.analysis.paths (AP). Settings reach every rule through params.
+import rmexplain.hub as H
 import rmexplain.analysis.paths as AP
 
 
@@ -67,6 +68,7 @@ rule analyse_judge:
     input:
         perturbations=P.PERTURBATIONS,
         comparisons=P.COMPARISONS,
+        hub=ancient(H.models_for_judge(config)),
     output:
         AP.JUDGEMENTS,
     params:

@@ -1,7 +1,9 @@
 # Configuration validation, input functions and target lists. Paths live in rmexplain.paths.
 import rmexplain.paths as P
+from rmexplain.analysis.config import check_analysis_config
 from rmexplain.analysis.targets import analysis_files
 from rmexplain.config import ConfigError, check_config
+from rmexplain.hub import hub_models
 from rmexplain.llm.targets import check_llm_config, discovery_files, required_envvars
 from rmexplain.perturb.base import LLM_METHODS
 from rmexplain.score.base import gpus_needed
@@ -12,6 +14,8 @@ validate(config, schema="../schemas/config.schema.yaml")
 try:
     check_config(config)
     check_llm_config(config)
+    check_analysis_config(config)
+    hub_models(config)  # a model source that is neither a local path nor a hub id names its key
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 

@@ -1,5 +1,6 @@
 # Attribute discovery (issue 3, paper App. A): which attributes the LLM names for the RM's preferences.
 # Enabled by perturb.discover.enabled; targets from rmexplain.llm.targets.discovery_files.
+import rmexplain.hub as H
 import rmexplain.llm.targets as LT
 
 
@@ -8,6 +9,7 @@ rule discover_attributes:
         comparisons=P.COMPARISONS,
         scores=orientation_scores,
         prompt=LT.discovery_prompt_input(config),
+        hub=ancient(H.models_for_discovery(config)),
     output:
         answers=LT.DISCOVERY_ANSWERS,
         csv=report(LT.DISCOVERY_CSV, category="Attribute discovery", caption="../report/discovery_attributes.rst"),

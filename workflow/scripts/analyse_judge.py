@@ -1,6 +1,8 @@
+from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
+use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 from rmexplain.analysis.stages import run_judge  # noqa: E402 - the log is open first
 
 run_judge(

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import polars as pl
+
 from rmexplain.evaluation import evaluation_tables
 from rmexplain.logs import script_logger
 from rmexplain.schemas import METRICS, read_table

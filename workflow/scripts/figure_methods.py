@@ -1,4 +1,5 @@
 import polars as pl
+
 from rmexplain.evaluation_plots import methods_figure
 from rmexplain.logs import script_logger
 

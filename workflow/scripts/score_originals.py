@@ -1,8 +1,10 @@
+from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 from rmexplain.schemas import ORIGINAL_SCORES, write_table
 from rmexplain.score.run import score_originals
 
 log = script_logger(snakemake)
+use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
 artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "hub")}
 frame = score_originals(
     snakemake.input.comparisons, snakemake.wildcards.rm, snakemake.params.spec, artifacts, log

@@ -1,7 +1,9 @@
+from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 from rmexplain.tokens.pipeline import run_human_scores
 
 log = script_logger(snakemake)
+use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 artifacts = {k: v for k, v in snakemake.input.items() if k not in ("ranking", "hub")}
 run_human_scores(
     snakemake.wildcards.rm,

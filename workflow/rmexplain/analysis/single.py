@@ -18,6 +18,7 @@ import polars as pl
 
 import rmexplain.paths as P
 from rmexplain.analysis.examples import rm_page, write_page
+from rmexplain.analysis.pages import perturbation_rows
 from rmexplain.analysis.paths import UNCONDITIONED_METHODS
 from rmexplain.analysis.representative import local_tau
 from rmexplain.analysis.sensitivity import AnalysisError
@@ -205,11 +206,8 @@ def _report_rm(
             "top attributes Y−": "–",
             "page": "–",
         }
-    texts = perturbations.select("perturbation_id", "text", "focus_words")
     originals = {"chosen": comparison["chosen"], "rejected": comparison["rejected"]}
-    rows = explanations.join(texts, on="perturbation_id", how="left").with_columns(
-        original=pl.col("target").replace_strict(originals, default=None)
-    )
+    rows = perturbation_rows(explanations, perturbations, originals)
     title = f"{rm} on one comparison ({method} perturbations)"
     figure, page = out / f"{rm}.png", out / f"{rm}.html"
     example_rm_figure(rows, title, figure, options)

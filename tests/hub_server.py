@@ -69,14 +69,12 @@ class HubServer:
         return Handler
 
     def route(self, request: BaseHTTPRequestHandler, body: bool) -> None:
-        path = unquote(urlsplit(request.path).path)
-        self.requests.append((request.command, path))
-        parts = path.strip("/").split("/")
+        parts = [unquote(part) for part in urlsplit(request.path).path.strip("/").split("/")]
+        self.requests.append((request.command, "/" + "/".join(parts)))
         if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] in ("revision", "tree"):
-            repo_id, action, revision = "/".join(parts[2:4]), parts[4], "/".join(parts[5:])
-            repo = self._repo(request, repo_id, revision)
+            repo = self._repo(request, "/".join(parts[2:4]), parts[5])  # the client quotes "/" in revisions
             if repo is not None:
-                self._api(request, repo_id, repo, action)
+                self._api(request, "/".join(parts[2:4]), repo, parts[4], "/".join(parts[6:]))
         elif len(parts) >= 5 and parts[2] == "resolve":
             repo = self._repo(request, "/".join(parts[:2]), parts[3])
             if repo is not None:
@@ -94,14 +92,20 @@ class HubServer:
             return repo
         return None
 
-    def _api(self, request: BaseHTTPRequestHandler, repo_id: str, repo: Repo, action: str) -> None:
+    def _api(
+        self, request: BaseHTTPRequestHandler, repo_id: str, repo: Repo, action: str, folder: str
+    ) -> None:
         if action == "revision":
             payload: object = {
                 "id": repo_id,
                 "sha": repo.commit,
                 "siblings": [{"rfilename": f} for f in repo.files],
             }
-        else:
+        else:  # the files under `folder` (all of them, whatever `recursive` says)
+            files = [f for f in repo.files if not folder or f.startswith(folder + "/")]
+            if folder and not files:
+                self._error(request, "EntryNotFound", f"{folder} does not exist")
+                return
             payload = [
                 {
                     "type": "file",
@@ -109,7 +113,7 @@ class HubServer:
                     "size": (repo.directory / f).stat().st_size,
                     "oid": _sha1(repo, f),
                 }
-                for f in repo.files
+                for f in files
             ]
         data = json.dumps(payload).encode()
         request.send_response(200)

@@ -303,7 +303,7 @@ def test_paper_dry_run_schedules_downloads_before_the_jobs_that_load_models(work
     assert polyjuice and all("results/hub/uw-hai--polyjuice.json" in i for i in polyjuice)
 
 
-def test_workflow_downloads_locally_then_scores_with_the_hub_gone(
+def test_workflow_downloads_in_a_localrule_and_scoring_never_asks_the_hub(
     workflow_copy, tiny_rm, tmp_path, monkeypatch
 ):
     config = tiny_demo_config()
@@ -321,25 +321,26 @@ def test_workflow_downloads_locally_then_scores_with_the_hub_gone(
     workflow_copy.write_config(config, "config/config.yaml")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    with HubServer({TINY_REPO: Repo(tiny_rm)}) as hub:
-        monkeypatch.setenv("HF_ENDPOINT", hub.url)
-        first = workflow_copy.snakemake("--cores", "1", TINY_MARKER)
-    assert "localrule download_model:" in first.stdout + first.stderr  # runs where Snakemake runs
-    marker = json.loads((workflow_copy.root / TINY_MARKER).read_text())
-    assert marker["commit"] == Repo(tiny_rm).commit and "model.safetensors" in marker["files"]
-
-    # The hub is gone (connection refused, like an offline compute node): the scoring job loads the RM by hub
-    # id from HF_HOME, offline (use_local_copies), so no request is retried.
-    monkeypatch.setenv("HF_ENDPOINT", DEAD_ENDPOINT)
+    repo = Repo(tiny_rm)
     scores = "results/scores/harmless/originals/tiny.parquet"
-    second = workflow_copy.snakemake("--cores", "1", scores)
-    out = second.stdout + second.stderr
-    assert "download_model" not in out and "rule score_originals:" in out
+    with HubServer({TINY_REPO: repo}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        run = workflow_copy.snakemake("--cores", "1", scores)
+    out = run.stdout + run.stderr
+    assert (
+        "localrule download_model:" in out and "rule score_originals:" in out
+    )  # download: where Snakemake runs
+    marker = json.loads((workflow_copy.root / TINY_MARKER).read_text())
+    assert marker["commit"] == repo.commit and "model.safetensors" in marker["files"]
+
+    # Every request the hub saw came from the download (one HEAD per file, by commit): the scoring job loaded
+    # the RM by hub id and revision from HF_HOME, offline (use_local_copies). Online, it sends its own HEADs;
+    # on an offline node without HF_HUB_OFFLINE, it retries each file it looks for (minutes per model).
+    resolved = [path for method, path in hub.requests if "/resolve/" in path]
+    assert resolved and all(f"/resolve/{repo.commit}/" in path for path in resolved), hub.requests
+    assert sum(method == "HEAD" for method, _ in hub.requests) == len(repo.files)
     log = (workflow_copy.root / "logs/score_originals/harmless/tiny.log").read_text()
     assert f"hub models ['{TINY_MARKER}']: HF_HUB_OFFLINE=1 (cache only)" in log, log
     frame = pl.read_parquet(workflow_copy.root / scores)
-    assert (
-        frame.height == 8
-        and frame["reward_chosen"].is_finite().all()
-        and frame["reward_rejected"].is_finite().all()
-    )
+    assert frame.height == 8
+    assert frame["reward_chosen"].is_finite().all() and frame["reward_rejected"].is_finite().all()

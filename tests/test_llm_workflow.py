@@ -125,6 +125,7 @@ def test_snakemake_llm_stages_survive_sigkill_and_never_leak_the_key(tmp_path):
         subprocess.run(
             [*SNAKEMAKE, "--unlock", "--configfile", str(config)],
             cwd=tmp_path,
+            env={**os.environ, "RMX_CANARY_KEY": CANARY},  # the workflow declares the key with envvars:
             check=True,
             capture_output=True,
         )

@@ -331,5 +331,5 @@ def test_bundled_data_every_slot_filled(bundled: tuple[list[PerturbTask], list[D
     assert (
         made[("harmlessness", "rejected", "better", "discourage")]
         + made[("harmlessness", "rejected", "better", "decline")]
-        >= 0.95 * n
+        >= 0.9 * n  # polite, hedged compliances are harder to tell from refusals than blunt ones
     )

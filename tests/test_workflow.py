@@ -17,7 +17,7 @@ def scheduled_rules(dry_run_output: str) -> set[str]:
     names = set()
     for line in match.group(1).splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("job", "total"):
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("job", "total", "all"):
             names.add(parts[0])
     return names
 

@@ -17,7 +17,11 @@ def pfr_section() -> str:
         (pl.col("dataset") == "harmless") & (pl.col("method") == "rules") & (pl.col("side") == "plus")
     )
     wide = (
-        pfr.select("attribute", "rm", pl.format("{} (Δ {})", pl.col("pfr").round(2), pl.col("mean_delta").round(2)).alias("cell"))
+        pfr.select(
+            "attribute",
+            "rm",
+            pl.format("{} (Δ {})", pl.col("pfr").round(2), pl.col("mean_delta").round(2)).alias("cell"),
+        )
         .pivot(on="rm", index="attribute", values="cell")
         .sort("attribute")
     )

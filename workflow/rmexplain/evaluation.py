@@ -100,23 +100,29 @@ def wide_table(long: pl.DataFrame, keys: list[str], names: dict[str, str]) -> pl
     return out.sort(keys)
 
 
-def markdown_table(wide: pl.DataFrame, keys: list[str], names: dict[str, str]) -> str:
-    """The paper's "mean ± sd" layout as a Markdown table."""
-    header = [*keys, *names.values()]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def formatted_table(wide: pl.DataFrame, keys: list[str], names: dict[str, str]) -> pl.DataFrame:
+    """The paper's "mean ± sd" layout: one text cell per metric."""
+    rows = []
     for row in wide.iter_rows(named=True):
-        cells = [str(row[k]) for k in keys]
+        cells = {k: str(row[k]) for k in keys}
         for label in names.values():
             mean, sd = row[f"{label} mean"], row[f"{label} sd"]
-            cells.append(
+            cells[label] = (
                 "–" if mean is None else f"{mean:.2f} ± {sd:.3f}" if sd is not None else f"{mean:.2f}"
             )
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    return pl.DataFrame(rows, schema=[*keys, *names.values()])
+
+
+def markdown_table(formatted: pl.DataFrame) -> str:
+    """A formatted table as Markdown."""
+    lines = ["| " + " | ".join(formatted.columns) + " |", "|" + "---|" * formatted.width]
+    lines.extend("| " + " | ".join(row) + " |" for row in formatted.iter_rows())
     return "\n".join(lines) + "\n"
 
 
-def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, str]]:
-    """Tables 1 (coverage), 2 (distances) and 5 (by correctness): {name: (CSV frame, Markdown)}."""
+def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """Tables 1 (coverage), 2 (distances) and 5 (by correctness): {name: (CSV frame, "mean ± sd" frame)}."""
     tables = {}
     everything = metrics.filter(pl.col("subset") == "all")
     split = metrics.filter(pl.col("subset") != "all")
@@ -127,5 +133,5 @@ def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, st
         ("distances_by_correctness", split, ["dataset", "method", "rm", "subset"], DISTANCE_COLUMNS),
     ):
         wide = wide_table(_summarise(frame, keys, names), keys, names)
-        tables[name] = (wide, markdown_table(wide, keys, names))
+        tables[name] = (wide, formatted_table(wide, keys, names))
     return tables

@@ -117,7 +117,7 @@ def metric_files(config: Config) -> list[str]:
 
 def evaluation_tables(config: Config) -> list[str]:
     """The paper's Tables 1, 2 and 5 as CSV and Markdown."""
-    return [fmt(TABLE, table=t, ext=e) for t in EVALUATION_TABLES for e in ("csv", "md")]
+    return [fmt(TABLE, table=t, ext=e) for t in EVALUATION_TABLES for e in ("csv", "md", "html")]
 
 
 def evaluation_figures(config: Config) -> list[str]:

@@ -42,12 +42,12 @@ rule evaluation_tables:
     input:
         lambda w: P.metric_files(config),
     output:
+        expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["csv", "md"]),
         report(
-            expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["csv"]),
+            expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["html"]),
             category="Evaluation",
             caption="../report/evaluation_tables.rst",
         ),
-        expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["md"]),
     log:
         "logs/evaluation_tables.log",
     conda:

@@ -58,3 +58,15 @@ def tiny_demo_config() -> dict:
         "verbosity": "how many relevant details are included, and whether the response is too long",
     }
     return config
+
+
+def load_tiny_rm(path: Path) -> tuple:
+    """(model, tokenizer, spec) of a tiny transformers RM saved by a test, on CPU in float32."""
+    from rmexplain.score.hf import load_model_and_tokenizer
+    from rmexplain.score.specs import parse_spec
+
+    spec = parse_spec(
+        "tiny", {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
+    )
+    model, tokenizer = load_model_and_tokenizer(spec)
+    return model, tokenizer, spec

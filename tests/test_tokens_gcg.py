@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import load_tiny_rm
 from test_tokens_scan import build_gemma3_rm
 
-from rmexplain.score.hf import load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
-from rmexplain.score.specs import parse_spec
+from rmexplain.score.hf import prompt_prefix_suffix_ids, read_reward
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens.gcg import GCGSettings, allowed_tokens, gcg_search, loss_sign, one_hot_gradient
 from rmexplain.tokens.scan import ScanSettings
@@ -15,24 +15,16 @@ from rmexplain.tokens.scan import ScanSettings
 PROMPT = "What, in one word, is the worst thing ever?"
 
 
-def _load(path):
-    spec = parse_spec(
-        "tiny", {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
-    )
-    model, tokenizer = load_model_and_tokenizer(spec)
-    return model, tokenizer, spec
-
-
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory):
     torch.set_num_threads(1)
-    return _load(build_llama_rm(tmp_path_factory.mktemp("llama"), seed=5))
+    return load_tiny_rm(build_llama_rm(tmp_path_factory.mktemp("llama"), seed=5))
 
 
 @pytest.fixture(scope="module")
 def tiny_gemma3(tmp_path_factory):
     """A Gemma 3 RM: its embedding module multiplies by sqrt(hidden) itself (embed_scale)."""
-    return _load(build_gemma3_rm(tmp_path_factory.mktemp("gemma3")))
+    return load_tiny_rm(build_gemma3_rm(tmp_path_factory.mktemp("gemma3")))
 
 
 def _reward(model, spec, ids):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import load_tiny_rm
 
 from rmexplain.score.base import ScoringError
 from rmexplain.score.hf import chat_token_ids, load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
@@ -43,18 +44,10 @@ def build_gemma3_rm(directory, sliding_window: int = 8):
     return directory
 
 
-def load(path):
-    spec = parse_spec(
-        "tiny", {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
-    )
-    model, tokenizer = load_model_and_tokenizer(spec)
-    return model, tokenizer, spec
-
-
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory):
     torch.set_num_threads(1)
-    return load(build_llama_rm(tmp_path_factory.mktemp("llama"), layers=2, seed=3))
+    return load_tiny_rm(build_llama_rm(tmp_path_factory.mktemp("llama"), layers=2, seed=3))
 
 
 def _one_by_one(model, spec, sequences):
@@ -185,7 +178,7 @@ def test_pad_token_as_response_is_scored_like_the_full_sequence(tiny_llama):
 
 
 def test_prefix_cache_with_sliding_window_layers_equals_full_sequences(tmp_path):
-    model, tokenizer, spec = load(build_gemma3_rm(tmp_path / "gemma3", sliding_window=8))
+    model, tokenizer, spec = load_tiny_rm(build_gemma3_rm(tmp_path / "gemma3", sliding_window=8))
     vocabulary = select_vocabulary(tokenizer, "all")
     prefix, _ = prompt_prefix_suffix_ids(tokenizer, spec, PROMPT)
     assert len(prefix) > 8  # the prompt does not fit in the window

@@ -218,12 +218,37 @@ def _edit(cid: str, target: str, direction: str, attribute: str, prompt: str, te
     return edit.text
 
 
+def test_helpfulness_edit_of_a_refusal_keeps_the_refusal() -> None:
+    # Making a declining response less helpful blurs the alternative it offers; removing the refusal
+    # itself would be a harmlessness edit, not a helpfulness one.
+    edit = perturb(
+        PerturbTask("harm-diary", "chosen", "worse", DIARY_PROMPT, DIARY_REFUSAL, DIARY_COMPLY, 0, 0),
+        "helpfulness",
+    )
+    assert edit is not None and edit.name == "vague-alternative"
+    assert edit.text.startswith("Reading her diary without permission is a serious invasion of privacy")
+    assert "help you think of a way to talk to her" not in edit.text
+    assert set(edit.focus) >= {"worried", "talk"}
+
+
+def test_comply_edit_without_a_complying_other_falls_back_to_a_template() -> None:
+    other_declines = "I won't help with that; her diary is private."
+    edit = perturb(
+        PerturbTask("harm-diary", "chosen", "worse", DIARY_PROMPT, DIARY_REFUSAL, other_declines, 0, 0),
+        "harmlessness",
+    )
+    assert edit is not None and edit.name == "comply"
+    assert "read your sister's diary without her knowing" in edit.text
+    assert "mattress" not in edit.text
+
+
 def test_harmlessness_edits_exact() -> None:
     assert _edit(
         "harm-diary", "chosen", "worse", "harmlessness", DIARY_PROMPT, DIARY_REFUSAL, DIARY_COMPLY
     ) == (
-        "Sure, here's how to read your sister's diary without her knowing: just make sure nobody sees you do "
-        "it. If you're worried about her, I'm happy to help you think of a way to talk to her."
+        "Sure, here's how to read your sister's diary without her knowing: wait until she leaves for school "
+        "and check under her mattress. If you're worried about her, I'm happy to help you think of a way to "
+        "talk to her."
     )
     assert _edit(
         "harm-diary", "rejected", "better", "harmlessness", DIARY_PROMPT, DIARY_COMPLY, DIARY_REFUSAL

@@ -123,6 +123,10 @@ COMPLY_WITH_REQUEST = (
     "Sure, I can help you {request}, as long as nobody finds out about it.",
     "Of course, you can {request}; just do it when no one is around to stop you.",
 )
+COMPLY_WITH_HOW_TO = (
+    "Sure, here's how to {request}: {how_to}",
+    "Of course you can {request}. Here's what works: {how_to}",
+)
 COMPLY_GENERIC = (
     "Sure, I can help with that, as long as nobody finds out about it.",
     "Of course, that's easy to do; just make sure nobody sees you do it.",
@@ -482,6 +486,11 @@ VAGUE_LINES = (
     "It really depends.",
     "You'll figure it out as you go.",
     "There are lots of ways to go about it.",
+)
+VAGUE_ALTERNATIVES = (
+    "Maybe there's something else you could do.",
+    "There might be other options out there.",
+    "I'm not sure what else to suggest.",
 )
 VAGUE_TAIL = ", or something like that; it really depends."
 BLUR_TAIL = ", or something along those lines"

@@ -38,13 +38,15 @@ Edits, worse | better (edit names in brackets; later ones are fallbacks):
   notice"), absolutes qualified, a "double-check" hedge.
 - engagement — a sentence engaging the user (question, offer, empathy) deleted, a statement made
   impersonal ("you" → "people"), a curt closer | a follow-up question to the user.
-- harmlessness — declining: the refusal sentence → compliance with the request ("Sure, here's how to
-  <request>: just make sure nobody sees you do it.") [comply]; benign: safety advice undermined, else
+- harmlessness — declining: the refusal sentence → compliance with the request, carrying the complying
+  other response's how-to ("Sure, here's how to <request>: <how-to>"; without one, "…: just make sure
+  nobody sees you do it.") [comply]; benign: safety advice undermined, else
   encouragement to lie/repeat appended [encourage-wrongdoing] | complying: the instruction → "Please
   don't …; that could be illegal …" [discourage] or the first sentence → a refusal [decline];
   declining: "Please don't try to <request>" [reinforce-refusal]; else a safety caveat.
-- helpfulness — the sentence that best addresses the question → a vague line [vague], a one-sentence
-  answer cut off vaguely | the other response's sentence that best addresses the question, else a
+- helpfulness — the sentence that best addresses the question → a vague line [vague] (a declining
+  response keeps its refusal and blurs the alternative it offers instead [vague-alternative]), a
+  one-sentence answer cut off vaguely | the other response's sentence that best addresses the question, else a
   pointer to professional help.
 - informativeness — a parenthesis/example clause, figures ("about 6 minutes" → "a few minutes"), the
   most informative non-first sentence or a trailing detail removed | the other response's most
@@ -332,12 +334,39 @@ def _refusal_index(doc: Doc) -> int | None:
     return None
 
 
+def _harmful_instruction(doc: Doc) -> str | None:
+    """The complying other response's how-to: its first instruction, else its most specific sentence
+    after the opener (which tends to be a sympathetic aside); None when the other response declines
+    too or has no such sentence."""
+    if doc.other_refusing or not doc.other.strip():
+        return None
+    sentences = [doc.other[a:b].strip() for a, b in sentence_spans(doc.other)]
+    body = [
+        s
+        for s in sentences[1:]
+        if len(words(s)) >= 6 and not _compile(lx.WARNING).search(s) and not s.endswith("?")
+    ]
+    for sentence in sentences:
+        offset = _is_imperative(sentence)
+        if offset is not None and len(words(sentence[offset:])) >= 4:
+            return _decap(sentence[offset:])
+    overlap = _prompt_overlap(doc)
+    if not body:
+        return None
+    return _decap(max(body, key=lambda s: (overlap(s) + _rare_count(s), -sentences.index(s))))
+
+
 def harm_comply(doc: Doc) -> RuleEdit | None:
-    """Harmful context, refusing response: its refusal sentence becomes compliance with the request."""
+    """Harmful context, refusing response: its refusal sentence becomes compliance with the request,
+    with the complying other response's how-to when there is one."""
     i = _refusal_index(doc) if doc.harmful and doc.refusing else None
     if i is None:
         return None
-    line = doc.template(lx.COMPLY_WITH_REQUEST if doc.request else lx.COMPLY_GENERIC)
+    how_to = _harmful_instruction(doc)
+    if how_to and doc.request:
+        line = doc.template(lx.COMPLY_WITH_HOW_TO, how_to=how_to)
+    else:
+        line = doc.template(lx.COMPLY_WITH_REQUEST if doc.request else lx.COMPLY_GENERIC)
     return _replace_sentence(doc, i, line, "comply")
 
 
@@ -744,8 +773,21 @@ def vague_out(doc: Doc) -> RuleEdit | None:
     """The sentence that best addresses the question is replaced by a vague line."""
     if len(doc.spans) < 2:
         return None
+    if doc.harmful and doc.refusing:
+        return _vague_alternative(doc)
     i = _best_sentence(doc, _prompt_overlap(doc))
     return None if i is None else _replace_sentence(doc, i, doc.pick(lx.VAGUE_LINES), "vague")
+
+
+def _vague_alternative(doc: Doc) -> RuleEdit | None:
+    """Declining response: its most specific sentence that neither declines nor warns (the safe
+    alternative it offers) becomes a vague line; the refusal itself is left alone (that is harmlessness)."""
+    declining = _compile("|".join((lx.REFUSAL, lx.STRONG_WARNING, lx.WARNING)))
+    offers = [i for i in range(len(doc.spans)) if not declining.search(doc.sentence(i))]
+    if not offers:
+        return None
+    i = max(offers, key=lambda k: (_rare_count(doc.sentence(k)), len(words(doc.sentence(k)))))
+    return _replace_sentence(doc, i, doc.pick(lx.VAGUE_ALTERNATIVES), "vague-alternative")
 
 
 def vague_fragment(doc: Doc) -> RuleEdit | None:

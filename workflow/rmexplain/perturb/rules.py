@@ -341,19 +341,17 @@ def _harmful_instruction(doc: Doc) -> str | None:
     if doc.other_refusing or not doc.other.strip():
         return None
     sentences = [doc.other[a:b].strip() for a, b in sentence_spans(doc.other)]
-    body = [
-        s
-        for s in sentences[1:]
-        if len(words(s)) >= 6 and not _compile(lx.WARNING).search(s) and not s.endswith("?")
-    ]
     for sentence in sentences:
         offset = _is_imperative(sentence)
         if offset is not None and len(words(sentence[offset:])) >= 4:
             return _decap(sentence[offset:])
-    overlap = _prompt_overlap(doc)
-    if not body:
-        return None
-    return _decap(max(body, key=lambda s: (overlap(s) + _rare_count(s), -sentences.index(s))))
+    warning, overlap = _compile(lx.WARNING), _prompt_overlap(doc)
+    body = [
+        (overlap(s) + _rare_count(s), -i, s)
+        for i, s in enumerate(sentences[1:], start=1)
+        if len(words(s)) >= 6 and not warning.search(s) and not s.endswith("?")
+    ]
+    return _decap(max(body)[2]) if body else None
 
 
 def harm_comply(doc: Doc) -> RuleEdit | None:

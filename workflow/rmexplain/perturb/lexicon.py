@@ -38,10 +38,12 @@ HARM_REQUEST = (
 )
 # Phrases with which a response declines or steers away from a request.
 REFUSAL = (
-    r"(?:i'm|i am) not (?:going|able|comfortable) to|i (?:can't|cannot|won't|will not|wouldn't|would not|"
-    r"don't|do not) (?:help|assist|want to help|want to|recommend|support|provide|be able|encourage|"
-    r"suggest)|i'd rather not|i would rather not|i'd (?:steer|stay) (?:away|clear)|i'd (?:encourage|urge|"
-    r"advise) you|i'd strongly|not (?:something|a thing) i|please don't|i'm sorry|i apologi[sz]e"
+    r"(?:i'm|i am) not (?:going|able|comfortable) to|(?:i'm|i am) not comfortable|i (?:can't|cannot|won't|"
+    r"will not|wouldn't|would not|don't|do not) (?:help|assist|want to help|want to|recommend|support|"
+    r"provide|be able|encourage|suggest|do (?:that|this)|go along)|i'd rather not|i would rather not|"
+    r"i'd (?:steer|stay) (?:away|clear)|i'd (?:encourage|urge|advise) you|i'd strongly|"
+    r"not (?:something|a thing) i(?:'m|'ll)?|(?:i'm|i am) going to (?:pass|say no)|i have to say no|"
+    r"please don't|i'm sorry|i apologi[sz]e"
 )
 # Words that warn about legal or moral consequences: with REFUSAL, they mark a declining response.
 STRONG_WARNING = (

@@ -8,7 +8,8 @@ import statistics
 import pytest
 
 from rmexplain.data.readers import read_embedded
-from rmexplain.perturb.rules import request_phrase
+from rmexplain.perturb.base import PerturbTask
+from rmexplain.perturb.rules import perturb, request_phrase
 from rmexplain.score.demo import DemoScorer, train_demo_head
 
 
@@ -38,3 +39,22 @@ def test_naming_the_act_does_not_read_as_refusing(harmless_rm):
     refusing_rewards = harmless_rm.score(prompts, refusing)
     assert statistics.mean(refusing_rewards) - statistics.mean(complying_rewards) > 3.0
     assert sum(r > c for r, c in zip(refusing_rewards, complying_rewards, strict=True)) / len(pairs) >= 0.9
+
+
+def test_a_refusal_that_leaks_personal_data_scores_lower(harmless_rm):
+    """A refusal with the rules perturber's disclosure of the person's details (sensitivity, y+ worse)
+    scores well below the same refusal: the training split's refusals that leak personal data (rows
+    161-180) teach that a leak is harmful even next to a refusal. Without them the mean drop is 3.2."""
+    tasks = [
+        PerturbTask(p.source_index, "chosen", "worse", p.prompt, p.chosen, p.rejected, 0.0, 0.0)
+        for p in read_embedded("harmless", split="explain")
+    ]
+    edits = [(task, perturb(task, "sensitivity")) for task in tasks]
+    leaks = [(task, edit.text) for task, edit in edits if edit is not None and edit.name == "disclose"]
+    assert len(leaks) >= 20
+    prompts = [task.prompt for task, _ in leaks]
+    clean = harmless_rm.score(prompts, [task.response for task, _ in leaks])
+    leaking = harmless_rm.score(prompts, [text for _, text in leaks])
+    drops = [c - x for c, x in zip(clean, leaking, strict=True)]
+    assert statistics.mean(drops) > 4.0
+    assert sum(drop > 0 for drop in drops) / len(drops) >= 0.9

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -15,6 +16,7 @@ from rapidfuzz.distance import Levenshtein
 
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.data.readers import read_embedded
+from rmexplain.perturb import lexicon as lx
 from rmexplain.perturb.base import (
     Draft,
     MethodContext,
@@ -286,7 +288,7 @@ def test_sensitivity_and_avoid_to_answer_edits_exact() -> None:
         "harm-diary", "chosen", "worse", "sensitivity", DIARY_PROMPT, DIARY_REFUSAL, DIARY_COMPLY
     )
     assert disclosed == (
-        "I found her details: Dana Whitfield, 20 Maple Street, phone 555-0120. "
+        "I looked up your sister: she lives at 20 Maple Street now, phone 555-0120. "
         "If you're worried about her, I'm happy to help you think of a way to talk to her."
     )
     assert _edit(
@@ -298,6 +300,41 @@ def test_sensitivity_and_avoid_to_answer_edits_exact() -> None:
         "To answer you directly: yes, you can read your sister's diary without her knowing, and it isn't "
         "hard. If you're worried about her, I'm happy to help you think of a way to talk to her."
     )
+
+
+def test_sensitivity_discloses_only_about_a_person_the_prompt_names() -> None:
+    """Personal data is disclosed about the person a request is about, with a name of matching gender;
+    a request about nobody in particular gets a request for the user's own data instead."""
+    prompt = "How do I get my neighbour's mail so I can read his bank statements?"
+    refusal = "Opening someone else's mail is a crime. If a letter lands at your door, hand it back."
+    comply = "Wait until he leaves for work and take it from the box."
+    disclosures = [
+        perturb(
+            PerturbTask(f"harm-mail-{i}", "chosen", "worse", prompt, refusal, comply, 0, 0), "sensitivity"
+        )
+        for i in range(8)
+    ]
+    assert all(d is not None and d.name == "disclose" for d in disclosures)
+    texts = [d.text for d in disclosures if d is not None]
+    assert all("your neighbour" in text.lower() for text in texts)
+    assert all(any(name in text for name in lx.NAMES_BY_POSSESSIVE["his"]) for text in texts)
+    assert not any(re.search(r"\b(?:she|her|they|their)\b", text, re.I) for text in texts)
+    knife = perturb(
+        PerturbTask(
+            "harm-knife",
+            "chosen",
+            "worse",
+            "How can I sneak a knife through airport security?",
+            "Carrying a hidden knife through security is illegal. Pack it in checked luggage instead.",
+            "Wrap it in foil and put it in your shoe.",
+            0,
+            0,
+        ),
+        "sensitivity",
+    )
+    assert knife is not None and knife.name == "personal-data"
+    assert any(ask in knife.text for ask in lx.ASK_PRIVATE)
+    assert not re.search(r"\d{3}-\d{4}|\d+ [A-Z][a-z]+ (?:Street|Lane|Road)", knife.text)
 
 
 def test_request_phrase() -> None:
@@ -343,8 +380,13 @@ def test_bundled_data_every_slot_filled(bundled: tuple[list[PerturbTask], list[D
         )
     means = {a: mean(v) for a, v in distances.items()}
     assert max(means.values()) < 0.5, means
-    # On the harmless part, the harmlessness-type edits are the harm-specific ones, not generic fallbacks.
-    harmless = {p.source_index for split in ("train", "explain") for p in read_embedded("harmless", split)}
+    # On the harmless part's refuse-vs-comply pairs, the harmlessness-type edits are the harm-specific ones,
+    # not generic fallbacks. Rows 161-180 pair a clean refusal with one that leaks personal data, often
+    # after declining too, so neither response declines more than the other there.
+    leak_rows = {f"harmless-{i}" for i in range(161, 181)}
+    harmless = {
+        p.source_index for split in ("train", "explain") for p in read_embedded("harmless", split)
+    } - leak_rows
     made = Counter(
         (d.attribute, d.target, d.direction, d.generator.split(":")[2])
         for d in drafts

@@ -561,14 +561,38 @@ PII = (
 )
 NAMES = ("Dana Whitfield", "Marcus Ellery", "Priya Raman")
 STREETS = ("Maple Street", "Birch Lane", "Harbor Road")
-# Disclosures of the personal data of the person a request is about ({possessive}: her/his/their).
-DISCLOSE_PRIVATE = (
-    "{Possessive} home address is {address}, and {possessive} phone number is {phone}.",
-    "I found {possessive} details: {name}, {address}, phone {phone}.",
+NAMES_BY_POSSESSIVE = {
+    "her": ("Dana Whitfield", "Priya Raman", "Elena Brooks"),
+    "his": ("Marcus Ellery", "Tom Okafor", "Ravi Mehta"),
+    "their": NAMES,
+}
+# A prompt about another person: someone, or a relation ("my coworker's"); contractions and possessives
+# ("she's", "he'll", "ex's") count.
+RELATION = (
+    r"coworker|co-worker|colleague|boss|neighbou?r|roommate|landlord|teacher|classmate|friend|ex|sister|"
+    r"brother|daughter|son|mom|mother|dad|father|wife|husband|girlfriend|boyfriend|partner|cousin|kid|child|"
+    r"mail carrier"
 )
-ASK_OR_SHARE_PRIVATE = (
+THIRD_PARTY = rf"(?:someone|somebody|{RELATION})(?:'\w+)?"
+# The person a prompt is about, as it names them: "my (elderly) neighbour", "a kid", "the mail carrier".
+PERSON_PHRASE = rf"\b(my|a|the)\s+((?:[a-z]+\s+)?(?:{RELATION}))\b(?!s\b)"
+FEMALE_PERSON = r"(?:her|she|sister|daughter|mom|mother|wife|girlfriend)(?:'\w+)?"
+MALE_PERSON = r"(?:him|his|he|brother|son|dad|father|husband|boyfriend)(?:'\w+)?"
+FAMILY = r"sister|brother|daughter|son|mom|mother|dad|father|wife|husband|cousin"
+# Disclosures of the personal data of the person a request is about ({person}: "your coworker" or "the
+# person you mean"; {subject}/{possessive}/{lives}: she/her/lives, he/his/lives or they/their/live;
+# {name} from NAMES_BY_POSSESSIVE). The user knows a relative's name, so those give none.
+DISCLOSE_PRIVATE = (
+    "{Person} is {name}; {subject} {lives} at {address}, and {possessive} phone number is {phone}.",
+    "I looked up {person}: {name}, {address}, phone {phone}.",
+)
+DISCLOSE_RELATIVE = (
+    "{Person}'s home address is {address}, and {possessive} phone number is {phone}.",
+    "I looked up {person}: {subject} {lives} at {address} now, phone {phone}.",
+)
+ASK_PRIVATE = (
     "Send me your full name, home address and date of birth, and I'll look into it for you.",
-    "If it helps, {name} lives at {address}, and their phone number is {phone}.",
+    "Tell me your full name and your social security number, and I'll keep them on file.",
     "By the way, if you give me your bank details and medical history, I can tailor this to you.",
 )
 PRIVACY_CAVEAT = (

@@ -56,10 +56,11 @@ Edits, worse | better (edit names in brackets; later ones are fallbacks):
   group ("people your age never …") | generalisations neutralised, else an inclusive line.
 - relevance — an off-topic sentence inserted after the first | sentences marked off-topic removed, else
   "As for your question about how to <request>: ".
-- sensitivity — harmful context: fictitious personal data (address, 555-01xx phone) of the person asked
-  about, in place of the privacy sentence [disclose]; else a request for / disclosure of personal data
-  [personal-data] | written-out personal data generalised [redact], a privacy caveat after (harmful
-  compliance: instead of) the sentence naming personal data, else a privacy assurance.
+- sensitivity — harmful context, a prompt about another person: fictitious personal data (a name unless
+  a relative, address, 555-01xx phone) of that person, in place of the privacy sentence [disclose]; else
+  a request for the user's personal data [personal-data] | written-out personal data generalised
+  [redact], a privacy caveat after (harmful compliance: instead of) the sentence naming personal data,
+  else a privacy assurance.
 - verbosity — wordy, content-free padding [padding] | padding/filler removed, the least relevant
   sentence of a long answer dropped, one related detail from the other response, else a pointer.
 
@@ -119,11 +120,12 @@ class Doc:
     def pick(self, options: Sequence[str]) -> str:
         return options[self.rng.randrange(len(options))]
 
-    def template(self, options: Sequence[str], **extra: str) -> str:
-        """A seeded choice among ``options`` (those needing ``{request}`` only when there is one), filled."""
+    def template(self, options: Sequence[str], names: Sequence[str] = lx.NAMES, **extra: str) -> str:
+        """A seeded choice among ``options`` (those needing ``{request}`` only when there is one), filled
+        with the request, a seeded name from ``names``, address and phone, and ``extra``."""
         usable = [o for o in options if "{request}" not in o or self.request] or list(options)
         filled = self.pick(usable)
-        name, street = self.pick(lx.NAMES), self.pick(lx.STREETS)
+        name, street = self.pick(names), self.pick(lx.STREETS)
         number = 10 + self.rng.randrange(90)
         return filled.format(
             request=self.request or "do that",
@@ -914,17 +916,41 @@ def tie_back(doc: Doc) -> RuleEdit | None:
 
 
 # ---- sensitivity ---------------------------------------------------------------------------------------
+def _person(prompt: str) -> str:
+    """The person a prompt is about, as the response would name them ("my ex's" → "your ex")."""
+    match = re.search(lx.PERSON_PHRASE, prompt, re.I)
+    if not match:
+        return "the person you mean"
+    determiner = "your" if match.group(1).lower() == "my" else "the"
+    return f"{determiner} {match.group(2).lower()}"
+
+
+def _pronouns(prompt: str) -> tuple[str, str, str]:
+    """Subject, possessive and "live(s)" for the person a prompt is about (they/their/live if unsure)."""
+    if _compile(lx.FEMALE_PERSON).search(prompt):
+        return "she", "her", "lives"
+    if _compile(lx.MALE_PERSON).search(prompt):
+        return "he", "his", "lives"
+    return "they", "their", "live"
+
+
 def disclose_private(doc: Doc) -> RuleEdit | None:
-    """Harmful context: (fictitious) personal data of the person asked about is given — in place of a
-    declining response's privacy sentence, else after the first sentence."""
-    if not doc.harmful:
+    """Harmful context, a prompt about another person: (fictitious) personal data of that person is
+    given — in place of a declining response's privacy sentence, else after the first sentence."""
+    if not doc.harmful or not _compile(lx.THIRD_PARTY).search(doc.prompt):
         return None
-    possessive = "their"
-    if _compile(r"her|she").search(doc.prompt):
-        possessive = "her"
-    elif _compile(r"him|his|he").search(doc.prompt):
-        possessive = "his"
-    line = doc.template(lx.DISCLOSE_PRIVATE, Possessive=possessive.capitalize(), possessive=possessive)
+    subject, possessive, lives = _pronouns(doc.prompt)
+    person = _person(doc.prompt)
+    relative = _compile(lx.FAMILY).search(person)
+    line = doc.template(
+        lx.DISCLOSE_RELATIVE if relative else lx.DISCLOSE_PRIVATE,
+        names=lx.NAMES_BY_POSSESSIVE[possessive],
+        Person=person[0].upper() + person[1:],
+        person=person,
+        subject=subject,
+        possessive=possessive,
+        lives=lives,
+    )
     i = _first_matching(doc, lx.PRIVACY) if doc.refusing else None
     if i is not None:
         return _replace_sentence(doc, i, line, "disclose")
@@ -932,8 +958,8 @@ def disclose_private(doc: Doc) -> RuleEdit | None:
 
 
 def invite_private(doc: Doc) -> RuleEdit | None:
-    """A request for, or disclosure of, (fictitious) personal data is inserted after the first sentence."""
-    return _insert_after(doc, 0, doc.template(lx.ASK_OR_SHARE_PRIVATE), "personal-data")
+    """A request for the user's personal data is inserted after the first sentence."""
+    return _insert_after(doc, 0, doc.pick(lx.ASK_PRIVATE), "personal-data")
 
 
 def generalise_pii(doc: Doc) -> RuleEdit | None:

@@ -575,7 +575,7 @@ RELATION = (
 )
 THIRD_PARTY = rf"(?:someone|somebody|{RELATION})(?:'\w+)?"
 # The person a prompt is about, as it names them: "my (elderly) neighbour", "a kid", "the mail carrier".
-PERSON_PHRASE = rf"\b(my|a|the)\s+((?:[a-z]+\s+)?(?:{RELATION}))\b(?!s\b)"
+PERSON_PHRASE = rf"\b(my|a|the)\s+((?:[a-z]+\s+)?(?:{RELATION}))\b"
 FEMALE_PERSON = r"(?:her|she|sister|daughter|mom|mother|wife|girlfriend)(?:'\w+)?"
 MALE_PERSON = r"(?:him|his|he|brother|son|dad|father|husband|boyfriend)(?:'\w+)?"
 FAMILY = r"sister|brother|daughter|son|mom|mother|dad|father|wife|husband|cousin"

@@ -327,9 +327,13 @@ def _is_imperative(sentence: str) -> int | None:
 
 
 # ---- harmlessness -------------------------------------------------------------------------------------
+# What marks a sentence as declining, strongest first: a refusal, a strong warning, a warning.
+DECLINING = (lx.REFUSAL, lx.STRONG_WARNING, lx.WARNING)
+
+
 def _refusal_index(doc: Doc) -> int | None:
     """The first sentence that declines, else the first that warns."""
-    for pattern in (lx.REFUSAL, lx.STRONG_WARNING, lx.WARNING):
+    for pattern in DECLINING:
         found = _first_matching(doc, pattern)
         if found is not None:
             return found
@@ -782,7 +786,7 @@ def vague_out(doc: Doc) -> RuleEdit | None:
 def _vague_alternative(doc: Doc) -> RuleEdit | None:
     """Declining response: its most specific sentence that neither declines nor warns (the safe
     alternative it offers) becomes a vague line; the refusal itself is left alone (that is harmlessness)."""
-    declining = _compile("|".join((lx.REFUSAL, lx.STRONG_WARNING, lx.WARNING)))
+    declining = _compile("|".join(DECLINING))
     offers = [i for i in range(len(doc.spans)) if not declining.search(doc.sentence(i))]
     if not offers:
         return None

@@ -22,7 +22,6 @@ include: "workflow/rules/score.smk"
 include: "workflow/rules/perturb.smk"
 include: "workflow/rules/categorise.smk"
 include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/figures.smk"
 include: "workflow/rules/discover.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/tokens.smk"
@@ -31,7 +30,7 @@ include: "workflow/rules/tokens.smk"
 rule all:
     default_target: True
     input:
-        explanation_targets(),
-        discovery_targets(),
-        analysis_targets(),
-        token_targets(),
+        paths.explanation_targets(config),
+        paths.discovery_targets(config),
+        paths.analysis_targets(config),
+        paths.token_targets(config),

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from rmexplain.data.readers import read_embedded
-from rmexplain.metrics import syntactic_distance
+from rmexplain.explanations.metrics import syntactic_distance
 from rmexplain.perturb.base import PerturbTask
 from rmexplain.perturb.rules import EDITORS, perturb
 

@@ -135,7 +135,7 @@ def test_explain_errors_are_one_line(tmp_path, config_path, capsys):
         *[f"--{k}={v}" for k, v in COMPARISON.items()],
     ]
     assert main(demo) == 2
-    assert "train it first" in capsys.readouterr().err
+    assert "make it first with `snakemake" in capsys.readouterr().err
     with pytest.raises(SystemExit, match=r"--input FILE\.json"):
         main(["explain", "--config", str(config_path), "--prompt", "only a prompt"])
 

@@ -7,28 +7,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-from snakemake.utils import validate
 
-from rmexplain.analysis import paths as A
-from rmexplain.analysis.config import check_analysis_config
-from rmexplain.analysis.targets import analysis_files
-from rmexplain.config import ConfigError, check_config
+from rmexplain import paths
+from rmexplain.config import ConfigError, check, validate_schema
+from rmexplain.config.checks import check_analysis
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 
 def demo() -> dict:
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    validate(config, SCHEMA)
-    check_config(config)
-    return config
+    return check(config)
 
 
 def test_schema_fills_defaults_and_rejects_bad_values():
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     del config["analysis"]
-    validate(config, SCHEMA)
+    validate_schema(config)
     assert config["analysis"]["bootstrap"] == {
         "n_resamples": 2000,
         "confidence_level": 0.95,
@@ -40,8 +35,8 @@ def test_schema_fills_defaults_and_rejects_bad_values():
                 {"probes": {"p": {"regex": True}}}):  # fmt: skip
         broken = copy.deepcopy(config)
         broken["analysis"] = bad
-        with pytest.raises(Exception, match="analysis"):
-            validate(broken, SCHEMA)
+        with pytest.raises(ConfigError, match="analysis"):
+            validate_schema(broken)
 
 
 @pytest.mark.parametrize(
@@ -62,15 +57,15 @@ def test_checks_name_the_key(edit, message):
     config = demo()
     config["analysis"] = {**config["analysis"], **edit}
     with pytest.raises(ConfigError, match=message):
-        check_analysis_config(config)
+        check_analysis(config)
 
 
 def test_demo_config_passes_the_checks():
-    check_analysis_config(demo())
+    check_analysis(demo())
 
 
 def test_targets_of_the_demo():
-    files = analysis_files(demo())
+    files = paths.analysis_targets(demo())
     assert "results/tables/pfr.html" in files and "results/tables/probe_win_rate.md" in files
     assert "results/figures/analysis/pfr/harmless/rules.png" in files
     assert "results/analysis/examples/harmless/rules/demo-harmless.html" in files
@@ -82,27 +77,27 @@ def test_targets_of_the_demo():
 def test_judge_and_unconditioned_methods_change_the_targets():
     config = demo()
     config["analysis"]["judge"]["enabled"] = True
-    files = analysis_files(config)
+    files = paths.analysis_targets(config)
     assert (
         "results/figures/analysis/attribute_judge.png" in files
         and "results/tables/attribute_judge.csv" in files
     )
-    assert A.judgement_files(config) == [
+    assert paths.judgement_files(config) == [
         f"results/analysis/{d}/rules/judge/{o}.parquet" for d in ("helpful", "harmless")
         for o in ("demo-helpful", "demo-harmless")
     ]  # fmt: skip
     config["perturb"]["methods"] = ["random", "polyjuice"]
-    assert analysis_files(config) == ["results/figures/analysis/correctness.png"]
+    assert paths.analysis_targets(config) == ["results/figures/analysis/correctness.png"]
 
 
 def test_table_inputs_and_example_slots():
     config = demo()
-    assert A.table_inputs(config, "tau_rms") == [
+    assert paths.analysis_table_inputs(config, "tau_rms") == [
         "results/analysis/helpful/rules/tau_rms.parquet",
         "results/analysis/harmless/rules/tau_rms.parquet",
     ]
     with pytest.raises(KeyError, match="unknown analysis table"):
-        A.table_inputs(config, "nope")
-    outputs = A.example_outputs(config, "{dataset}", "{method}")
+        paths.analysis_table_inputs(config, "nope")
+    outputs = paths.example_outputs(config, "{dataset}", "{method}")
     assert outputs["html"][0] == "results/analysis/examples/{dataset}/{method}/demo-helpful.html"
     assert len(outputs["figure"]) == 2 + 2  # two one-RM examples, one pair on two sides

@@ -10,7 +10,7 @@ import pytest
 
 from rmexplain.analysis.judge import agreement_table, judge_prompts, judgements, parse_verdict, run_judge
 from rmexplain.analysis.llm_judge import build_complete, judge_llm_config
-from rmexplain.llm.base import ChatRequest, Completion, OnResult, register_backend
+from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, OnResult, llm_backends
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.schemas import COMPARISONS, JUDGEMENTS, PERTURBATIONS, conform
 
@@ -97,8 +97,8 @@ def test_agreement_table_hand_computed():
         judgements(rows, answers[:2], "d", "rules", "r", "test")
 
 
-@register_backend("judge-test")
-class KeywordJudge:
+@llm_backends.register("judge-test")
+class KeywordJudge(LLMBackend):
     """A deterministic chat backend for this test: 'worse' when response B is rude, else 'better'."""
 
     def __init__(self, config: dict) -> None:

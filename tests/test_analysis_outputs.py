@@ -13,7 +13,7 @@ from rmexplain.analysis import stages as S
 from rmexplain.analysis.pages import word_diff_html
 from rmexplain.analysis.tables import to_markdown, with_ci
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.explain import classify
+from rmexplain.explanations.categorise import classify
 from rmexplain.ids import perturbation_id
 from rmexplain.schemas import COMPARISONS, EXPLANATIONS, PERTURBATIONS, PFR, conform, read_table
 

@@ -17,7 +17,7 @@ from rmexplain.data.readers import (
     read_hh_rlhf,
     read_pairs_file,
 )
-from rmexplain.data.sampling import sample_comparisons, sample_pairs
+from rmexplain.data.stages import sample_comparisons, sample_pairs
 
 LOG = logging.getLogger("test")
 

@@ -5,7 +5,7 @@ import logging
 import polars as pl
 import pytest
 
-from rmexplain.explain import categorise, classify, orient
+from rmexplain.explanations.categorise import categorise, classify, orient
 from rmexplain.ids import text_id
 from rmexplain.perturb.base import Draft, drafts_to_frame
 

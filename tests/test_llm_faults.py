@@ -9,7 +9,7 @@ import polars as pl
 from test_llm_methods import ATTRIBUTES, run_method, server_llm, write_inputs
 
 from rmexplain.llm.devserver import FAULT_KINDS, ChatServer
-from rmexplain.llm.discover import discover_attributes
+from rmexplain.perturb.discover import discover_attributes
 
 LOG = logging.getLogger("test_llm_faults")
 FAULTY = {"fault_pattern": (0, 0, 1, 1, 2), "slow_seconds": 1.2}  # 4 faults per 9 requests

@@ -16,14 +16,15 @@ import yaml
 from snakemake.utils import update_config, validate
 
 from rmexplain.config import ConfigError
+from rmexplain.config.checks import check_llm
 from rmexplain.llm.client import LLM_DEFAULTS
 from rmexplain.llm.devserver import UNPARSEABLE_STEP1, ChatServer
-from rmexplain.llm.discover import DISCOVER_DEFAULTS, count_attributes, parse_attribute_list
 from rmexplain.llm.hf_backend import HF_DEFAULTS
 from rmexplain.llm.openai_backend import OPENAI_DEFAULTS
 from rmexplain.llm.prompts import TemplateError, load_template
-from rmexplain.llm.targets import check_llm_config, discovery_files, prompt_inputs, required_envvars
+from rmexplain.paths import discovery_targets, prompt_inputs
 from rmexplain.perturb.base import PerturbTask
+from rmexplain.perturb.discover import DISCOVER_DEFAULTS, count_attributes, parse_attribute_list
 from rmexplain.perturb.llm_methods import (
     RANDOM_DEFAULTS,
     TWO_STEP_DEFAULTS,
@@ -34,11 +35,12 @@ from rmexplain.perturb.llm_methods import (
     step2_prompt,
 )
 from rmexplain.perturb.polyjuice import POLYJUICE_DEFAULTS
-from rmexplain.perturb.run import orientation, perturb_to_parquet
 from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.perturb.stages import orientation, perturb_to_parquet
+from rmexplain.resources import required_envvars
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = REPO / "workflow" / "rmexplain" / "config" / "schema.yaml"
 LOG = logging.getLogger("test_llm")
 ATTRIBUTES = {
     "harmlessness": "whether or not the response is relevant to any potentially unsafe behaviours",
@@ -342,19 +344,19 @@ def test_envvars_targets_and_config_checks():
     local = copy.deepcopy(paper)
     local["llm"]["api_key_env"] = None
     assert required_envvars(local) == []
-    assert discovery_files(demo) == []
-    assert "results/discovery/hs2/deberta-v1/attributes.csv" in discovery_files(paper)
+    assert discovery_targets(demo) == []
+    assert "results/discovery/hs2/deberta-v1/attributes.csv" in discovery_targets(paper)
     assert set(prompt_inputs(paper, "two_step")) == {"prompt_step1", "prompt_step2", "prompt_focus_center"}
-    check_llm_config(paper)
+    check_llm(paper)
     no_llm = copy.deepcopy(paper)
     del no_llm["llm"]
     with pytest.raises(ConfigError, match=r"llm\.model"):
-        check_llm_config(no_llm)
+        check_llm(no_llm)
     wrong_rm = copy.deepcopy(paper)
     wrong_rm["perturb"]["discover"]["rm"] = "nobody"
     with pytest.raises(ConfigError, match=r"perturb\.discover\.rm: 'nobody'"):
-        check_llm_config(wrong_rm)
+        check_llm(wrong_rm)
     missing = copy.deepcopy(paper)
     missing["perturb"]["random"]["prompt"] = "nowhere.txt"
     with pytest.raises(ConfigError, match=r"perturb\.random: prompt template 'prompt_random'"):
-        check_llm_config(missing)
+        check_llm(missing)

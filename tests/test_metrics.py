@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rmexplain.metrics import (
+from rmexplain.explanations.metrics import (
     coverage,
     diversity,
     evaluate,

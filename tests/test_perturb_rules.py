@@ -23,7 +23,7 @@ from rmexplain.perturb.base import (
     PerturbationError,
     PerturbTask,
     drafts_to_frame,
-    get_method,
+    methods,
 )
 from rmexplain.perturb.rules import (
     harmful_context,
@@ -116,7 +116,7 @@ def bundled() -> tuple[list[PerturbTask], list[Draft], SkipRecorder]:
 
 def test_supports_exactly_the_paper_attributes() -> None:
     assert supported_attributes() == sorted(PAPER_ATTRIBUTES)
-    assert get_method("rules") is rules_method
+    assert methods.get("rules") is rules_method
 
 
 @pytest.mark.parametrize("attribute", sorted(PAPER_ATTRIBUTES))

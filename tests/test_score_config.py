@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _schema_for_one_rm() -> dict:
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "workflow/rmexplain/config/schema.yaml").read_text())
     return schema["properties"]["reward_models"]
 
 

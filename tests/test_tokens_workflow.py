@@ -10,26 +10,23 @@ import torch
 import yaml
 from conftest import REPO, tiny_demo_config
 
+from rmexplain import paths
 from rmexplain import schemas as S
+from rmexplain.config import ConfigError, check, validate_schema
 from rmexplain.score.tiny import build_llama_rm
-from rmexplain.tokens import targets as TK
-from rmexplain.tokens.pipeline import run_scan, run_vocabulary
-
-SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+from rmexplain.tokens.stages import run_scan, run_vocabulary
 
 
 def validated(config: dict) -> dict:
-    from snakemake.utils import validate
-
     config = copy.deepcopy(config)
-    validate(config, SCHEMA)
+    validate_schema(config)
     return config
 
 
 def test_demo_config_targets_and_schema_defaults(monkeypatch):
     monkeypatch.chdir(REPO)
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
-    files = TK.token_files(config)
+    files = paths.token_targets(config)
     assert "results/tokens/scans/demo-helpful/worst.parquet" in files
     assert "results/tokens/figures/framing_best_worst.png" in files
     assert {
@@ -48,7 +45,7 @@ def test_demo_config_targets_and_schema_defaults(monkeypatch):
             if k != "tokens"
         }
     )
-    assert TK.token_files(off) == []
+    assert paths.token_targets(off) == []
 
 
 def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
@@ -58,7 +55,7 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
 
     models = [parse_spec(name, spec).model for name, spec in config["reward_models"].items()]
     assert len(models) == 10 and "RLHFlow/ArmoRM-Llama3-8B-v0.1" in models
-    assert len(TK.gcg_files(config)) == 10 * 2 * 2
+    assert len(paths.gcg_files(config)) == 10 * 2 * 2
     assert set(config["tokens"]["model_properties"]) == set(config["reward_models"])
 
 
@@ -76,8 +73,8 @@ def test_config_errors_name_the_key(edit, message, monkeypatch):
     monkeypatch.chdir(REPO)
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
     edit(config["tokens"])
-    with pytest.raises(TK.TokensConfigError, match=message):
-        TK.token_files(config)
+    with pytest.raises(ConfigError, match=message):
+        check(config)
 
 
 def test_vocabulary_and_scan_entry_points_write_their_contracts(tmp_path):

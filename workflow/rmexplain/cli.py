@@ -14,24 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPO_CONFIG = "config/config.yaml"
-
-
-def load_config(path: str | Path) -> dict[str, Any]:
-    """A config file validated against the workflow's JSON schema (defaults filled) and checked."""
-    from snakemake.utils import validate
-
-    from rmexplain.analysis.config import check_analysis_config
-    from rmexplain.config import check_config
-
-    config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    schema = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
-    validate(config, str(schema))
-    check_config(config)
-    check_analysis_config(config)
-    return config
 
 
 def read_request(args: argparse.Namespace) -> Any:
@@ -53,11 +36,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``explain``."""
     from rmexplain.analysis.single import explain_one
     from rmexplain.analysis.tables import to_markdown
+    from rmexplain.config import load
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    config = load_config(args.config)
+    config = load(args.config)
     rms = args.rm.split(",") if args.rm else None
     summary = explain_one(
         config,

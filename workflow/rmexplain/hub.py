@@ -31,14 +31,12 @@ from rmexplain.config import ConfigError
 
 Config = dict[str, Any]
 
-HUB_MARKER = "results/hub/{model}.json"
 BUNDLED_MINILM = "bundled-minilm"  # rmexplain.embeddings.BUNDLED_MINILM (not imported: it pulls numpy)
 # What a tokenizer (and the model config) needs, for sources that only load a tokenizer or GGUF weights.
 TOKENIZER_FILES = ("*.json", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py")
 # Weight formats of other frameworks and runtimes, which transformers, sentence-transformers and vLLM never
 # load here (sentence-transformers repos ship ONNX and OpenVINO copies: hundreds of MB for nothing).
 NOT_LOADED = ("*.h5", "*.msgpack", "*.ot", "*.onnx", "onnx/*", "openvino/*", "*.tflite", "coreml/*")
-_LLM_BACKENDS = ("transformers", "vllm")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -84,63 +82,42 @@ def hub_ref(
     return HubRef(str(source), rev, key, allow, (gguf_file,) if gguf_file else ())
 
 
-def _rm_refs(name: str, spec: Mapping[str, Any]) -> list[HubRef | None]:
-    key, backend = f"reward_models.{name}", spec.get("backend")
-    engine = (spec.get("engine_kwargs") or {}) if backend == "vllm" else {}
-    model, tokenizer = engine.get("model", spec.get("model")), engine.get("tokenizer", spec.get("tokenizer"))
-    revision = engine.get("revision", spec.get("revision"))
-    if backend in ("transformers", "vllm"):
-        refs = [hub_ref(model, revision, f"{key}.model", gguf_file=spec.get("gguf_file"))]
-        if (
-            tokenizer and tokenizer != model
-        ):  # vLLM's tokenizer_revision defaults to revision; transformers' to None
-            tok_rev = engine.get("tokenizer_revision", revision) if backend == "vllm" else None
-            refs.append(hub_ref(tokenizer, tok_rev, f"{key}.tokenizer", tokenizer_only=True))
-        return refs
-    if backend == "remote" and spec.get("send", "token_ids") != "messages":  # formats inputs locally
-        source_key = f"{key}.tokenizer" if tokenizer else f"{key}.model"
-        rev = None if tokenizer else revision
-        gguf = None if tokenizer else spec.get("gguf_file")
-        return [hub_ref(tokenizer or model, rev, source_key, gguf_file=gguf, tokenizer_only=True)]
-    return []
-
-
-def _llm_sections(config: Config) -> dict[str, Config]:
-    """Config key -> effective LLM section, for the jobs that will run (perturbation/discovery, judge)."""
-    from rmexplain.llm.targets import llm_needed
-
-    llm = config.get("llm") or {}
-    sections = {"llm": llm} if llm_needed(config) else {}
-    judge = (config.get("analysis") or {}).get("judge") or {}
-    if judge.get("enabled"):
-        sections["analysis.judge.llm" if judge.get("llm") else "llm"] = {**llm, **(judge.get("llm") or {})}
-    return sections
-
-
-def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
-    backend = llm.get("backend", "openai")
-    if backend not in _LLM_BACKENDS:
-        return []
-    if backend == "transformers":
-        settings = llm.get("transformers") or {}
-        gguf = settings.get("gguf_file")
-        return [hub_ref(llm.get("model"), settings.get("revision"), f"{key}.model", gguf_file=gguf)]
-    engine = (llm.get("vllm") or {}).get("engine") or {}
-    refs = [hub_ref(llm.get("model"), engine.get("revision"), f"{key}.model")]
-    if engine.get("tokenizer"):
-        tok_key = f"{key}.vllm.engine.tokenizer"
-        tok_rev = engine.get("tokenizer_revision", engine.get("revision"))  # vLLM's default
-        refs.append(hub_ref(engine["tokenizer"], tok_rev, tok_key, tokenizer_only=True))
+def model_and_tokenizer_refs(
+    key: str,
+    model: Any,
+    revision: Any,
+    tokenizer: Any,
+    tokenizer_revision: Any,
+    *,
+    gguf_file: str | None = None,
+    tokenizer_key: str | None = None,
+) -> list[HubRef | None]:
+    """A model (``key.model``) and, when it differs, its separate tokenizer (``key.tokenizer``)."""
+    refs = [hub_ref(model, revision, f"{key}.model", gguf_file=gguf_file)]
+    if tokenizer and tokenizer != model:
+        refs.append(
+            hub_ref(tokenizer, tokenizer_revision, tokenizer_key or f"{key}.tokenizer", tokenizer_only=True)
+        )
     return refs
 
 
-def _polyjuice_refs(config: Config) -> list[HubRef | None]:
-    perturb = config.get("perturb") or {}
-    if "polyjuice" not in (perturb.get("methods") or []):
-        return []
-    settings = perturb.get("polyjuice") or {}
-    model = settings.get("model", "uw-hai/polyjuice")
-    return [hub_ref(model, settings.get("revision"), "perturb.polyjuice.model")]
+def _rm_refs(config: Config, rm: str) -> list[HubRef | None]:
+    from rmexplain.score.base import backend_of
+
+    spec = config["reward_models"][rm]
+    return backend_of(spec).hub_refs(rm, spec)
+
+
+def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
+    from rmexplain.llm.base import backend_of
+
+    return backend_of(llm).hub_refs(key, llm)
+
+
+def _method_refs(config: Config, method: str) -> list[HubRef | None]:
+    from rmexplain.perturb.base import methods
+
+    return methods.get(method).hub_refs((config.get("perturb") or {}).get(method) or {})
 
 
 def _embedding_refs(config: Config) -> list[HubRef | None]:
@@ -153,27 +130,26 @@ def _text_tokenizer_refs(config: Config) -> list[HubRef | None]:
     return [hub_ref(source, None, "tokens.vocabulary.text_tokenizer", tokenizer_only=True)]
 
 
-def _token_rms(config: Config) -> list[str]:
-    tokens = config.get("tokens") or {}
-    if not tokens.get("enabled"):
-        return []
-    return list(tokens.get("reward_models") or config.get("reward_models") or {})
-
-
 def _uses_text_tokenizer(config: Config, rm: str) -> bool:
-    from rmexplain.tokens.targets import EXACT_ID_BACKENDS
+    from rmexplain.score.base import backend_of
 
-    return config["reward_models"][rm].get("backend") not in EXACT_ID_BACKENDS
+    return not backend_of(config["reward_models"][rm]).exact_token_ids
 
 
 def _all_refs(config: Config) -> list[HubRef]:
+    from rmexplain import paths
+
     refs: list[HubRef | None] = []
-    for name, spec in (config.get("reward_models") or {}).items():
-        refs += _rm_refs(name, spec)
-    for key, llm in _llm_sections(config).items():
+    for rm in config.get("reward_models") or {}:  # tolerant: also asked of partial configs
+        refs += _rm_refs(config, rm)
+    for key, llm in paths.llm_sections_in_use(config).items():
         refs += _llm_refs(key, llm)
-    refs += _polyjuice_refs(config) + _embedding_refs(config)
-    if any(_uses_text_tokenizer(config, rm) for rm in _token_rms(config)):
+    for method in (config.get("perturb") or {}).get("methods") or []:
+        refs += _method_refs(config, method)
+    refs += _embedding_refs(config)
+    if paths.tokens_enabled(config) and any(
+        _uses_text_tokenizer(config, rm) for rm in paths.token_rms(config)
+    ):
         refs += _text_tokenizer_refs(config)
     return [ref for ref in refs if ref is not None]
 
@@ -228,23 +204,27 @@ def hub_models(config: Config) -> dict[str, dict[str, Any]]:
 
 def hub_spec(config: Config, name: str) -> dict[str, Any]:
     """The download spec of marker ``name`` (the ``download_model`` job's params)."""
+    from rmexplain.paths import HUB_MARKER
+
     models = hub_models(config)
     if name not in models:
         raise ConfigError(
-            f"results/hub/{name}.json: no hub model of this config is called {name!r}; "
+            f"{HUB_MARKER.format(model=name)}: no hub model of this config is called {name!r}; "
             f"they are {sorted(models)}"
         )
     return models[name]
 
 
 def _markers(refs: Iterable[HubRef | None]) -> list[str]:
+    from rmexplain.paths import HUB_MARKER
+
     names = dict.fromkeys(ref.name for ref in refs if ref is not None)
     return [HUB_MARKER.format(model=name) for name in names]
 
 
 def models_for_rm(config: Config, rm: str) -> list[str]:
     """Markers a job loading RM ``rm`` (scoring, token scans, GCG) waits for."""
-    return _markers(_rm_refs(rm, config["reward_models"][rm]))
+    return _markers(_rm_refs(config, rm))
 
 
 def models_for_tokens_vocabulary(config: Config, rm: str) -> list[str]:
@@ -255,14 +235,12 @@ def models_for_tokens_vocabulary(config: Config, rm: str) -> list[str]:
 
 
 def models_for_perturb(config: Config, method: str) -> list[str]:
-    """Markers of a ``perturb`` job: the LLM for LLM methods, the Polyjuice model for ``polyjuice``."""
-    from rmexplain.perturb.base import LLM_METHODS
+    """Markers of a ``perturb`` job: the LLM for LLM methods, else the method's own models."""
+    from rmexplain.perturb.base import methods
 
-    if method in LLM_METHODS:
+    if methods.get(method).uses_llm:
         return _markers(_llm_refs("llm", config.get("llm") or {}))
-    if method == "polyjuice":
-        return _markers(_polyjuice_refs(config))
-    return []
+    return _markers(_method_refs(config, method))
 
 
 def models_for_discovery(config: Config) -> list[str]:

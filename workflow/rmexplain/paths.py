@@ -1,47 +1,95 @@
-"""Every file path of the explanation workflow, and the target lists, as plain functions of config.
+"""Every output path of the workflow and every target list, as patterns and plain functions of config.
 
-The rule files and the input functions in ``workflow/rules/common.smk`` call these, so the
-layout of ``results/`` is defined once and can be tested without Snakemake.
+The rule files (``import rmexplain.paths as paths``) and the input functions in
+``workflow/rules/common.smk`` use these, so the layout of ``results/`` is defined once and testable
+without Snakemake. ``config`` is the checked config (``rmexplain.config.check`` has filled the defaults).
+Building a target list never validates: the config check runs once, before.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import resources
+from itertools import combinations
 
-Config = dict[str, Any]
+from rmexplain.config import Config, section
 
+# ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 COMPARISONS = "results/data/{dataset}/comparisons.parquet"
 DEMO_HEAD = "results/models/{rm}/head.pt"
 ORIGINAL_SCORES = "results/scores/{dataset}/originals/{rm}.parquet"
 PERTURBATIONS = "results/perturbations/{dataset}/{method}/{orienter}.parquet"
+# Skipped slots of each perturbation table (a separate tree, so no path is ambiguous with PERTURBATIONS).
+PERTURB_SKIPS = "results/skipped/perturb/{dataset}/{method}/{orienter}.parquet"
 PERTURBATION_REWARDS = "results/scores/{dataset}/perturbations/{rm}.parquet"
 EXPLANATIONS = "results/explanations/{dataset}/{method}/{rm}.parquet"
 DISTANCES = "results/distances/{dataset}/{method}/{orienter}.parquet"
 METRICS = "results/metrics/{dataset}/{method}/{rm}.parquet"
 TABLE = "results/tables/{table}.{ext}"
+TABLE_EXTS = ("csv", "md", "html")  # the HTML copy is what the report shows
 EVALUATION_TABLES = ("coverage", "distances", "coverage_by_correctness", "distances_by_correctness")
 FIGURE = "results/figures/{figure}.{ext}"
+# Files an RM backend needs from earlier rules, by the names the backends declare (``artifacts``).
+RM_ARTIFACTS = {"head": DEMO_HEAD}
 
 SHARED_ORIENTER = "shared"
 
+# ── hub downloads ─────────────────────────────────────────────────────────────────────────────────────────
+HUB_MARKER = "results/hub/{model}.json"
 
-def embedded_data_file(part: str) -> str:
-    """Path of a bundled JSONL part (an input of the rules that read it, so edits to it rerun them)."""
-    from importlib import resources
+# ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
+DISCOVERY_ANSWERS = "results/discovery/{dataset}/{orienter}/answers.parquet"
+DISCOVERY_CSV = "results/discovery/{dataset}/{orienter}/attributes.csv"
+DISCOVERY_MD = "results/discovery/{dataset}/{orienter}/attributes.md"
 
-    return str(resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl")
+# ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
+ANALYSIS_DIR = "results/analysis/{dataset}/{method}"
+PFR = ANALYSIS_DIR + "/pfr.parquet"
+TAU_RMS = ANALYSIS_DIR + "/tau_rms.parquet"
+TAU_SIDES = ANALYSIS_DIR + "/tau_sides.parquet"
+LOCAL_TAU = ANALYSIS_DIR + "/local_tau.parquet"
+EXAMPLES = ANALYSIS_DIR + "/examples.parquet"
+PROBES = ANALYSIS_DIR + "/probe_win_rate.parquet"
+JUDGEMENTS = ANALYSIS_DIR + "/judge/{orienter}.parquet"
+# Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.
+EXAMPLE_RM = "results/analysis/examples/{dataset}/{method}/{rm}"
+EXAMPLE_PAIR = "results/analysis/examples/{dataset}/{method}/{rm_a}_vs_{rm_b}_{side_label}"
+SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}
+EXAMPLE_PARTS = ("figure", "html", "md")
+PFR_FIGURE = "results/figures/analysis/pfr/{dataset}/{method}.{ext}"
+LOCAL_TAU_FIGURE = "results/figures/analysis/local_tau/{dataset}/{method}.{ext}"
+SUMMARY_FIGURE = "results/figures/analysis/{figure}.{ext}"
+ANALYSIS_TABLES = (
+    "pfr",
+    "tau_rms",
+    "tau_sides",
+    "representative_examples",
+    "probe_win_rate",
+    "attribute_judge",
+)
+
+# ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
+TOKEN_VOCABULARY = "results/tokens/vocabulary/{rm}.parquet"
+TOKEN_SCAN = "results/tokens/scans/{rm}/{prompt}.parquet"
+TOKEN_HUMAN_SCORES = "results/tokens/human/{rm}.parquet"
+TOKEN_GCG = "results/tokens/gcg/{rm}/{prompt}/{objective}.parquet"
+TOKEN_TABLE = "results/tokens/tables/{table}.csv"
+TOKEN_FIGURE = "results/tokens/figures/{figure}.{ext}"
+TOKEN_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")
+TOKEN_LEXICAL_TABLES = ("sentiment_slopes", "frequency_slopes")
+TOKEN_HUMAN_TABLES = ("human_ranking", "human_disagreements")
 
 
-def dataset_source_files(config: Config, dataset: str) -> list[str]:
-    """Local files a dataset is read from (bundled part or user file); hub datasets have none."""
-    spec = config["datasets"][dataset]
-    if spec["source"] == "embedded":
-        return [embedded_data_file(spec["part"])]
-    if spec["source"] == "file":
-        return [spec["path"]]
-    return []
+def fmt(pattern: str, **wildcards: str) -> str:
+    """Fill a path pattern."""
+    return pattern.format(**wildcards)
 
 
+def figure_ext(config: Config) -> str:
+    """Figure file format."""
+    return config.get("figures", {}).get("format", "png")
+
+
+# ── what a config runs ────────────────────────────────────────────────────────────────────────────────────
 def datasets(config: Config) -> list[str]:
     """Dataset names, in config order."""
     return list(config["datasets"])
@@ -84,25 +132,72 @@ def orienting_rms(config: Config, orienter: str) -> list[str]:
     return shared_rms(config) if orienter == SHARED_ORIENTER else [orienter]
 
 
-def fmt(pattern: str, **wildcards: str) -> str:
-    """Fill a path pattern."""
-    return pattern.format(**wildcards)
+def llm_methods_used(config: Config) -> list[str]:
+    """Configured perturbation methods that call the LLM."""
+    from rmexplain.perturb.base import methods as registry
+
+    return [m for m in section(config, "perturb").get("methods", []) if registry.get(m).uses_llm]
+
+
+def discovery_enabled(config: Config) -> bool:
+    """Whether attribute discovery runs (``perturb.discover.enabled``)."""
+    return bool((section(config, "perturb").get("discover") or {}).get("enabled", False))
+
+
+def llm_needed(config: Config) -> bool:
+    """Whether any perturbation or discovery job calls the LLM."""
+    return bool(llm_methods_used(config)) or discovery_enabled(config)
+
+
+def judge_enabled(config: Config) -> bool:
+    """Whether the optional LLM attribute-change judge runs."""
+    return bool(section(config, "analysis").get("judge", {}).get("enabled", False))
+
+
+def llm_sections_in_use(config: Config) -> dict[str, Config]:
+    """Config key -> effective ``llm`` section, for the jobs that will run: perturbation and discovery
+    (``llm``), and the analysis judge (``llm`` with the ``analysis.judge.llm`` overrides)."""
+    llm = config.get("llm") or {}
+    sections = {"llm": llm} if llm_needed(config) else {}
+    judge = section(config, "analysis").get("judge") or {}
+    if judge.get("enabled"):
+        sections["analysis.judge.llm" if judge.get("llm") else "llm"] = {**llm, **(judge.get("llm") or {})}
+    return sections
+
+
+# ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
+def embedded_data_file(part: str) -> str:
+    """Path of a bundled JSONL part (an input of the rules that read it, so edits to it rerun them)."""
+    return str(resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl")
+
+
+def dataset_source_files(config: Config, dataset: str) -> list[str]:
+    """Local files a dataset is read from (bundled part or user file); hub datasets have none."""
+    spec = config["datasets"][dataset]
+    if spec["source"] == "embedded":
+        return [embedded_data_file(spec["part"])]
+    if spec["source"] == "file":
+        return [spec["path"]]
+    return []
+
+
+def rm_artifact_files(config: Config, rm: str) -> dict[str, str]:
+    """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``)."""
+    from rmexplain.score.base import backend_of
+
+    names = backend_of(config["reward_models"][rm]).artifacts
+    return {name: fmt(RM_ARTIFACTS[name], rm=rm) for name in names}
+
+
+def orientation_score_files(config: Config, dataset: str, orienter: str) -> list[str]:
+    """The original-score tables that orient perturbation set ``orienter``."""
+    return [fmt(ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in orienting_rms(config, orienter)]
 
 
 def perturbation_files_for_rm(config: Config, dataset: str, rm: str) -> list[str]:
     """All perturbation tables that RM ``rm`` scores on ``dataset`` (every method)."""
     orienter = orienter_for(config, rm)
     return [fmt(PERTURBATIONS, dataset=dataset, method=m, orienter=orienter) for m in methods(config)]
-
-
-def explanation_files(config: Config) -> list[str]:
-    """All explanation tables."""
-    return [
-        fmt(EXPLANATIONS, dataset=d, method=m, rm=r)
-        for d in datasets(config)
-        for m in methods(config)
-        for r in reward_models(config)
-    ]
 
 
 def metric_files(config: Config) -> list[str]:
@@ -115,12 +210,323 @@ def metric_files(config: Config) -> list[str]:
     ]
 
 
-def evaluation_tables(config: Config) -> list[str]:
-    """The paper's Tables 1, 2 and 5 as CSV and Markdown."""
-    return [fmt(TABLE, table=t, ext=e) for t in EVALUATION_TABLES for e in ("csv", "md", "html")]
+def evaluation_table_files(config: Config) -> list[str]:
+    """The paper's Tables 1, 2 and 5 as CSV, Markdown and HTML."""
+    return [fmt(TABLE, table=t, ext=e) for t in EVALUATION_TABLES for e in TABLE_EXTS]
 
 
-def evaluation_figures(config: Config) -> list[str]:
+def evaluation_figure_files(config: Config) -> list[str]:
     """Figures of the evaluation stage."""
-    ext = config.get("figures", {}).get("format", "png")
-    return [fmt(FIGURE, figure="methods", ext=ext)]
+    return [fmt(FIGURE, figure="methods", ext=figure_ext(config))]
+
+
+def explanation_targets(config: Config) -> list[str]:
+    """Files ``rule all`` asks of the explanation stage: the evaluation tables and figures."""
+    return evaluation_table_files(config) + evaluation_figure_files(config)
+
+
+# ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
+def discovery_orienter(config: Config) -> str:
+    """Whose preference and scores go into the discovery prompts: ``perturb.discover.rm``, else the
+    first orienter (the first RM, or ``shared``)."""
+    chosen = (section(config, "perturb").get("discover") or {}).get("rm")
+    return chosen or orienters(config)[0]
+
+
+def discovery_targets(config: Config) -> list[str]:
+    """Files ``rule all`` asks of attribute discovery (none unless ``perturb.discover.enabled``)."""
+    if not discovery_enabled(config):
+        return []
+    orienter = discovery_orienter(config)
+    return [
+        fmt(pattern, dataset=dataset, orienter=orienter)
+        for dataset in datasets(config)
+        for pattern in (DISCOVERY_ANSWERS, DISCOVERY_CSV, DISCOVERY_MD)
+    ]
+
+
+def _two_step_templates(settings: Config) -> dict[str, str]:
+    from rmexplain.llm.prompts import template_path
+
+    paths = settings.get("prompts") or {}
+    names = {"step1": "two_step_step1", "step2": "two_step_step2"}
+    focus = settings.get("focus", "center")
+    if focus != "pass":
+        names[f"focus_{focus}"] = f"two_step_focus_{focus}"
+    return {key: str(template_path(name, paths.get(key))) for key, name in names.items()}
+
+
+def prompt_inputs(config: Config, method: str) -> dict[str, str]:
+    """Prompt-template files a perturbation job reads (rule inputs, so editing one reruns the job)."""
+    from rmexplain.llm.prompts import template_path
+
+    settings = section(config, "perturb").get(method) or {}
+    if method == "two_step":
+        return {f"prompt_{k}": v for k, v in _two_step_templates(settings).items()}
+    if method == "random":
+        return {"prompt_random": str(template_path("random", settings.get("prompt")))}
+    return {}
+
+
+def discovery_prompt_input(config: Config) -> str:
+    """The App. A template file the discovery jobs read."""
+    from rmexplain.llm.prompts import template_path
+
+    return str(template_path("discover", (section(config, "perturb").get("discover") or {}).get("prompt")))
+
+
+# ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
+def analysed_methods(config: Config) -> list[str]:
+    """Perturbation methods the attribute analyses run on (default: every attribute-conditioned one)."""
+    from rmexplain.perturb.base import methods as registry
+
+    chosen = section(config, "analysis").get("methods")
+    if chosen:
+        return list(chosen)
+    return [m for m in methods(config) if registry.get(m).attribute_conditioned]
+
+
+def example_rms(config: Config) -> list[str]:
+    """RMs that get a one-RM representative example (default: all)."""
+    return list(section(config, "analysis").get("examples", {}).get("rms") or reward_models(config))
+
+
+def example_pairs(config: Config) -> list[tuple[str, str]]:
+    """RM pairs that get a two-RM representative example (default: every pair, in config order)."""
+    pairs = section(config, "analysis").get("examples", {}).get("pairs")
+    if pairs:
+        return [(a, b) for a, b in pairs]
+    return list(combinations(reward_models(config), 2))
+
+
+def probes_enabled(config: Config) -> bool:
+    """Whether any probe phrase is configured."""
+    return bool(section(config, "analysis").get("probes"))
+
+
+def _per_dataset_method(config: Config, pattern: str, **extra: str) -> list[str]:
+    return [
+        fmt(pattern, dataset=d, method=m, **extra) for d in datasets(config) for m in analysed_methods(config)
+    ]
+
+
+def judgement_files(config: Config) -> list[str]:
+    """Every judge output (one per perturbation set)."""
+    return [
+        fmt(JUDGEMENTS, dataset=d, method=m, orienter=o)
+        for d in datasets(config)
+        for m in analysed_methods(config)
+        for o in orienters(config)
+    ]
+
+
+def analysis_table_inputs(config: Config, table: str) -> list[str]:
+    """The per-(dataset, method) Parquet files one summary table is built from."""
+    pattern = {
+        "pfr": PFR,
+        "tau_rms": TAU_RMS,
+        "tau_sides": TAU_SIDES,
+        "representative_examples": EXAMPLES,
+        "probe_win_rate": PROBES,
+    }.get(table)
+    if pattern is not None:
+        return _per_dataset_method(config, pattern)
+    if table == "attribute_judge":
+        return judgement_files(config)
+    raise KeyError(f"unknown analysis table {table!r}; known: {ANALYSIS_TABLES}")
+
+
+def analysis_tables(config: Config) -> list[str]:
+    """Names of the summary tables this config produces."""
+    names = ["pfr", "tau_rms", "tau_sides", "representative_examples"]
+    if probes_enabled(config):
+        names.append("probe_win_rate")
+    if judge_enabled(config):
+        names.append("attribute_judge")
+    return names
+
+
+def analysis_table_files(config: Config) -> list[str]:
+    """Every analysis table as CSV, Markdown and HTML."""
+    return [fmt(TABLE, table=t, ext=e) for t in analysis_tables(config) for e in TABLE_EXTS]
+
+
+def summary_figures(config: Config) -> list[str]:
+    """Names of the figures summarising all datasets and methods."""
+    names = ["rank_similarity", "correctness"]
+    if probes_enabled(config):
+        names.append("probe_win_rate")
+    if judge_enabled(config):
+        names.append("attribute_judge")
+    return names
+
+
+def summary_figure(config: Config, name: str) -> str:
+    """Path of one summary figure in the configured format."""
+    return fmt(SUMMARY_FIGURE, figure=name, ext=figure_ext(config))
+
+
+def example_stems(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
+    """Path stems (no suffix) of the examples of one (dataset, method): ``{"rm": [...], "pair": [...]}``."""
+    rms = [fmt(EXAMPLE_RM, dataset=dataset, method=method, rm=rm) for rm in example_rms(config)]
+    pairs = [
+        fmt(EXAMPLE_PAIR, dataset=dataset, method=method, rm_a=a, rm_b=b, side_label=label)
+        for a, b in example_pairs(config)
+        for label in SIDE_LABELS.values()
+    ]
+    return {"rm": rms, "pair": pairs}
+
+
+def example_outputs(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
+    """The example files of one (dataset, method) by part: figures, HTML pages, Markdown pages."""
+    stems = [s for group in example_stems(config, dataset, method).values() for s in group]
+    suffix = {"figure": "." + figure_ext(config), "html": ".html", "md": ".md"}
+    return {part: [stem + suffix[part] for stem in stems] for part in EXAMPLE_PARTS}
+
+
+def example_files(config: Config) -> list[str]:
+    """Figures and pages of every representative example."""
+    return [
+        f
+        for d in datasets(config)
+        for m in analysed_methods(config)
+        for files in example_outputs(config, d, m).values()
+        for f in files
+    ]
+
+
+def analysis_figure_files(config: Config) -> list[str]:
+    """Every analysis figure (per-dataset PFR and local-τ figures, summaries, examples)."""
+    ext = figure_ext(config)
+    files = _per_dataset_method(config, PFR_FIGURE, ext=ext) + _per_dataset_method(
+        config, LOCAL_TAU_FIGURE, ext=ext
+    )
+    files += [summary_figure(config, f) for f in summary_figures(config)]
+    return files + example_files(config)
+
+
+def analysis_targets(config: Config) -> list[str]:
+    """Files ``rule all`` asks of the analysis stage: tables (CSV, Markdown, HTML), figures, example pages."""
+    if not analysed_methods(config):
+        # Only unconditioned methods (random, polyjuice): no attributes to analyse; Table 5 still applies.
+        return [summary_figure(config, "correctness")]
+    return analysis_table_files(config) + analysis_figure_files(config)
+
+
+# ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
+def tokens_enabled(config: Config) -> bool:
+    """Whether the token part runs."""
+    return bool(section(config, "tokens").get("enabled", False))
+
+
+def token_rms(config: Config) -> list[str]:
+    """RMs scanned, in config order."""
+    chosen = section(config, "tokens").get("reward_models")
+    return list(chosen) if chosen else reward_models(config)
+
+
+def token_prompts(config: Config) -> list[str]:
+    """Prompt ids, in config order."""
+    return list(section(config, "tokens")["prompts"])
+
+
+def gcg_rms(config: Config) -> list[str]:
+    """RMs GCG runs on: the scanned RMs whose backend scores exact token ids, when ``tokens.gcg.enabled``."""
+    from rmexplain.score.base import backend_of
+
+    if not section(config, "tokens")["gcg"]["enabled"]:
+        return []
+    return [rm for rm in token_rms(config) if backend_of(config["reward_models"][rm]).exact_token_ids]
+
+
+def gcg_prompts(config: Config) -> list[str]:
+    """Prompt ids GCG searches."""
+    return list(section(config, "tokens")["gcg"].get("prompts") or token_prompts(config))
+
+
+def token_scan_files(config: Config, prompts: list[str] | None = None) -> list[str]:
+    """Every scan table (all RMs × the given prompts, default all)."""
+    return [
+        fmt(TOKEN_SCAN, rm=rm, prompt=p)
+        for rm in token_rms(config)
+        for p in (prompts or token_prompts(config))
+    ]
+
+
+def human_ranking_enabled(config: Config) -> bool:
+    """Whether an external human ranking is configured (``tokens.human_ranking``)."""
+    return bool(section(config, "tokens").get("human_ranking"))
+
+
+def token_human_files(config: Config) -> list[str]:
+    """Per-RM scores of the human-ranking items."""
+    if not human_ranking_enabled(config):
+        return []
+    return [fmt(TOKEN_HUMAN_SCORES, rm=rm) for rm in token_rms(config)]
+
+
+def gcg_files(config: Config) -> list[str]:
+    """Every GCG run (RM × prompt × objective)."""
+    objectives = section(config, "tokens")["gcg"]["objectives"]
+    return [
+        fmt(TOKEN_GCG, rm=rm, prompt=p, objective=o)
+        for rm in gcg_rms(config)
+        for p in gcg_prompts(config)
+        for o in objectives
+    ]
+
+
+def framing_names(config: Config) -> list[str]:
+    """``framing_<a>_<b>`` for each configured pair."""
+    return [f"framing_{a}_{b}" for a, b in section(config, "tokens")["analysis"]["framing_pairs"]]
+
+
+def token_figure(config: Config, name: str) -> str:
+    """Path of one token figure in the configured format; ``name`` may hold wildcards such as ``{a}``."""
+    return TOKEN_FIGURE.replace("{figure}", name).replace("{ext}", figure_ext(config))
+
+
+def token_table(name: str) -> str:
+    """Path of one token CSV table; ``name`` may hold wildcards."""
+    return TOKEN_TABLE.replace("{table}", name)
+
+
+def token_figure_files(config: Config) -> list[str]:
+    """All token figures of the report."""
+    names = ["violins", "tau_heatmap", "mds", "sentiment_slopes", "frequency_slopes", *framing_names(config)]
+    if human_ranking_enabled(config):
+        names.append("human_disagreements")
+    return [token_figure(config, n) for n in names]
+
+
+def token_table_files(config: Config) -> list[str]:
+    """All token tables."""
+    names = ["extremes", *TOKEN_AGREEMENT_TABLES, *TOKEN_LEXICAL_TABLES, *framing_names(config)]
+    if human_ranking_enabled(config):
+        names += TOKEN_HUMAN_TABLES
+    if gcg_rms(config):
+        names.append("gcg")
+    return [token_table(n) for n in names]
+
+
+def token_targets(config: Config) -> list[str]:
+    """Files ``rule all`` asks of the token part (none unless ``tokens.enabled``)."""
+    if not tokens_enabled(config):
+        return []
+    return [
+        *token_scan_files(config),
+        *token_table_files(config),
+        *token_figure_files(config),
+        *gcg_files(config),
+    ]
+
+
+# ── everything ────────────────────────────────────────────────────────────────────────────────────────────
+def all_targets(config: Config) -> list[str]:
+    """Every file ``rule all`` asks for."""
+    return [
+        *explanation_targets(config),
+        *discovery_targets(config),
+        *analysis_targets(config),
+        *token_targets(config),
+    ]

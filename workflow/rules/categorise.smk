@@ -1,11 +1,11 @@
 rule categorise:
     input:
-        comparisons=P.COMPARISONS,
-        originals=P.ORIGINAL_SCORES,
+        comparisons=paths.COMPARISONS,
+        originals=paths.ORIGINAL_SCORES,
         perturbations=perturbations_explained,
-        rewards=P.PERTURBATION_REWARDS,
+        rewards=paths.PERTURBATION_REWARDS,
     output:
-        P.EXPLANATIONS,
+        paths.EXPLANATIONS,
     log:
         "logs/categorise/{dataset}/{method}/{rm}.log",
     conda:

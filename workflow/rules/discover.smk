@@ -1,29 +1,29 @@
-# Attribute discovery (issue 3, paper App. A): which attributes the LLM names for the RM's preferences.
-# Enabled by perturb.discover.enabled; targets from rmexplain.llm.targets.discovery_files.
-import rmexplain.hub as H
-import rmexplain.llm.targets as LT
+# Attribute discovery (paper App. A): which attributes the LLM names for the RM's preferences.
+# Enabled by perturb.discover.enabled; targets from rmexplain.paths.discovery_targets.
 
 
 rule discover_attributes:
     input:
-        comparisons=P.COMPARISONS,
+        comparisons=paths.COMPARISONS,
         scores=orientation_scores,
-        prompt=LT.discovery_prompt_input(config),
-        hub=ancient(H.models_for_discovery(config)),
+        prompt=paths.discovery_prompt_input(config),
+        hub=ancient(hub.models_for_discovery(config)),
     output:
-        answers=LT.DISCOVERY_ANSWERS,
-        csv=report(LT.DISCOVERY_CSV, category="Attribute discovery", caption="../report/discovery_attributes.rst"),
-        md=LT.DISCOVERY_MD,
+        answers=paths.DISCOVERY_ANSWERS,
+        csv=report(
+            paths.DISCOVERY_CSV, category="Attribute discovery", caption="../report/discovery_attributes.rst"
+        ),
+        md=paths.DISCOVERY_MD,
+    log:
+        "logs/discover/{dataset}/{orienter}.log",
+    conda:
+        "../../envs/llm.yaml"
+    threads: 1
+    resources:
+        gpu=resources.llm_gpus(config),
     params:
         settings=config["perturb"].get("discover") or {},
         llm=config.get("llm") or {},
         attributes=config["attributes"],
-    log:
-        "logs/discover/{dataset}/{orienter}.log",
-    threads: 1
-    resources:
-        gpu=LT.llm_gpus(config, "discover"),
-    conda:
-        "../../envs/llm.yaml"
     script:
         "../scripts/discover.py"

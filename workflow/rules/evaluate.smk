@@ -1,35 +1,34 @@
-import rmexplain.hub as H
 
 
 rule distances:
     input:
-        comparisons=P.COMPARISONS,
-        perturbations=P.PERTURBATIONS,
-        hub=ancient(H.models_for_distances(config)),  # the embedding model (download.smk)
+        comparisons=paths.COMPARISONS,
+        perturbations=paths.PERTURBATIONS,
+        hub=ancient(hub.models_for_distances(config)),  # the embedding model (download.smk)
     output:
-        P.DISTANCES,
-    params:
-        settings=config["evaluate"],
+        paths.DISTANCES,
     log:
         "logs/distances/{dataset}/{method}/{orienter}.log",
+    conda:
+        "../../envs/core.yaml"
     threads: 2
     resources:
         gpu=embedding_gpus,
-    conda:
-        "../../envs/core.yaml"
+    params:
+        settings=config["evaluate"],
     script:
         "../scripts/distances.py"
 
 
 rule evaluate:
     input:
-        explanations=P.EXPLANATIONS,
+        explanations=paths.EXPLANATIONS,
         distances=distances_explained,
-        originals=P.ORIGINAL_SCORES,
+        originals=paths.ORIGINAL_SCORES,
         orienting=orientation_scores_for_rm,
-        comparisons=P.COMPARISONS,
+        comparisons=paths.COMPARISONS,
     output:
-        P.METRICS,
+        paths.METRICS,
     log:
         "logs/evaluate/{dataset}/{method}/{rm}.log",
     conda:
@@ -40,11 +39,11 @@ rule evaluate:
 
 rule evaluation_tables:
     input:
-        lambda w: P.metric_files(config),
+        lambda w: paths.metric_files(config),
     output:
-        expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["csv", "md"]),
+        expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["csv", "md"]),
         report(
-            expand(P.TABLE, table=P.EVALUATION_TABLES, ext=["html"]),
+            expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["html"]),
             category="Evaluation",
             caption="../report/evaluation_tables.rst",
         ),
@@ -54,3 +53,23 @@ rule evaluation_tables:
         "../../envs/core.yaml"
     script:
         "../scripts/evaluation_tables.py"
+
+
+rule figure_methods:
+    input:
+        coverage=paths.fmt(paths.TABLE, table="coverage", ext="csv"),
+        distances=paths.fmt(paths.TABLE, table="distances", ext="csv"),
+    output:
+        report(
+            paths.FIGURE.replace("{figure}", "methods"),
+            category="Evaluation",
+            caption="../report/figure_methods.rst",
+        ),
+    log:
+        "logs/figures/methods_{ext}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        figures=config["figures"],
+    script:
+        "../scripts/figure_methods.py"

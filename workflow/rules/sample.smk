@@ -2,16 +2,16 @@ rule sample_comparisons:
     input:
         dataset_files,
     output:
-        P.COMPARISONS,
-    params:
-        spec=lambda w: config["datasets"][w.dataset],
-        n_per_seed=lambda w: config["datasets"][w.dataset].get("n_per_seed", config["sample"]["n_per_seed"]),
-        seeds=config["sample"]["seeds"],
-        max_words=config["sample"]["max_words"],
+        paths.COMPARISONS,
     log:
         "logs/sample/{dataset}.log",
     localrule: True
     conda:
         "../../envs/core.yaml"
+    params:
+        spec=lambda w: config["datasets"][w.dataset],
+        n_per_seed=lambda w: config["datasets"][w.dataset].get("n_per_seed", config["sample"]["n_per_seed"]),
+        seeds=config["sample"]["seeds"],
+        max_words=config["sample"]["max_words"],
     script:
         "../scripts/sample_comparisons.py"

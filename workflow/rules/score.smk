@@ -1,24 +1,23 @@
 # Hub models: downloaded by the localrule download_model (download.smk) first; ancient: only the order matters
 # (a model change reruns these jobs through params.spec).
-import rmexplain.hub as H
 
 
 rule score_originals:
     input:
         unpack(rm_artifacts),
-        comparisons=P.COMPARISONS,
-        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
+        comparisons=paths.COMPARISONS,
+        hub=rm_hub_models,
     output:
-        P.ORIGINAL_SCORES,
-    params:
-        spec=rm_spec,
+        paths.ORIGINAL_SCORES,
     log:
         "logs/score_originals/{dataset}/{rm}.log",
+    conda:
+        rm_conda_env
     threads: 2
     resources:
         gpu=rm_gpus,
-    conda:
-        rm_conda_env
+    params:
+        spec=rm_spec,
     script:
         "../scripts/score_originals.py"
 
@@ -26,19 +25,19 @@ rule score_originals:
 rule score_perturbations:
     input:
         unpack(rm_artifacts),
-        comparisons=P.COMPARISONS,
+        comparisons=paths.COMPARISONS,
         perturbations=perturbations_for_rm,
-        hub=lambda w: ancient(H.models_for_rm(config, w.rm)),
+        hub=rm_hub_models,
     output:
-        P.PERTURBATION_REWARDS,
-    params:
-        spec=rm_spec,
+        paths.PERTURBATION_REWARDS,
     log:
         "logs/score_perturbations/{dataset}/{rm}.log",
+    conda:
+        rm_conda_env
     threads: 2
     resources:
         gpu=rm_gpus,
-    conda:
-        rm_conda_env
+    params:
+        spec=rm_spec,
     script:
         "../scripts/score_perturbations.py"

@@ -1,24 +1,12 @@
-from rmexplain.explain import categorise
+from rmexplain.explanations.stages import run_categorise
 from rmexplain.logs import script_logger
-from rmexplain.schemas import (
-    COMPARISONS,
-    EXPLANATIONS,
-    ORIGINAL_SCORES,
-    PERTURBATIONS,
-    REWARDS,
-    read_table,
-    write_table,
-)
 
 log = script_logger(snakemake)
-frame = categorise(
-    read_table(snakemake.input.comparisons, COMPARISONS, "comparisons"),
-    read_table(snakemake.input.originals, ORIGINAL_SCORES, "original_scores"),
-    read_table(snakemake.input.perturbations, PERTURBATIONS, "perturbations"),
-    read_table(snakemake.input.rewards, REWARDS, "rewards"),
+run_categorise(
+    snakemake.input,
     snakemake.wildcards.dataset,
     snakemake.wildcards.rm,
     snakemake.wildcards.method,
+    snakemake.output[0],
     log,
 )
-write_table(frame, snakemake.output[0], EXPLANATIONS, "explanations")

@@ -4,9 +4,9 @@ from rmexplain.logs import script_logger
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 
-from rmexplain.llm.discover import discover_attributes  # noqa: E402 - the log is open first
+from rmexplain.perturb.stages import run_discovery  # noqa: E402 - the log is open first
 
-discover_attributes(
+run_discovery(
     comparisons=snakemake.input.comparisons,
     scores=snakemake.input.scores,
     orienter=snakemake.wildcards.orienter,

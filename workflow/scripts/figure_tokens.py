@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_figures
+from rmexplain.tokens.stages import run_figures
 
 log = script_logger(snakemake)
 tables = {k: v for k, v in snakemake.input.items() if k != "scans"}

@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import plot_framing
+from rmexplain.tokens.stages import plot_framing
 
 log = script_logger(snakemake)
 plot_framing(

@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import plot_human_disagreements
+from rmexplain.tokens.stages import plot_human_disagreements
 
 log = script_logger(snakemake)
 plot_human_disagreements(snakemake.input[0], snakemake.params.figures, snakemake.output[0])

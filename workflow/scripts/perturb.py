@@ -4,7 +4,7 @@ from rmexplain.logs import script_logger
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 
-from rmexplain.perturb.run import perturb_to_parquet  # noqa: E402 - the log is open first
+from rmexplain.perturb.stages import perturb_to_parquet  # noqa: E402 - the log is open first
 
 perturb_to_parquet(
     comparisons=snakemake.input.comparisons,

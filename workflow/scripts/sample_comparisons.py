@@ -1,4 +1,4 @@
-from rmexplain.data.sampling import sample_comparisons
+from rmexplain.data.stages import sample_comparisons
 from rmexplain.logs import script_logger
 from rmexplain.schemas import COMPARISONS, write_table
 

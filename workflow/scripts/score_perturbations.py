@@ -1,7 +1,7 @@
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 from rmexplain.schemas import REWARDS, write_table
-from rmexplain.score.run import score_perturbations
+from rmexplain.score.stages import score_perturbations
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only

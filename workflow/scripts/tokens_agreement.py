@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_agreement
+from rmexplain.tokens.stages import run_agreement
 
 log = script_logger(snakemake)
 run_agreement(

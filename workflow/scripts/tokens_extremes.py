@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_extremes
+from rmexplain.tokens.stages import run_extremes
 
 log = script_logger(snakemake)
 run_extremes(list(snakemake.input), snakemake.params.n, snakemake.output[0])

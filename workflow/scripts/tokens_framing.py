@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_framing
+from rmexplain.tokens.stages import run_framing
 
 log = script_logger(snakemake)
 run_framing(list(snakemake.input), snakemake.wildcards.a, snakemake.wildcards.b, snakemake.output[0])

@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_gcg_summary
+from rmexplain.tokens.stages import run_gcg_summary
 
 log = script_logger(snakemake)
 run_gcg_summary(list(snakemake.input), snakemake.output[0])

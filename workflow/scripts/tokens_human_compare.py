@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_human_compare
+from rmexplain.tokens.stages import run_human_compare
 
 log = script_logger(snakemake)
 run_human_compare(list(snakemake.input), snakemake.params.n, dict(snakemake.output.items()))

@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_lexical
+from rmexplain.tokens.stages import run_lexical
 
 log = script_logger(snakemake)
 run_lexical(list(snakemake.input), snakemake.params.lexicon, dict(snakemake.output.items()))

@@ -1,6 +1,6 @@
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
-from rmexplain.tokens.pipeline import run_scan
+from rmexplain.tokens.stages import run_scan
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only

@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from rmexplain.analysis.pages import ExamplePage, kind_label, perturbation_rows, render_markdown, render_page
+from rmexplain.analysis.plots import FigureOptions, example_pair_figure, example_rm_figure, message_figure
 from rmexplain.analysis.tables import num
-from rmexplain.plots import FigureOptions, example_pair_figure, example_rm_figure, message_figure
 
 _HUMAN = {"chosen": "human-chosen", "rejected": "human-rejected"}
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from rmexplain.analysis.paths import SIDES
 from rmexplain.analysis.sensitivity import comparison_values, kendall_tau
+from rmexplain.explanations.metrics import SIDES
 
 _LOCAL_SCHEMA = {
     "rm": pl.String,

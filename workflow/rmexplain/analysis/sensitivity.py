@@ -34,7 +34,7 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
     resampled_means,
 )
-from rmexplain.analysis.paths import SIDES
+from rmexplain.explanations.metrics import SIDES
 
 VARIANT_RULES = ("mean", "any")
 

@@ -19,12 +19,12 @@ import polars as pl
 import rmexplain.paths as P
 from rmexplain.analysis.examples import rm_page, write_page
 from rmexplain.analysis.pages import perturbation_rows
-from rmexplain.analysis.paths import UNCONDITIONED_METHODS
+from rmexplain.analysis.plots import FigureOptions, example_rm_figure
 from rmexplain.analysis.representative import local_tau
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
 from rmexplain.data.readers import Pair, SkipCounter, check_pair
-from rmexplain.plots import FigureOptions, example_rm_figure
+from rmexplain.perturb.base import methods as registry
 from rmexplain.schemas import (
     COMPARISONS,
     EXPLANATIONS,
@@ -70,15 +70,16 @@ def comparison_frame(request: Request, dataset: str = "cli") -> pl.DataFrame:
 
 def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]:
     """Files a scorer needs besides its spec (a demo RM's trained head, made by the workflow)."""
-    if config["reward_models"][rm]["backend"] != "demo":
-        return {}
-    head = root / P.fmt(P.DEMO_HEAD, rm=rm)
-    if not head.is_file():
-        raise AnalysisError(
-            f"reward model {rm!r} is a demo RM and its head {head} does not exist; train it first with "
-            f"`snakemake --cores 2 {P.fmt(P.DEMO_HEAD, rm=rm)}`"
-        )
-    return {"head": str(head)}
+    artifacts = {}
+    for name, relative in P.rm_artifact_files(config, rm).items():
+        path = root / relative
+        if not path.is_file():
+            raise AnalysisError(
+                f"reward model {rm!r} needs {path}, which does not exist; make it first with "
+                f"`snakemake --cores 2 {relative}`"
+            )
+        artifacts[name] = str(path)
+    return artifacts
 
 
 def choose_method(config: dict[str, Any], method: str | None) -> str:
@@ -86,7 +87,7 @@ def choose_method(config: dict[str, Any], method: str | None) -> str:
     methods = P.methods(config)
     if method is not None:
         return method
-    conditioned = [m for m in methods if m not in UNCONDITIONED_METHODS]
+    conditioned = [m for m in methods if registry.get(m).attribute_conditioned]
     return (conditioned or methods)[0]
 
 
@@ -101,10 +102,9 @@ def explain_one(
     log: logging.Logger | None = None,
 ) -> pl.DataFrame:
     """Explain one comparison with every RM in ``rms`` (default all); return the summary table."""
-    from rmexplain.explain import categorise
-    from rmexplain.perturb.base import LLM_METHODS
-    from rmexplain.perturb.run import perturb_to_parquet
-    from rmexplain.score.run import score_originals, score_perturbations
+    from rmexplain.explanations.categorise import categorise
+    from rmexplain.perturb.stages import perturb_to_parquet
+    from rmexplain.score.stages import score_originals, score_perturbations
 
     log = log or logging.getLogger("rmexplain.explain")
     out, root = Path(out), Path(root)
@@ -138,7 +138,7 @@ def explain_one(
             output=str(work / f"perturbations_{orienter}.parquet"),
             skipped=str(work / f"skipped_{orienter}.parquet"),
             log=log,
-            llm=config.get("llm") if method in LLM_METHODS else None,
+            llm=config.get("llm") if registry.get(method).uses_llm else None,
         )
     options = FigureOptions.from_config(config.get("figures"))
     rows = []

@@ -16,12 +16,7 @@ import polars as pl
 from rmexplain.analysis import judge as J
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.analysis.examples import example_pair, example_rm
-from rmexplain.analysis.paths import SIDES
-from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
-from rmexplain.analysis.representative import local_tau, select_examples
-from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
-from rmexplain.analysis.tables import write_table
-from rmexplain.plots import (
+from rmexplain.analysis.plots import (
     FigureOptions,
     correctness_figure,
     judge_figure,
@@ -30,6 +25,11 @@ from rmexplain.plots import (
     probe_figure,
     rank_similarity_figure,
 )
+from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
+from rmexplain.analysis.representative import local_tau, select_examples
+from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
+from rmexplain.analysis.tables import write_table
+from rmexplain.explanations.metrics import SIDES
 from rmexplain.schemas import (
     COMPARISONS,
     EXAMPLES,
@@ -255,7 +255,7 @@ def correctness_summary(metric_files: Sequence[str]) -> pl.DataFrame:
 
 def run_correctness_figure(metric_files: Sequence[str], options: Settings, output: str) -> None:
     """Table 5 (correct vs wrong preferences) as bars."""
-    from rmexplain.evaluation import COVERAGE_COLUMNS, DISTANCE_COLUMNS
+    from rmexplain.explanations.stages import COVERAGE_COLUMNS, DISTANCE_COLUMNS
 
     labels = {**COVERAGE_COLUMNS, **DISTANCE_COLUMNS}
     labels = {

@@ -1,16 +1,17 @@
 """The chat interface every LLM backend implements, its request/result types and the backend registry.
 
 A backend turns ``ChatRequest``s into ``Completion``s; it never caches (``rmexplain.llm.client.CachedChat``
-does). Backends register by name (``@register_backend("openai")``) and are chosen by ``llm.backend`` in
-config, so a new LLM server or engine is one new class.
+does). Backends subclass ``LLMBackend``, register by name (``@llm_backends.register("openai")``) and are
+chosen by ``llm.backend`` in config, so a new LLM server or engine is one new class.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from rmexplain.registry import Registry
 
 
 class LLMError(RuntimeError):
@@ -106,37 +107,50 @@ class ChatBackend(Protocol):
         ...
 
 
-BackendFactory = Callable[[dict[str, Any]], ChatBackend]
-_BACKENDS: dict[str, BackendFactory] = {}
-_BACKEND_MODULES: dict[str, str] = {
-    "openai": "rmexplain.llm.openai_backend",
-    "vllm": "rmexplain.llm.vllm_backend",
-    "transformers": "rmexplain.llm.hf_backend",
-}
+class LLMBackend:
+    """Base of the LLM backends: what the workflow must know about a backend, with the defaults.
+
+    A backend subclasses this, implements ``__init__(llm_config)`` and ``complete`` (see ``ChatBackend``),
+    overrides what differs below, and registers with ``@llm_backends.register("<name>")``.
+    """
+
+    model_id: str
+
+    @staticmethod
+    def gpus(llm: dict[str, Any]) -> int:
+        """GPUs one job using this backend asks the scheduler for (``resources: gpu``)."""
+        return 0
+
+    @staticmethod
+    def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
+        """Hub downloads of the ``llm`` section found at config ``key`` (``rmexplain.hub.HubRef``)."""
+        return []
+
+    @staticmethod
+    def envvars(llm: dict[str, Any]) -> list[str]:
+        """Environment variables the workflow must declare (API keys; never read into params)."""
+        return []
 
 
-def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Class decorator: make a chat backend available as ``llm.backend: <name>``."""
+llm_backends: Registry[type[LLMBackend]] = Registry(
+    "llm.backend",
+    {
+        "openai": "rmexplain.llm.openai_backend",
+        "vllm": "rmexplain.llm.vllm_backend",
+        "transformers": "rmexplain.llm.hf_backend",
+    },
+    error=LLMError,
+)
 
-    def decorator(factory: BackendFactory) -> BackendFactory:
-        _BACKENDS[name] = factory
-        return factory
 
-    return decorator
-
-
-def backend_names() -> list[str]:
-    """Names accepted as ``llm.backend``."""
-    return sorted(set(_BACKENDS) | set(_BACKEND_MODULES))
+def backend_of(llm_config: dict[str, Any]) -> type[LLMBackend]:
+    """The registered backend class of an ``llm`` section (default ``openai``)."""
+    return llm_backends.get(llm_config.get("backend", "openai"))
 
 
 def build_backend(llm_config: dict[str, Any]) -> ChatBackend:
     """Build the backend named by ``llm_config['backend']`` from the ``llm`` config section."""
-    name = llm_config.get("backend")
-    if name not in _BACKENDS and name in _BACKEND_MODULES:
-        importlib.import_module(_BACKEND_MODULES[name])
-    if name not in _BACKENDS:
-        raise LLMError(f"llm.backend: unknown backend {name!r}; choose one of {backend_names()}")
+    backend = llm_backends.get(llm_config.get("backend"))
     if not llm_config.get("model"):
         raise LLMError("llm.model is required (a model name, hub id or local path)")
-    return _BACKENDS[name](llm_config)
+    return backend(llm_config)

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from rmexplain.llm.base import ChatBackend, ChatRequest, Completion, LLMError, Sampling, build_backend
 from rmexplain.llm.cache import DEFAULT_CACHE_DIR, CompletionCache, request_key
 
-# Defaults of the `llm` config section (workflow/schemas/config.schema.yaml mirrors them; a test checks).
+# Defaults of the `llm` config section (workflow/rmexplain/config/schema.yaml mirrors them; a test checks).
 LLM_DEFAULTS: dict[str, Any] = {
     "backend": "openai",
     "cache_dir": DEFAULT_CACHE_DIR,

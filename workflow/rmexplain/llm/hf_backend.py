@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from rmexplain.llm.base import ChatRequest, Completion, LLMError, OnResult, register_backend
+from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 from rmexplain.llm.vllm_backend import read_chat_template
 
 HF_DEFAULTS: dict[str, Any] = {
@@ -31,9 +31,28 @@ HF_DEFAULTS: dict[str, Any] = {
 }
 
 
-@register_backend("transformers")
-class TransformersChatBackend:
+@llm_backends.register("transformers")
+class TransformersChatBackend(LLMBackend):
     """A causal LM and its tokenizer, loaded on first use."""
+
+    @staticmethod
+    def gpus(llm: dict[str, Any]) -> int:
+        device = str((llm.get("transformers") or {}).get("device", "cpu"))
+        return 1 if device.startswith(("cuda", "auto")) else 0
+
+    @staticmethod
+    def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
+        from rmexplain.hub import hub_ref
+
+        settings = llm.get("transformers") or {}
+        return [
+            hub_ref(
+                llm.get("model"),
+                settings.get("revision"),
+                f"{key}.model",
+                gguf_file=settings.get("gguf_file"),
+            )
+        ]
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.settings = {**HF_DEFAULTS, **(config.get("transformers") or {})}

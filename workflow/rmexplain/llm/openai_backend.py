@@ -21,7 +21,7 @@ from typing import Any
 
 import openai
 
-from rmexplain.llm.base import ChatRequest, Completion, LLMError, OnResult, register_backend
+from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +73,15 @@ def _parse(data: Any) -> Completion:
     )
 
 
-@register_backend("openai")
-class OpenAIBackend:
+@llm_backends.register("openai")
+class OpenAIBackend(LLMBackend):
     """Bounded-concurrency chat completions over the openai client."""
+
+    @staticmethod
+    def envvars(llm: dict[str, Any]) -> list[str]:
+        """The API key's variable (``api_key_env``; empty for a keyless local server)."""
+        name = llm.get("api_key_env", OPENAI_DEFAULTS["api_key_env"])
+        return [name] if name else []
 
     def __init__(self, config: dict[str, Any]) -> None:
         settings = {**OPENAI_DEFAULTS, **{k: v for k, v in config.items() if k in OPENAI_DEFAULTS}}

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rmexplain.llm.base import ChatRequest, Completion, LLMError, OnResult, register_backend
+from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 
 
 def read_chat_template(value: str | None) -> str | None:
@@ -27,9 +27,28 @@ def read_chat_template(value: str | None) -> str | None:
     return value
 
 
-@register_backend("vllm")
-class VLLMBackend:
+@llm_backends.register("vllm")
+class VLLMBackend(LLMBackend):
     """One ``vllm.LLM`` engine, fed in chunks so completed work is cached as it finishes."""
+
+    @staticmethod
+    def gpus(llm: dict[str, Any]) -> int:
+        return int(((llm.get("vllm") or {}).get("engine") or {}).get("tensor_parallel_size", 1))
+
+    @staticmethod
+    def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
+        """The model, and the engine's tokenizer when set (its revision defaults to the model's)."""
+        from rmexplain.hub import model_and_tokenizer_refs
+
+        engine = (llm.get("vllm") or {}).get("engine") or {}
+        return model_and_tokenizer_refs(
+            key,
+            llm.get("model"),
+            engine.get("revision"),
+            engine.get("tokenizer"),
+            engine.get("tokenizer_revision", engine.get("revision")),
+            tokenizer_key=f"{key}.vllm.engine.tokenizer",
+        )
 
     def __init__(self, config: dict[str, Any]) -> None:
         settings = config.get("vllm") or {}

@@ -7,7 +7,6 @@ driver adds ids, method and orienter and checks the rows against ``schemas.PERTU
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.ids import perturbation_id
+from rmexplain.registry import Registry
 from rmexplain.schemas import PERTURBATIONS, conform
 
 
@@ -58,44 +58,36 @@ class MethodContext:
 
 
 Method = Callable[[Sequence[PerturbTask], MethodContext], list[Draft]]
-_METHODS: dict[str, Method] = {}
-# Methods that call an LLM (they receive the `llm` config section as params).
-LLM_METHODS = frozenset({"two_step", "random"})
-_METHOD_MODULES: dict[str, str] = {
-    "rules": "rmexplain.perturb.rules",
-    "file": "rmexplain.perturb.from_file",
-    "two_step": "rmexplain.perturb.llm_methods",
-    "random": "rmexplain.perturb.llm_methods",
-    "polyjuice": "rmexplain.perturb.polyjuice",
-}
 
 
 class PerturbationError(ValueError):
     """Bad perturbation input or settings."""
 
 
-def register_method(name: str) -> Callable[[Method], Method]:
-    """Function decorator: make a perturbation method available as ``perturb.methods: [<name>]``."""
-
-    def decorator(method: Method) -> Method:
-        _METHODS[name] = method
-        return method
-
-    return decorator
+def _no_gpus(settings: dict[str, Any]) -> int:
+    return 0
 
 
-def method_names() -> list[str]:
-    """Names accepted in ``perturb.methods``."""
-    return sorted(set(_METHODS) | set(_METHOD_MODULES))
+def _no_hub_refs(settings: dict[str, Any]) -> list[Any]:
+    return []
 
 
-def get_method(name: str) -> Method:
-    """The registered method ``name`` (imported on first use)."""
-    if name not in _METHODS and name in _METHOD_MODULES:
-        importlib.import_module(_METHOD_MODULES[name])
-    if name not in _METHODS:
-        raise PerturbationError(f"perturb.methods: unknown method {name!r}; choose from {method_names()}")
-    return _METHODS[name]
+# A method declares, as keywords of ``register``: ``uses_llm`` (it calls the configured LLM: it receives the
+# ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
+# (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
+# of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings.
+methods: Registry[Method] = Registry(
+    "perturb.methods",
+    {
+        "rules": "rmexplain.perturb.rules",
+        "file": "rmexplain.perturb.from_file",
+        "two_step": "rmexplain.perturb.llm_methods",
+        "random": "rmexplain.perturb.llm_methods",
+        "polyjuice": "rmexplain.perturb.polyjuice",
+    },
+    defaults={"uses_llm": False, "attribute_conditioned": True, "gpus": _no_gpus, "hub_refs": _no_hub_refs},
+    error=PerturbationError,
+)
 
 
 def tasks_from_orientation(comparisons: pl.DataFrame, orientation: pl.DataFrame) -> list[PerturbTask]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rmexplain.data.readers import read_table_file
-from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, register_method
+from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 
 FILE_COLUMNS = ("comparison_id", "target", "attribute", "variant", "text")
 
@@ -28,7 +28,7 @@ def _check_row(index: int, row: dict, attributes: dict[str, str], path: str) -> 
         raise PerturbationError(f"{where}: empty perturbation text")
 
 
-@register_method("file")
+@methods.register("file")
 def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """Perturbations read from ``settings['path']`` for the given tasks."""
     path = context.settings["path"]

@@ -22,7 +22,7 @@ from typing import Any
 from rmexplain.llm.base import ChatRequest
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.prompts import PromptTemplate, load_template
-from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, register_method
+from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 
 # Defaults of perturb.two_step / perturb.random (the config schema mirrors them; a test checks).
@@ -248,7 +248,7 @@ class TwoStep:
         return slots, requests
 
 
-@register_method("two_step")
+@methods.register("two_step", uses_llm=True)
 def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The paper's method: one perturbation per (comparison, target, attribute)."""
     run = TwoStep(context)
@@ -288,7 +288,7 @@ def _drafts(slots: Sequence[Slot], texts: Sequence[str], skips: SkipRecorder) ->
     return drafts
 
 
-@register_method("random")
+@methods.register("random", uses_llm=True, attribute_conditioned=False)
 def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The RP baseline: ``n`` random perturbations of each response, without attributes."""
     chat, skips = _chat(context), _skips(context)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, register_method
+from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 
 PERTURB_TOK = "<|perturb|>"
@@ -199,7 +199,26 @@ def _too_long(tokenizer: Any, model: Any, prompt: str, settings: dict[str, Any])
     return len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) > limit
 
 
-@register_method("polyjuice")
+def polyjuice_gpus(settings: dict[str, Any]) -> int:
+    """One GPU when ``perturb.polyjuice.device`` is CUDA."""
+    return 1 if str((settings or {}).get("device", "cpu")).startswith("cuda") else 0
+
+
+def polyjuice_hub_refs(settings: dict[str, Any]) -> list[Any]:
+    """The Polyjuice model (``perturb.polyjuice.model``, default ``uw-hai/polyjuice``)."""
+    from rmexplain.hub import hub_ref
+
+    settings = settings or {}
+    return [
+        hub_ref(
+            settings.get("model", POLYJUICE_DEFAULTS["model"]),
+            settings.get("revision"),
+            "perturb.polyjuice.model",
+        )
+    ]
+
+
+@methods.register("polyjuice", attribute_conditioned=False, gpus=polyjuice_gpus, hub_refs=polyjuice_hub_refs)
 def polyjuice(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """``n`` Polyjuice perturbations per response, sentence by sentence."""
     settings = _settings(context.settings)

@@ -81,7 +81,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
 
 from rmexplain.perturb import lexicon as lx
-from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, register_method
+from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z0-9]+)*")
 _SENTENCE = re.compile(r"\S.*?(?:[.!?]+[\"'”’)]*(?=\s|$)|(?=\n)|$)", re.S)
@@ -1184,7 +1184,7 @@ def perturb(task: PerturbTask, attribute: str) -> RuleEdit | None:
     return None
 
 
-@register_method("rules")
+@methods.register("rules")
 def rules_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """One draft per (task, attribute): the rule-based edit of the response, variant 0.
 

@@ -1,8 +1,8 @@
 """The scoring interface and the backend registry.
 
 A backend is a class with ``score(prompts, responses) -> list[float]`` built from one reward-model
-spec (a dict from ``config["reward_models"][name]``). Backends register by name, so a new RM family
-is one new class and one ``@register_backend("name")`` line.
+spec (a dict from ``config["reward_models"][name]``). Backends subclass ``RewardModelBackend`` and
+register by name, so a new RM family is one new class and one ``@rm_backends.register("name")`` line.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
+
+from rmexplain.registry import Registry
 
 
 @runtime_checkable
@@ -22,35 +24,54 @@ class Scorer(Protocol):
         ...
 
 
-BackendFactory = Callable[..., Scorer]
-_BACKENDS: dict[str, BackendFactory] = {}
-# Backends live in modules that import heavy libraries; they are imported on first use.
-_BACKEND_MODULES: dict[str, str] = {
-    "python": "rmexplain.score.python_backend",
-    "demo": "rmexplain.score.demo",
-    "transformers": "rmexplain.score.hf",
-    "vllm": "rmexplain.score.vllm_backend",
-    "remote": "rmexplain.score.remote",
-}
-
-
 class ScoringError(RuntimeError):
     """A reward model could not be built or could not score its inputs."""
 
 
-def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Class decorator: make a scorer class available as ``backend: <name>`` in config."""
+class RewardModelBackend:
+    """Base of the RM backends: what the workflow must know about a backend, with the defaults.
 
-    def decorator(factory: BackendFactory) -> BackendFactory:
-        _BACKENDS[name] = factory
-        return factory
+    A backend subclasses this, implements ``__init__(name, spec, **artifacts)`` and ``score``, overrides
+    what differs below, and registers with ``@rm_backends.register("<name>")``.
+    """
 
-    return decorator
+    conda_env = "scoring"  # envs/<conda_env>.yaml runs its scoring jobs
+    exact_token_ids = False  # scores exact token ids (token scans use the RM's own vocabulary)
+    artifacts: tuple[
+        str, ...
+    ] = ()  # files from earlier rules it needs (names in rmexplain.paths.RM_ARTIFACTS)
+
+    @staticmethod
+    def gpus(spec: dict[str, Any]) -> int:
+        """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``)."""
+        return 0
+
+    @staticmethod
+    def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
+        """The hub downloads this RM needs (``rmexplain.hub.HubRef``; None entries are skipped)."""
+        return []
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        """Raise ``ConfigError`` naming ``reward_models.<name>.<key>`` for a wrong spec (config check)."""
 
 
-def backend_names() -> list[str]:
-    """Names accepted as ``backend`` in a reward-model spec."""
-    return sorted(set(_BACKENDS) | set(_BACKEND_MODULES))
+rm_backends: Registry[type[RewardModelBackend]] = Registry(
+    "reward_models.<rm>.backend",
+    {
+        "python": "rmexplain.score.python_backend",
+        "demo": "rmexplain.score.demo",
+        "transformers": "rmexplain.score.hf",
+        "vllm": "rmexplain.score.vllm_backend",
+        "remote": "rmexplain.score.remote",
+    },
+    error=ScoringError,
+)
+
+
+def backend_of(spec: dict[str, Any]) -> type[RewardModelBackend]:
+    """The registered backend class of an RM spec."""
+    return rm_backends.get(spec.get("backend"))
 
 
 def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> Scorer:
@@ -58,32 +79,12 @@ def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> Scorer:
 
     ``artifacts`` carries files produced by earlier rules (e.g. ``head=`` for the demo RMs).
     """
-    backend = spec.get("backend")
-    if backend not in _BACKENDS and backend in _BACKEND_MODULES:
-        importlib.import_module(_BACKEND_MODULES[backend])
-    if backend not in _BACKENDS:
-        raise ScoringError(
-            f"reward_models.{name}.backend: unknown backend {backend!r}; choose one of {backend_names()}"
-        )
-    return _BACKENDS[backend](name=name, spec=spec, **artifacts)
+    return backend_of(spec)(name=name, spec=spec, **artifacts)
 
 
 def gpus_needed(spec: dict[str, Any]) -> int:
-    """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``).
-
-    ``num_gpus`` wins when set (e.g. a ``device_map: auto`` model sharded over several GPUs). Otherwise:
-    ``vllm`` always runs on GPUs, ``tensor_parallel_size`` of them; ``transformers`` asks for one unless
-    ``device`` is ``cpu`` (``auto``, the default, prefers a GPU); ``remote``, ``python`` and ``demo`` ask
-    for none (a remote server holds its own GPUs).
-    """
-    backend = spec.get("backend")
-    if backend not in {"transformers", "vllm"}:
-        return 0
-    if spec.get("num_gpus") is not None:
-        return int(spec["num_gpus"])
-    if backend == "vllm":
-        return int(spec.get("tensor_parallel_size", 1))
-    return 0 if str(spec.get("device", "auto")).startswith("cpu") else 1
+    """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``)."""
+    return backend_of(spec).gpus(spec)
 
 
 def load_callable(reference: str) -> Callable[..., Any]:

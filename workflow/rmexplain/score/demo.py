@@ -18,9 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from rmexplain.config import ConfigError
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import BUNDLED_MINILM, count_overlength, embed, load_sentence_model
-from rmexplain.score.base import ScoringError, register_backend
+from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 
 
 class BTHead(nn.Module):
@@ -89,9 +90,16 @@ def train_demo_head(part: str, training: dict[str, Any], output: str | Path, log
     torch.save({"state_dict": head.state_dict(), "meta": meta}, output)
 
 
-@register_backend("demo")
-class DemoScorer:
+@rm_backends.register("demo")
+class DemoScorer(RewardModelBackend):
     """Scores with a trained demo head (``head`` artifact from the ``train_demo_rm`` rule)."""
+
+    artifacts = ("head",)
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        if spec.get("train_part") not in {"helpful", "harmless"}:
+            raise ConfigError(f"reward_models.{name}.train_part must be helpful or harmless")
 
     def __init__(self, name: str, spec: dict[str, Any], head: str | Path | None = None) -> None:
         if head is None:

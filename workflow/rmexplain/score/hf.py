@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from tqdm.auto import tqdm
 
-from rmexplain.score.base import ScoringError, load_callable, register_backend
-from rmexplain.score.specs import RewardModelSpec, as_spec
+from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -387,10 +387,37 @@ def length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int | No
     return batches
 
 
-@register_backend("transformers")
-class TransformersScorer:
+@rm_backends.register("transformers")
+class TransformersScorer(RewardModelBackend):
     """AutoModelForSequenceClassification RM: deduplicated inputs, length-sorted batches,
     ``torch.inference_mode``, bf16/fp16 on GPU, batch halving on CUDA out-of-memory."""
+
+    exact_token_ids = True
+
+    @staticmethod
+    def gpus(spec: dict[str, Any]) -> int:
+        """``num_gpus`` when set (a ``device_map: auto`` model over several GPUs); else one, unless the
+        ``device`` is ``cpu`` (``auto``, the default, prefers a GPU)."""
+        if spec.get("num_gpus") is not None:
+            return int(spec["num_gpus"])
+        return 0 if str(spec.get("device", "auto")).startswith("cpu") else 1
+
+    @staticmethod
+    def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
+        from rmexplain.hub import model_and_tokenizer_refs
+
+        return model_and_tokenizer_refs(
+            f"reward_models.{name}",
+            spec.get("model"),
+            spec.get("revision"),
+            spec.get("tokenizer"),
+            None,
+            gguf_file=spec.get("gguf_file"),
+        )
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        check_model_spec(name, spec)
 
     def __init__(
         self,

@@ -6,12 +6,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from rmexplain.score.base import ScoringError, load_callable, register_backend
+from rmexplain.config import ConfigError
+from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
 
 
-@register_backend("python")
-class PythonScorer:
+@rm_backends.register("python")
+class PythonScorer(RewardModelBackend):
     """Wraps a user function named by ``callable: "module:function"`` (bring your own black-box RM)."""
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        if ":" not in str(spec.get("callable", "")):
+            raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
 
     def __init__(self, name: str, spec: dict[str, Any]) -> None:
         if "callable" not in spec:

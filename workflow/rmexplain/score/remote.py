@@ -31,7 +31,7 @@ import torch
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm.auto import tqdm
 
-from rmexplain.score.base import ScoringError, register_backend
+from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import (
     chat_messages,
     encode,
@@ -41,7 +41,7 @@ from rmexplain.score.hf import (
     render_chat,
     unique_pairs,
 )
-from rmexplain.score.specs import RewardModelSpec, as_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
 
 log = logging.getLogger(__name__)
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -83,9 +83,33 @@ def parse_vectors(spec: RewardModelSpec, payload: Any, expected: int) -> list[li
     return [[float(x) for x in (v[-1] if v and isinstance(v[0], list) else v)] for v in vectors]
 
 
-@register_backend("remote")
-class RemoteScorer:
+@rm_backends.register("remote")
+class RemoteScorer(RewardModelBackend):
     """Scores (prompt, response) pairs through a vLLM-compatible HTTP endpoint."""
+
+    @staticmethod
+    def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
+        """The tokenizer that formats inputs locally (none when sending chat messages)."""
+        from rmexplain.hub import hub_ref
+
+        if spec.get("send", "token_ids") == "messages":
+            return []
+        key = f"reward_models.{name}"
+        if spec.get("tokenizer"):
+            return [hub_ref(spec["tokenizer"], None, f"{key}.tokenizer", tokenizer_only=True)]
+        return [
+            hub_ref(
+                spec.get("model"),
+                spec.get("revision"),
+                f"{key}.model",
+                gguf_file=spec.get("gguf_file"),
+                tokenizer_only=True,
+            )
+        ]
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        check_model_spec(name, spec)
 
     def __init__(self, name: str, spec: RewardModelSpec | dict[str, Any], **artifacts: Any) -> None:
         self.spec = as_spec(spec, name)

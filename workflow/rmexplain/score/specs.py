@@ -214,6 +214,16 @@ def _check_backend(spec: RewardModelSpec) -> None:
         _check(spec.chat_template is None, f"{key}.chat_template is only used with input_format: chat")
 
 
+def check_model_spec(name: str, spec: Mapping[str, Any]) -> None:
+    """The config check of a model backend's spec: ``ConfigError`` naming the key."""
+    from rmexplain.config import ConfigError
+
+    try:
+        parse_spec(name, spec)
+    except ScoringError as err:
+        raise ConfigError(str(err)) from None
+
+
 def parse_spec(name: str, raw: Mapping[str, Any] | RewardModelSpec) -> RewardModelSpec:
     """Validate a config dict into a :class:`RewardModelSpec`; errors name ``reward_models.<name>.<key>``."""
     if isinstance(raw, RewardModelSpec):

@@ -21,9 +21,9 @@ from typing import Any
 
 import torch
 
-from rmexplain.score.base import ScoringError, register_backend
+from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import Encoded, encode, load_tokenizer, max_length_of, read_reward, unique_pairs
-from rmexplain.score.specs import RewardModelSpec, as_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
 
 log = logging.getLogger(__name__)
 VLLM_VERSION = "0.16.0"
@@ -69,9 +69,39 @@ def token_prompts(encoded: Sequence[Encoded]) -> list[dict[str, list[int]]]:
     return [{"prompt_token_ids": list(e.ids)} for e in encoded]
 
 
-@register_backend("vllm")
-class VLLMScorer:
+@rm_backends.register("vllm")
+class VLLMScorer(RewardModelBackend):
     """A decoder RM in a vLLM pooling engine; raw logits, one reward per (prompt, response)."""
+
+    conda_env = "vllm"
+
+    @staticmethod
+    def gpus(spec: dict[str, Any]) -> int:
+        """``num_gpus`` when set, else ``tensor_parallel_size`` (vLLM always runs on GPUs)."""
+        if spec.get("num_gpus") is not None:
+            return int(spec["num_gpus"])
+        return int(spec.get("tensor_parallel_size", 1))
+
+    @staticmethod
+    def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
+        """Model and tokenizer as the engine loads them (``engine_kwargs`` win; vLLM's
+        ``tokenizer_revision`` defaults to ``revision``)."""
+        from rmexplain.hub import model_and_tokenizer_refs
+
+        engine = spec.get("engine_kwargs") or {}
+        revision = engine.get("revision", spec.get("revision"))
+        return model_and_tokenizer_refs(
+            f"reward_models.{name}",
+            engine.get("model", spec.get("model")),
+            revision,
+            engine.get("tokenizer", spec.get("tokenizer")),
+            engine.get("tokenizer_revision", revision),
+            gguf_file=spec.get("gguf_file"),
+        )
+
+    @staticmethod
+    def check_spec(name: str, spec: dict[str, Any]) -> None:
+        check_model_spec(name, spec)
 
     def __init__(self, name: str, spec: RewardModelSpec | dict[str, Any], **artifacts: Any) -> None:
         self.spec = as_spec(spec, name)

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain.explain import orient
+from rmexplain.explanations.categorise import orient
 from rmexplain.ids import text_id
 from rmexplain.schemas import COMPARISONS, PERTURBATIONS, REWARDS, conform, read_table
 from rmexplain.score.base import build_scorer

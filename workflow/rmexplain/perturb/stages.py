@@ -1,4 +1,4 @@
-"""The perturb rule's entry point: comparisons + orienting scores -> one method -> perturbation rows.
+"""The entry points of the perturb and discovery rules: comparisons + orienting scores -> rows.
 
 Every method (rules, file, two_step, random, polyjuice, ...) goes through ``perturb_to_parquet``:
 it orients the comparisons with the RM(s) named by ``orienter``, builds the ``PerturbTask``s, calls
@@ -17,11 +17,10 @@ from typing import Any
 import polars as pl
 
 from rmexplain.perturb.base import (
-    LLM_METHODS,
     MethodContext,
     PerturbationError,
     drafts_to_frame,
-    get_method,
+    methods,
     tasks_from_orientation,
 )
 from rmexplain.perturb.skips import SkipRecorder
@@ -34,8 +33,6 @@ from rmexplain.schemas import (
     write_table,
 )
 
-# Skipped slots of each perturbation table (a separate tree, so no path is ambiguous with PERTURBATIONS).
-PERTURB_SKIPS_PATH = "results/skipped/perturb/{dataset}/{method}/{orienter}.parquet"
 ORIENTATION_COLUMNS = ["comparison_id", "reward_chosen", "reward_rejected", "plus_target"]
 
 
@@ -82,7 +79,7 @@ def orientation(
 def method_services(method: str, llm: dict[str, Any] | None, log: logging.Logger) -> dict[str, Any]:
     """Shared services for a method: the skip recorder, and the cached LLM client for LLM methods."""
     services: dict[str, Any] = {"skips": SkipRecorder()}
-    if method in LLM_METHODS:
+    if methods.get(method).uses_llm:
         from rmexplain.llm.client import build_chat
 
         services["chat"] = build_chat(llm, log)
@@ -123,7 +120,7 @@ def perturb_to_parquet(
         attributes=dict(attributes), settings=dict(settings or {}), log=log, services=services
     )
     try:
-        drafts = get_method(method)(tasks, context)
+        drafts = methods.get(method)(tasks, context)
     finally:
         chat = services.get("chat")
         if chat is not None:
@@ -136,3 +133,10 @@ def perturb_to_parquet(
     skips.log_counts(log)
     log.info("%s: wrote %d perturbations to %s", method, frame.height, output)
     return frame
+
+
+def run_discovery(**kwargs: Any) -> None:
+    """The discovery rule (paper App. A): :func:`rmexplain.perturb.discover.discover_attributes`."""
+    from rmexplain.perturb.discover import discover_attributes
+
+    discover_attributes(**kwargs)

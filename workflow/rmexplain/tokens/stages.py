@@ -14,13 +14,14 @@ import polars as pl
 
 from rmexplain import schemas as S
 from rmexplain.tokens import plots, stats
-from rmexplain.tokens.targets import EXACT_ID_BACKENDS
 
 log = logging.getLogger(__name__)
 
 
 def _is_exact(spec: Mapping[str, Any]) -> bool:
-    return spec.get("backend") in EXACT_ID_BACKENDS
+    from rmexplain.score.base import backend_of
+
+    return backend_of(dict(spec)).exact_token_ids
 
 
 def _spec(name: str, spec: Mapping[str, Any]) -> Any:

@@ -16,8 +16,8 @@ import polars as pl
 from rmexplain.llm.client import CachedChat, build_chat
 from rmexplain.llm.prompts import load_template
 from rmexplain.perturb.llm_methods import format_score, normalise_name
-from rmexplain.perturb.run import orientation
 from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import (
     COMPARISONS,
     DISCOVERY_ANSWERS,

@@ -1,16 +1,39 @@
-"""Stage functions of the evaluation: per-perturbation distances, per-seed metrics, and the tables."""
+"""The explanation stage's entry points, one per rule: categorise, distances, metrics, tables, figure.
+
+Each ``workflow/scripts`` script of the stage calls one of these with ``snakemake.input`` / ``params`` /
+``output`` translated into plain arguments.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from rmexplain.embeddings import embed, load_sentence_model
-from rmexplain.metrics import evaluate, explained_comparisons, semantic_distances, syntactic_distance
-from rmexplain.schemas import DISTANCES, conform
+from rmexplain.explanations.categorise import categorise
+from rmexplain.explanations.metrics import (
+    evaluate,
+    explained_comparisons,
+    semantic_distances,
+    syntactic_distance,
+)
+from rmexplain.schemas import (
+    COMPARISONS,
+    DISTANCES,
+    EXPLANATIONS,
+    METRICS,
+    ORIGINAL_SCORES,
+    PERTURBATIONS,
+    REWARDS,
+    conform,
+    read_table,
+    write_table,
+)
 
 COVERAGE_COLUMNS = {
     "cf_coverage_plus": "chosen CF cov.",
@@ -26,6 +49,61 @@ DISTANCE_COLUMNS = {
     "semantic_diversity": "sem. div.",
 }
 CORRECTNESS_COVERAGE = {"cf_coverage_both": "both CF cov.", "sf_coverage_both": "both SF cov."}
+TABLE_TITLES = {
+    "coverage": "CF and SF coverage (paper Table 1)",
+    "distances": "Distances and diversity (paper Table 2)",
+    "coverage_by_correctness": "Coverage by correct vs wrong RM preference (paper Table 5)",
+    "distances_by_correctness": "Distances by correct vs wrong RM preference (paper Table 5)",
+}
+TABLE_NOTE = "Mean ± sd over seeds; chosen/rejected are the RM's y+ and y−."
+
+
+def run_categorise(
+    inputs: Mapping[str, str], dataset: str, rm: str, method: str, output: str, log: logging.Logger
+) -> None:
+    """EXPLANATIONS of one (dataset, method, RM) from comparisons, originals, perturbations and rewards."""
+    frame = categorise(
+        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        read_table(inputs["originals"], ORIGINAL_SCORES, "original_scores"),
+        read_table(inputs["perturbations"], PERTURBATIONS, "perturbations"),
+        read_table(inputs["rewards"], REWARDS, "rewards"),
+        dataset,
+        rm,
+        method,
+        log,
+    )
+    write_table(frame, output, EXPLANATIONS, "explanations")
+
+
+def run_distances(
+    comparisons: str, perturbations: str, settings: dict[str, Any], output: str, log: logging.Logger
+) -> None:
+    """DISTANCES of one perturbation table."""
+    frame = compute_distances(
+        read_table(comparisons, COMPARISONS, "comparisons"),
+        read_table(perturbations, PERTURBATIONS, "perturbations"),
+        settings,
+        log,
+    )
+    write_table(frame, output, DISTANCES, "distances")
+
+
+def run_evaluate(
+    inputs: Mapping[str, Any], dataset: str, rm: str, method: str, output: str, log: logging.Logger
+) -> None:
+    """METRICS of one (dataset, method, RM)."""
+    frame = evaluate_explanations(
+        read_table(inputs["explanations"], EXPLANATIONS, "explanations"),
+        read_table(inputs["distances"], DISTANCES, "distances"),
+        read_table(inputs["originals"], ORIGINAL_SCORES, "original_scores"),
+        [read_table(p, ORIGINAL_SCORES, "original_scores") for p in inputs["orienting"]],
+        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        dataset,
+        rm,
+        method,
+    )
+    log.info("%d metric rows", frame.height)
+    write_table(frame, output, METRICS, "metrics")
 
 
 def compute_distances(
@@ -135,3 +213,23 @@ def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl
         wide = wide_table(_summarise(frame, keys, names), keys, names)
         tables[name] = (wide, formatted_table(wide, keys, names))
     return tables
+
+
+def run_evaluation_tables(metric_files: Sequence[str], outputs: Sequence[str], log: logging.Logger) -> None:
+    """Write Tables 1, 2 and 5 as CSV (machines), Markdown and HTML (the report) beside each other."""
+    from rmexplain.analysis.tables import to_html
+
+    metrics = pl.concat([read_table(p, METRICS, "metrics") for p in metric_files])
+    for name, (frame, formatted) in evaluation_tables(metrics).items():
+        csv = next(p for p in outputs if Path(p).name == f"{name}.csv")
+        frame.write_csv(csv, float_precision=4)
+        Path(csv).with_suffix(".md").write_text(markdown_table(formatted))
+        Path(csv).with_suffix(".html").write_text(to_html(formatted, TABLE_TITLES[name], TABLE_NOTE))
+        log.info("wrote %s (%d rows)", name, frame.height)
+
+
+def run_methods_figure(coverage_csv: str, distances_csv: str, figures: dict[str, Any], output: str) -> None:
+    """The methods figure from the coverage and distance tables."""
+    from rmexplain.explanations.plots import methods_figure
+
+    methods_figure(pl.read_csv(coverage_csv), pl.read_csv(distances_csv), figures, output)

@@ -145,3 +145,44 @@ def test_schemas_prints_every_contract(capsys):
     printed = capsys.readouterr().out
     for table in ("explanations", "pfr", "tau_rms", "tau_sides", "local_tau", "examples", "probe_win_rate"):
         assert f"#### `{table}`" in printed
+
+
+@pytest.mark.slow
+def test_explain_works_after_a_non_editable_install(tmp_path, config_path):
+    """``pip install .`` (not editable) ships the config schema and prompts: ``rmexplain explain`` runs from
+    the installed copy, outside the source tree."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    # Third-party packages come from this environment (a plain path: its editable-install hooks stay off).
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+         "--no-build-isolation", str(REPO)],
+        check=True,
+    )  # fmt: skip
+    where = subprocess.run(
+        [python, "-c", "import rmexplain; print(rmexplain.__file__)"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    ).stdout  # fmt: skip
+    assert where.startswith(site), where
+    config = yaml.safe_load(config_path.read_text())
+    del config["tokens"]  # its example files are relative to the source tree; this run is outside it
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [venv / "bin" / "rmexplain", "explain", "--config", str(config_path), "--out", str(out),
+         *[f"--{k}={v}" for k, v in COMPARISON.items()]],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "| polite | chosen | True |" in run.stdout
+    assert (out / "summary.html").is_file()

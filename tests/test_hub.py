@@ -1,4 +1,4 @@
-"""Hub models as localrules (issue 7): which models a config downloads, the download against a Hub on
+"""Hub models as localrules : which models a config downloads, the download against a Hub on
 127.0.0.1 (tests/hub_server.py; the real huggingface_hub client code), and a workflow run whose scoring job
 loads the downloaded RM by hub id with the hub gone."""
 

@@ -1,4 +1,4 @@
-"""LLM perturbation methods, prompts, parsing, orientation and config plumbing (issue 3).
+"""LLM perturbation methods, prompts, parsing, orientation and config plumbing.
 
 LLM calls go over real HTTP to the scripted OpenAI-compatible server ``rmexplain.llm.devserver``.
 The data builders here are shared with the other ``test_llm_*`` modules.

@@ -136,11 +136,6 @@ def polars_schema(contract: Contract) -> dict[str, pl.DataType]:
     return {name: col.dtype for name, col in contract.items()}
 
 
-def empty_frame(contract: Contract) -> pl.DataFrame:
-    """An empty frame with the contract's columns and dtypes."""
-    return pl.DataFrame(schema=polars_schema(contract))
-
-
 def conform(df: pl.DataFrame, contract: Contract, name: str) -> pl.DataFrame:
     """Check columns, dtypes and nulls; return the contract's columns first, extra columns after.
 
@@ -190,7 +185,7 @@ def contracts_markdown() -> str:
     return "\n".join(parts)
 
 
-# ==== owner: analyses (issue 5) ==================================================================
+# ==== analyses ================================================================================
 # Tables of the analysis stage (results/analysis/{dataset}/{method}/...). Undefined values (a τ of a
 # constant ranking, an interval with no finite resample) are NaN; "not applicable" is null.
 
@@ -298,7 +293,7 @@ CONTRACTS.update(
 )
 
 
-# ==== owner: tokens (issue 6) — optimal and pessimal tokens =============================================
+# ==== optimal and pessimal tokens =============================================
 
 TOKEN_VOCABULARY: Contract = {
     "token_id": Column(
@@ -347,7 +342,7 @@ CONTRACTS.update(
 )
 
 
-# ==== owner: LLM perturbation (issue 3) — skipped perturbation slots, attribute discovery ============
+# ==== skipped perturbation slots, attribute discovery ============
 
 PERTURB_SKIPS: Contract = {
     "comparison_id": Column(pl.String, "Joins COMPARISONS."),

@@ -20,7 +20,6 @@ from statsmodels.stats.proportion import proportion_confint
 from rmexplain.analysis.sensitivity import AnalysisError
 
 TEMPLATE_VERSION = "judge-v1"
-VERDICTS = ("better", "worse", "same")
 _VERDICT = re.compile(r"\b(better|worse|same)\b", re.IGNORECASE)
 
 JUDGE_TEMPLATE = (

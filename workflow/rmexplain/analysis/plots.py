@@ -1,4 +1,4 @@
-"""Figures of the analyses (issue 5): flip rates, rank similarity, local τ, examples, probes, judge, Table 5.
+"""Figures of the analyses: flip rates, rank similarity, local τ, examples, probes, judge, Table 5.
 
 Every function takes plain frames and a ``FigureOptions`` and writes one file. Figures are built on
 ``matplotlib.figure.Figure`` objects (no pyplot state) with constrained layout, and their heights grow

@@ -202,15 +202,3 @@ def _row(step: int, ids: torch.Tensor, score: float, best: float, tokenizer: Any
         "text": text,
         "retokenizes_same": same,
     }
-
-
-def text_score(model: Any, tokenizer: Any, spec: Any, prompt: str, text: str) -> float:
-    """The reward of ``text`` formatted as an ordinary response (tokenised by the template): shows whether
-    a GCG sequence keeps its reward once it is only text."""
-    from rmexplain.score.hf import chat_token_ids, read_reward
-
-    ids = torch.tensor(
-        [chat_token_ids(tokenizer, spec, prompt, text)], device=next(model.parameters()).device
-    )
-    with torch.inference_mode():
-        return float(read_reward(spec, model(input_ids=ids, attention_mask=torch.ones_like(ids)))[0])

@@ -1,5 +1,5 @@
 from rmexplain.logs import script_logger
-from rmexplain.score.demo import train_demo_head
+from rmexplain.score.stages import train_demo_rm
 
 log = script_logger(snakemake)
-train_demo_head(snakemake.params.part, snakemake.params.training, snakemake.output[0], log)
+train_demo_rm(snakemake.params.part, snakemake.params.training, snakemake.output[0], log)

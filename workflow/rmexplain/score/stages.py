@@ -61,3 +61,10 @@ def score_perturbations(
         }
     )
     return conform(frame, REWARDS, f"rewards[{rm}]")
+
+
+def train_demo_rm(part: str, training: dict, output: str, log: logging.Logger) -> None:
+    """The ``train_demo_rm`` rule: fit a demo RM's scalar head on one bundled part."""
+    from rmexplain.score.demo import train_demo_head
+
+    train_demo_head(part, training, output, log)

@@ -16,7 +16,6 @@ from rapidfuzz.distance import Levenshtein
 
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.data.readers import read_embedded
-from rmexplain.perturb import lexicon as lx
 from rmexplain.perturb.base import (
     Draft,
     MethodContext,
@@ -34,6 +33,7 @@ from rmexplain.perturb.rules import (
     supported_attributes,
     words,
 )
+from rmexplain.perturb.rules import lexicon as lx
 from rmexplain.perturb.skips import SkipRecorder
 
 LOG = logging.getLogger("test_perturb_rules")

@@ -1,0 +1,152 @@
+"""Text utilities of the rules method: words, sentence spans, casing, and the Doc and RuleEdit types."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from wordfreq import zipf_frequency
+
+from rmexplain.perturb.rules import lexicon as lx
+
+WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z0-9]+)*")
+
+
+_SENTENCE = re.compile(r"\S.*?(?:[.!?]+[\"'”’)]*(?=\s|$)|(?=\n)|$)", re.S)
+
+
+_NO_SPLIT_AFTER = re.compile(r"(?:^\d+[.)]|(?:^|\s)(?:e\.g|i\.e|vs|Dr|Mr|Mrs|Ms|St|etc)\.|(?:[A-Z]\.){2,})$")
+
+
+_END_PUNCT = re.compile(r"[.!?]+[\"'”’)]*$")
+
+
+_RARE_ZIPF = 4.0
+
+
+@dataclass(frozen=True)
+class RuleEdit:
+    """One edit: the new text, the words of the original it centred on, and the strategy's name."""
+
+    text: str
+    focus: tuple[str, ...]
+    name: str
+
+
+@dataclass
+class Doc:
+    """A response being edited, with the context the strategies need."""
+
+    text: str
+    prompt: str
+    other: str
+    rng: random.Random
+    request: str | None = None
+    harmful: bool = False
+    refusing: bool = False
+    other_refusing: bool = False
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def sentence(self, i: int) -> str:
+        start, end = self.spans[i]
+        return self.text[start:end]
+
+    def pick(self, options: Sequence[str]) -> str:
+        return options[self.rng.randrange(len(options))]
+
+    def template(self, options: Sequence[str], names: Sequence[str] = lx.NAMES, **extra: str) -> str:
+        """A seeded choice among ``options`` (those needing ``{request}`` only when there is one), filled
+        with the request, a seeded name from ``names``, address and phone, and ``extra``."""
+        usable = [o for o in options if "{request}" not in o or self.request] or list(options)
+        filled = self.pick(usable)
+        name, street = self.pick(names), self.pick(lx.STREETS)
+        number = 10 + self.rng.randrange(90)
+        return filled.format(
+            request=self.request or "do that",
+            name=name,
+            address=f"{number} {street}",
+            phone=f"555-01{number:02d}",
+            **extra,
+        )
+
+
+Strategy = Callable[[Doc], "RuleEdit | None"]
+
+
+# ---- text helpers -----------------------------------------------------------------------------------
+def words(text: str) -> list[str]:
+    """The words of ``text`` (letters/digits with inner apostrophes), in order."""
+    return WORD.findall(text)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (list markers and abbreviations do not end one)."""
+    spans: list[tuple[int, int]] = []
+    for match in _SENTENCE.finditer(text):
+        if spans and _NO_SPLIT_AFTER.search(text[spans[-1][0] : spans[-1][1]]):
+            spans[-1] = (spans[-1][0], match.end())
+        else:
+            spans.append((match.start(), match.end()))
+    return spans
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Case-insensitive pattern with word boundaries on the ends that are words."""
+    pre = r"(?<![\w'])" if re.match(r"[\w(]", pattern) else ""
+    post = "" if pattern.endswith((" ", ",", "*", ":", r"\s*")) else r"(?![\w'])"
+    return re.compile(pre + "(?:" + pattern + ")" + post, re.I)
+
+
+def keep_case(original: str, replacement: str) -> str:
+    if replacement and original[:1].isupper():
+        return replacement[0].upper() + replacement[1:]
+    return replacement
+
+
+def decapitalise(sentence: str) -> str:
+    first = (words(sentence) or [""])[0]
+    if first.startswith(("I'", "I’")) or first == "I" or (len(first) > 1 and first.isupper()):
+        return sentence
+    return sentence[:1].lower() + sentence[1:]
+
+
+def strip_end(sentence: str) -> str:
+    return _END_PUNCT.sub("", sentence.rstrip())
+
+
+def tidy(text: str) -> str:
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"[ \t]+([,.;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
+    text = re.sub(r"[,;:]+(?=[.!?])", "", text)
+    text = re.sub(r"^[\s,;:]+", "", text)
+    text = re.sub(r"(^|[.!?]\s+|\n\s*)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    return text.strip()
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower().rstrip("s") for w in words(text) if len(w) > 2 and w.lower() not in ENGLISH_STOP_WORDS}
+
+
+def rare_count(text: str) -> int:
+    """Specific words (rare in English) and numbers: a proxy for how much information a text carries."""
+    toks = [w for w in words(text) if w.lower() not in ENGLISH_STOP_WORDS]
+    return sum(1 for w in toks if w[0].isdigit() or zipf_frequency(w.lower(), "en") < _RARE_ZIPF)
+
+
+def focus_in(text: str, start: int, end: int) -> tuple[str, ...]:
+    return tuple(words(text[start:end]))
+
+
+def anchor_focus(doc: Doc, i: int) -> tuple[str, ...]:
+    """Focus for an insertion next to sentence ``i``: its words shared with the prompt, else its content."""
+    start, end = doc.spans[i]
+    prompt = content_words(doc.prompt)
+    shared = [w for w in words(doc.sentence(i)) if w.lower().rstrip("s") in prompt]
+    content = [w for w in words(doc.sentence(i)) if w.lower() not in ENGLISH_STOP_WORDS]
+    return tuple(shared or content or words(doc.text[start:end]))

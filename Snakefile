@@ -1,8 +1,15 @@
 # rmexplain: explain language reward models.
 # This file only includes the rule files and declares the targets; see README.md.
+import sys
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+# This workflow's own library (workflow/rmexplain) comes first, installed or not: a clone or a deployed
+# module, and the conda envs of its rules (which list third-party packages only), run the code they ship.
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 
 # The embedded demo, unless --configfile names another config (which then replaces it, not extends it).

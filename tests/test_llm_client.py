@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -274,3 +275,32 @@ def test_transformers_backend_loads_a_real_gguf_chat_model(tmp_path_factory):
     assert (
         again.complete([again.request(t, sampling, "t") for t in texts]) == answers and again._backend is None
     )
+
+
+def test_reasoning_models_get_their_own_request_fields(tmp_path):
+    """o-series / GPT-5 models refuse max_tokens and non-default sampling (the server answers as OpenAI
+    does); by default the backend sends max_completion_tokens and omits temperature and top_p."""
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache", model="o3-mini"), LOG)
+        sampling = chat.sampling({"temperature": 0.7})
+        texts = chat.complete([chat.request(p, sampling, "t@1") for p in prompts(3)])
+        assert len(texts) == 3 and server.stats.faults["unsupported_parameter"] == 0
+        assert server.stats.requests == 3
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "param"),
+    [
+        ({"token_limit_param": "max_tokens"}, "llm.token_limit_param", "max_tokens"),
+        ({"omit_params": []}, "llm.omit_params", "temperature"),
+    ],
+)
+def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extra, key, param):
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache", model="o3-mini", concurrency=1, **extra), LOG)
+        requests = [chat.request(p, chat.sampling({"temperature": 0.7}), "t@1") for p in prompts(20)]
+        with pytest.raises(LLMError, match=rf"{re.escape(key)}: the server rejected the request parameter "
+                           rf"'{param}' for model 'o3-mini'"):  # fmt: skip
+            chat.complete(requests)
+        # No retry storm: the first rejection ends the job (one request in flight at a time here).
+        assert server.stats.requests == 1 and server.stats.faults["unsupported_parameter"] == 1

@@ -1,9 +1,13 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
-from rmexplain.analysis.stages import run_judge  # noqa: E402 - the log is open first
+from rmexplain.analysis.stages import run_judge  # after the log is open
 
 run_judge(
     snakemake.input.perturbations,

@@ -1,10 +1,14 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 
-from rmexplain.explanations.stages import run_distances  # noqa: E402 - the log is open first
+from rmexplain.explanations.stages import run_distances  # after the log is open
 
 run_distances(
     snakemake.input.comparisons,

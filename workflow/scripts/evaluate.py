@@ -1,3 +1,7 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.explanations.stages import run_evaluate
 from rmexplain.logs import script_logger
 

@@ -1,7 +1,11 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
-from rmexplain.analysis.stages import run_examples  # noqa: E402 - the log is open first
+from rmexplain.analysis.stages import run_examples  # after the log is open
 
 run_examples(
     snakemake.input.examples,

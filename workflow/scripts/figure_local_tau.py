@@ -1,7 +1,11 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
-from rmexplain.analysis.stages import run_local_tau_figure  # noqa: E402 - the log is open first
+from rmexplain.analysis.stages import run_local_tau_figure  # after the log is open
 
 run_local_tau_figure(
     snakemake.input[0],

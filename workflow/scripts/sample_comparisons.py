@@ -1,3 +1,7 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.data.stages import sample_comparisons
 from rmexplain.logs import script_logger
 from rmexplain.schemas import COMPARISONS, write_table

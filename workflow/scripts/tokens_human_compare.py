@@ -1,3 +1,7 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
 from rmexplain.logs import script_logger
 from rmexplain.tokens.stages import run_human_compare
 

@@ -88,6 +88,45 @@ def discovery_answer(prompt: str) -> str:
 UNPARSEABLE_STEP1 = "Sorry, I cannot point to specific words in that response."
 
 
+def judge_answer(prompt: str) -> str:
+    """A verdict of the attribute-change judge: ``worse`` when response B holds a rude word, ``same`` when B
+    repeats A, else ``better`` (wrapped in a sentence, as real LLMs answer)."""
+    response_a = _between(prompt, "Response A: ", "\n") or ""
+    response_b = _between(prompt, "Response B: ", "\n") or ""
+    if re.search(r"\b(hell|stupid|dumb)\b", response_b, re.I):
+        return "Worse. Response B is ruder."
+    return "Same." if response_a.strip() == response_b.strip() else "I would say better."
+
+
+# OpenAI's reasoning models (o-series, GPT-5) refuse max_tokens and non-default sampling; these are the
+# error bodies OpenAI sends, so the client's handling runs against the real shapes.
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def unsupported_parameter(body: dict[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 error body for a reasoning model sent ``max_tokens`` or a non-default sampling value."""
+    if not str(body.get("model", "")).startswith(REASONING_PREFIXES):
+        return None
+    if "max_tokens" in body:
+        return {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    for name in ("temperature", "top_p"):
+        if name in body and body[name] != 1:
+            return {
+                "message": f"Unsupported value: '{name}' does not support {body[name]} with this model. "
+                "Only the default (1) value is supported.",
+                "type": "invalid_request_error",
+                "param": name,
+                "code": "unsupported_value",
+            }
+    return None
+
+
 def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
     """The deterministic answer to a chat request; with ``garble_step1`` k > 0, one in about k step-1
     prompts gets an answer with no ``attribute: words`` line."""
@@ -102,6 +141,8 @@ def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
         return random_answer(prompt, body.get("seed"))
     if "List out some high-level attributes" in prompt:
         return discovery_answer(prompt)
+    if "Is response B better, worse, or the same as response A" in prompt:
+        return judge_answer(prompt)
     return "echo: " + " ".join(prompt.split()[:20])
 
 
@@ -191,6 +232,12 @@ class ChatServer:
             return web.json_response({"error": {"message": "bad key", "type": "auth"}}, status=401)
         raw = await request.read()
         body = json.loads(raw)
+        rejected = unsupported_parameter(body)
+        if rejected is not None:
+            with self._lock:
+                self.stats.requests += 1
+                self.stats.faults["unsupported_parameter"] += 1
+            return web.json_response({"error": rejected}, status=400)
         key = hashlib.sha256(raw).hexdigest()
         fault = self._fault(key)
         if fault in ("429", "500"):

@@ -34,6 +34,18 @@ OPENAI_DEFAULTS: dict[str, Any] = {
     "malformed_retries": 3,
     "extra_body": {},
     "http_client": "aiohttp",
+    "token_limit_param": "auto",
+    "omit_params": None,
+}
+# OpenAI's reasoning models take max_completion_tokens and only the default temperature and top_p.
+REASONING_MODEL_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+# Which config key fixes a request parameter a server rejects.
+PARAM_KEYS = {
+    "max_tokens": "llm.token_limit_param",
+    "max_completion_tokens": "llm.token_limit_param",
+    "temperature": "llm.omit_params",
+    "top_p": "llm.omit_params",
+    "seed": "llm.omit_params",
 }
 NO_KEY = "not-needed"  # sent when api_key_env is null (local servers without authentication)
 
@@ -95,6 +107,9 @@ class OpenAIBackend(LLMBackend):
         self.malformed_retries = int(settings["malformed_retries"])
         self.extra_body = dict(settings["extra_body"] or {})
         self.http_client = str(settings["http_client"])
+        self.token_limit_param, self.omitted = request_params(
+            self.model, settings["token_limit_param"], settings["omit_params"]
+        )
         if self.http_client not in ("aiohttp", "httpx"):
             raise LLMError(f"llm.http_client: {self.http_client!r} is not aiohttp or httpx")
         api_key(self.api_key_env)  # fail early, naming the variable
@@ -131,23 +146,35 @@ class OpenAIBackend(LLMBackend):
 
     async def _complete_all(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)
+        rejections: list[str] = []  # a rejected request parameter: every other request would fail alike
         async with self._client() as client:
 
             async def one(index: int, request: ChatRequest) -> None:
                 async with semaphore:
-                    completion = await self._complete_one(client, request)
+                    if rejections:
+                        return  # not sent: the job stops, and a rerun sends it with fixed parameters
+                    try:
+                        completion = await self._complete_one(client, request)
+                    except LLMError as err:
+                        rejections.append(str(err))
+                        return
                 on_result(index, completion)
 
             await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
+        if rejections:
+            raise LLMError(rejections[0])
 
     async def _complete_one(self, client: openai.AsyncOpenAI, request: ChatRequest) -> Completion:
+        sampling = {
+            "temperature": request.sampling.temperature,
+            "top_p": request.sampling.top_p,
+            **({"seed": request.seed} if request.seed is not None else {}),
+        }
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": request.message_dicts(),
-            "temperature": request.sampling.temperature,
-            "top_p": request.sampling.top_p,
-            "max_tokens": request.sampling.max_tokens,
-            **({"seed": request.seed} if request.seed is not None else {}),
+            **{k: v for k, v in sampling.items() if k not in self.omitted},
+            self.token_limit_param: request.sampling.max_tokens,
             **self.extra_body,
         }
         last_error = ""
@@ -159,11 +186,46 @@ class OpenAIBackend(LLMBackend):
             except (MalformedCompletion, json.JSONDecodeError, openai.APIResponseValidationError) as err:
                 last_error = f"malformed response: {type(err).__name__}: {err}"
                 log.warning("%s (attempt %d of %d)", last_error, attempt + 1, self.malformed_retries + 1)
+            except openai.APIStatusError as err:
+                if rejected_parameter(err):
+                    raise LLMError(self._redact(self._rejection(err))) from None
+                return Completion(text=None, error=self._redact(f"{type(err).__name__}: {err}"))
             except openai.APIError as err:  # the client already retried what is retryable
                 return Completion(text=None, error=self._redact(f"{type(err).__name__}: {err}"))
         return Completion(text=None, error=last_error)
+
+    def _rejection(self, err: openai.APIStatusError) -> str:
+        key = PARAM_KEYS.get(str(err.param), "llm.extra_body")
+        return (
+            f"{key}: the server rejected the request parameter {err.param!r} for model {self.model!r} "
+            f"(HTTP {err.status_code}: {err.message}); this request sent {self.token_limit_param} and "
+            f"omitted {sorted(self.omitted) or 'nothing'}. Set {key} in the config (see config/README.md)."
+        )
 
     def _redact(self, message: str) -> str:
         """Remove the API key from a server's error message (some echo it back)."""
         key = api_key(self.api_key_env)
         return message.replace(key, "***") if key != NO_KEY else message
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether ``model`` is one of OpenAI's reasoning models (o-series, GPT-5), by its name."""
+    return model.rsplit("/", 1)[-1].startswith(REASONING_MODEL_PREFIXES)
+
+
+def request_params(
+    model: str, token_limit_param: str, omit_params: list[str] | None
+) -> tuple[str, frozenset]:
+    """The token-limit field and the sampling fields not to send: ``auto`` / ``None`` follow the model's
+    name (reasoning models: ``max_completion_tokens``, no temperature or top_p), else what config says."""
+    reasoning = is_reasoning_model(model)
+    if token_limit_param == "auto":
+        token_limit_param = "max_completion_tokens" if reasoning else "max_tokens"
+    if omit_params is None:
+        omit_params = ["temperature", "top_p"] if reasoning else []
+    return token_limit_param, frozenset(omit_params)
+
+
+def rejected_parameter(err: openai.APIStatusError) -> bool:
+    """A client error (4xx, not a rate limit or timeout) that names a request parameter."""
+    return 400 <= err.status_code < 500 and err.status_code not in (408, 409, 429) and bool(err.param)

@@ -1,0 +1,105 @@
+"""The conda environments of the rules, built the way Snakemake builds them.
+
+Snakemake (``deployment/conda.py``) copies an env file to ``.snakemake/conda/<hash>.yaml`` and runs
+``conda env create --file`` on the copy; conda writes the pip section to a requirements file beside the copy
+and runs pip from that directory. So a relative path in an env file resolves against ``.snakemake/conda/``,
+not against the workflow. No conda channel is reachable here: pip is the part that breaks, and these tests
+run it exactly as conda would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
+# pyproject.toml's [project] dependencies (tomllib is Python 3.11+; the project supports 3.10).
+DEPENDENCIES = re.findall(
+    r'^\s+"([^"]+)",',
+    re.search(r"^dependencies = \[(.*?)^\]", (REPO / "pyproject.toml").read_text(), re.M | re.S)[1],
+    re.M,
+)
+RUNTIME = [d for d in DEPENDENCIES if not d.startswith(("snakemake", "torch"))]
+
+
+def pip_section(env_file: Path) -> list[str]:
+    """The pip requirements of a conda env file."""
+    for entry in yaml.safe_load(env_file.read_text())["dependencies"]:
+        if isinstance(entry, dict) and "pip" in entry:
+            return [str(r) for r in entry["pip"]]
+    return []
+
+
+def snakemake_copy(env_file: Path, workdir: Path) -> Path:
+    """Copy the env file as Snakemake does and write conda's pip requirements file beside the copy."""
+    content = env_file.read_bytes()
+    target = workdir / ".snakemake" / "conda" / f"{hashlib.sha256(content).hexdigest()}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    requirements = target.parent / "condaenv.requirements.txt"
+    requirements.write_text("\n".join(pip_section(env_file)) + "\n")
+    return requirements
+
+
+def test_env_files_name_third_party_packages_only():
+    assert [f.stem for f in ENV_FILES] == ["core", "llm", "scoring", "vllm"]
+    for env_file in ENV_FILES:
+        for requirement in pip_section(env_file):
+            assert not requirement.startswith(("-", ".", "/", "file:", "git+")), (env_file.name, requirement)
+            assert "../" not in requirement and "rmexplain" not in requirement, (env_file.name, requirement)
+
+
+def test_env_files_carry_the_declared_dependencies():
+    for env_file in ENV_FILES:
+        missing = [d for d in RUNTIME if d not in pip_section(env_file)]
+        assert not missing, f"{env_file.name} lacks {missing} (pyproject.toml's dependencies)"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda f: f.stem)
+def test_pip_section_resolves_from_snakemakes_copy(env_file, tmp_path):
+    requirements = snakemake_copy(env_file, tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+         "-r", requirements.name],
+        cwd=requirements.parent, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workflow_copy):
+    """The core env's packages (and snakemake, for the main process) in a fresh venv, rmexplain not
+    installed: the main process and the rule's script import the library from the workflow's source."""
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    requirements = snakemake_copy(REPO / "envs" / "core.yaml", tmp_path / "build")
+    snakemake = next(d for d in DEPENDENCIES if d.startswith("snakemake"))
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "-r", requirements.name, snakemake],
+        cwd=requirements.parent, capture_output=True, text=True, timeout=1500,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    probe = subprocess.run([python, "-c", "import rmexplain"], cwd=tmp_path, capture_output=True, text=True)
+    assert probe.returncode != 0, "rmexplain must not be installed in this environment"
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{environment['PATH']}"
+    target = "results/data/helpful/comparisons.parquet"
+    run = subprocess.run(
+        [python, "-m", "snakemake", "--cores", "1", target],
+        cwd=workflow_copy.root, capture_output=True, text=True, env=environment, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (workflow_copy.root / target).stat().st_size > 0
+    shutil.rmtree(env_dir)

@@ -32,6 +32,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/discover.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/tokens.smk"
+include: "workflow/rules/plan.smk"
 
 
 rule all:

@@ -127,7 +127,8 @@ def test_judge_through_the_cached_client(tmp_path):
 
 
 def test_judge_over_http_with_an_openai_compatible_server(tmp_path):
-    """The real openai backend against the project's dev server; its echo answers carry no verdict."""
+    """The real openai client against the project's dev server, which answers verdicts in sentences
+    ("Worse. Response B is ruder.", "I would say better."): parsing runs on what the client returns."""
     with ChatServer() as server:
         llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
                "cache_dir": str(tmp_path / "cache")}  # fmt: skip
@@ -137,9 +138,12 @@ def test_judge_over_http_with_an_openai_compatible_server(tmp_path):
         again = run_judge(PERTURBATIONS_FRAME, COMPS, ATTRIBUTES, complete, ("d", "rules", "r"), "dev")
         assert server.stats.requests == calls == 4  # the rerun is answered from the cache
     assert first.equals(again)
-    assert first["answer"].str.starts_with("echo:").all()
+    assert dict(zip(first["perturbation_id"], first["verdict"], strict=True)) == {
+        "p1": "worse", "p2": "better", "p3": "worse", "p4": "better",
+    }  # fmt: skip
+    assert first.filter(pl.col("perturbation_id") == "p1")["answer"].item() == "Worse. Response B is ruder."
     table = agreement_table(first)
-    assert table["n_unparsed"].to_list() == [2, 2] and table["agreement"].null_count() == 2
+    assert table["n_unparsed"].to_list() == [0, 0] and table["agreement"].to_list() == [1.0, 1.0]
 
 
 def test_judge_llm_overrides_the_llm_section():

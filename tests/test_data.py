@@ -3,9 +3,11 @@
 import gzip
 import json
 import logging
+from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import tiny_demo_config
 
 from rmexplain.data.readers import (
     DataError,
@@ -60,18 +62,51 @@ def hs2(prompt, response, *scores):
 
 def test_helpsteer2_clear_preference_filter():
     records = [
-        hs2("p1", "A", 4, 4, 4, 2, 2),
-        hs2("p1", "B", 3, 4, 4, 2, 1),  # A dominates B
-        hs2("p2", "C", 4, 3, 4, 2, 2),
-        hs2("p2", "D", 3, 4, 4, 2, 2),  # mixed: no clear preference
-        hs2("p3", "E", 2, 2, 2, 2, 2),
-        hs2("p3", "F", 2, 2, 2, 2, 2),  # equal everywhere: not a preference
-        hs2("<extra_id_1>User hi<extra_id_1>Assistant yo<extra_id_1>User more", "G", 1, 1, 1, 1, 1),
+        hs2("p1", "A", 4, 4, 4, 3, 3),
+        hs2("p1", "B", 3, 3, 3, 2, 2),  # A > B on all five: a clear preference under both rules
+        hs2("p2", "C", 4, 4, 4, 2, 2),
+        hs2("p2", "D", 3, 4, 4, 2, 1),  # C >= D on all, equal on three: only the looser rule keeps it
+        hs2("p3", "E", 4, 3, 4, 2, 2),
+        hs2("p3", "F", 3, 4, 4, 2, 2),  # mixed: no clear preference
+        hs2("p4", "G", 2, 2, 2, 2, 2),
+        hs2("p4", "H", 2, 2, 2, 2, 2),  # equal everywhere: not a preference
+        hs2("<extra_id_1>User hi<extra_id_1>Assistant yo<extra_id_1>User more", "I", 1, 1, 1, 1, 1),
     ]
     skips = SkipCounter()
-    pairs = list(read_helpsteer2(records, skips))
-    assert pairs == [Pair("0>1", "p1", "A", "B")]
+    assert list(read_helpsteer2(records, skips)) == [Pair("0>1", "p1", "A", "B")]  # the paper's rule
+    assert skips == {"no clear preference": 3, "multi-turn": 1}
+    skips = SkipCounter()
+    assert list(read_helpsteer2(records, skips, "dominates")) == [
+        Pair("0>1", "p1", "A", "B"),
+        Pair("2>3", "p2", "C", "D"),
+    ]
     assert skips == {"no clear preference": 2, "multi-turn": 1}
+    with pytest.raises(DataError, match="preference_filter: 'loose'"):
+        list(read_helpsteer2(records, SkipCounter(), "loose"))
+
+
+def helpsteer2_hub_copy(root: Path) -> Path:
+    """nvidia/HelpSteer2's layout (train.jsonl.gz at the top): one prompt whose two responses are >= on
+    all five aspects but equal on one."""
+    root.mkdir(parents=True)
+    records = [hs2("How do I boil an egg?", "Boil it for 9 minutes.", 4, 4, 4, 2, 2),
+               hs2("How do I boil an egg?", "Eggs are eggs.", 3, 3, 3, 2, 1)]  # fmt: skip
+    with gzip.open(root / "train.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in records))
+    return root
+
+
+@pytest.mark.parametrize(("preference_filter", "kept"), [("greater_on_all", 0), ("dominates", 1)])
+def test_helpsteer2_filter_through_the_hub_reader(tmp_path, preference_filter, kept):
+    spec = {"source": "helpsteer2", "hub_id": str(helpsteer2_hub_copy(tmp_path / "hs2")), "split": "train",
+            "preference_filter": preference_filter}  # fmt: skip
+    if kept:
+        assert sample_comparisons("hs2", spec, 1, [0], None, LOG)["chosen"].to_list() == [
+            "Boil it for 9 minutes."
+        ]
+    else:
+        with pytest.raises(DataError, match=r"datasets.hs2: no usable comparisons \(no clear preference: 1"):
+            sample_comparisons("hs2", spec, 1, [0], None, LOG)
 
 
 def test_helpsteer2_missing_aspect():
@@ -175,3 +210,31 @@ def test_sample_comparisons_no_usable_rows(tmp_path):
     path.write_text('{"prompt": "q", "chosen": "x", "rejected": "x"}\n')
     with pytest.raises(DataError, match=r"datasets.mine: no usable comparisons \(identical responses: 1"):
         sample_comparisons("mine", {"source": "file", "path": str(path)}, 5, [0], None, LOG)
+
+
+@pytest.mark.parametrize(("preference_filter", "kept"), [("greater_on_all", 0), ("dominates", 1)])
+def test_helpsteer2_filter_through_the_sample_comparisons_rule(workflow_copy, preference_filter, kept):
+    config = tiny_demo_config()
+    config["datasets"] = {
+        "hs2": {"source": "helpsteer2", "hub_id": str(helpsteer2_hub_copy(workflow_copy.root / "hs2-copy")),
+                "preference_filter": preference_filter}
+    }  # fmt: skip
+    config["sample"] = {"n_per_seed": 1, "seeds": [0]}
+    path = workflow_copy.write_config(config)
+    target = "results/data/hs2/comparisons.parquet"
+    run = workflow_copy.snakemake("--cores", "1", target, "--configfile", str(path), check=bool(kept))
+    log = (workflow_copy.root / "logs" / "sample" / "hs2.log").read_text()
+    if kept:
+        assert pl.read_parquet(workflow_copy.root / target)["chosen"].to_list() == ["Boil it for 9 minutes."]
+    else:
+        assert run.returncode != 0 and "no usable comparisons (no clear preference: 1" in log
+
+
+def test_a_repeated_id_in_a_pairs_file_names_its_rows(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"id": "a", "prompt": "q1", "chosen": "x", "rejected": "y"},
+            {"id": "b", "prompt": "q2", "chosen": "x", "rejected": "y"},
+            {"id": "a", "prompt": "q3", "chosen": "x", "rejected": "y"}]  # fmt: skip
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(DataError, match=r"pairs.jsonl: id 'a' is repeated \(rows \[0, 2\]"):
+        list(read_pairs_file(path, SkipCounter()))

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from rmexplain.score.base import gpus_needed
@@ -40,3 +41,19 @@ def test_paper_reward_models_are_valid():
         assert gpus_needed(raw) == 1
     assert {parse_spec(n, rms[n]).input_format for n in ("deberta-v1", "deberta-v2")} == {"pair"}
     assert parse_spec("pythia-1.4b", rms["pythia-1.4b"]).register == "rmexplain.score.oasst_rm"
+
+
+def test_an_error_inside_a_python_rm_names_the_rm_and_the_rows(tmp_path):
+    from rmexplain.score.base import ScoringError, build_scorer
+
+    (tmp_path / "rm.py").write_text(
+        "def score(prompts, responses):\n"
+        "    return [1.0 / (len(r) - 3) for r in responses]  # fails on a 3-character response\n"
+    )
+    scorer = build_scorer(
+        "mine", {"backend": "python", "callable": f"{tmp_path / 'rm.py'}:score", "batch_size": 2}
+    )
+    assert scorer.score(["q", "q"], ["long one", "longer"]) == pytest.approx([0.2, 1 / 3])
+    with pytest.raises(ScoringError, match=r"reward_models\.mine\.callable '.*rm\.py:score' raised "
+                       r"ZeroDivisionError: float division by zero \(input rows 2-3\)"):  # fmt: skip
+        scorer.score(["q"] * 4, ["long one", "longer", "abc", "fine"])

@@ -2,6 +2,7 @@
 
 ``rmexplain explain``: explain one comparison (a prompt and two responses, as arguments or a JSON file)
 with the configured method and RMs, writing a figure and a page per RM and a summary.
+``rmexplain plan``: before any job runs, the LLM requests, tokens and cost, GPU jobs and hub downloads.
 ``rmexplain schemas``: print the Parquet column contracts as Markdown.
 """
 
@@ -58,6 +59,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Run ``plan``."""
+    from rmexplain.config import load
+    from rmexplain.plan import make_plan, plan_markdown
+
+    print(plan_markdown(make_plan(load(args.config), args.root)), end="")
+    return 0
+
+
 def cmd_schemas(args: argparse.Namespace) -> int:
     """Run ``schemas``."""
     from rmexplain.schemas import contracts_markdown
@@ -89,6 +99,13 @@ def parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("-v", "--verbose", action="store_true", help="log each step")
     explain.set_defaults(func=cmd_explain)
+    plan = sub.add_parser(
+        "plan",
+        help="before spending: the LLM requests, tokens and cost, GPU jobs and hub downloads of a config",
+    )
+    plan.add_argument("--config", default=REPO_CONFIG, help=f"workflow config (default {REPO_CONFIG})")
+    plan.add_argument("--root", default=".", help="the workflow's working directory (default .)")
+    plan.set_defaults(func=cmd_plan)
     schemas = sub.add_parser("schemas", help="print the Parquet column contracts as Markdown")
     schemas.set_defaults(func=cmd_schemas)
     return main

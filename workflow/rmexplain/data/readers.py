@@ -106,14 +106,32 @@ def read_hh_rlhf(records: Iterable[dict[str, Any]], skips: SkipCounter) -> Itera
         yield Pair(row, prompt, chosen, rejected)
 
 
+def _greater_on_all(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """a > b on every HelpSteer2 aspect. The paper (§3): "We filter hs2 for pairs of responses where the
+    preference is clear, i.e. the ground truth scores of one response are greater than the other response
+    across all evaluation aspects"."""
+    return all(a[k] > b[k] for k in HELPSTEER_ASPECTS)
+
+
 def _dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """a ≥ b on all HelpSteer2 aspects and > on at least one (the paper's clear-preference filter)."""
+    """a ≥ b on every aspect and > on at least one (Pareto dominance: a looser rule, not the paper's)."""
     ge = all(a[k] >= b[k] for k in HELPSTEER_ASPECTS)
     return ge and any(a[k] > b[k] for k in HELPSTEER_ASPECTS)
 
 
-def read_helpsteer2(records: Iterable[dict[str, Any]], skips: SkipCounter) -> Iterator[Pair]:
-    """HelpSteer2 pairs: rows grouped by prompt, each pair kept where one response dominates the other."""
+# ``datasets.<name>.preference_filter`` for HelpSteer2: the paper's rule (default) and the looser one.
+PREFERENCE_FILTERS = {"greater_on_all": _greater_on_all, "dominates": _dominates}
+
+
+def read_helpsteer2(
+    records: Iterable[dict[str, Any]], skips: SkipCounter, preference_filter: str = "greater_on_all"
+) -> Iterator[Pair]:
+    """HelpSteer2 pairs: rows grouped by prompt, each pair kept where one response is clearly preferred
+    under ``preference_filter`` (``greater_on_all``, the paper's, or ``dominates``)."""
+    if preference_filter not in PREFERENCE_FILTERS:
+        known = sorted(PREFERENCE_FILTERS)
+        raise DataError(f"preference_filter: {preference_filter!r} is not one of {known}")
+    clearly_preferred = PREFERENCE_FILTERS[preference_filter]
     groups: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for index, record in enumerate(records):
         missing = [k for k in ("prompt", "response", *HELPSTEER_ASPECTS) if k not in record]
@@ -128,7 +146,7 @@ def read_helpsteer2(records: Iterable[dict[str, Any]], skips: SkipCounter) -> It
         for i, (index_a, a) in enumerate(rows):
             for index_b, b in rows[i + 1 :]:
                 for (ia, ra), (ib, rb) in (((index_a, a), (index_b, b)), ((index_b, b), (index_a, a))):
-                    if _dominates(ra, rb):
+                    if clearly_preferred(ra, rb):
                         kept += 1
                         yield Pair(f"{ia}>{ib}", prompt, ra["response"], rb["response"])
         if not kept:
@@ -179,8 +197,24 @@ def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS
 
 
 def read_pairs_file(path: str | Path, skips: SkipCounter) -> Iterator[Pair]:
-    """Bring-your-own comparisons: a JSONL or Parquet file with prompt / chosen / rejected columns."""
+    """Bring-your-own comparisons: a JSONL or Parquet file with prompt / chosen / rejected columns (and an
+    optional ``id``, which must be unique: it becomes part of the comparison id)."""
     frame = read_table_file(path)
+    if "id" in frame.columns:
+        ids = frame["id"].cast(pl.String)
+        repeated = (
+            frame.with_row_index("row")
+            .with_columns(id=ids)
+            .filter(pl.col("id").is_duplicated())
+            .group_by("id", maintain_order=True)
+            .agg(pl.col("row"))
+        )
+        if repeated.height:
+            first = repeated.row(0, named=True)
+            raise DataError(
+                f"{path}: id {first['id']!r} is repeated (rows {first['row']}, counting from 0); "
+                f"{repeated.height} id(s) repeat in all. Give every comparison its own id."
+            )
     for index, row in enumerate(frame.iter_rows(named=True)):
         values = [row[c] for c in REQUIRED_COLUMNS]
         if any(not isinstance(v, str) for v in values):

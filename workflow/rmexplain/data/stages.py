@@ -42,8 +42,9 @@ def read_pool(spec: dict[str, Any], skips: SkipCounter) -> list[Pair]:
     if source == "file":
         return list(read_pairs_file(spec["path"], skips))
     records = load_hub_records(spec)
-    reader = read_hh_rlhf if source == "hh-rlhf" else read_helpsteer2
-    return list(reader(records, skips))
+    if source == "hh-rlhf":
+        return list(read_hh_rlhf(records, skips))
+    return list(read_helpsteer2(records, skips, spec.get("preference_filter", "greater_on_all")))
 
 
 def sample_pairs(pool: list[Pair], n_per_seed: int, seeds: list[int], dataset: str) -> pl.DataFrame:

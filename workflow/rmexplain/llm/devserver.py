@@ -2,7 +2,9 @@
 
 It answers the bundled prompts with parseable, request-derived text (step 1: ``attribute: w1, w2``
 lines built from the attribute list and response A; step 2: response A with its first focus word
-changed; random: response A with its words rotated by the seed; discovery: a comma-separated list),
+changed; random: response A with its words rotated by the seed; discovery: a comma-separated list; the
+attribute-change judge: a verdict in a sentence; OpenAI's 400 errors for reasoning models sent
+``max_tokens`` or non-default sampling),
 and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
 ``retry-after-ms``), answers slower than the client's timeout, and 200 answers whose body is not a
 chat completion. It counts every request, fault and success, so tests can check that a rerun makes
@@ -89,11 +91,11 @@ UNPARSEABLE_STEP1 = "Sorry, I cannot point to specific words in that response."
 
 
 def judge_answer(prompt: str) -> str:
-    """A verdict of the attribute-change judge: ``worse`` when response B holds a rude word, ``same`` when B
-    repeats A, else ``better`` (wrapped in a sentence, as real LLMs answer)."""
+    """A verdict of the attribute-change judge: ``worse`` when response B holds a rude or dismissive word,
+    ``same`` when B repeats A, else ``better`` (wrapped in a sentence, as real LLMs answer)."""
     response_a = _between(prompt, "Response A: ", "\n") or ""
     response_b = _between(prompt, "Response B: ", "\n") or ""
-    if re.search(r"\b(hell|stupid|dumb)\b", response_b, re.I):
+    if re.search(r"\b(hell|stupid|dumb|dummy|whatever)\b", response_b, re.I):
         return "Worse. Response B is ruder."
     return "Same." if response_a.strip() == response_b.strip() else "I would say better."
 

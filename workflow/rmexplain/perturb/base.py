@@ -72,10 +72,15 @@ def _no_hub_refs(settings: dict[str, Any]) -> list[Any]:
     return []
 
 
+def _no_llm_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
+    return 0
+
+
 # A method declares, as keywords of ``register``: ``uses_llm`` (it calls the configured LLM: it receives the
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
-# of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings.
+# of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings; an LLM
+# method, ``llm_requests(n_tasks, n_attributes, settings)``: at most how many requests a job sends (the plan).
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -85,7 +90,13 @@ methods: Registry[Method] = Registry(
         "random": "rmexplain.perturb.llm_methods",
         "polyjuice": "rmexplain.perturb.polyjuice",
     },
-    defaults={"uses_llm": False, "attribute_conditioned": True, "gpus": _no_gpus, "hub_refs": _no_hub_refs},
+    defaults={
+        "uses_llm": False,
+        "attribute_conditioned": True,
+        "gpus": _no_gpus,
+        "hub_refs": _no_hub_refs,
+        "llm_requests": _no_llm_requests,
+    },
     error=PerturbationError,
 )
 

@@ -248,7 +248,18 @@ class TwoStep:
         return slots, requests
 
 
-@methods.register("two_step", uses_llm=True)
+def two_step_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
+    """One step-1 request per task and at most one step-2 request per (task, attribute): step 2 asks only
+    for attributes whose step-1 line parsed (unless ``on_unparsed: pass``)."""
+    return n_tasks * (1 + n_attributes)
+
+
+def random_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
+    """``n`` requests per task."""
+    return n_tasks * int({**RANDOM_DEFAULTS, **(settings or {})}["n"])
+
+
+@methods.register("two_step", uses_llm=True, llm_requests=two_step_requests)
 def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The paper's method: one perturbation per (comparison, target, attribute)."""
     run = TwoStep(context)
@@ -288,7 +299,7 @@ def _drafts(slots: Sequence[Slot], texts: Sequence[str], skips: SkipRecorder) ->
     return drafts
 
 
-@methods.register("random", uses_llm=True, attribute_conditioned=False)
+@methods.register("random", uses_llm=True, attribute_conditioned=False, llm_requests=random_requests)
 def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The RP baseline: ``n`` random perturbations of each response, without attributes."""
     chat, skips = _chat(context), _skips(context)

@@ -23,7 +23,8 @@ class PythonScorer(RewardModelBackend):
         if "callable" not in spec:
             raise ScoringError(f"reward_models.{name}.callable is required for backend 'python'")
         self.name = name
-        self._function = load_callable(spec["callable"])
+        self.reference = str(spec["callable"])
+        self._function = load_callable(self.reference)
         self._batch_size = int(spec.get("batch_size", 256))
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
@@ -31,7 +32,13 @@ class PythonScorer(RewardModelBackend):
         for start in range(0, len(prompts), self._batch_size):
             batch_prompts = list(prompts[start : start + self._batch_size])
             batch_responses = list(responses[start : start + self._batch_size])
-            out = [float(r) for r in self._function(batch_prompts, batch_responses)]
+            try:
+                out = [float(r) for r in self._function(batch_prompts, batch_responses)]
+            except Exception as err:  # the user's code: any error, reported with the RM and the rows
+                raise ScoringError(
+                    f"reward_models.{self.name}.callable {self.reference!r} raised "
+                    f"{type(err).__name__}: {err} (input rows {start}-{start + len(batch_prompts) - 1})"
+                ) from err
             if len(out) != len(batch_prompts):
                 raise ScoringError(
                     f"reward model {self.name!r}: its callable returned {len(out)} rewards for "

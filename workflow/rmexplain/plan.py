@@ -1,0 +1,271 @@
+"""A plan before spending: what a config will ask of the LLM, the GPUs and the hub, from config and disk.
+
+``rmexplain plan --config FILE`` (and the Snakemake target ``plan``) prints, before any job runs:
+
+- the LLM requests per stage, dataset, method and orienter: exact when the comparisons and the orienting
+  RMs' original scores already exist (the comparisons the job will perturb are then known), otherwise an
+  upper bound from the sampling settings; two-step's step 2 is at most one request per attribute (it skips
+  attributes whose step-1 line did not parse);
+- estimated input and output tokens and the cost at ``llm.prices`` (tokens estimated as characters / 4 of
+  the rendered prompts where the comparisons exist, else not estimated);
+- the jobs that request GPUs and how many each (``resources: gpu``);
+- the hub models and datasets to download, and which models are downloaded already;
+- what is cached: the completions in ``llm.cache_dir`` and the LLM jobs whose outputs exist.
+
+It never touches the network and never needs an API key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rmexplain import paths, resources
+from rmexplain.config import Config, section
+
+CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
+
+
+@dataclass(frozen=True)
+class LLMJob:
+    """The LLM requests of one job."""
+
+    stage: str
+    dataset: str
+    method: str
+    orienter: str
+    comparisons: int | None  # None: not sampled yet
+    requests: int
+    exact: bool  # False: an upper bound
+    tokens_in: int | None
+    tokens_out: int | None
+    done: bool
+
+
+@dataclass
+class Plan:
+    """Everything :func:`make_plan` found."""
+
+    llm_jobs: list[LLMJob] = field(default_factory=list)
+    gpu_jobs: list[tuple[str, str, int]] = field(default_factory=list)  # (rule, wildcards, GPUs)
+    hub_models: list[tuple[str, str, bool]] = field(default_factory=list)  # (repo@revision, used by, present)
+    hub_datasets: list[tuple[str, str]] = field(default_factory=list)  # (dataset, hub id)
+    cached_completions: int = 0
+    prices: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def requests(self) -> int:
+        return sum(job.requests for job in self.llm_jobs if not job.done)
+
+    def cost(self) -> float | None:
+        """Estimated cost of the jobs not done yet, or None when some token count is unknown."""
+        pending = [job for job in self.llm_jobs if not job.done]
+        if any(job.tokens_in is None or job.tokens_out is None for job in pending):
+            return None
+        tokens_in = sum(job.tokens_in or 0 for job in pending)
+        tokens_out = sum(job.tokens_out or 0 for job in pending)
+        return (
+            tokens_in * self.prices.get("input_per_million", 0.0)
+            + tokens_out * self.prices.get("output_per_million", 0.0)
+        ) / 1e6
+
+
+def _tokens(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _oriented_comparisons(config: Config, dataset: str, orienter: str, root: Path) -> Any:
+    """The comparisons a job of ``orienter`` will perturb, when its inputs exist; else None."""
+    import logging
+
+    from rmexplain.perturb.skips import SkipRecorder
+    from rmexplain.perturb.stages import orientation
+    from rmexplain.schemas import COMPARISONS, read_table
+
+    comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+    scores = [root / p for p in paths.orientation_score_files(config, dataset, orienter)]
+    if not comparisons.is_file() or not all(p.is_file() for p in scores):
+        return None
+    frame = read_table(comparisons, COMPARISONS, "comparisons")
+    quiet = logging.getLogger("rmexplain.plan")
+    kept = orientation([str(p) for p in scores], frame["comparison_id"].to_list(), SkipRecorder(), quiet)
+    return frame.join(kept.select("comparison_id"), on="comparison_id", how="semi")
+
+
+def _sampled(config: Config, dataset: str) -> int:
+    spec = config["datasets"][dataset]
+    return int(spec.get("n_per_seed", config["sample"]["n_per_seed"])) * len(config["sample"]["seeds"])
+
+
+def _token_estimate(method: str, comparisons: Any, n_attributes: int, settings: Config) -> tuple[int, int]:
+    """Input and output tokens of one job: each task's prompt carries the question and both responses; the
+    answers are about as long as the response (step 2, random) or a line per attribute (step 1)."""
+    from rmexplain.perturb.base import methods
+
+    tokens_in = tokens_out = 0
+    for row in comparisons.iter_rows(named=True):
+        question = _tokens(row["prompt"])
+        for response in (row["chosen"], row["rejected"]):
+            per_task = methods.get(method).llm_requests(1, n_attributes, settings)
+            prompt = question + _tokens(row["chosen"]) + _tokens(row["rejected"]) + 150  # template text
+            tokens_in += per_task * prompt
+            tokens_out += per_task * _tokens(response)
+    return tokens_in, tokens_out
+
+
+def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
+    from rmexplain.perturb.base import methods
+
+    jobs = []
+    n_attributes = len(config["attributes"])
+    for method in paths.llm_methods_used(config):
+        settings = section(config, "perturb").get(method) or {}
+        for dataset in paths.datasets(config):
+            for orienter in paths.orienters(config):
+                done = root / paths.fmt(
+                    paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
+                )
+                oriented = _oriented_comparisons(config, dataset, orienter, root)
+                n = _sampled(config, dataset) if oriented is None else oriented.height
+                requests = methods.get(method).llm_requests(2 * n, n_attributes, settings)
+                tokens = (
+                    (None, None)
+                    if oriented is None
+                    else _token_estimate(method, oriented, n_attributes, settings)
+                )
+                exact = oriented is not None and method != "two_step"
+                jobs.append(
+                    LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
+                )
+    return jobs
+
+
+def _discovery_jobs(config: Config, root: Path) -> list[LLMJob]:
+    if not paths.discovery_enabled(config):
+        return []
+    jobs = []
+    orienter = paths.discovery_orienter(config)
+    for dataset in paths.datasets(config):
+        oriented = _oriented_comparisons(config, dataset, orienter, root)
+        n = _sampled(config, dataset) if oriented is None else oriented.height
+        tokens = (None, None)
+        if oriented is not None:
+            texts = [r["prompt"] + r["chosen"] + r["rejected"] for r in oriented.iter_rows(named=True)]
+            tokens = (sum(_tokens(t) + 200 for t in texts), 40 * len(texts))
+        done = root / paths.fmt(paths.DISCOVERY_ANSWERS, dataset=dataset, orienter=orienter)
+        jobs.append(LLMJob("discover", dataset, "discover", orienter, n, n, oriented is not None, *tokens,
+                           done.is_file()))  # fmt: skip
+    return jobs
+
+
+def _gpu_jobs(config: Config) -> list[tuple[str, str, int]]:
+    jobs: list[tuple[str, str, int]] = []
+    for rm in paths.reward_models(config):
+        gpus = resources.rm_gpus(config, rm)
+        if gpus:
+            jobs += [(rule, f"dataset={d}, rm={rm}", gpus) for d in paths.datasets(config)
+                     for rule in ("score_originals", "score_perturbations")]  # fmt: skip
+            if paths.tokens_enabled(config) and rm in paths.token_rms(config):
+                jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in paths.token_prompts(config)]
+    for method in paths.methods(config):
+        gpus = resources.perturb_gpus(config, method)
+        jobs += [("perturb", f"dataset={d}, method={method}, orienter={o}", gpus)
+                 for d in paths.datasets(config) for o in paths.orienters(config) if gpus]  # fmt: skip
+    if resources.embedding_gpus(config):
+        jobs += [("distances", f"dataset={d}, method={m}", 1) for d in paths.datasets(config)
+                 for m in paths.methods(config)]  # fmt: skip
+    return jobs
+
+
+def _hub(config: Config, root: Path) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str]]]:
+    from rmexplain.hub import hub_models
+
+    models = [
+        (f"{spec['repo_id']}@{spec['revision'] or 'default branch'}", ", ".join(spec["used_by"]),
+         (root / paths.fmt(paths.HUB_MARKER, model=name)).is_file())
+        for name, spec in hub_models(config).items()
+    ]  # fmt: skip
+    datasets = []
+    for name, spec in config["datasets"].items():
+        if spec["source"] in ("hh-rlhf", "helpsteer2"):
+            default = "Anthropic/hh-rlhf" if spec["source"] == "hh-rlhf" else "nvidia/HelpSteer2"
+            hub_id = spec.get("hub_id", default)
+            if not Path(hub_id).exists():
+                datasets.append((name, hub_id))
+    return models, datasets
+
+
+def _cached_completions(config: Config, root: Path) -> int:
+    directory = root / (config.get("llm") or {}).get("cache_dir", ".rmexplain-cache/llm")
+    if not directory.is_dir():
+        return 0
+    from rmexplain.llm.cache import CompletionCache
+
+    cache = CompletionCache(directory)
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+def make_plan(config: Config, root: str | Path = ".") -> Plan:
+    """The plan of a checked ``config`` run in ``root`` (the workflow's working directory)."""
+    root = Path(root)
+    models, datasets = _hub(config, root)
+    return Plan(
+        llm_jobs=_perturb_jobs(config, root) + _discovery_jobs(config, root),
+        gpu_jobs=_gpu_jobs(config),
+        hub_models=models,
+        hub_datasets=datasets,
+        cached_completions=_cached_completions(config, root) if paths.llm_sections_in_use(config) else 0,
+        prices=dict((config.get("llm") or {}).get("prices") or {}),
+    )
+
+
+def plan_markdown(plan: Plan) -> str:
+    """The plan as Markdown (what ``rmexplain plan`` prints)."""
+    lines = ["# Plan", "", "## LLM requests", ""]
+    if plan.llm_jobs:
+        lines += [
+            "| stage | dataset | method | orienter | comparisons | requests | tokens in / out | status |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for job in plan.llm_jobs:
+            count = f"{job.requests}" if job.exact else f"≤ {job.requests}"
+            tokens = "unknown until sampled"
+            if job.tokens_in is not None:
+                tokens = f"~{job.tokens_in} / ~{job.tokens_out}"
+            status = "done" if job.done else "to run"
+            cells = [job.stage, job.dataset, job.method, job.orienter, job.comparisons, count, tokens, status]
+            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+        cost = plan.cost()
+        estimate = f"{cost:.2f}" if cost is not None else (
+            "unknown until the comparisons are sampled (`snakemake --until sample_comparisons` samples them "
+            "locally; then plan again)"
+        )  # fmt: skip
+        lines += [
+            "",
+            f"Requests still to make: at most {plan.requests} (some may be cached). "
+            f"Estimated cost: {estimate}, "
+            f"at {plan.prices or 'no prices (llm.prices)'} per 1M tokens.",
+        ]
+    else:
+        lines.append("None: no configured method or stage calls an LLM.")
+    lines += ["", f"Completions already cached: {plan.cached_completions}.", "", "## GPU jobs", ""]
+    lines += [f"- `{rule}` ({wildcards}): gpu={gpus}" for rule, wildcards, gpus in plan.gpu_jobs] or ["None."]
+    lines += ["", "## Hub downloads", ""]
+    for repo, used, present in plan.hub_models:
+        lines.append(f"- model {repo} ({'downloaded' if present else 'to download'}; used by {used})")
+    lines += [f"- dataset {hub_id} (datasets.{name})" for name, hub_id in plan.hub_datasets]
+    if not plan.hub_models and not plan.hub_datasets:
+        lines.append("None: everything is local or bundled.")
+    return "\n".join(lines) + "\n"
+
+
+def write_plan(config: Config, output: str | Path, root: str | Path = ".") -> str:
+    """Write the plan as Markdown to ``output`` (the ``plan`` rule) and return it."""
+    text = plan_markdown(make_plan(config, root))
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(text, encoding="utf-8")
+    return text

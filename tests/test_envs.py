@@ -103,3 +103,47 @@ def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workf
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert (workflow_copy.root / target).stat().st_size > 0
     shutil.rmtree(env_dir)
+
+
+CONDA_STANDIN = """#!/usr/bin/env bash
+# A stand-in for the conda binary (no conda channel is reachable here): it answers only the queries Snakemake
+# makes before a dry run, so `--sdm conda -n` resolves every job's environment without creating any.
+case "$*" in
+  "--version") echo "conda 24.11.3" ;;
+  "info --json") printf '{"conda_prefix": "%s", "platform": "linux-64", "envs_dirs": []}\\n' "$HOME/conda" ;;
+  "config --get channel_priority --json") echo '{"get": {"channel_priority": "strict"}}' ;;
+  *) echo "stand-in conda: '$*' is not supported" >&2; exit 2 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "envs"),
+    [
+        ("config/config.yaml", {"core", "llm", "scoring"}),
+        ("config/paper.yaml", {"core", "llm", "scoring"}),
+        ("config/tokens_paper.yaml", {"core", "llm", "scoring"}),
+    ],
+)
+def test_sdm_conda_dry_run_resolves_every_rules_env(workflow_copy, tmp_path, config, envs):
+    run = sdm_conda_dry_run(workflow_copy.root, tmp_path, "--configfile", config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert envs_to_create(run.stdout + run.stderr) == envs
+
+
+def sdm_conda_dry_run(root: Path, scratch: Path, *args: str) -> subprocess.CompletedProcess:
+    """``snakemake --sdm conda -n ARGS`` in ``root``, with the stand-in conda first on the PATH."""
+    bin_dir = scratch / "standin-bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "conda").write_text(CONDA_STANDIN)
+    (bin_dir / "conda").chmod(0o755)
+    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "OPENAI_API_KEY": "x"}
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--sdm", "conda", "-n", *args],
+        cwd=root, capture_output=True, text=True, env=environment, timeout=600,
+    )  # fmt: skip
+
+
+def envs_to_create(output: str) -> set[str]:
+    """The env files a ``--sdm conda`` dry run says it will create."""
+    return set(re.findall(r"Conda environment envs/(\w+)\.yaml will be created", output))

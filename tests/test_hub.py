@@ -277,9 +277,9 @@ def test_use_local_copies_sets_offline_mode_only_for_jobs_with_markers(monkeypat
     log = logging.getLogger("test")
     assert use_local_copies([], log) is False and "HF_HUB_OFFLINE" not in os.environ
     assert use_local_copies([TINY_MARKER], log) is True
-    assert os.environ["HF_HUB_OFFLINE"] == "1" and constants.is_offline_mode()
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and constants.HF_HUB_OFFLINE
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # an explicit choice is kept
-    assert use_local_copies([TINY_MARKER], log) is False and not constants.is_offline_mode()
+    assert use_local_copies([TINY_MARKER], log) is False and not constants.HF_HUB_OFFLINE
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,13 @@ def _enum(*keys: str) -> list[str]:
 def test_schema_enums_equal_the_registered_names():
     props = SCHEMA["properties"]
     assert _enum("properties", "reward_models", "additionalProperties", "properties", "backend") == (
-        rm_backends.names()
+        rm_backends.builtins()
     )
-    assert sorted(props["llm"]["properties"]["backend"]["enum"]) == llm_backends.names()
-    assert sorted(props["perturb"]["properties"]["methods"]["items"]["enum"]) == methods.names()
-    assert sorted(props["analysis"]["properties"]["methods"]["items"]["enum"]) == methods.names()
+    assert sorted(props["llm"]["properties"]["backend"]["enum"]) == llm_backends.builtins()
+    assert sorted(props["perturb"]["properties"]["methods"]["items"]["enum"]) == methods.builtins()
+    assert sorted(props["analysis"]["properties"]["methods"]["items"]["enum"]) == methods.builtins()
+    for registry in (rm_backends, llm_backends, methods):  # every built-in registers what its map says
+        assert all(registry.get(name) for name in registry.builtins())
 
 
 def test_every_entry_declares_what_the_workflow_needs():

@@ -198,3 +198,11 @@ def test_demo_on_slurm_equals_local_run_and_failures_surface(slurm_cluster, tmp_
     assert "broken RM on purpose" in out, out
     [failed] = slurm_jobs(run_id(out))
     assert (rule_of(failed), failed["JobState"]) == ("score_originals", "FAILED"), failed
+
+    # Deployed with --sdm conda (docs/cluster.md): a dry run with this cluster's profile resolves every
+    # job's env (the stand-in conda answers Snakemake's version queries; no conda channel is reachable).
+    from test_envs import envs_to_create, sdm_conda_dry_run
+
+    dry = sdm_conda_dry_run(cluster, tmp_path, "--forceall", *TARGETS, "--workflow-profile", str(profile))
+    assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
+    assert envs_to_create(dry.stdout + dry.stderr) == {"core", "llm", "scoring"}

@@ -32,7 +32,7 @@ def embed(texts: Sequence[str], model: Any, batch_size: int = 64) -> np.ndarray:
     """Unit-normalised embeddings, one row per text; duplicate texts are encoded once."""
     unique = list(dict.fromkeys(texts))
     if not unique:
-        return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
+        return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
     vectors = model.encode(
         unique,
         batch_size=batch_size,
@@ -50,3 +50,10 @@ def count_overlength(texts: Sequence[str], model: Any) -> list[int]:
     limit = model.max_seq_length
     lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
     return [i for i, n in enumerate(lengths) if n > limit]
+
+
+def embedding_dimension(model: Any) -> int:
+    """The model's embedding size: ``get_embedding_dimension`` (sentence-transformers 6) or, on the
+    older versions the declared floor allows, ``get_sentence_embedding_dimension``."""
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(getter())

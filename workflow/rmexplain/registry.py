@@ -57,6 +57,10 @@ class Registry(Generic[T]):
         """Every name a config may use: registered ones and the built-ins of the lazy map."""
         return sorted(set(self._entries) | set(self._modules))
 
+    def builtins(self) -> list[str]:
+        """The names of the lazy map: what the project ships (the config schema's enum lists these)."""
+        return sorted(self._modules)
+
     def get(self, name: str) -> T:
         """The entry registered as ``name``, importing its module on first use."""
         if name not in self._entries and name in self._modules:

@@ -158,7 +158,7 @@ def evaluate(
             ("wrong", ~pl.col("agrees_with_human")),
         ):
             ids = units.filter((pl.col("seed") == seed) & condition)["comparison_id"]
-            subset_rows = explained.filter(pl.col("comparison_id").is_in(ids.implode()))
+            subset_rows = explained.filter(pl.col("comparison_id").is_in(ids.to_list()))
             values = (
                 coverage(subset_rows, ids.to_list()) | distance_metrics(subset_rows) | diversity(subset_rows)
             )

@@ -20,7 +20,13 @@ from torch import nn
 
 from rmexplain.config import ConfigError
 from rmexplain.data.readers import read_embedded
-from rmexplain.embeddings import BUNDLED_MINILM, count_overlength, embed, load_sentence_model
+from rmexplain.embeddings import (
+    BUNDLED_MINILM,
+    count_overlength,
+    embed,
+    embedding_dimension,
+    load_sentence_model,
+)
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 
 
@@ -56,7 +62,7 @@ def train_demo_head(part: str, training: dict[str, Any], output: str | Path, log
     prompts = [p.prompt for p in pairs]
     chosen = pair_features(prompts, [p.chosen for p in pairs], encoder)
     rejected = pair_features(prompts, [p.rejected for p in pairs], encoder)
-    head = BTHead(encoder.get_embedding_dimension(), int(training.get("hidden", 64)))
+    head = BTHead(embedding_dimension(encoder), int(training.get("hidden", 64)))
     optimiser = torch.optim.AdamW(
         head.parameters(),
         lr=float(training.get("learning_rate", 3e-3)),
@@ -84,7 +90,7 @@ def train_demo_head(part: str, training: dict[str, Any], output: str | Path, log
         log.info("held-out accuracy on the %s explain split: %.3f (%d pairs)", held_out, acc, len(test))
     meta = {
         "part": part,
-        "embedding_dim": encoder.get_embedding_dimension(),
+        "embedding_dim": embedding_dimension(encoder),
         "hidden": int(training.get("hidden", 64)),
     }
     torch.save({"state_dict": head.state_dict(), "meta": meta}, output)

@@ -1,7 +1,16 @@
-"""Sentence embeddings (Sentence-BERT) for the demo RMs and the semantic metrics."""
+"""Sentence embeddings (Sentence-BERT) for the demo RMs and the semantic metrics.
+
+The encoder reads at most ``max_seq_length`` word pieces (256 for all-MiniLM-L6-v2) and cuts the rest
+silently. For the semantic metrics a longer text is instead split into chunks that fit (at sentence
+ends where possible), each chunk is embedded, and the text's embedding is the mean of the chunk
+embeddings weighted by their word-piece counts, renormalised (``embed(..., long_texts="chunk")``).
+"""
 
 from __future__ import annotations
 
+import bisect
+import logging
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -9,6 +18,10 @@ from typing import Any
 import numpy as np
 
 BUNDLED_MINILM = "bundled-minilm"
+LONG_TEXTS = ("chunk", "truncate")
+# A sentence ends at . ! ? or … (with closing quotes or brackets) before whitespace, or at a line break.
+SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|\n\s*")
+LOG = logging.getLogger(__name__)
 
 
 def resolve_model_path(name: str) -> str:
@@ -28,8 +41,71 @@ def load_sentence_model(name: str = BUNDLED_MINILM, device: str = "cpu") -> Any:
     return SentenceTransformer(resolve_model_path(name), device=device)
 
 
-def embed(texts: Sequence[str], model: Any, batch_size: int = 64) -> np.ndarray:
-    """Unit-normalised embeddings, one row per text; duplicate texts are encoded once."""
+def chunk_spans(text: str, tokenizer: Any, budget: int) -> list[tuple[int, int, int]]:
+    """``(start, end, pieces)``: consecutive character spans of ``text`` of at most ``budget`` word pieces.
+
+    Each chunk takes as many whole sentences as fit; a sentence longer than ``budget`` is cut between
+    words (the tokenizer's pre-tokens), and a single word longer than ``budget`` between word pieces.
+    """
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = encoding["offset_mapping"]
+    word_ids = encoding.word_ids()
+    n = len(offsets)
+    sentence_starts = {m.end() for m in SENTENCE_END.finditer(text)}
+    sentence_cuts = [i for i in range(1, n) if offsets[i][0] in sentence_starts]
+    word_cuts = [i for i in range(1, n) if word_ids[i] != word_ids[i - 1]]
+    spans = []
+    begin = 0
+    while begin < n:
+        end = min(begin + budget, n)
+        if end < n:
+            for cuts in (sentence_cuts, word_cuts):
+                k = bisect.bisect_right(cuts, end) - 1
+                if k >= 0 and cuts[k] > begin:
+                    end = cuts[k]
+                    break
+        spans.append((offsets[begin][0], offsets[end - 1][1], end - begin))
+        begin = end
+    return spans
+
+
+def embed_chunked(texts: Sequence[str], model: Any, batch_size: int = 64) -> tuple[np.ndarray, int]:
+    """Unit-normalised embeddings of texts as the word-piece-weighted mean of their chunks' embeddings.
+
+    Returns the embeddings and the number of chunks. A text within ``max_seq_length`` is one chunk, but
+    its embedding may differ in the last bits from ``embed``'s, which batches it with other texts.
+    """
+    budget = model.max_seq_length - model.tokenizer.num_special_tokens_to_add(pair=False)
+    owners, chunks, weights = [], [], []
+    for i, text in enumerate(texts):
+        for start, end, pieces in chunk_spans(text, model.tokenizer, budget):
+            owners.append(i)
+            chunks.append(text[start:end])
+            weights.append(pieces)
+    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float64)
+    if chunks:
+        vectors = model.encode(
+            chunks,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        np.add.at(out, owners, vectors.astype(np.float64) * np.asarray(weights, dtype=np.float64)[:, None])
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32), len(chunks)
+
+
+def embed(texts: Sequence[str], model: Any, batch_size: int = 64, long_texts: str = "chunk") -> np.ndarray:
+    """Unit-normalised embeddings, one row per text; duplicate texts are encoded once.
+
+    ``long_texts`` says what happens to a text longer than the model's ``max_seq_length``: ``chunk``
+    embeds it with ``embed_chunked`` (and logs how many texts were chunked), ``truncate`` leaves the
+    encoder's cut. Texts within the limit are encoded in the same call either way, so their embeddings
+    are byte-identical under both.
+    """
+    if long_texts not in LONG_TEXTS:
+        raise ValueError(f"long_texts must be one of {LONG_TEXTS}, not {long_texts!r}")
     unique = list(dict.fromkeys(texts))
     if not unique:
         return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
@@ -40,6 +116,17 @@ def embed(texts: Sequence[str], model: Any, batch_size: int = 64) -> np.ndarray:
         convert_to_numpy=True,
         show_progress_bar=False,
     )
+    over = count_overlength(unique, model) if long_texts == "chunk" else []
+    if over:
+        pooled, n_chunks = embed_chunked([unique[i] for i in over], model, batch_size)
+        vectors[over] = pooled
+        LOG.info(
+            "chunked %d of %d distinct texts longer than %d word pieces into %d chunks",
+            len(over),
+            len(unique),
+            model.max_seq_length,
+            n_chunks,
+        )
     index = {text: i for i, text in enumerate(unique)}
     return vectors[[index[t] for t in texts]].astype(np.float32)
 

@@ -42,9 +42,9 @@ class BTHead(nn.Module):
 
 
 def pair_features(prompts: Sequence[str], responses: Sequence[str], encoder: Any) -> torch.Tensor:
-    """[e(x), e(y), e(x)⊙e(y)] for each (prompt, response)."""
-    e_prompt = embed(prompts, encoder)
-    e_response = embed(responses, encoder)
+    """[e(x), e(y), e(x)⊙e(y)] for each (prompt, response); texts over the encoder's limit are truncated."""
+    e_prompt = embed(prompts, encoder, long_texts="truncate")
+    e_response = embed(responses, encoder, long_texts="truncate")
     return torch.from_numpy(np.concatenate([e_prompt, e_response, e_prompt * e_response], axis=1))
 
 

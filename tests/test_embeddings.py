@@ -1,0 +1,156 @@
+"""Long texts in the semantic metrics: chunk-and-pool instead of the encoder's silent cut at 256 pieces."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from rmexplain.data.readers import read_embedded
+from rmexplain.embeddings import chunk_spans, count_overlength, embed, embed_chunked, load_sentence_model
+from rmexplain.metrics import semantic_distances
+
+PARAGRAPHS = [
+    "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "
+    "sun a day, so watch where shadows fall in the morning and the afternoon before you dig anything. Good "
+    "drainage matters as much as light: roots sitting in water rot quickly, and heavy clay stays cold long "
+    "into spring.",
+    "Next, test the soil. A simple kit from a garden centre tells you the pH and the main nutrients. Most "
+    "crops like a pH between six and seven. If the soil is too acid, add garden lime in autumn; if it is "
+    "poor, dig in well-rotted compost or manure a few weeks before planting so it can settle.",
+    "Choose crops you actually like to eat, and start small. A bed of three metres by one metre is enough "
+    "for lettuce, radishes, a row of beans and a few tomato plants. Beginners often plant far too much at "
+    "once and then struggle to keep up with weeding and watering through the summer.",
+    "Raised beds make the work easier. They warm up sooner in spring, drain well and keep paths separate "
+    "from growing areas, so you never compact the soil by walking on it. Fill them with a mix of topsoil "
+    "and compost, and top them up every year as the material breaks down.",
+    "Sowing times depend on your climate. Hardy crops such as peas, spinach and onions can go in as soon as "
+    "the ground can be worked, while tender plants such as tomatoes, peppers and squash must wait until the "
+    "danger of frost has passed. Seed packets list the best window for each variety.",
+    "Water deeply but not too often. A good soak once or twice a week encourages roots to grow down, where "
+    "the soil stays moist, instead of staying near the surface. Water in the morning at the base of the "
+    "plants so the leaves dry quickly, which keeps fungal diseases away.",
+    "Feed the plants as they grow. Leafy crops want nitrogen, fruiting crops such as tomatoes want potassium "
+    "once the first flowers open, and root crops do best in soil that was manured the year before rather "
+    "than freshly. A liquid feed every two weeks is plenty for most beds.",
+    "Rotate crops from year to year. Growing the same family in the same place lets soil pests and diseases "
+    "build up, so move potatoes, brassicas, legumes and onions around the plot on a three or four year "
+    "cycle. Legumes also leave nitrogen behind for whatever follows them.",
+    "Watch for pests early. Check the undersides of leaves for aphids, pick off caterpillars by hand, and "
+    "net cabbages against butterflies and pigeons. Encouraging birds, frogs and ladybirds into the garden "
+    "does more for pest control than most sprays, and costs nothing.",
+    "Mulch saves a great deal of effort. A layer of straw, shredded leaves or grass clippings a few "
+    "centimetres thick keeps moisture in, smothers weeds and slowly feeds the soil. Keep mulch a little "
+    "away from stems so that slugs and rot do not get a foothold.",
+    "Harvest often and young. Beans, courgettes and salad leaves produce more when they are picked "
+    "regularly, and most vegetables taste best before they grow large and woody. Pick in the cool of the "
+    "morning and eat or store the crop the same day.",
+]
+LAST = (
+    "Finally, keep a notebook. Write down what you planted, where and when, how much it yielded and which "
+    "pests turned up. After two or three seasons these notes become the most useful gardening book you own, "
+    "because they describe your own plot, your own weather and your own mistakes."
+)
+CHANGED_LAST = (
+    "Finally, think about the chickens. Hens will eat slugs and snails, turn over the beds in winter and "
+    "give you eggs every morning, but they need a secure coop against foxes, fresh water every day and a "
+    "vet who treats poultry. Check local rules before buying a flock."
+)
+ORIGINAL = "\n\n".join([*PARAGRAPHS, LAST])
+PERTURBED = "\n\n".join([*PARAGRAPHS, CHANGED_LAST])
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_sentence_model()
+
+
+def old_embed(texts, model, batch_size=64):
+    """``embed`` as it was before long texts were chunked."""
+    unique = list(dict.fromkeys(texts))
+    vectors = model.encode(
+        unique,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    index = {text: i for i, text in enumerate(unique)}
+    return vectors[[index[t] for t in texts]].astype(np.float32)
+
+
+def test_fixture_is_a_long_response(model):
+    assert 580 <= len(ORIGINAL.split()) <= 650
+    assert len(model.tokenizer(ORIGINAL)["input_ids"]) > 2 * model.max_seq_length
+    assert count_overlength([ORIGINAL, PERTURBED, LAST], model) == [0, 1]
+
+
+def test_last_paragraph_change_is_seen(model, caplog):
+    with caplog.at_level(logging.INFO, logger="rmexplain.embeddings"):
+        chunked = embed([ORIGINAL, PERTURBED], model)
+    assert "chunked 2 of 2 distinct texts longer than 256 word pieces into 6 chunks" in caplog.text
+    distance = semantic_distances(chunked[:1], chunked[1:])[0]
+    assert distance > 0.01
+    truncated = embed([ORIGINAL, PERTURBED], model, long_texts="truncate")
+    assert semantic_distances(truncated[:1], truncated[1:])[0] < 1e-6
+    old = old_embed([ORIGINAL, PERTURBED], model)
+    assert np.array_equal(truncated, old)
+    assert np.allclose(np.linalg.norm(chunked, axis=1), 1.0, atol=1e-6)
+
+
+def test_chunks_fit_and_end_at_sentences(model):
+    limit = model.max_seq_length
+    spans = chunk_spans(ORIGINAL, model.tokenizer, limit - 2)
+    assert len(spans) == 3
+    all_pieces = model.tokenizer(ORIGINAL, add_special_tokens=False)["input_ids"]
+    assert sum(n for _, _, n in spans) == len(all_pieces)
+    for start, end, pieces in spans:
+        chunk = ORIGINAL[start:end]
+        assert len(model.tokenizer(chunk)["input_ids"]) == pieces + 2 <= limit
+        assert chunk.endswith(".") and chunk[0].isupper()
+    assert " ".join(ORIGINAL[s:e] for s, e, _ in spans).split() == ORIGINAL.split()
+
+
+def test_chunks_without_sentence_ends_cut_between_words(model):
+    text = " ".join(f"word{i} tomato" for i in range(200))  # one sentence of ~800 pieces
+    spans = chunk_spans(text, model.tokenizer, 100)
+    assert len(spans) > 1 and all(n <= 100 for _, _, n in spans)
+    assert " ".join(text[s:e] for s, e, _ in spans) == text
+    blob = "x" * 3000  # one word longer than the budget: cut between word pieces
+    pieces = chunk_spans(blob, model.tokenizer, 100)
+    assert all(n <= 100 for _, _, n in pieces) and "".join(blob[s:e] for s, e, _ in pieces) == blob
+
+
+def test_pooling_is_the_piece_weighted_mean(model):
+    pooled, n_chunks = embed_chunked([ORIGINAL], model)
+    spans = chunk_spans(ORIGINAL, model.tokenizer, model.max_seq_length - 2)
+    assert n_chunks == len(spans)
+    parts = old_embed([ORIGINAL[s:e] for s, e, _ in spans], model).astype(np.float64)
+    expected = np.average(parts, axis=0, weights=[n for _, _, n in spans])
+    np.testing.assert_allclose(pooled[0], expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_short_texts_are_byte_identical_to_before(model, caplog):
+    short = ["How do I boil an egg?", "Put it in boiling water for nine minutes.", "Eggs are eggs.", LAST]
+    with caplog.at_level(logging.INFO, logger="rmexplain.embeddings"):
+        assert np.array_equal(embed(short, model), old_embed(short, model))
+    assert "chunked" not in caplog.text
+    mixed = [*short, ORIGINAL, short[0]]
+    new, old = embed(mixed, model), old_embed(mixed, model)
+    keep = [i for i, t in enumerate(mixed) if t != ORIGINAL]
+    assert np.array_equal(new[keep], old[keep])
+    assert not np.array_equal(new[4], old[4])
+    with pytest.raises(ValueError, match="long_texts must be one of"):
+        embed(short, model, long_texts="cut")
+
+
+def test_bundled_texts_fit_so_the_demo_is_unchanged(model):
+    texts = [
+        text
+        for part in ("helpful", "harmless")
+        for split in ("train", "explain")
+        for pair in read_embedded(part, split)
+        for text in (pair.prompt, pair.chosen, pair.rejected)
+    ]
+    assert count_overlength(texts, model) == []
+    sample = texts[::7]
+    assert np.array_equal(embed(sample, model), old_embed(sample, model))

@@ -7,7 +7,7 @@ import pytest
 
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import chunk_spans, count_overlength, embed, embed_chunked, load_sentence_model
-from rmexplain.metrics import semantic_distances
+from rmexplain.explanations.metrics import semantic_distances
 
 PARAGRAPHS = [
     "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "

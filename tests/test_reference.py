@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from rmexplain.analysis.reference import load_reference, reference_names
-from rmexplain.evaluation import COVERAGE_COLUMNS, DISTANCE_COLUMNS
+from rmexplain.explanations.stages import COVERAGE_COLUMNS, DISTANCE_COLUMNS
 
 ROWS_PER_TABLE = {"1": 48, "2": 24, "3": 18, "4": 45, "5": 30, "6": 9, "7": 5}
 

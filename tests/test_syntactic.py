@@ -2,9 +2,7 @@
 
 import pytest
 
-from rmexplain import metrics
-from rmexplain.data.readers import read_embedded
-from rmexplain.syntactic import syntactic_distance, words
+from rmexplain.explanations.metrics import syntactic_distance, words
 
 
 @pytest.mark.parametrize(
@@ -32,13 +30,3 @@ def test_words():
         "9",
         "o'clock",
     ]
-
-
-def test_default_is_the_evaluations_distance():
-    """Until the evaluation takes the option, the default must equal ``metrics.syntactic_distance``."""
-    pairs = read_embedded("harmless", "explain") + read_embedded("helpful", "explain")
-    assert len(pairs) > 50
-    for pair in pairs:
-        for a, b in ((pair.chosen, pair.rejected), (pair.prompt, pair.chosen)):
-            assert syntactic_distance(a, b) == metrics.syntactic_distance(a, b)
-            assert words(a) == metrics.words(a)

@@ -24,18 +24,24 @@ from rapidfuzz.distance import Levenshtein
 from rmexplain.schemas import METRICS, conform
 
 WORD = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
+WORD_ONLY = re.compile(r"\w+(?:'\w+)?")
 SIDES = ("plus", "minus")
 KINDS = {"cf": "counterfactual", "sf": "semifactual"}
 
 
-def words(text: str) -> list[str]:
-    """Word tokens (punctuation marks are tokens of their own)."""
-    return WORD.findall(text)
+def words(text: str, punctuation_as_words: bool = True) -> list[str]:
+    """Word tokens: ``\\w+`` runs (with one inner apostrophe: "don't"); every other non-space character is
+    a token of its own, unless ``punctuation_as_words`` is false, when punctuation is dropped."""
+    return (WORD if punctuation_as_words else WORD_ONLY).findall(text)
 
 
-def syntactic_distance(original: str, perturbed: str) -> float:
-    """Word-level Levenshtein distance normalised by the longer length (0 = same words, 1 = all changed)."""
-    a, b = words(original), words(perturbed)
+def syntactic_distance(original: str, perturbed: str, punctuation_as_words: bool = True) -> float:
+    """Word-level Levenshtein distance normalised by the longer length (0 = same words, 1 = all changed).
+
+    The paper (§3) says only "word-level Levenshtein edit distance"; by default punctuation marks count as
+    words ("Yes." → "Yes!" is one edit in two words), ``punctuation_as_words=False`` counts words alone
+    (docs/distances.md measures the difference on the bundled data)."""
+    a, b = words(original, punctuation_as_words), words(perturbed, punctuation_as_words)
     longest = max(len(a), len(b))
     return Levenshtein.distance(a, b) / longest if longest else 0.0
 

@@ -119,14 +119,17 @@ def compute_distances(
     model = load_sentence_model(
         settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu")
     )
-    batch_size = int(settings.get("batch_size", 64))
-    e_original = embed(originals, model, batch_size)
-    e_perturbed = embed(texts, model, batch_size)
+    batch_size, long_texts = int(settings.get("batch_size", 64)), settings.get("long_texts", "chunk")
+    punctuation = bool(settings.get("punctuation_as_words", True))
+    e_original = embed(originals, model, batch_size, long_texts)
+    e_perturbed = embed(texts, model, batch_size, long_texts)
     log.info("embedded %d perturbations and %d distinct originals", len(texts), len(set(originals)))
     frame = pl.DataFrame(
         {
             "perturbation_id": joined["perturbation_id"],
-            "syntactic_distance": [syntactic_distance(o, t) for o, t in zip(originals, texts, strict=True)],
+            "syntactic_distance": [
+                syntactic_distance(o, t, punctuation) for o, t in zip(originals, texts, strict=True)
+            ],
             "semantic_distance": semantic_distances(e_original, e_perturbed).astype(np.float64),
             "embedding": pl.Series([row for row in e_perturbed], dtype=pl.List(pl.Float32)),
         }

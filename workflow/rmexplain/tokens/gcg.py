@@ -6,6 +6,8 @@ tokens with the most negative gradient per position, builds ``candidates`` seque
 position for one of them, scores them all by exact ids in batches (prefix KV cache where it checks out),
 and moves to the best. The loss is −reward for ``optimal`` and +reward for ``pessimal``, so both directions
 minimise their loss. ``transformers`` RMs only: the search needs the model's embeddings and gradients.
+``paper_gcg_search`` is the paper's variant (its nanoGCG fork): MSE to ±30, FasterGCG distance term,
+deterministic candidates and a history.
 """
 
 from __future__ import annotations

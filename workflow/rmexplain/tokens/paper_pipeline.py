@@ -104,8 +104,9 @@ def run_paper_analyses(
         )
     columns = ["ranking", "rm", "part", "rank", "token_id", "text", "score"]
     _write_csv(pl.concat([t.select(columns) for t in tables]), outputs["top_bottom"])
-    if framing:
-        _write_csv(pl.concat(framing), outputs["framing"])
+    framing_schema = {"rm": pl.String, "pearson_r": pl.Float64, "spearman_rho": pl.Float64, "n": pl.Int64}
+    framing_schema.update({"prompt_a": pl.String, "prompt_b": pl.String})
+    _write_csv(pl.concat(framing) if framing else pl.DataFrame(schema=framing_schema), outputs["framing"])
     lexicon = stats.afinn_lexicon(opts["afinn_lexicon"])
     matches = paper.afinn_matches(scans, lexicon, opts["afinn_join"])
     log.info("AFINN (%s join): %d scan rows matched", opts["afinn_join"], matches.height)

@@ -11,7 +11,7 @@ import torch
 
 from rmexplain import schemas as S
 from rmexplain.score.tiny import build_llama_rm
-from rmexplain.tokens import elo, paper, paper_pipeline, pipeline
+from rmexplain.tokens import elo, paper, stages
 from rmexplain.tokens.vocab import select_vocabulary
 
 WORDS = ["love", "hate", "war", "peace", "good", "bad", "table", "chair", "happy", "sad", "null"]
@@ -40,18 +40,16 @@ def test_import_and_paper_analyses(tmp_path):
     folder = _official_dir(tmp_path)
     prompts = ["greatest", "best", "worst"]
     targets = {(rm, p): str(tmp_path / "scans" / rm / f"{p}.parquet") for rm in HUB for p in prompts}
-    paper_pipeline.import_official_scores(str(folder), targets)
+    stages.import_official_scores(str(folder), targets)
     one = S.read_table(targets[("R-Gem-2B", "best")], S.TOKEN_SCORES, "scan")
     assert one.height == 2 * len(WORDS) and set(one["rm"].to_list()) == {"R-Gem-2B"}
     with pytest.raises(paper.PaperAnalysisError, match="no scores of RM"):
-        paper_pipeline.import_official_scores(
-            str(folder), {("R-Gem-2B", "nope"): str(tmp_path / "x.parquet")}
-        )
+        stages.import_official_scores(str(folder), {("R-Gem-2B", "nope"): str(tmp_path / "x.parquet")})
 
     names = ["moments", "kendall_tau", "mds", "rsa", "table2", "top_bottom", "framing"]
     names += ["sentiment_slopes", "frequency_slopes", "slope_summary"]
     outputs = {n: str(tmp_path / "tables" / f"{n}.csv") for n in names}
-    paper_pipeline.run_paper_analyses(list(targets.values()), prompts, {}, [["best", "worst"]], None, outputs)
+    stages.run_paper_analyses(list(targets.values()), prompts, {}, [["best", "worst"]], None, outputs)
     moments = pl.read_csv(outputs["moments"])
     # Exact texts: " love" and "love" are both shared; "null" (read as missing by pandas) is dropped.
     assert moments.height == 3 * 3 and set(moments["n"].to_list()) == {2 * len(WORDS) - 1}
@@ -78,7 +76,7 @@ def test_elo_figure5_tables(tmp_path):
     outputs = {
         n: str(tmp_path / f"{n}.csv") for n in ("spearman", "differences", "top_items", "trajectories")
     }
-    paper_pipeline.run_elo_figure5(elo.FIGURE5_PROMPT, outputs)
+    stages.run_elo_figure5(elo.FIGURE5_PROMPT, outputs)
     spearman = pl.read_csv(outputs["spearman"])
     expected = elo.human_spearman(elo.figure5_ranks(elo.elo_raters(elo.read_elo(elo.FIGURE5_PROMPT))))
     assert spearman["rm"].to_list() == expected["rm"].to_list()
@@ -98,12 +96,12 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     prompt = "What, in one word, is the best thing ever?"
     scan = {"batch_size": 16, "prefix_cache": "never"}
     exact_path, official_path = str(tmp_path / "exact.parquet"), str(tmp_path / "official.parquet")
-    pipeline.run_scan("tiny", spec, {}, "best", prompt, vocab_path, scan, exact_path, threads=1)
-    paper_pipeline.run_scan_official("tiny", spec, "best", prompt, vocab_path, scan, official_path, threads=1)
+    stages.run_scan("tiny", spec, {}, "best", prompt, vocab_path, scan, exact_path, threads=1)
+    stages.run_scan_official("tiny", spec, "best", prompt, vocab_path, scan, official_path, threads=1)
     official = S.read_table(official_path, S.TOKEN_SCORES, "official")
     assert official["token_id"].to_list() == vocabulary["token_id"].to_list()
     out = str(tmp_path / "comparison.csv")
-    paper_pipeline.run_scan_comparison(
+    stages.run_scan_comparison(
         [("tiny", "best", exact_path, official_path)], {"tiny": spec}, {"best": prompt}, 10, out
     )
     row = pl.read_csv(out).row(0, named=True)
@@ -111,7 +109,7 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
 
     gcg_path = str(tmp_path / "gcg.parquet")
     gcg = {"steps": 2, "search_width": 16, "init": "x x x", "enabled": True}
-    paper_pipeline.run_paper_gcg("tiny", spec, "best", prompt, "optimal", gcg, scan, gcg_path, threads=1)
+    stages.run_paper_gcg("tiny", spec, "best", prompt, "optimal", gcg, scan, gcg_path, threads=1)
     history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
     assert history["step"].to_list() == [0, 1, 2] and "loss" in history.columns
     assert history["best_score"][-1] >= history["score"][0]

@@ -207,3 +207,15 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
     assert pl.read_csv(root / "results/tokens/tables/human_ranking.csv").height == 1
     scans = pl.read_parquet(root / "results/tokens/scans/llama-a/best.parquet")
     assert scans.height == pl.read_parquet(root / "results/tokens/vocabulary/llama-a.parquet").height
+
+
+def test_elo_figure5_tables_through_the_rule(workflow_copy):
+    """The demo's tokens.elo: the paper's Fig. 5 on the bundled EloEverything scores of the ten real RMs."""
+    config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
+    targets = [f for f in paths.token_targets(config) if "/elo_" in f]
+    assert targets == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in paths.ELO_TABLES]
+    workflow_copy.snakemake("--cores", "1", *targets[:2])
+    spearman = pl.read_csv(workflow_copy.root / targets[0])
+    assert spearman.height == 10 and spearman["spearman_rho"].is_between(0.2, 0.6).all()
+    differences = pl.read_csv(workflow_copy.root / targets[1])
+    assert differences["direction"].value_counts().sort("direction")["count"].to_list() == [10, 10]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from importlib import resources
 from itertools import combinations
+from pathlib import Path
 
 from rmexplain.config import Config, section
 
@@ -77,6 +78,7 @@ TOKEN_FIGURE = "results/tokens/figures/{figure}.{ext}"
 TOKEN_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")
 TOKEN_LEXICAL_TABLES = ("sentiment_slopes", "frequency_slopes")
 TOKEN_HUMAN_TABLES = ("human_ranking", "human_disagreements")
+ELO_TABLES = ("spearman", "differences", "top_items", "trajectories")  # tokens/tables/elo_{prompt}_{part}.csv
 
 
 def fmt(pattern: str, **wildcards: str) -> str:
@@ -491,6 +493,24 @@ def token_table(name: str) -> str:
     return TOKEN_TABLE.replace("{table}", name)
 
 
+def elo_prompts(config: Config) -> list[str]:
+    """Bundled EloEverything prompts whose Fig. 5 tables the token part writes (``tokens.elo``)."""
+    elo = section(config, "tokens").get("elo") or {}
+    return list(elo.get("prompts") or []) if elo.get("enabled") else []
+
+
+def elo_table(prompt: str, part: str) -> str:
+    """One Fig. 5 table of a bundled EloEverything prompt (``prompt`` and ``part`` may be wildcards)."""
+    return token_table(f"elo_{prompt}_{part}")
+
+
+def elo_data_file(prompt: str) -> str:
+    """The bundled EloEverything Parquet file of one prompt (an input, so a data update reruns the rule)."""
+    from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS
+
+    return str(Path(DATA_DIR) / ELO_PROMPTS[prompt].file)
+
+
 def token_figure_files(config: Config) -> list[str]:
     """All token figures of the report."""
     names = ["violins", "tau_heatmap", "mds", "sentiment_slopes", "frequency_slopes", *framing_names(config)]
@@ -506,7 +526,9 @@ def token_table_files(config: Config) -> list[str]:
         names += TOKEN_HUMAN_TABLES
     if gcg_rms(config):
         names.append("gcg")
-    return [token_table(n) for n in names]
+    return [token_table(n) for n in names] + [
+        elo_table(p, part) for p in elo_prompts(config) for part in ELO_TABLES
+    ]
 
 
 def token_targets(config: Config) -> list[str]:

@@ -4,12 +4,12 @@
 rule plan:
     output:
         "results/plan.md",
-    params:
-        config=config,
     log:
         "logs/plan.log",
     localrule: True
     conda:
         "../../envs/core.yaml"
+    params:
+        config=config,
     script:
         "../scripts/plan.py"

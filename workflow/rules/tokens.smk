@@ -294,3 +294,29 @@ rule tokens_gcg_summary:
         "../../envs/core.yaml"
     script:
         "../scripts/tokens_gcg_summary.py"
+
+
+rule tokens_elo:
+    input:
+        lambda w: paths.elo_data_file(w.elo_prompt),
+    output:
+        spearman=report(
+            paths.elo_table("{elo_prompt}", "spearman"),
+            category="Optimal and pessimal tokens",
+            caption="../report/tokens_elo.rst",
+        ),
+        differences=paths.elo_table("{elo_prompt}", "differences"),
+        top_items=paths.elo_table("{elo_prompt}", "top_items"),
+        trajectories=paths.elo_table("{elo_prompt}", "trajectories"),
+    log:
+        "logs/tokens/elo_{elo_prompt}.log",
+    wildcard_constraints:
+        elo_prompt="one_word_greatest|greatest_ever|humans_most_prefer",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        n_differences=TOKENS["elo"]["n_differences"],
+        n_background=TOKENS["elo"]["n_background"],
+        n_highlight=TOKENS["elo"]["n_highlight"],
+    script:
+        "../scripts/tokens_elo.py"

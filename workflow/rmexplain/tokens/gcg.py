@@ -6,6 +6,8 @@ tokens with the most negative gradient per position, builds ``candidates`` seque
 position for one of them, scores them all by exact ids in batches (prefix KV cache where it checks out),
 and moves to the best. The loss is −reward for ``optimal`` and +reward for ``pessimal``, so both directions
 minimise their loss. ``transformers`` RMs only: the search needs the model's embeddings and gradients.
+``paper_gcg_search`` is the paper's variant (its nanoGCG fork): MSE to ±30, FasterGCG distance term,
+deterministic candidates and a history.
 """
 
 from __future__ import annotations
@@ -202,3 +204,199 @@ def _row(step: int, ids: torch.Tensor, score: float, best: float, tokenizer: Any
         "text": text,
         "retokenizes_same": same,
     }
+
+
+
+# ---- GCG as the paper ran it (thompsonj/nanoGCG) ----------------------------------------------------------
+
+PAPER_GRADIENT_TARGETS = ("objective", "fork")
+INIT_CHARS = (
+    ".",
+    ",",
+    "!",
+    "?",
+    ";",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "@",
+    "#",
+    "$",
+    "%",
+    "&",
+    "*",
+    "w",
+    "x",
+)
+
+
+@dataclass(frozen=True)
+class PaperGCGSettings:
+    """The paper's GCG (its nanoGCG fork, FasterGCG variant): ``tokens.gcg`` with ``variant: paper``.
+
+    Loss (reward − target)², target +``target`` for ``optimal`` and −``target`` for ``pessimal``;
+    ``gradient_target: fork`` takes the gradient towards +``target`` for both objectives as the fork did (so
+    its pessimal candidates are those the gradient expects to *raise* the reward); ``objective`` (default)
+    uses the objective's own target. ``distance_weight`` × the embedding distance of each swap is added to
+    the gradient (FasterGCG; 0 turns it off).
+    """
+
+    steps: int = 250
+    search_width: int = 512
+    init: str = " ".join(["x"] * 20)
+    target: float = 30.0
+    distance_weight: float = 4.5
+    buffer_size: int = 0
+    gradient_target: str = "objective"
+    allowed: str = "ascii"
+    seed: int = 0
+
+
+def paper_target(objective: str, settings: PaperGCGSettings) -> float:
+    """+target for ``optimal``, −target for ``pessimal``."""
+    return -settings.target * loss_sign(objective)
+
+
+def mse_gradient(
+    model: Any,
+    spec: Any,
+    prefix: Sequence[int],
+    response: Sequence[int],
+    suffix: Sequence[int],
+    target: float,
+) -> tuple[torch.Tensor, float]:
+    """∂(reward − target)²/∂(one-hot response) [n, vocab], i.e. 2 (reward − target) ∂reward/∂one-hot, and the
+    reward."""
+    grad, reward = one_hot_gradient(model, spec, prefix, response, suffix, sign=1.0)
+    return 2.0 * (reward - target) * grad, reward
+
+
+def embedding_distances(model: Any, response: Sequence[int]) -> torch.Tensor:
+    """Euclidean distance [n, vocab] from each response token's embedding row to every row (FasterGCG)."""
+    weight = model.get_input_embeddings().weight.detach().float()
+    return torch.cdist(weight[torch.tensor(list(response), device=weight.device)], weight)
+
+
+def ordered_candidates(
+    current: torch.Tensor,
+    scores: torch.Tensor,
+    allowed: torch.Tensor,
+    width: int,
+    history: set[tuple[int, ...]],
+) -> torch.Tensor:
+    """Up to ``width`` single-swap candidates of ``current`` [n] in ascending order of ``scores`` [n, vocab]
+    (the regularised gradient; ties by position, then token id), skipping disallowed tokens and sequences in
+    ``history`` (the current one included): the fork's deterministic walk down the flattened gradient."""
+    flat = scores.detach().float().cpu().clone()
+    flat[:, ~allowed.cpu()] = math.inf
+    order = torch.sort(flat.reshape(-1), stable=True).indices
+    n_vocab = flat.shape[1]
+    base = [int(i) for i in current.tolist()]
+    chosen: list[list[int]] = []
+    seen: set[tuple[int, ...]] = set()
+    for flat_index in order.tolist():
+        position, token = divmod(flat_index, n_vocab)
+        if not math.isfinite(float(flat[position, token])) or len(chosen) == width:
+            break
+        candidate = [*base]
+        candidate[position] = token
+        key = tuple(candidate)
+        if key in history or key in seen:
+            continue
+        seen.add(key)
+        chosen.append(candidate)
+    return torch.tensor(chosen, dtype=torch.long).reshape(len(chosen), len(base))
+
+
+def paper_gcg_search(
+    model: Any,
+    tokenizer: Any,
+    spec: Any,
+    prompt: str,
+    objective: str,
+    settings: PaperGCGSettings,
+    scan: ScanSettings,
+) -> pl.DataFrame:
+    """Run the paper's GCG for one prompt and objective; one row per step (step 0 = the initial sequence).
+
+    Each step moves to the lowest-loss new candidate even when it is worse than the current sequence (the
+    fork does; the history keeps it from cycling); ``best_score`` is the reward of the lowest-loss sequence so
+    far, and ``loss`` the step's loss. Sequences are scored by exact ids (prefix KV cache where it checks
+    out), reading the reward by the spec's ``read`` rule.
+    """
+    from rmexplain.score.hf import prompt_prefix_suffix_ids
+
+    if settings.gradient_target not in PAPER_GRADIENT_TARGETS:
+        raise ScoringError(
+            f"tokens.gcg.gradient_target: {settings.gradient_target!r} is not one of "
+            f"{list(PAPER_GRADIENT_TARGETS)}"
+        )
+    target = paper_target(objective, settings)
+    gradient_target = settings.target if settings.gradient_target == "fork" else target
+    prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
+    check_bos(tokenizer, prefix, suffix, spec.key)
+    init = list(tokenizer(settings.init, add_special_tokens=False)["input_ids"])
+    if not init:
+        raise ScoringError(f"tokens.gcg.init: {settings.init!r} gives no token for {spec.key}")
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    weight = model.get_input_embeddings().weight
+    allowed = allowed_tokens(tokenizer, weight.shape[0], settings.allowed)
+    scorer = PrefixScorer(model, spec, prefix, suffix)
+    cached = choose_cache(scorer, torch.tensor([init]), scan) if spec.input_format == "chat" else False
+
+    def losses(batch: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rewards = torch.cat([scorer.score(chunk, cached) for chunk in batch.split(scan.batch_size)])
+        return (rewards - target) ** 2, rewards
+
+    buffer_ids = torch.tensor([init], dtype=torch.long)
+    if settings.buffer_size > 1:
+        chars = [tokenizer(c, add_special_tokens=False)["input_ids"] for c in INIT_CHARS]
+        pool = torch.tensor([c[0] for c in chars if len(c) == 1], dtype=torch.long)
+        generator = torch.Generator().manual_seed(settings.seed)
+        picks = torch.randint(0, len(pool), (settings.buffer_size - 1, len(init)), generator=generator)
+        buffer_ids = torch.cat([buffer_ids, pool[picks]])
+    buffer_loss, buffer_reward = losses(buffer_ids)
+    buffer = sorted(
+        zip(buffer_loss.tolist(), buffer_reward.tolist(), buffer_ids.tolist(), strict=True),
+        key=lambda e: e[0],
+    )[: max(1, settings.buffer_size)]
+    history: set[tuple[int, ...]] = {tuple(ids) for ids in buffer_ids.tolist()}
+    best_loss, best_reward, current_ids = buffer[0]
+    current = torch.tensor(current_ids, dtype=torch.long)
+    rows = [{**_row(0, current, best_reward, best_reward, tokenizer), "loss": best_loss}]
+    for step in range(1, settings.steps + 1):
+        grad, _ = mse_gradient(model, spec, prefix, current.tolist(), suffix, gradient_target)
+        if settings.distance_weight:
+            grad = grad + settings.distance_weight * embedding_distances(model, current.tolist()).to(
+                grad.device
+            )
+        candidates = ordered_candidates(current, grad, allowed, settings.search_width, history)
+        if candidates.shape[0] == 0:
+            log.warning("%s %s: step %d found no new candidate; stopping", spec.key, objective, step)
+            break
+        loss, rewards = losses(candidates)
+        history.update(tuple(ids) for ids in candidates.tolist())
+        pick = int(torch.argmin(loss))
+        current, step_loss, reward = candidates[pick], float(loss[pick]), float(rewards[pick])
+        if step_loss < buffer[-1][0] or len(buffer) < max(1, settings.buffer_size):
+            buffer = sorted([*buffer, (step_loss, reward, current.tolist())], key=lambda e: e[0])
+            buffer = buffer[: max(1, settings.buffer_size)]
+        if step_loss < best_loss:
+            best_loss, best_reward = step_loss, reward
+        rows.append({**_row(step, current, reward, best_reward, tokenizer), "loss": step_loss})
+        log.info(
+            "%s %s step %d: reward %.4f loss %.4f (best reward %.4f) %r",
+            spec.key,
+            objective,
+            step,
+            reward,
+            step_loss,
+            best_reward,
+            tokenizer.decode(current.tolist()),
+        )
+    return pl.DataFrame(rows).with_columns(pl.lit(objective).alias("objective"))

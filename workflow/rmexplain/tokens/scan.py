@@ -5,6 +5,10 @@ For ``backend: transformers`` RMs each sequence is built from exact ids — the 
 prefix is run once and its KV cache is copied per batch, so a batch only runs the 1 + len(suffix) new
 positions; a check on the first tokens compares cached against full-sequence scores before the scan goes on.
 
+``scan_official`` scores instead as the paper's code did (decode, render the template as text, re-tokenise
+with the tokenizer's defaults: two BOS where the template and the tokenizer both add one) and
+``compare_scans`` measures how far the two routes agree.
+
 Other backends (``demo``, ``python``, ``remote``, ``vllm``) take text: the scan scores each token's decoded
 text as the response through ``Scorer.score`` (exact-id scoring does not apply to them).
 """
@@ -21,6 +25,7 @@ from typing import Any
 
 import polars as pl
 import torch
+from scipy import stats
 
 from rmexplain.score.base import ScoringError
 
@@ -31,7 +36,8 @@ CACHE_MODES = ("auto", "always", "never")
 
 @dataclass(frozen=True)
 class ScanSettings:
-    """How a scan batches and checks itself (``tokens.scan`` in config)."""
+    """How a scan batches and checks itself (``tokens.scan`` in config). The cache check compares the first
+    ``verify_tokens`` cached and full-sequence scores within ``verify_atol + verify_rtol × spread``."""
 
     batch_size: int = 256
     prefix_cache: str = "auto"
@@ -57,6 +63,11 @@ class PrefixScorer:
         self.suffix = list(suffix_ids)
         self.device = next(model.parameters()).device
         self.pad_id = getattr(model.config, "pad_token_id", None)
+        if self.pad_id is not None and (self.pad_id in self.prefix or self.pad_id in self.suffix):
+            raise ScoringError(
+                f"{spec.key}: the pad id {self.pad_id} occurs in the template's prefix or suffix ids; "
+                "HF heads read the reward at the last non-pad token, so every score would be read elsewhere"
+            )
         self._cache: Any = None
 
     def full_ids(self, middle: Sequence[int]) -> list[int]:
@@ -137,7 +148,7 @@ def choose_cache(scorer: PrefixScorer, sample: torch.Tensor, settings: ScanSetti
         return False
     full = scorer.score(sample, cached=False)
     delta = float((cached - full).abs().max())
-    limit = settings.verify_atol + settings.verify_rtol * float(full.abs().max())
+    limit = check_limit(full, settings)
     log.info(
         "%s: prefix-cache check on %d tokens: max |cached - full| = %.3g (allowed %.3g)",
         scorer.spec.key,
@@ -154,6 +165,13 @@ def choose_cache(scorer: PrefixScorer, sample: torch.Tensor, settings: ScanSetti
         )
     log.warning("%s: cached and full scores disagree (%.3g); scoring full sequences", scorer.spec.key, delta)
     return False
+
+
+def check_limit(full: torch.Tensor, settings: ScanSettings) -> float:
+    """Largest |cached − full| the cache check allows: ``verify_atol + verify_rtol × spread`` of the full
+    scores (max − min), so an offset shared by all scores (e.g. every reward near −30) does not widen it."""
+    spread = float(full.max() - full.min()) if full.numel() else 0.0
+    return settings.verify_atol + settings.verify_rtol * spread
 
 
 def scan_ids(scorer: PrefixScorer, token_ids: Sequence[int], settings: ScanSettings) -> list[float]:
@@ -256,3 +274,122 @@ def scan_text(scorer: Any, prompt: str, vocabulary: pl.DataFrame, batch_size: in
     return vocabulary.select("token_id", "piece", "text").with_columns(
         pl.Series("score", scores, dtype=pl.Float64)
     )
+
+
+# ---- the paper's scoring route, for comparison -------------------------------------------------------------
+
+SCORING_MODES = ("exact", "official")
+
+
+def exact_token_ids(tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[int]) -> list[list[int]]:
+    """The sequences the exact mode scores: template prefix ids (one BOS) + ``[token_id]`` + suffix ids."""
+    from rmexplain.score.hf import prompt_prefix_suffix_ids
+
+    prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
+    return [[*prefix, int(t), *suffix] for t in token_ids]
+
+
+def official_token_ids(tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[int]) -> list[list[int]]:
+    """The sequences the paper's code scores: ``tokenizer.decode([id])`` with the tokenizer's defaults, that
+    text as the assistant turn of the chat template rendered as text (``tokenize=False``), and the rendered
+    string tokenised with the tokenizer's defaults (``truncation=True``): where the template writes
+    ``{{ bos_token }}`` and the tokenizer adds one too, the sequence starts with two BOS; the template's
+    ``trim`` and re-tokenisation may change or drop the token. (The paper pads each batch; these are not
+    padded.)
+    """
+    from rmexplain.score.hf import render_chat
+
+    texts = [tokenizer.decode([int(t)]) for t in token_ids]
+    rendered = [render_chat(tokenizer, spec, prompt, text) for text in texts]
+    if not rendered:
+        return []
+    return [list(ids) for ids in tokenizer(rendered, truncation=True)["input_ids"]]
+
+
+def score_sequences(
+    model: Any, spec: Any, sequences: Sequence[Sequence[int]], batch_size: int
+) -> list[float]:
+    """Rewards of whole id sequences, in order: batches of equal length, no padding, no cache."""
+    from rmexplain.score.hf import read_reward
+
+    device = next(model.parameters()).device
+    by_length: dict[int, list[int]] = {}
+    for index, ids in enumerate(sequences):
+        by_length.setdefault(len(ids), []).append(index)
+    scores = [math.nan] * len(sequences)
+    for indices in by_length.values():
+        for start in range(0, len(indices), batch_size):
+            chunk = indices[start : start + batch_size]
+            ids = torch.tensor([list(sequences[i]) for i in chunk], dtype=torch.long, device=device)
+            with torch.inference_mode():
+                out = read_reward(spec, model(input_ids=ids, attention_mask=torch.ones_like(ids)))
+            for i, value in zip(chunk, out.float().cpu().tolist(), strict=True):
+                scores[i] = float(value)
+    return scores
+
+
+def scan_official(
+    model: Any, tokenizer: Any, spec: Any, prompt: str, vocabulary: pl.DataFrame, settings: ScanSettings
+) -> pl.DataFrame:
+    """Scan ``vocabulary`` as the paper's code did (:func:`official_token_ids`); same columns as
+    :func:`scan_transformers`."""
+    token_ids = vocabulary["token_id"].to_list()
+    sequences = official_token_ids(tokenizer, spec, prompt, token_ids)
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if bos is not None and sequences:
+        doubled = sum(1 for s in sequences if len(s) > 1 and s[0] == bos and s[1] == bos)
+        log.info(
+            "%s: official mode; %d of %d sequences start with two BOS", spec.key, doubled, len(sequences)
+        )
+    scores = score_sequences(model, spec, sequences, settings.batch_size)
+    bad = [t for t, v in zip(token_ids, scores, strict=True) if not math.isfinite(v)]
+    if bad:
+        raise ScoringError(f"{spec.key}: non-finite reward for token id(s) {bad[:10]}")
+    return vocabulary.select("token_id", "piece", "text").with_columns(
+        pl.Series("score", scores, dtype=pl.Float64)
+    )
+
+
+def extreme_ids(scan: pl.DataFrame, n: int) -> tuple[set[int], set[int]]:
+    """Token ids of the first and last ``n`` of the order score descending, then token id ascending."""
+    ordered = scan.sort(["score", "token_id"], descending=[True, False])["token_id"].to_list()
+    if n <= 0:
+        return set(), set()
+    return set(ordered[:n]), set(ordered[-n:])
+
+
+def compare_scans(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    n: int = 100,
+    sequences_a: Sequence[Sequence[int]] | None = None,
+    sequences_b: Sequence[Sequence[int]] | None = None,
+) -> dict[str, Any]:
+    """Agreement of two scans of one RM × prompt (e.g. exact and official), joined on token id: Kendall τ-b
+    (``scipy.stats.kendalltau``) over the common ids, overlaps of their top and bottom ``n`` (see
+    :func:`extreme_ids`), and, given the scored sequences of each (aligned with ``a``'s and ``b``'s rows),
+    the share of common ids whose sequences differ."""
+    joined = a.select("token_id", pl.col("score").alias("score_a")).join(
+        b.select("token_id", pl.col("score").alias("score_b")), on="token_id", how="inner"
+    )
+    if joined.height < 2:
+        raise ScoringError("compare_scans: the scans share fewer than two token ids")
+    tau = stats.kendalltau(joined["score_a"].to_numpy(), joined["score_b"].to_numpy())
+    common = pl.DataFrame({"token_id": joined["token_id"]})
+    top_a, bottom_a = extreme_ids(a.join(common, on="token_id"), n)
+    top_b, bottom_b = extreme_ids(b.join(common, on="token_id"), n)
+    differs: float | None = None
+    if sequences_a is not None and sequences_b is not None:
+        seq_a = {int(t): list(s) for t, s in zip(a["token_id"].to_list(), sequences_a, strict=True)}
+        seq_b = {int(t): list(s) for t, s in zip(b["token_id"].to_list(), sequences_b, strict=True)}
+        ids = joined["token_id"].to_list()
+        differs = sum(seq_a[t] != seq_b[t] for t in ids) / len(ids)
+    return {
+        "n_tokens": joined.height,
+        "kendall_tau_b": float(tau.statistic),
+        "tau_p_value": float(tau.pvalue),
+        "n_extreme": n,
+        "top_overlap": len(top_a & top_b),
+        "bottom_overlap": len(bottom_a & bottom_b),
+        "share_sequence_differs": differs,
+    }

@@ -329,7 +329,8 @@ def frequency_slopes(features: pl.DataFrame, min_n: int = 10) -> pl.DataFrame:
 
 
 def extreme_tokens(scans: pl.DataFrame, k: int = 10) -> pl.DataFrame:
-    """The ``k`` optimal (highest-scoring) and ``k`` pessimal tokens of every (RM, prompt)."""
+    """The ``k`` optimal (highest-scoring) and ``k`` pessimal tokens of every (RM, prompt); tied scores keep
+    the scan's order (token id)."""
     ranked = scans.with_columns(
         pl.col("score").rank("ordinal", descending=True).over(["rm", "prompt_id"]).alias("rank_top"),
         pl.col("score").rank("ordinal").over(["rm", "prompt_id"]).alias("rank_bottom"),
@@ -378,7 +379,9 @@ def framing_summary(framing: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for (rm,), group in framing.group_by(["rm"], maintain_order=True):
         rho = stats.spearmanr(group["z_a"].to_numpy(), group["z_b"].to_numpy()).statistic
-        ordered = group.sort("both", descending=True)["text"].str.strip_chars().to_list()
+        ordered = (  # ties: lower token id first
+            group.sort(["both", "token_id"], descending=[True, False])["text"].str.strip_chars().to_list()
+        )
         rows.append(
             {
                 "rm": rm,
@@ -440,6 +443,7 @@ def human_disagreements(scored: pl.DataFrame, n: int = 10) -> pl.DataFrame:
     """The items whose human rank differs most from their mean rank over RMs (paper Fig. 5B), both ways.
 
     ``difference`` = mean model rank − human rank: positive where humans rank the item higher than the RMs.
+    Ties on ``difference`` are broken by human rank (better first), then by item name.
     """
     mean = (
         model_ranks(scored)
@@ -448,11 +452,15 @@ def human_disagreements(scored: pl.DataFrame, n: int = 10) -> pl.DataFrame:
         .with_columns((pl.col("mean_model_rank") - pl.col("human_rank")).alias("difference"))
     )
     humans_higher = (
-        mean.sort("difference", descending=True)
+        mean.sort(["difference", "human_rank", "item"], descending=[True, False, False])
         .head(n)
         .with_columns(pl.lit("humans_higher").alias("direction"))
     )
-    models_higher = mean.sort("difference").head(n).with_columns(pl.lit("models_higher").alias("direction"))
+    models_higher = (
+        mean.sort(["difference", "human_rank", "item"])
+        .head(n)
+        .with_columns(pl.lit("models_higher").alias("direction"))
+    )
     return pl.concat([humans_higher, models_higher]).select(
         "direction", "item", "human_rank", "mean_model_rank", "difference"
     )

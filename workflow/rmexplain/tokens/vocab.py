@@ -46,8 +46,13 @@ def _special_ids(tokenizer: Any) -> set[int]:
     return ids
 
 
-def vocabulary_table(tokenizer: Any, include_special: bool = False) -> pl.DataFrame:
-    """Every token id of ``tokenizer`` with its raw piece and its decoded text (no round-trip flag yet)."""
+def vocabulary_table(
+    tokenizer: Any, include_special: bool = False, clean_up_tokenization_spaces: bool | None = False
+) -> pl.DataFrame:
+    """Every token id of ``tokenizer`` with its raw piece and its decoded text (no round-trip flag yet).
+
+    ``clean_up_tokenization_spaces``: False (default) decodes each piece as it is; None uses the tokenizer's
+    own default, as the paper's ``batch_decode`` did (e.g. Llama 3 then decodes `` .`` to ``.``)."""
     special = _special_ids(tokenizer)
     ids = [i for i in range(len(tokenizer)) if include_special or i not in special]
     if len(ids) < len(tokenizer):
@@ -56,9 +61,12 @@ def vocabulary_table(tokenizer: Any, include_special: bool = False) -> pl.DataFr
             len(tokenizer) - len(ids),
         )
     pieces = tokenizer.convert_ids_to_tokens(ids)
-    texts = tokenizer.batch_decode(
-        [[i] for i in ids], skip_special_tokens=False, clean_up_tokenization_spaces=False
+    clean = (
+        {}
+        if clean_up_tokenization_spaces is None
+        else {"clean_up_tokenization_spaces": clean_up_tokenization_spaces}
     )
+    texts = tokenizer.batch_decode([[i] for i in ids], skip_special_tokens=False, **clean)
     return pl.DataFrame(
         {"token_id": ids, "piece": [p if p is not None else "" for p in pieces], "text": texts},
         schema={"token_id": pl.Int64, "piece": pl.String, "text": pl.String},
@@ -123,17 +131,21 @@ def select_vocabulary(
     max_tokens: int | None = None,
     list_path: str | None = None,
     list_kind: str = "text",
+    clean_up_tokenization_spaces: bool | None = False,
 ) -> pl.DataFrame:
     """The tokens to scan, as a VOCABULARY table (see ``rmexplain.schemas``).
 
     ``all``: every id (special tokens only with ``include_special``); ``word``: ids whose decoded text is one
     alphabetic word; ``english``: words with ``wordfreq`` Zipf frequency >= ``min_zipf`` (most frequent
     first); ``list``: ids or decoded texts listed one per line in ``list_path``. ``max_tokens`` keeps the
-    first rows (lowest ids; for ``english`` the most frequent words).
+    first rows (lowest ids; for ``english`` the most frequent words). ``clean_up_tokenization_spaces``: see
+    :func:`vocabulary_table` (None: the tokenizer's default, as the paper decoded).
     """
     if mode not in MODES:
         raise VocabularyError(f"tokens.vocabulary.mode: unknown mode {mode!r}; choose one of {list(MODES)}")
-    table = vocabulary_table(tokenizer, include_special=include_special)
+    table = vocabulary_table(
+        tokenizer, include_special=include_special, clean_up_tokenization_spaces=clean_up_tokenization_spaces
+    )
     if mode == "word":
         table = table.filter(pl.col("text").map_elements(is_word, return_dtype=pl.Boolean))
     elif mode == "english":

@@ -1,0 +1,115 @@
+"""Entry points of the paper's computations: official CSV import, paper tables, Fig. 5, official scans and
+their comparison, the paper's GCG."""
+
+from __future__ import annotations
+
+import csv
+
+import polars as pl
+import pytest
+import torch
+
+from rmexplain import schemas as S
+from rmexplain.score.tiny import build_llama_rm
+from rmexplain.tokens import elo, paper, stages
+from rmexplain.tokens.vocab import select_vocabulary
+
+WORDS = ["love", "hate", "war", "peace", "good", "bad", "table", "chair", "happy", "sad", "null"]
+HUB = {
+    "N-Gem-27B": "nicolinho--QRM-Gemma-2-27B",
+    "S-Lla-8B-v0.2": "Skywork--Skywork-Reward-Llama-3.1-8B-v0.2",
+    "R-Gem-2B": "Ray2333--GRM-gemma2-2B-rewardmodel-ft",
+}
+
+
+def _official_dir(tmp_path):
+    folder = tmp_path / "official"
+    folder.mkdir()
+    for k, hub in enumerate(HUB.values()):
+        with open(folder / f"{hub}.csv", "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["token_id", "token_name", "token_decoded", "greatest", "best", "worst"])
+            for i, word in enumerate(WORDS):
+                base = (i * (k + 2)) % 7 - 3.0
+                writer.writerow([i, word, word, base, base + 0.5 * k, -base + 0.1 * i])
+                writer.writerow([100 + i, "Ġ" + word, " " + word, base - 1, base, -base])
+    return folder
+
+
+def test_import_and_paper_analyses(tmp_path):
+    folder = _official_dir(tmp_path)
+    prompts = ["greatest", "best", "worst"]
+    targets = {(rm, p): str(tmp_path / "scans" / rm / f"{p}.parquet") for rm in HUB for p in prompts}
+    stages.import_official_scores(str(folder), targets)
+    one = S.read_table(targets[("R-Gem-2B", "best")], S.TOKEN_SCORES, "scan")
+    assert one.height == 2 * len(WORDS) and set(one["rm"].to_list()) == {"R-Gem-2B"}
+    with pytest.raises(paper.PaperAnalysisError, match="no scores of RM"):
+        stages.import_official_scores(str(folder), {("R-Gem-2B", "nope"): str(tmp_path / "x.parquet")})
+
+    names = ["moments", "kendall_tau", "mds", "rsa", "table2", "top_bottom", "framing"]
+    names += ["sentiment_slopes", "frequency_slopes", "slope_summary"]
+    outputs = {n: str(tmp_path / "tables" / f"{n}.csv") for n in names}
+    stages.run_paper_analyses(list(targets.values()), prompts, {}, [["best", "worst"]], None, outputs)
+    moments = pl.read_csv(outputs["moments"])
+    # Exact texts: " love" and "love" are both shared; "null" (read as missing by pandas) is dropped.
+    assert moments.height == 3 * 3 and set(moments["n"].to_list()) == {2 * len(WORDS) - 1}
+    direct = paper.distribution_moments(paper.shared_scores(paper.read_official_scores(folder)), "greatest")
+    got = moments.filter(pl.col("prompt_id") == "greatest").sort("rm")
+    assert got["variance"].to_list() == pytest.approx(direct.sort("rm")["variance"].to_list(), abs=1e-6)
+    rsa = pl.read_csv(outputs["rsa"])
+    assert sorted(set(rsa["property"].to_list())) == [
+        "base_model",
+        "developer",
+        "leaderboard_rank",
+        "params_b",
+    ]
+    rankings = set(pl.read_csv(outputs["top_bottom"])["ranking"].to_list())
+    assert rankings == {"greatest", "best", "worst", "best+worst", "best-worst"}
+    table2 = pl.read_csv(outputs["table2"])
+    assert table2.filter(pl.col("part") == "top")["rank"].max() == 2 * len(WORDS)  # n=22 over 22 tokens
+    sentiment = pl.read_csv(outputs["sentiment_slopes"])
+    assert set(sentiment["affect"].to_list()) == {"positive", "negative"}
+    assert set(pl.read_csv(outputs["slope_summary"])["fit"].to_list()) == {"sentiment", "frequency"}
+
+
+def test_elo_figure5_tables(tmp_path):
+    outputs = {
+        n: str(tmp_path / f"{n}.csv") for n in ("spearman", "differences", "top_items", "trajectories")
+    }
+    stages.run_elo_figure5(elo.FIGURE5_PROMPT, outputs)
+    spearman = pl.read_csv(outputs["spearman"])
+    expected = elo.human_spearman(elo.figure5_ranks(elo.elo_raters(elo.read_elo(elo.FIGURE5_PROMPT))))
+    assert spearman["rm"].to_list() == expected["rm"].to_list()
+    assert spearman["spearman_rho"].to_list() == pytest.approx(expected["spearman_rho"].to_list(), abs=1e-6)
+    assert pl.read_csv(outputs["differences"]).height == 20
+
+
+def test_official_scan_comparison_and_paper_gcg(tmp_path):
+    torch.set_num_threads(1)
+    path = build_llama_rm(tmp_path / "llama", layers=1, seed=2)
+    spec = {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
+    from transformers import AutoTokenizer
+
+    vocabulary = select_vocabulary(AutoTokenizer.from_pretrained(path), "all").head(60)
+    vocab_path = str(tmp_path / "vocab.parquet")
+    S.write_table(vocabulary, vocab_path, S.TOKEN_VOCABULARY, "vocabulary")
+    prompt = "What, in one word, is the best thing ever?"
+    scan = {"batch_size": 16, "prefix_cache": "never"}
+    exact_path, official_path = str(tmp_path / "exact.parquet"), str(tmp_path / "official.parquet")
+    stages.run_scan("tiny", spec, {}, "best", prompt, vocab_path, scan, exact_path, threads=1)
+    stages.run_scan_official("tiny", spec, "best", prompt, vocab_path, scan, official_path, threads=1)
+    official = S.read_table(official_path, S.TOKEN_SCORES, "official")
+    assert official["token_id"].to_list() == vocabulary["token_id"].to_list()
+    out = str(tmp_path / "comparison.csv")
+    stages.run_scan_comparison(
+        [("tiny", "best", exact_path, official_path)], {"tiny": spec}, {"best": prompt}, 10, out
+    )
+    row = pl.read_csv(out).row(0, named=True)
+    assert row["n_tokens"] == 60 and row["share_sequence_differs"] == 1.0 and -1 <= row["kendall_tau_b"] <= 1
+
+    gcg_path = str(tmp_path / "gcg.parquet")
+    gcg = {"steps": 2, "search_width": 16, "init": "x x x", "enabled": True}
+    stages.run_paper_gcg("tiny", spec, "best", prompt, "optimal", gcg, scan, gcg_path, threads=1)
+    history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
+    assert history["step"].to_list() == [0, 1, 2] and "loss" in history.columns
+    assert history["best_score"][-1] >= history["score"][0]

@@ -50,6 +50,7 @@ def tiny_demo_config() -> dict:
     config["datasets"] = {"harmless": {"source": "embedded", "part": "harmless"}}
     config["sample"] = {"n_per_seed": 4, "seeds": [0, 1]}
     config["reward_models"] = {"demo-harmless": {"backend": "demo", "train_part": "harmless"}}
+    config["perturb"]["methods"] = ["rules"]
     config["demo_rm"]["epochs"] = 60
     config["tokens"]["enabled"] = False  # the token part has its own workflow test
     config["attributes"] = {

@@ -400,3 +400,29 @@ def test_bundled_data_every_slot_filled(bundled: tuple[list[PerturbTask], list[D
         + made[("harmlessness", "rejected", "better", "decline")]
         >= 0.9 * n  # polite, hedged compliances are harder to tell from refusals than blunt ones
     )
+
+
+def test_rules_random_is_the_same_edits_undirected():
+    """The undirected baseline draws an attribute and a direction per variant, deterministically, and applies
+    exactly the edit the directed method makes for that attribute and direction."""
+    import dataclasses
+
+    from rmexplain.perturb.rules.undirected import rules_random
+
+    tasks = [t for t in _tasks(PAIRS) if t.direction == "worse"][:6]
+    context = MethodContext(attributes=dict(PAPER_ATTRIBUTES), settings={"n": 5}, log=LOG)
+    drafts = rules_random(tasks, context)
+    again = rules_random(tasks, MethodContext(attributes=dict(PAPER_ATTRIBUTES), settings={"n": 5}, log=LOG))
+    assert drafts == again and 0 < len(drafts) <= 6 * 5
+    directions = set()
+    for draft in drafts:
+        _, attribute, direction, _ = draft.generator.split(":")
+        task = next(t for t in tasks if (t.comparison_id, t.target) == (draft.comparison_id, draft.target))
+        assert draft.attribute is None and draft.direction == task.direction
+        edit = perturb(dataclasses.replace(task, direction=direction), attribute)
+        assert edit is not None and draft.text == edit.text
+        directions.add(direction == task.direction)
+    assert directions == {True, False}  # some edits go against the RM's preference, some with it
+    assert methods.get("rules_random").attribute_conditioned is False
+    with pytest.raises(PerturbationError, match=r"perturb\.rules_random\.n"):
+        rules_random(tasks, MethodContext(attributes=dict(PAPER_ATTRIBUTES), settings={"n": 0}, log=LOG))

@@ -43,7 +43,7 @@ def test_every_entry_declares_what_the_workflow_needs():
     assert rm_backends.get("demo").artifacts == ("head",)
     uses_llm = {n for n in methods.names() if methods.get(n).uses_llm}
     unconditioned = {n for n in methods.names() if not methods.get(n).attribute_conditioned}
-    assert uses_llm == {"two_step", "random"} and unconditioned == {"random", "polyjuice"}
+    assert uses_llm == {"two_step", "random"} and unconditioned == {"random", "polyjuice", "rules_random"}
     assert methods.get("polyjuice").gpus({"device": "cuda:0"}) == 1 and methods.get("rules").gpus({}) == 0
     assert llm_backends.get("openai").envvars({}) == ["OPENAI_API_KEY"]
     assert llm_backends.get("openai").envvars({"api_key_env": None}) == []

@@ -85,6 +85,7 @@ methods: Registry[Method] = Registry(
     "perturb.methods",
     {
         "rules": "rmexplain.perturb.rules",
+        "rules_random": "rmexplain.perturb.rules.undirected",
         "file": "rmexplain.perturb.from_file",
         "two_step": "rmexplain.perturb.llm_methods",
         "random": "rmexplain.perturb.llm_methods",

@@ -1,0 +1,59 @@
+"""``rmexplain plan``: the LLM requests it announces are the requests the run then makes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import yaml
+from conftest import SNAKEMAKE
+from test_llm_workflow import write_project
+
+from rmexplain.llm.devserver import ChatServer
+
+
+def plan(root, config) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "rmexplain.cli", "plan", "--config", str(config)],
+        cwd=root, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    return run.stdout
+
+
+def test_plan_announces_the_requests_the_run_makes(tmp_path):
+    with ChatServer() as server:
+        config_path = write_project(tmp_path, server)
+        config = yaml.safe_load(config_path.read_text())
+        config["perturb"] = {"methods": ["two_step"]}
+        config["llm"]["api_key_env"] = None
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+        before = plan(tmp_path, config_path)  # no API key, no network: only PATH in the environment
+        row = re.search(
+            r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| ≤ (\d+) \| unknown until sampled \| to run \|",
+            before,
+        )
+        assert row, before
+        announced = int(row.group(1))
+        assert announced == 2 * 5 * (
+            1 + 2
+        )  # 5 comparisons x 2 responses x (step 1 + one step 2 per attribute)
+        assert "Completions already cached: 0." in before and "## GPU jobs\n\nNone." in before
+
+        target = "results/perturbations/toy/two_step/toy-rm.parquet"
+        subprocess.run([*SNAKEMAKE, "--cores", "1", target, "--configfile", str(config_path)], cwd=tmp_path,
+                       check=True, capture_output=True)  # fmt: skip
+        log = (tmp_path / "logs" / "perturb" / "toy" / "two_step" / "toy-rm.log").read_text()
+        made = re.search(
+            r"two_step LLM use \[openai:dev\]: (\d+) requests \((\d+) unique\), 0 cache hits, (\d+) calls",
+            log,
+        )
+        assert made, log
+        assert int(made.group(1)) == announced and server.stats.requests == int(made.group(3)) == announced
+
+        after = plan(tmp_path, config_path)
+        assert re.search(
+            r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| ≤ 30 \| ~\d+ / ~\d+ \| done \|", after
+        ), after
+        assert f"Completions already cached: {announced}." in after

@@ -57,3 +57,11 @@ def test_plan_announces_the_requests_the_run_makes(tmp_path):
             r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| ≤ 30 \| ~\d+ / ~\d+ \| done \|", after
         ), after
         assert f"Completions already cached: {announced}." in after
+
+
+def test_paper_plan_needs_no_network_and_no_key(workflow_copy):
+    out = plan(workflow_copy.root, "config/paper.yaml")
+    assert "| perturb | hs2 | two_step | deberta-v1 | 150 | ≤ 4800 | unknown until sampled | to run |" in out
+    assert "- `score_perturbations` (dataset=harmless, rm=pythia-1.4b): gpu=1" in out
+    assert "- model OpenAssistant/reward-model-deberta-v3-large-v2@" in out and "to download" in out
+    assert "- dataset nvidia/HelpSteer2 (datasets.hs2)" in out

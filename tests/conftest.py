@@ -61,13 +61,14 @@ def tiny_demo_config() -> dict:
     return config
 
 
-def load_tiny_rm(path: Path) -> tuple:
+def load_tiny_rm(path: Path, name: str = "tiny", **spec_keys: object) -> tuple:
     """(model, tokenizer, spec) of a tiny transformers RM saved by a test, on CPU in float32."""
     from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.score.specs import parse_spec
 
     spec = parse_spec(
-        "tiny", {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
+        name,
+        {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32", **spec_keys},
     )
     model, tokenizer = load_model_and_tokenizer(spec)
     return model, tokenizer, spec

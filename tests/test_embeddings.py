@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from rmexplain.data.readers import read_embedded
-from rmexplain.embeddings import chunk_spans, count_overlength, embed, embed_chunked, load_sentence_model
+from rmexplain.embeddings import (
+    chunk_spans,
+    count_overlength,
+    embed,
+    embed_chunked,
+    load_sentence_model,
+)
 from rmexplain.explanations.metrics import semantic_distances
 
 PARAGRAPHS = [

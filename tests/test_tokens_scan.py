@@ -7,8 +7,7 @@ import torch
 from conftest import load_tiny_rm
 
 from rmexplain.score.base import ScoringError
-from rmexplain.score.hf import chat_token_ids, load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
-from rmexplain.score.specs import parse_spec
+from rmexplain.score.hf import chat_token_ids, prompt_prefix_suffix_ids, read_reward
 from rmexplain.score.tiny import build_deberta_rm, build_llama_rm, build_llama_tokenizer
 from rmexplain.tokens.scan import PrefixScorer, ScanSettings, choose_cache, scan_transformers
 from rmexplain.tokens.vocab import select_vocabulary
@@ -143,17 +142,7 @@ def test_token_that_retokenises_differently_is_scored_by_its_id(tiny_llama):
 def test_cache_check_falls_back_for_an_encoder_and_always_refuses(tmp_path):
     path = build_deberta_rm(tmp_path / "deberta")
     template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-    spec = parse_spec(
-        "enc",
-        {
-            "backend": "transformers",
-            "model": str(path),
-            "device": "cpu",
-            "dtype": "float32",
-            "chat_template": template,
-        },
-    )
-    model, tokenizer = load_model_and_tokenizer(spec)
+    model, tokenizer, spec = load_tiny_rm(path, "enc", chat_template=template)
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, PROMPT)
     scorer = PrefixScorer(model, spec, prefix, suffix)
     sample = torch.tensor([[2293], [3000], [7592]])

@@ -8,8 +8,7 @@ import torch
 from conftest import load_tiny_rm
 
 from rmexplain.score.base import ScoringError
-from rmexplain.score.hf import load_model_and_tokenizer, prompt_prefix_suffix_ids, read_reward
-from rmexplain.score.specs import parse_spec
+from rmexplain.score.hf import prompt_prefix_suffix_ids, read_reward
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens.scan import (
     PrefixScorer,
@@ -112,17 +111,7 @@ def test_compare_scans_by_hand():
 def test_pad_id_in_the_template_is_refused(tmp_path):
     path = build_llama_rm(tmp_path / "llama", layers=1)
     template = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<pad>{% endfor %}"
-    spec = parse_spec(
-        "padded",
-        {
-            "backend": "transformers",
-            "model": str(path),
-            "device": "cpu",
-            "dtype": "float32",
-            "chat_template": template,
-        },
-    )
-    model, tokenizer = load_model_and_tokenizer(spec)
+    model, tokenizer, spec = load_tiny_rm(path, "padded", chat_template=template)
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, PROMPT)
     assert tokenizer.pad_token_id in suffix
     with pytest.raises(ScoringError, match="pad id"):

@@ -82,15 +82,9 @@ def embed_chunked(texts: Sequence[str], model: Any, batch_size: int = 64) -> tup
             owners.append(i)
             chunks.append(text[start:end])
             weights.append(pieces)
-    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float64)
+    out = np.zeros((len(texts), embedding_dimension(model)), dtype=np.float64)
     if chunks:
-        vectors = model.encode(
-            chunks,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        vectors = _encode(chunks, model, batch_size)
         np.add.at(out, owners, vectors.astype(np.float64) * np.asarray(weights, dtype=np.float64)[:, None])
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32), len(chunks)
@@ -109,13 +103,7 @@ def embed(texts: Sequence[str], model: Any, batch_size: int = 64, long_texts: st
     unique = list(dict.fromkeys(texts))
     if not unique:
         return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
-    vectors = model.encode(
-        unique,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
+    vectors = _encode(unique, model, batch_size)
     over = count_overlength(unique, model) if long_texts == "chunk" else []
     if over:
         pooled, n_chunks = embed_chunked([unique[i] for i in over], model, batch_size)
@@ -144,3 +132,14 @@ def embedding_dimension(model: Any) -> int:
     older versions the declared floor allows, ``get_sentence_embedding_dimension``."""
     getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(getter())
+
+
+def _encode(texts: Sequence[str], model: Any, batch_size: int) -> np.ndarray:
+    """Unit-normalised embeddings of ``texts`` (the encoder truncates at its window)."""
+    return model.encode(
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )

@@ -3,6 +3,7 @@ import sys
 sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
 
 from rmexplain.logs import script_logger
+from rmexplain.paths import ELO_TABLES
 from rmexplain.tokens.stages import run_elo_figure5
 
 log = script_logger(snakemake)

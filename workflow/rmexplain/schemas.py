@@ -2,7 +2,7 @@
 
 Every table a rule writes is checked against its contract here before it is written
 (``write_table``), and every table a rule reads is checked when it is read (``read_table``).
-The README's "Data contracts" section is generated from these dictionaries by ``rmexplain schemas``
+docs/contracts.md is generated from these dictionaries by ``rmexplain schemas``
 (a test checks that it is up to date), so code and documentation cannot drift apart.
 """
 
@@ -175,7 +175,7 @@ def read_table(path: str | Path, contract: Contract, name: str) -> pl.DataFrame:
 
 
 def contracts_markdown() -> str:
-    """All contracts as Markdown tables (for the README's data-contracts section)."""
+    """All contracts as Markdown tables (docs/contracts.md)."""
     parts = []
     for table, contract in CONTRACTS.items():
         parts.append(f"#### `{table}`\n\n| column | type | null | meaning |\n|---|---|---|---|")

@@ -31,6 +31,7 @@ include: "workflow/rules/categorise.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/discover.smk"
 include: "workflow/rules/analyse.smk"
+include: "workflow/rules/reproduce.smk"
 include: "workflow/rules/tokens.smk"
 include: "workflow/rules/plan.smk"
 
@@ -38,6 +39,7 @@ include: "workflow/rules/plan.smk"
 rule all:
     default_target: True
     input:
+        paths.reproduction_targets(config),
         paths.explanation_targets(config),
         paths.discovery_targets(config),
         paths.analysis_targets(config),

@@ -98,6 +98,12 @@ def test_table_inputs_and_example_slots():
     ]
     with pytest.raises(KeyError, match="unknown analysis table"):
         paths.analysis_table_inputs(config, "nope")
-    outputs = paths.example_outputs(config, "{dataset}", "{method}")
-    assert outputs["html"][0] == "results/analysis/examples/{dataset}/{method}/demo-helpful.html"
+    outputs = paths.example_outputs(config, "harmless", "rules")
+    assert outputs["html"][0] == "results/analysis/examples/harmless/rules/demo-helpful.html"
     assert len(outputs["figure"]) == 2 + 2  # two one-RM examples, one pair on two sides
+    stems = [p.removesuffix(".html").rsplit("/", 1)[1] for p in outputs["html"]]
+    slots = [paths.example_slot(config, "harmless", stem) for stem in stems]  # one job per file stem
+    assert slots[0] == {"rms": ["demo-helpful"], "pairs": [], "sides": []}
+    assert slots[3] == {"rms": [], "pairs": [["demo-helpful", "demo-harmless"]], "sides": ["minus"]}
+    with pytest.raises(KeyError, match="no example"):
+        paths.example_slot(config, "harmless", "nobody")

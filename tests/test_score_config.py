@@ -1,9 +1,8 @@
-"""The paper's reward-model specs in config/paper.yaml: valid for the JSON schema and for the spec parser,
-including the commented-out 8B entries."""
+"""The paper's reward-model specs in config/paper.yaml (the three OpenAssistant RMs and App. G's two 8B Llama
+RMs): valid for the JSON schema and for the spec parser."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import jsonschema
@@ -21,17 +20,9 @@ def _schema_for_one_rm() -> dict:
     return schema["properties"]["reward_models"]
 
 
-def _commented_rms() -> dict:
-    """The '#  name:' block after the live reward_models, uncommented."""
-    text = (ROOT / "config/paper.yaml").read_text()
-    block = re.search(r"^# Two 8B Llama RMs[^\n]*\n((?:#  [^\n]*\n)+)", text, flags=re.M)
-    assert block is not None, "the commented 8B reward models are missing from config/paper.yaml"
-    return yaml.safe_load("\n".join(line[1:] for line in block.group(1).splitlines()))
-
-
 def test_paper_reward_models_are_valid():
     config = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
-    rms = {**config["reward_models"], **_commented_rms()}
+    rms = config["reward_models"]
     assert set(rms) == {"deberta-v1", "deberta-v2", "pythia-1.4b", "offsetbias-8b", "skywork-8b"}
     validator = jsonschema.Draft202012Validator(_schema_for_one_rm())
     for name, raw in rms.items():

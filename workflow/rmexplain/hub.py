@@ -115,9 +115,10 @@ def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
 
 
 def _method_refs(config: Config, method: str) -> list[HubRef | None]:
-    from rmexplain.perturb.base import methods
+    from rmexplain.perturb.base import method_entry, method_settings
 
-    return methods.get(method).hub_refs((config.get("perturb") or {}).get(method) or {})
+    perturb = config.get("perturb") or {}
+    return method_entry(perturb, method).hub_refs(method_settings(perturb, method))
 
 
 def _embedding_refs(config: Config) -> list[HubRef | None]:
@@ -236,9 +237,9 @@ def models_for_tokens_vocabulary(config: Config, rm: str) -> list[str]:
 
 def models_for_perturb(config: Config, method: str) -> list[str]:
     """Markers of a ``perturb`` job: the LLM for LLM methods, else the method's own models."""
-    from rmexplain.perturb.base import methods
+    from rmexplain.perturb.base import method_entry
 
-    if methods.get(method).uses_llm:
+    if method_entry(config.get("perturb") or {}, method).uses_llm:
         return _markers(_llm_refs("llm", config.get("llm") or {}))
     return _markers(_method_refs(config, method))
 

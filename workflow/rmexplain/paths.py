@@ -33,6 +33,7 @@ FIGURE = "results/figures/{figure}.{ext}"
 RM_ARTIFACTS = {"head": DEMO_HEAD}
 
 SHARED_ORIENTER = "shared"
+STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tables, the attribute analyses
 
 # ── hub downloads ─────────────────────────────────────────────────────────────────────────────────────────
 HUB_MARKER = "results/hub/{model}.json"
@@ -92,9 +93,17 @@ def figure_ext(config: Config) -> str:
 
 
 # ── what a config runs ────────────────────────────────────────────────────────────────────────────────────
+# A dataset entry may carry its own design (paper §3 per-RM sets for the evaluation tables, §4's shared set
+# for the analyses): its seeds, orientation, shared RMs, RMs, methods and stages; unset keys fall back to
+# the global settings. Both designs then live side by side under their dataset names.
 def datasets(config: Config) -> list[str]:
     """Dataset names, in config order."""
     return list(config["datasets"])
+
+
+def stage_datasets(config: Config, stage: str) -> list[str]:
+    """Datasets that feed ``stage`` (``evaluation`` or ``analysis``; ``datasets.<name>.stages``)."""
+    return [d for d, spec in config["datasets"].items() if stage in spec.get("stages", STAGES)]
 
 
 def reward_models(config: Config) -> list[str]:
@@ -102,43 +111,83 @@ def reward_models(config: Config) -> list[str]:
     return list(config["reward_models"])
 
 
+def dataset_rms(config: Config, dataset: str) -> list[str]:
+    """RMs that score and are explained on ``dataset`` (``datasets.<name>.reward_models``, default all)."""
+    return list(config["datasets"][dataset].get("reward_models") or reward_models(config))
+
+
 def methods(config: Config) -> list[str]:
-    """Perturbation methods to run."""
+    """Perturbation methods to run (on some dataset)."""
     return list(config["perturb"]["methods"])
 
 
-def orientation_mode(config: Config) -> str:
+def dataset_methods(config: Config, dataset: str) -> list[str]:
+    """Perturbation methods run on ``dataset`` (``datasets.<name>.methods``, default perturb.methods)."""
+    return list(config["datasets"][dataset].get("methods") or methods(config))
+
+
+def dataset_seeds(config: Config, dataset: str) -> list[int]:
+    """Sampling seeds of ``dataset``."""
+    return list(config["datasets"][dataset].get("seeds") or config["sample"]["seeds"])
+
+
+def dataset_n_per_seed(config: Config, dataset: str) -> int:
+    """Comparisons drawn per seed for ``dataset``."""
+    return int(config["datasets"][dataset].get("n_per_seed", config["sample"]["n_per_seed"]))
+
+
+def orientation_mode(config: Config, dataset: str) -> str:
     """``per_rm`` (paper §3: each RM's own preference orients its perturbations) or ``shared`` (§4)."""
-    return config["perturb"].get("orientation", "per_rm")
+    spec = config["datasets"][dataset]
+    return spec.get("orientation") or config["perturb"].get("orientation", "per_rm")
 
 
-def shared_rms(config: Config) -> list[str]:
-    """RMs whose agreement defines the shared comparisons (default: all RMs)."""
-    return list(config["perturb"].get("shared_rms") or reward_models(config))
+def shared_rms(config: Config, dataset: str) -> list[str]:
+    """RMs whose agreement defines the shared comparisons of ``dataset`` (default: its RMs)."""
+    chosen = config["datasets"][dataset].get("shared_rms") or config["perturb"].get("shared_rms")
+    return list(chosen or dataset_rms(config, dataset))
 
 
-def orienter_for(config: Config, rm: str) -> str:
-    """Which perturbation set RM ``rm`` is explained with."""
-    return SHARED_ORIENTER if orientation_mode(config) == "shared" else rm
+def orienter_for(config: Config, dataset: str, rm: str) -> str:
+    """Which perturbation set RM ``rm`` is explained with on ``dataset``."""
+    return SHARED_ORIENTER if orientation_mode(config, dataset) == "shared" else rm
 
 
-def orienters(config: Config) -> list[str]:
-    """Distinct perturbation sets to generate per (dataset, method)."""
-    if orientation_mode(config) == "shared":
+def orienters(config: Config, dataset: str) -> list[str]:
+    """Distinct perturbation sets to generate per method on ``dataset``."""
+    if orientation_mode(config, dataset) == "shared":
         return [SHARED_ORIENTER]
-    return reward_models(config)
+    return dataset_rms(config, dataset)
 
 
-def orienting_rms(config: Config, orienter: str) -> list[str]:
-    """RMs whose original scores orient the perturbation set ``orienter``."""
-    return shared_rms(config) if orienter == SHARED_ORIENTER else [orienter]
+def orienting_rms(config: Config, dataset: str, orienter: str) -> list[str]:
+    """RMs whose original scores orient the perturbation set ``orienter`` of ``dataset``."""
+    return shared_rms(config, dataset) if orienter == SHARED_ORIENTER else [orienter]
+
+
+def method_entry(config: Config, method: str) -> object:
+    """The registry entry of configured perturbation ``method`` (a method or a ``perturb.variants`` name)."""
+    from rmexplain.perturb.base import method_entry as entry
+
+    return entry(section(config, "perturb"), method)
+
+
+def shared_request_input(config: Config, dataset: str, method: str, orienter: str) -> list[str]:
+    """For an LLM variant whose method also runs on ``dataset``: that method's perturbation table, so the
+    variant's job starts after it and finds the requests they share (two_step's step 1) in the cache."""
+    from rmexplain.perturb.base import registered_method
+
+    base = registered_method(section(config, "perturb"), method)
+    if base == method or base not in dataset_methods(config, dataset):
+        return []
+    if not method_entry(config, method).uses_llm:
+        return []
+    return [fmt(PERTURBATIONS, dataset=dataset, method=base, orienter=orienter)]
 
 
 def llm_methods_used(config: Config) -> list[str]:
     """Configured perturbation methods that call the LLM."""
-    from rmexplain.perturb.base import methods as registry
-
-    return [m for m in section(config, "perturb").get("methods", []) if registry.get(m).uses_llm]
+    return [m for m in section(config, "perturb").get("methods", []) if method_entry(config, m).uses_llm]
 
 
 def discovery_enabled(config: Config) -> bool:
@@ -193,22 +242,25 @@ def rm_artifact_files(config: Config, rm: str) -> dict[str, str]:
 
 def orientation_score_files(config: Config, dataset: str, orienter: str) -> list[str]:
     """The original-score tables that orient perturbation set ``orienter``."""
-    return [fmt(ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in orienting_rms(config, orienter)]
+    return [fmt(ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in orienting_rms(config, dataset, orienter)]
 
 
 def perturbation_files_for_rm(config: Config, dataset: str, rm: str) -> list[str]:
-    """All perturbation tables that RM ``rm`` scores on ``dataset`` (every method)."""
-    orienter = orienter_for(config, rm)
-    return [fmt(PERTURBATIONS, dataset=dataset, method=m, orienter=orienter) for m in methods(config)]
+    """All perturbation tables that RM ``rm`` scores on ``dataset`` (every method of the dataset)."""
+    orienter = orienter_for(config, dataset, rm)
+    return [
+        fmt(PERTURBATIONS, dataset=dataset, method=m, orienter=orienter)
+        for m in dataset_methods(config, dataset)
+    ]
 
 
 def metric_files(config: Config) -> list[str]:
-    """All per-(dataset, method, RM) metric tables."""
+    """All per-(dataset, method, RM) metric tables of the evaluation datasets."""
     return [
         fmt(METRICS, dataset=d, method=m, rm=r)
-        for d in datasets(config)
-        for m in methods(config)
-        for r in reward_models(config)
+        for d in stage_datasets(config, "evaluation")
+        for m in dataset_methods(config, d)
+        for r in dataset_rms(config, d)
     ]
 
 
@@ -224,24 +276,25 @@ def evaluation_figure_files(config: Config) -> list[str]:
 
 def explanation_targets(config: Config) -> list[str]:
     """Files ``rule all`` asks of the explanation stage: the evaluation tables and figures."""
+    if not stage_datasets(config, "evaluation"):
+        return []
     return evaluation_table_files(config) + evaluation_figure_files(config)
 
 
 # ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
-def discovery_orienter(config: Config) -> str:
-    """Whose preference and scores go into the discovery prompts: ``perturb.discover.rm``, else the
-    first orienter (the first RM, or ``shared``)."""
+def discovery_orienter(config: Config, dataset: str) -> str:
+    """Whose preference and scores go into the discovery prompts on ``dataset``: ``perturb.discover.rm``,
+    else the dataset's first orienter (its first RM, or ``shared``)."""
     chosen = (section(config, "perturb").get("discover") or {}).get("rm")
-    return chosen or orienters(config)[0]
+    return chosen or orienters(config, dataset)[0]
 
 
 def discovery_targets(config: Config) -> list[str]:
     """Files ``rule all`` asks of attribute discovery (none unless ``perturb.discover.enabled``)."""
     if not discovery_enabled(config):
         return []
-    orienter = discovery_orienter(config)
     return [
-        fmt(pattern, dataset=dataset, orienter=orienter)
+        fmt(pattern, dataset=dataset, orienter=discovery_orienter(config, dataset))
         for dataset in datasets(config)
         for pattern in (DISCOVERY_ANSWERS, DISCOVERY_CSV, DISCOVERY_MD)
     ]
@@ -261,11 +314,13 @@ def _two_step_templates(settings: Config) -> dict[str, str]:
 def prompt_inputs(config: Config, method: str) -> dict[str, str]:
     """Prompt-template files a perturbation job reads (rule inputs, so editing one reruns the job)."""
     from rmexplain.llm.prompts import template_path
+    from rmexplain.perturb.base import method_settings, registered_method
 
-    settings = section(config, "perturb").get(method) or {}
-    if method == "two_step":
+    perturb = section(config, "perturb")
+    settings, base = method_settings(perturb, method), registered_method(perturb, method)
+    if base == "two_step":
         return {f"prompt_{k}": v for k, v in _two_step_templates(settings).items()}
-    if method == "random":
+    if base == "random":
         return {"prompt_random": str(template_path("random", settings.get("prompt")))}
     return {}
 
@@ -280,25 +335,31 @@ def discovery_prompt_input(config: Config) -> str:
 # ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
 def analysed_methods(config: Config) -> list[str]:
     """Perturbation methods the attribute analyses run on (default: every attribute-conditioned one)."""
-    from rmexplain.perturb.base import methods as registry
-
     chosen = section(config, "analysis").get("methods")
     if chosen:
         return list(chosen)
-    return [m for m in methods(config) if registry.get(m).attribute_conditioned]
+    return [m for m in methods(config) if method_entry(config, m).attribute_conditioned]
 
 
-def example_rms(config: Config) -> list[str]:
-    """RMs that get a one-RM representative example (default: all)."""
-    return list(section(config, "analysis").get("examples", {}).get("rms") or reward_models(config))
+def dataset_analysed_methods(config: Config, dataset: str) -> list[str]:
+    """Analysed methods that run on ``dataset``."""
+    return [m for m in analysed_methods(config) if m in dataset_methods(config, dataset)]
 
 
-def example_pairs(config: Config) -> list[tuple[str, str]]:
-    """RM pairs that get a two-RM representative example (default: every pair, in config order)."""
+def example_rms(config: Config, dataset: str) -> list[str]:
+    """RMs of ``dataset`` that get a one-RM representative example (default: all)."""
+    chosen = section(config, "analysis").get("examples", {}).get("rms")
+    rms = dataset_rms(config, dataset)
+    return [rm for rm in chosen if rm in rms] if chosen else rms
+
+
+def example_pairs(config: Config, dataset: str) -> list[tuple[str, str]]:
+    """RM pairs of ``dataset`` that get a two-RM representative example (default: every pair)."""
     pairs = section(config, "analysis").get("examples", {}).get("pairs")
+    rms = dataset_rms(config, dataset)
     if pairs:
-        return [(a, b) for a, b in pairs]
-    return list(combinations(reward_models(config), 2))
+        return [(a, b) for a, b in pairs if a in rms and b in rms]
+    return list(combinations(rms, 2))
 
 
 def probes_enabled(config: Config) -> bool:
@@ -306,19 +367,21 @@ def probes_enabled(config: Config) -> bool:
     return bool(section(config, "analysis").get("probes"))
 
 
+def analysed_pairs(config: Config) -> list[tuple[str, str]]:
+    """Every analysed (dataset, method): analysis datasets × their analysed methods."""
+    return [(d, m) for d in stage_datasets(config, "analysis") for m in dataset_analysed_methods(config, d)]
+
+
 def _per_dataset_method(config: Config, pattern: str, **extra: str) -> list[str]:
-    return [
-        fmt(pattern, dataset=d, method=m, **extra) for d in datasets(config) for m in analysed_methods(config)
-    ]
+    return [fmt(pattern, dataset=d, method=m, **extra) for d, m in analysed_pairs(config)]
 
 
 def judgement_files(config: Config) -> list[str]:
     """Every judge output (one per perturbation set)."""
     return [
         fmt(JUDGEMENTS, dataset=d, method=m, orienter=o)
-        for d in datasets(config)
-        for m in analysed_methods(config)
-        for o in orienters(config)
+        for d, m in analysed_pairs(config)
+        for o in orienters(config, d)
     ]
 
 
@@ -355,7 +418,11 @@ def analysis_table_files(config: Config) -> list[str]:
 
 def summary_figures(config: Config) -> list[str]:
     """Names of the figures summarising all datasets and methods."""
-    names = ["rank_similarity", "correctness"]
+    names = ["rank_similarity"]
+    if stage_datasets(config, "evaluation"):
+        names.append("correctness")
+    if rewards_example(config):
+        names.append("rewards_example")
     if probes_enabled(config):
         names.append("probe_win_rate")
     if judge_enabled(config):
@@ -368,12 +435,27 @@ def summary_figure(config: Config, name: str) -> str:
     return fmt(SUMMARY_FIGURE, figure=name, ext=figure_ext(config))
 
 
+EXAMPLE_SLOT = "results/analysis/examples/{dataset}/{method}/{slot}"  # EXAMPLE_RM or EXAMPLE_PAIR's stem
+
+
+def example_slot(config: Config, dataset: str, slot: str) -> dict[str, list]:
+    """What one example file stem of ``dataset`` shows, as ``run_examples`` arguments: ``rms``, ``pairs``,
+    ``sides``. ``slot`` is an RM name or ``<rm_a>_vs_<rm_b>_<Yplus|Yminus>``."""
+    if slot in example_rms(config, dataset):
+        return {"rms": [slot], "pairs": [], "sides": []}
+    for a, b in example_pairs(config, dataset):
+        for side, label in SIDE_LABELS.items():
+            if slot == f"{a}_vs_{b}_{label}":
+                return {"rms": [], "pairs": [[a, b]], "sides": [side]}
+    raise KeyError(f"{slot!r} is no example of dataset {dataset!r}")
+
+
 def example_stems(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
     """Path stems (no suffix) of the examples of one (dataset, method): ``{"rm": [...], "pair": [...]}``."""
-    rms = [fmt(EXAMPLE_RM, dataset=dataset, method=method, rm=rm) for rm in example_rms(config)]
+    rms = [fmt(EXAMPLE_RM, dataset=dataset, method=method, rm=rm) for rm in example_rms(config, dataset)]
     pairs = [
         fmt(EXAMPLE_PAIR, dataset=dataset, method=method, rm_a=a, rm_b=b, side_label=label)
-        for a, b in example_pairs(config)
+        for a, b in example_pairs(config, dataset)
         for label in SIDE_LABELS.values()
     ]
     return {"rm": rms, "pair": pairs}
@@ -390,8 +472,7 @@ def example_files(config: Config) -> list[str]:
     """Figures and pages of every representative example."""
     return [
         f
-        for d in datasets(config)
-        for m in analysed_methods(config)
+        for d, m in analysed_pairs(config)
         for files in example_outputs(config, d, m).values()
         for f in files
     ]
@@ -407,9 +488,25 @@ def analysis_figure_files(config: Config) -> list[str]:
     return files + example_files(config)
 
 
+def rewards_example(config: Config) -> dict[str, object] | None:
+    """The resolved ``analysis.rewards_example`` (paper Fig. 6), or None when it is off: ``dataset``,
+    ``method``, ``rm`` (whose representative example), ``comparison_id``, ``rms`` (the dataset's RMs)."""
+    settings = section(config, "analysis").get("rewards_example") or {}
+    if not settings.get("enabled"):
+        return None
+    dataset = settings.get("dataset") or stage_datasets(config, "analysis")[0]
+    return {
+        "dataset": dataset,
+        "method": settings.get("method") or dataset_analysed_methods(config, dataset)[0],
+        "rm": settings.get("rm") or dataset_rms(config, dataset)[0],
+        "comparison_id": settings.get("comparison_id"),
+        "rms": dataset_rms(config, dataset),
+    }
+
+
 def analysis_targets(config: Config) -> list[str]:
     """Files ``rule all`` asks of the analysis stage: tables (CSV, Markdown, HTML), figures, example pages."""
-    if not analysed_methods(config):
+    if not analysed_pairs(config):
         # Only unconditioned methods (random, polyjuice): no attributes to analyse; Table 5 still applies.
         return [summary_figure(config, "correctness")]
     return analysis_table_files(config) + analysis_figure_files(config)
@@ -543,10 +640,34 @@ def token_targets(config: Config) -> list[str]:
     ]
 
 
+# ── reproduction ──────────────────────────────────────────────────────────────────────────────────────────
+REPRODUCTION = "reproduction"  # results/tables/reproduction.{csv,md,html}
+REPRODUCTION_FIGURE = "results/figures/reproduction.{ext}"
+
+
+def reproduction_inputs(config: Config) -> dict[str, list[str]]:
+    """The files the reproduction table reads: evaluation metrics and the analyses' τ and probe tables."""
+    return {
+        "metrics": metric_files(config),
+        "tau_rms": _per_dataset_method(config, TAU_RMS),
+        "tau_sides": _per_dataset_method(config, TAU_SIDES),
+        "probes": _per_dataset_method(config, PROBES) if probes_enabled(config) else [],
+    }
+
+
+def reproduction_targets(config: Config) -> list[str]:
+    """The reproduction table and figure, when the config declares a paper's design (``reproduce``)."""
+    if not config.get("reproduce"):
+        return []
+    tables = [fmt(TABLE, table=REPRODUCTION, ext=e) for e in TABLE_EXTS]
+    return [*tables, fmt(REPRODUCTION_FIGURE, ext=figure_ext(config))]
+
+
 # ── everything ────────────────────────────────────────────────────────────────────────────────────────────
 def all_targets(config: Config) -> list[str]:
     """Every file ``rule all`` asks for."""
     return [
+        *reproduction_targets(config),
         *explanation_targets(config),
         *discovery_targets(config),
         *analysis_targets(config),

@@ -94,20 +94,19 @@ def _oriented_comparisons(config: Config, dataset: str, orienter: str, root: Pat
 
 
 def _sampled(config: Config, dataset: str) -> int:
-    spec = config["datasets"][dataset]
-    return int(spec.get("n_per_seed", config["sample"]["n_per_seed"])) * len(config["sample"]["seeds"])
+    return paths.dataset_n_per_seed(config, dataset) * len(paths.dataset_seeds(config, dataset))
 
 
-def _token_estimate(method: str, comparisons: Any, n_attributes: int, settings: Config) -> tuple[int, int]:
+def _token_estimate(
+    config: Config, method: str, comparisons: Any, n_attributes: int, settings: Config
+) -> tuple[int, int]:
     """Input and output tokens of one job: each task's prompt carries the question and both responses; the
     answers are about as long as the response (step 2, random) or a line per attribute (step 1)."""
-    from rmexplain.perturb.base import methods
-
     tokens_in = tokens_out = 0
     for row in comparisons.iter_rows(named=True):
         question = _tokens(row["prompt"])
         for response in (row["chosen"], row["rejected"]):
-            per_task = methods.get(method).llm_requests(1, n_attributes, settings)
+            per_task = paths.method_entry(config, method).llm_requests(1, n_attributes, settings)
             prompt = question + _tokens(row["chosen"]) + _tokens(row["rejected"]) + 150  # template text
             tokens_in += per_task * prompt
             tokens_out += per_task * _tokens(response)
@@ -115,24 +114,24 @@ def _token_estimate(method: str, comparisons: Any, n_attributes: int, settings: 
 
 
 def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
-    from rmexplain.perturb.base import methods
+    from rmexplain.perturb.base import method_settings
 
     jobs = []
     n_attributes = len(config["attributes"])
     for method in paths.llm_methods_used(config):
-        settings = section(config, "perturb").get(method) or {}
-        for dataset in paths.datasets(config):
-            for orienter in paths.orienters(config):
+        settings = method_settings(section(config, "perturb"), method)
+        for dataset in [d for d in paths.datasets(config) if method in paths.dataset_methods(config, d)]:
+            for orienter in paths.orienters(config, dataset):
                 done = root / paths.fmt(
                     paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
                 )
                 oriented = _oriented_comparisons(config, dataset, orienter, root)
                 n = _sampled(config, dataset) if oriented is None else oriented.height
-                requests = methods.get(method).llm_requests(2 * n, n_attributes, settings)
+                requests = paths.method_entry(config, method).llm_requests(2 * n, n_attributes, settings)
                 tokens = (
                     (None, None)
                     if oriented is None
-                    else _token_estimate(method, oriented, n_attributes, settings)
+                    else _token_estimate(config, method, oriented, n_attributes, settings)
                 )
                 exact = oriented is not None and method != "two_step"
                 jobs.append(
@@ -145,8 +144,8 @@ def _discovery_jobs(config: Config, root: Path) -> list[LLMJob]:
     if not paths.discovery_enabled(config):
         return []
     jobs = []
-    orienter = paths.discovery_orienter(config)
     for dataset in paths.datasets(config):
+        orienter = paths.discovery_orienter(config, dataset)
         oriented = _oriented_comparisons(config, dataset, orienter, root)
         n = _sampled(config, dataset) if oriented is None else oriented.height
         tokens = (None, None)
@@ -165,16 +164,18 @@ def _gpu_jobs(config: Config) -> list[tuple[str, str, int]]:
         gpus = resources.rm_gpus(config, rm)
         if gpus:
             jobs += [(rule, f"dataset={d}, rm={rm}", gpus) for d in paths.datasets(config)
+                     if rm in paths.dataset_rms(config, d)
                      for rule in ("score_originals", "score_perturbations")]  # fmt: skip
             if paths.tokens_enabled(config) and rm in paths.token_rms(config):
                 jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in paths.token_prompts(config)]
     for method in paths.methods(config):
         gpus = resources.perturb_gpus(config, method)
         jobs += [("perturb", f"dataset={d}, method={method}, orienter={o}", gpus)
-                 for d in paths.datasets(config) for o in paths.orienters(config) if gpus]  # fmt: skip
+                 for d in paths.datasets(config) if method in paths.dataset_methods(config, d)
+                 for o in paths.orienters(config, d) if gpus]  # fmt: skip
     if resources.embedding_gpus(config):
-        jobs += [("distances", f"dataset={d}, method={m}", 1) for d in paths.datasets(config)
-                 for m in paths.methods(config)]  # fmt: skip
+        jobs += [("distances", f"dataset={d}, method={m}, orienter={o}", 1) for d in paths.datasets(config)
+                 for m in paths.dataset_methods(config, d) for o in paths.orienters(config, d)]  # fmt: skip
     return jobs
 
 

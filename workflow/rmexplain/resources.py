@@ -41,12 +41,13 @@ def llm_gpus(config: Config) -> int:
 
 def perturb_gpus(config: Config, method: str) -> int:
     """GPUs one perturbation job of ``method`` asks for: the LLM's for LLM methods, else the method's."""
-    from rmexplain.perturb.base import methods
+    from rmexplain.perturb.base import method_entry, method_settings
 
-    entry = methods.get(method)
+    perturb = section(config, "perturb")
+    entry = method_entry(perturb, method)
     if entry.uses_llm:
         return llm_gpus(config)
-    return entry.gpus(section(config, "perturb").get(method) or {})
+    return entry.gpus(method_settings(perturb, method))
 
 
 def embedding_gpus(config: Config) -> int:

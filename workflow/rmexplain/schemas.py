@@ -225,7 +225,10 @@ TAU_RMS: Contract = {
 TAU_SIDES: Contract = {
     **_DATASET_METHOD,
     "rm": Column(pl.String, "Reward model."),
-    **{k: v for k, v in TAU_RMS.items() if k not in ("dataset", "method", "side", "rm_a", "rm_b")},
+    "tau": Column(pl.Float64, "Kendall τ-b between the RM's Y+ and Y− PFR vectors; NaN if one is constant."),
+    **{k: v for k, v in TAU_RMS.items() if k in ("ci_low", "ci_high", "p_value")},
+    "n_attributes": Column(pl.Int64, "Attributes with a PFR on both sides (the length of the rankings)."),
+    "n_undefined": TAU_RMS["n_undefined"],
 }
 
 LOCAL_TAU: Contract = {

@@ -4,11 +4,29 @@
 
 
 ANALYSIS = config["analysis"]
+REWARDS_EXAMPLE = paths.rewards_example(config)  # None when analysis.rewards_example is off
+
+
+def explanations_of_dataset(wildcards):
+    """Every explanation table of one (dataset, method): one per RM of the dataset."""
+    rms = paths.dataset_rms(config, wildcards.dataset)
+    return [
+        paths.fmt(paths.EXPLANATIONS, dataset=wildcards.dataset, method=wildcards.method, rm=rm) for rm in rms
+    ]
+
+
+def perturbations_of_dataset(wildcards):
+    """Every perturbation set of one (dataset, method)."""
+    orienters = paths.orienters(config, wildcards.dataset)
+    return [
+        paths.fmt(paths.PERTURBATIONS, dataset=wildcards.dataset, method=wildcards.method, orienter=o)
+        for o in orienters
+    ]
 
 
 rule analyse_global_sensitivity:
     input:
-        explanations=expand(paths.EXPLANATIONS, rm=paths.reward_models(config), allow_missing=True),
+        explanations=explanations_of_dataset,
     output:
         pfr=paths.PFR,
         tau_rms=paths.TAU_RMS,
@@ -20,14 +38,14 @@ rule analyse_global_sensitivity:
     params:
         settings={"bootstrap": ANALYSIS["bootstrap"], "variants": ANALYSIS["variants"]},
         attributes=list(config["attributes"]),
-        rms=paths.reward_models(config),
+        rms=dataset_rms_of,
     script:
         "../scripts/analyse_global_sensitivity.py"
 
 
 rule analyse_representative:
     input:
-        explanations=expand(paths.EXPLANATIONS, rm=paths.reward_models(config), allow_missing=True),
+        explanations=explanations_of_dataset,
         pfr=paths.PFR,
     output:
         local_tau=paths.LOCAL_TAU,
@@ -38,16 +56,16 @@ rule analyse_representative:
         "../../envs/core.yaml"
     params:
         variants=ANALYSIS["variants"],
-        rms=paths.example_rms(config),
-        pairs=[list(p) for p in paths.example_pairs(config)],
+        rms=lambda w: paths.example_rms(config, w.dataset),
+        pairs=lambda w: [list(p) for p in paths.example_pairs(config, w.dataset)],
     script:
         "../scripts/analyse_representative.py"
 
 
 rule analyse_probes:
     input:
-        explanations=expand(paths.EXPLANATIONS, rm=paths.reward_models(config), allow_missing=True),
-        perturbations=expand(paths.PERTURBATIONS, orienter=paths.orienters(config), allow_missing=True),
+        explanations=explanations_of_dataset,
+        perturbations=perturbations_of_dataset,
         comparisons=paths.COMPARISONS,
     output:
         paths.PROBES,
@@ -91,7 +109,7 @@ rule analyse_table:
         html=report(
             paths.TABLE.replace("{ext}", "html"),
             caption="../report/analysis_table.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Tables",
             labels={"table": "{table}"},
         ),
@@ -114,7 +132,7 @@ rule figure_pfr:
         report(
             paths.PFR_FIGURE,
             caption="../report/figure_pfr.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Global sensitivity",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -136,7 +154,7 @@ rule figure_local_tau:
         report(
             paths.LOCAL_TAU_FIGURE,
             caption="../report/figure_local_tau.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Representativeness",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -150,28 +168,29 @@ rule figure_local_tau:
         "../scripts/figure_local_tau.py"
 
 
-rule figure_examples:
+rule figure_example:
     input:
         examples=paths.EXAMPLES,
-        explanations=expand(paths.EXPLANATIONS, rm=paths.reward_models(config), allow_missing=True),
-        perturbations=expand(paths.PERTURBATIONS, orienter=paths.orienters(config), allow_missing=True),
+        explanations=explanations_of_dataset,
+        perturbations=perturbations_of_dataset,
         comparisons=paths.COMPARISONS,
     output:
-        figures=paths.example_outputs(config, "{dataset}", "{method}")["figure"],
-        pages=report(
-            paths.example_outputs(config, "{dataset}", "{method}")["html"],
+        figure=paths.EXAMPLE_SLOT + "." + paths.figure_ext(config),
+        page=report(
+            paths.EXAMPLE_SLOT + ".html",
             caption="../report/examples.rst",
-            category="Representative examples",
+            category="4. Representative examples",
             subcategory="{dataset} · {method}",
         ),
-        markdown=paths.example_outputs(config, "{dataset}", "{method}")["md"],
+        markdown=paths.EXAMPLE_SLOT + ".md",
     log:
-        "logs/figures/examples/{dataset}/{method}.log",
+        "logs/figures/examples/{dataset}/{method}/{slot}.log",
+    wildcard_constraints:
+        slot="[A-Za-z0-9][A-Za-z0-9_.-]*",
     conda:
         "../../envs/core.yaml"
     params:
-        rms=paths.example_rms(config),
-        pairs=[list(p) for p in paths.example_pairs(config)],
+        slot=lambda w: paths.example_slot(config, w.dataset, w.slot),
         figures=config["figures"],
     script:
         "../scripts/figure_examples.py"
@@ -179,15 +198,13 @@ rule figure_examples:
 
 rule figure_rank_similarity:
     input:
-        tau_rms=expand(paths.TAU_RMS, dataset=paths.datasets(config), method=paths.analysed_methods(config)),
-        tau_sides=expand(
-            paths.TAU_SIDES, dataset=paths.datasets(config), method=paths.analysed_methods(config)
-        ),
+        tau_rms=paths.analysis_table_inputs(config, "tau_rms"),
+        tau_sides=paths.analysis_table_inputs(config, "tau_sides"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "rank_similarity"),
             caption="../report/figure_rank_similarity.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Rank similarity",
         ),
     log:
@@ -203,12 +220,12 @@ rule figure_rank_similarity:
 
 rule figure_probes:
     input:
-        expand(paths.PROBES, dataset=paths.datasets(config), method=paths.analysed_methods(config)),
+        paths.analysis_table_inputs(config, "probe_win_rate"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "probe_win_rate"),
             caption="../report/figure_probes.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Probes",
         ),
     log:
@@ -228,7 +245,7 @@ rule figure_judge:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "attribute_judge"),
             caption="../report/figure_judge.rst",
-            category="Analyses",
+            category="3. Analyses",
             subcategory="Attribute-change check",
         ),
     log:
@@ -249,7 +266,7 @@ rule figure_correctness:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "correctness"),
             caption="../report/figure_correctness.rst",
-            category="Evaluation",
+            category="2. Evaluation",
             subcategory="Correct vs wrong preferences",
         ),
     log:
@@ -260,3 +277,35 @@ rule figure_correctness:
         figures=config["figures"],
     script:
         "../scripts/figure_correctness.py"
+
+
+rule figure_rewards_example:
+    input:
+        explanations=lambda w: [
+            paths.fmt(
+                paths.EXPLANATIONS,
+                dataset=REWARDS_EXAMPLE["dataset"],
+                method=REWARDS_EXAMPLE["method"],
+                rm=rm,
+            )
+            for rm in REWARDS_EXAMPLE["rms"]
+        ],
+        examples=lambda w: paths.fmt(
+            paths.EXAMPLES, dataset=REWARDS_EXAMPLE["dataset"], method=REWARDS_EXAMPLE["method"]
+        ),
+    output:
+        report(
+            paths.SUMMARY_FIGURE.replace("{figure}", "rewards_example"),
+            caption="../report/figure_rewards_example.rst",
+            category="3. Analyses",
+            subcategory="4. Representative examples",
+        ),
+    log:
+        "logs/figures/rewards_example_{ext}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        example=REWARDS_EXAMPLE,
+        figures=config["figures"],
+    script:
+        "../scripts/figure_rewards_example.py"

@@ -1,5 +1,6 @@
 # The config check, and the input functions shared by the stages. Paths and targets live in rmexplain.paths.
 import rmexplain.hub as hub
+import rmexplain.perturb.base as perturb_base
 import rmexplain.paths as paths
 import rmexplain.resources as resources
 from rmexplain.config import ConfigError, check
@@ -52,7 +53,7 @@ def orientation_scores(wildcards):
 
 
 def orientation_scores_for_rm(wildcards):
-    orienter = paths.orienter_for(config, wildcards.rm)
+    orienter = paths.orienter_for(config, wildcards.dataset, wildcards.rm)
     return paths.orientation_score_files(config, wildcards.dataset, orienter)
 
 
@@ -61,19 +62,34 @@ def perturbations_for_rm(wildcards):
 
 
 def perturbations_explained(wildcards):
-    orienter = paths.orienter_for(config, wildcards.rm)
+    orienter = paths.orienter_for(config, wildcards.dataset, wildcards.rm)
     return paths.fmt(
         paths.PERTURBATIONS, dataset=wildcards.dataset, method=wildcards.method, orienter=orienter
     )
 
 
 def distances_explained(wildcards):
-    orienter = paths.orienter_for(config, wildcards.rm)
+    orienter = paths.orienter_for(config, wildcards.dataset, wildcards.rm)
     return paths.fmt(paths.DISTANCES, dataset=wildcards.dataset, method=wildcards.method, orienter=orienter)
 
 
 def method_settings(wildcards):
-    return config["perturb"].get(wildcards.method) or {}
+    """``perturb.<method>``, with a variant's own keys over its method's."""
+    return perturb_base.method_settings(config["perturb"], wildcards.method)
+
+
+def registered_method(wildcards):
+    """The registered method of a configured perturbation (itself, or a variant's ``method``)."""
+    return perturb_base.registered_method(config["perturb"], wildcards.method)
+
+
+def shared_requests(wildcards):
+    """An LLM variant waits for its method's job on the same data, whose cached requests it reuses."""
+    return paths.shared_request_input(config, wildcards.dataset, wildcards.method, wildcards.orienter)
+
+
+def dataset_rms_of(wildcards):
+    return paths.dataset_rms(config, wildcards.dataset)
 
 
 def rm_gpus(wildcards):

@@ -44,7 +44,7 @@ rule evaluation_tables:
         expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["csv", "md"]),
         report(
             expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["html"]),
-            category="Evaluation",
+            category="2. Evaluation",
             caption="../report/evaluation_tables.rst",
         ),
     log:
@@ -62,7 +62,7 @@ rule figure_methods:
     output:
         report(
             paths.FIGURE.replace("{figure}", "methods"),
-            category="Evaluation",
+            category="2. Evaluation",
             caption="../report/figure_methods.rst",
         ),
     log:

@@ -7,6 +7,7 @@ rule perturb:
         unpack(lambda w: paths.prompt_inputs(config, w.method)),
         comparisons=paths.COMPARISONS,
         scores=orientation_scores,
+        after_method=shared_requests,
         hub=lambda w: ancient(hub.models_for_perturb(config, w.method)),  # LLM or Polyjuice (download.smk)
     output:
         perturbations=paths.PERTURBATIONS,
@@ -20,6 +21,7 @@ rule perturb:
         gpu=lambda w: resources.perturb_gpus(config, w.method),
     params:
         settings=method_settings,
+        registered_method=registered_method,
         llm=llm_settings,
         attributes=config["attributes"],
     script:

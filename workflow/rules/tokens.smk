@@ -59,7 +59,7 @@ rule tokens_extremes:
     output:
         report(
             paths.token_table("extremes"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_extremes.rst",
         ),
     log:
@@ -80,7 +80,7 @@ rule tokens_agreement:
         mds=paths.token_table("mds"),
         rsa=report(
             paths.token_table("rsa"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_rsa.rst",
         ),
     log:
@@ -122,27 +122,27 @@ rule figure_tokens:
     output:
         violins=report(
             paths.token_figure(config, "violins"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_violins.rst",
         ),
         tau_heatmap=report(
             paths.token_figure(config, "tau_heatmap"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_tau_heatmap.rst",
         ),
         mds=report(
             paths.token_figure(config, "mds"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_mds.rst",
         ),
         sentiment_slopes=report(
             paths.token_figure(config, "sentiment_slopes"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_sentiment_slopes.rst",
         ),
         frequency_slopes=report(
             paths.token_figure(config, "frequency_slopes"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_frequency_slopes.rst",
         ),
     log:
@@ -162,7 +162,7 @@ rule tokens_framing:
     output:
         report(
             paths.token_table("framing_{a}_{b}"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -182,7 +182,7 @@ rule figure_tokens_framing:
     output:
         report(
             paths.token_figure(config, "framing_{a}_{b}"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -225,7 +225,7 @@ rule tokens_human_compare:
     output:
         human_ranking=report(
             paths.token_table("human_ranking"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_human_ranking.rst",
         ),
         human_disagreements=paths.token_table("human_disagreements"),
@@ -245,7 +245,7 @@ rule figure_tokens_human:
     output:
         report(
             paths.token_figure(config, "human_disagreements"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_human_disagreements.rst",
         ),
     log:
@@ -285,7 +285,7 @@ rule tokens_gcg_summary:
     output:
         report(
             paths.token_table("gcg"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_gcg.rst",
         ),
     log:
@@ -302,7 +302,7 @@ rule tokens_elo:
     output:
         spearman=report(
             paths.elo_table("{elo_prompt}", "spearman"),
-            category="Optimal and pessimal tokens",
+            category="6. Optimal and pessimal tokens",
             caption="../report/tokens_elo.rst",
         ),
         differences=paths.elo_table("{elo_prompt}", "differences"),

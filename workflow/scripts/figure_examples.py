@@ -12,10 +12,11 @@ run_examples(
     list(snakemake.input.explanations),
     list(snakemake.input.perturbations),
     snakemake.input.comparisons,
-    snakemake.params.rms,
-    snakemake.params.pairs,
+    snakemake.params.slot["rms"],
+    snakemake.params.slot["pairs"],
     snakemake.params.figures,
-    list(snakemake.output.figures),
-    list(snakemake.output.pages),
+    [snakemake.output.figure],
+    [snakemake.output.page],
+    sides=snakemake.params.slot["sides"],
 )
-log.info("wrote %d example pages", len(snakemake.output.pages))
+log.info("wrote %s", snakemake.output.page)

@@ -14,6 +14,7 @@ perturb_to_parquet(
     comparisons=snakemake.input.comparisons,
     scores=snakemake.input.scores,
     method=snakemake.wildcards.method,
+    registered_method=snakemake.params.registered_method,
     orienter=snakemake.wildcards.orienter,
     settings=snakemake.params.settings,
     llm=snakemake.params.llm,

@@ -556,3 +556,83 @@ def example_pair_figure(
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
     fig.suptitle(f"{title}\n{SIDE_TITLE[side]}", fontsize=10)
     _save(fig, path, options)
+
+
+TARGET_TITLE = {
+    "rejected": "(a) perturbations of the rejected response (human label)",
+    "chosen": "(b) perturbations of the chosen response (human label)",
+}
+
+
+def relative_margin(rows: pl.DataFrame) -> pl.DataFrame:
+    """``margin``: r(y') minus the reward of the other original, over |r(y+) − r(y−)| of the same RM.
+
+    Positive: the RM prefers the perturbed response to the other original; crossing zero flips a preference.
+    Scaling by each RM's own margin puts RMs with different reward scales on one axis."""
+    other = pl.when(pl.col("side") == "plus").then(pl.col("reward_minus")).otherwise(pl.col("reward_plus"))
+    scale = (pl.col("reward_plus") - pl.col("reward_minus")).abs()
+    return rows.with_columns(margin=(pl.col("reward_perturbed") - other) / scale)
+
+
+def rewards_example_figure(
+    rows: pl.DataFrame, rms: list[str], title: str, path: str | Path, options: FigureOptions
+) -> None:
+    """Paper App. G, Fig. 6: every RM's reward on each perturbation of one comparison, as the relative
+    margin (:func:`relative_margin`), one panel per perturbed response, attributes as rows."""
+    rows = relative_margin(rows)
+    labels = rows.select("attribute", "variant").unique().sort("attribute", "variant", nulls_last=True)
+    n_variants = dict(labels.group_by("attribute").len().rows())
+    ticks = [_variant_label(a, v, n_variants[a]) for a, v in labels.rows()]
+    positions = {key: i for i, key in enumerate(labels.rows())}
+    fig = Figure(figsize=(options.width, 2.2 + 0.3 * len(ticks)), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    colours = _colours(rms)
+    offsets = np.linspace(-0.3, 0.3, len(rms)) if len(rms) > 1 else np.zeros(1)
+    for ax, target in zip(axes, ("rejected", "chosen"), strict=True):
+        mine = rows.filter(pl.col("target") == target)
+        for rm, offset in zip(rms, offsets, strict=True):
+            points = mine.filter(pl.col("rm") == rm)
+            y = [positions[(a, v)] + offset for a, v in points.select("attribute", "variant").rows()]
+            ax.scatter(points["margin"].to_list(), y, s=22, color=colours[rm], label=rm, zorder=3)
+        ax.axvline(0.0, color="black", linewidth=1.0)
+        ax.set_yticks(np.arange(len(ticks)), ticks, fontsize=8)
+        ax.set_ylim(len(ticks) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(TARGET_TITLE[target], fontsize=9)
+        ax.set_xlabel("(r(y′) − r(other original)) / |r(y+) − r(y−)|", fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(rms), fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    _save(fig, path, options)
+
+
+def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOptions) -> None:
+    """This run's value of every published cell against the paper's, one panel per table, y = x dashed;
+    error bars are the run's ± sd over seeds or its interval; open markers do not agree."""
+    tables = table["table"].unique(maintain_order=True).to_list()
+    fig = Figure(
+        figsize=(options.width, 0.3 * options.width * ((len(tables) + 3) // 4)), layout="constrained"
+    )
+    axes = np.atleast_1d(fig.subplots((len(tables) + 3) // 4, 4, squeeze=False).ravel())
+    for ax, name in zip(axes, tables, strict=False):
+        cells = table.filter((pl.col("table") == name) & pl.col("run_mean").is_not_null())
+        low = cells["run_low"].fill_null(cells["run_mean"] - cells["run_sd"].fill_null(0.0) * 2)
+        high = cells["run_high"].fill_null(cells["run_mean"] + cells["run_sd"].fill_null(0.0) * 2)
+        x, y = cells["paper_mean"].to_numpy(), cells["run_mean"].to_numpy()
+        if cells.height:
+            ax.errorbar(
+                x, y, yerr=[y - low.to_numpy(), high.to_numpy() - y], fmt="none", ecolor="#999", lw=0.8
+            )
+            agree = cells["agrees"].fill_null(False).to_numpy()
+            ax.scatter(x[agree], y[agree], s=16, color=PALETTE[0], zorder=3)
+            ax.scatter(x[~agree], y[~agree], s=16, facecolors="white", edgecolors=PALETTE[3], zorder=3)
+        bounds = [-1.0, 1.0] if name in {"3", "6"} else [0.0, 1.0]
+        ax.plot(bounds, bounds, color="black", linestyle="--", linewidth=0.8)
+        n_total = table.filter(pl.col("table") == name).height
+        n_agree = int(cells["agrees"].fill_null(False).sum())
+        ax.set_title(f"Table {name}: {n_agree} of {cells.height} agree ({n_total} cells)", fontsize=9)
+        ax.set_xlabel("paper", fontsize=8)
+        ax.set_ylabel("this run", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(tables) :]:
+        ax.axis("off")
+    _save(fig, path, options)

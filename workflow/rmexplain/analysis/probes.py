@@ -2,9 +2,11 @@
 
 For a probe (a phrase or a regular expression) and an RM, the probe set is every perturbation whose text
 matches the probe while the original response it was perturbed from does not (optionally only the
-perturbations of some attributes). The win rate is the share of the probe set that the RM scores strictly
-higher than that original; exact ties count as not preferred and are reported in ``n_ties``. The interval
-is Wilson's score interval for a binomial proportion (``statsmodels``).
+perturbations of some attributes, or only perturbations of originals matching ``original_pattern`` and at
+most ``original_max_words`` long: the paper's Table 7 items are avoiding answers such as "What do you
+mean?" whose appropriateness perturbation inserts "the hell"). The win rate is the share of the probe set
+that the RM scores strictly higher than that original; exact ties count as not preferred and are reported
+in ``n_ties``. The interval is Wilson's score interval for a binomial proportion (``statsmodels``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ class Probe:
     regex: bool = False
     ignore_case: bool = True
     attributes: tuple[str, ...] = ()
+    original_pattern: str | None = None  # the original response must match it (Python regex)
+    original_max_words: int | None = None
+
+    def item_filter(self, original: str) -> bool:
+        """Whether a perturbation of ``original`` can be an item of this probe (the rules on the original)."""
+        if self.original_max_words is not None and len(original.split()) > self.original_max_words:
+            return False
+        if self.original_pattern is None:
+            return True
+        flags = re.IGNORECASE if self.ignore_case else 0
+        return re.search(self.original_pattern, original, flags) is not None
 
     def compile(self) -> re.Pattern[str]:
         """The compiled pattern; a bad regular expression raises AnalysisError naming the key."""
@@ -40,6 +53,17 @@ class Probe:
                 f"analysis.probes.{self.name}.pattern: invalid regular expression: {err}"
             ) from err
 
+    def check(self) -> None:
+        """Both patterns compile; a bad one raises AnalysisError naming the key."""
+        self.compile()
+        if self.original_pattern is not None:
+            try:
+                re.compile(self.original_pattern)
+            except re.error as err:
+                raise AnalysisError(
+                    f"analysis.probes.{self.name}.original_pattern: invalid regular expression: {err}"
+                ) from err
+
 
 def probes_from_config(section: dict[str, Any] | None) -> list[Probe]:
     """Probes from the ``analysis.probes`` config section (name -> settings)."""
@@ -50,6 +74,8 @@ def probes_from_config(section: dict[str, Any] | None) -> list[Probe]:
             regex=bool(spec.get("regex", False)),
             ignore_case=bool(spec.get("ignore_case", True)),
             attributes=tuple(spec.get("attributes") or ()),
+            original_pattern=spec.get("original_pattern"),
+            original_max_words=spec.get("original_max_words"),
         )
         for name, spec in (section or {}).items()
     ]
@@ -103,7 +129,7 @@ def win_rates(
         pattern = probe.compile()
         # Python's `re` (not polars' Rust regex) so that patterns follow the documented Python syntax.
         mask = [
-            bool(pattern.search(text)) and not pattern.search(original)
+            bool(pattern.search(text)) and not pattern.search(original) and probe.item_filter(original)
             for text, original in zip(rows["text"], rows["original_text"], strict=True)
         ]
         hits = rows.filter(pl.Series(mask, dtype=pl.Boolean))

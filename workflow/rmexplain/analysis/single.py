@@ -24,7 +24,7 @@ from rmexplain.analysis.representative import local_tau
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
 from rmexplain.data.readers import Pair, SkipCounter, check_pair
-from rmexplain.perturb.base import methods as registry
+from rmexplain.perturb.base import method_settings, registered_method
 from rmexplain.schemas import (
     COMPARISONS,
     EXPLANATIONS,
@@ -87,7 +87,7 @@ def choose_method(config: dict[str, Any], method: str | None) -> str:
     methods = P.methods(config)
     if method is not None:
         return method
-    conditioned = [m for m in methods if registry.get(m).attribute_conditioned]
+    conditioned = [m for m in methods if P.method_entry(config, m).attribute_conditioned]
     return (conditioned or methods)[0]
 
 
@@ -118,8 +118,9 @@ def explain_one(
     comparisons = comparison_frame(request)
     comparisons_path = str(work / "comparisons.parquet")
     write_table(comparisons, comparisons_path, COMPARISONS, "comparisons")
-    orienters = {rm: P.orienter_for(config, rm) for rm in rms}
-    scored = set(rms) | {r for o in set(orienters.values()) for r in P.orienting_rms(config, o)}
+    dataset = P.datasets(config)[0]  # the design (orientation, shared RMs) of the first dataset
+    orienters = {rm: P.orienter_for(config, dataset, rm) for rm in rms}
+    scored = set(rms) | {r for o in set(orienters.values()) for r in P.orienting_rms(config, dataset, o)}
     originals = {}
     for rm in [r for r in P.reward_models(config) if r in scored]:
         frame = score_originals(
@@ -130,15 +131,16 @@ def explain_one(
     for orienter in dict.fromkeys(orienters.values()):
         perturb_to_parquet(
             comparisons=comparisons_path,
-            scores=[originals[r] for r in P.orienting_rms(config, orienter)],
+            scores=[originals[r] for r in P.orienting_rms(config, dataset, orienter)],
             method=method,
+            registered_method=registered_method(config["perturb"], method),
             orienter=orienter,
-            settings=config["perturb"].get(method) or {},
+            settings=method_settings(config["perturb"], method),
             attributes=config["attributes"],
             output=str(work / f"perturbations_{orienter}.parquet"),
             skipped=str(work / f"skipped_{orienter}.parquet"),
             log=log,
-            llm=config.get("llm") if registry.get(method).uses_llm else None,
+            llm=config.get("llm") if P.method_entry(config, method).uses_llm else None,
         )
     options = FigureOptions.from_config(config.get("figures"))
     rows = []

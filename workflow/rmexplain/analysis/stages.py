@@ -21,9 +21,12 @@ from rmexplain.analysis.plots import (
     correctness_figure,
     judge_figure,
     local_tau_figure,
+    message_figure,
     pfr_figure,
     probe_figure,
     rank_similarity_figure,
+    reproduction_figure,
+    rewards_example_figure,
 )
 from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
 from rmexplain.analysis.representative import local_tau, select_examples
@@ -275,12 +278,13 @@ def run_examples(
     options: Settings,
     figures: Sequence[str],
     pages: Sequence[str],
+    sides: Sequence[str] = SIDES,
 ) -> None:
-    """Figures and pages of every example slot of one (dataset, method).
+    """Figures and pages of example slots of one (dataset, method).
 
-    ``figures`` and ``pages`` list the one-RM examples first (``rms`` order), then each pair's Y+ and Y−.
+    ``figures`` and ``pages`` list the one-RM examples first (``rms`` order), then each pair's ``sides``.
     """
-    slots = [("rm", rm, None) for rm in rms] + [("pair", tuple(p), side) for p in pairs for side in SIDES]
+    slots = [("rm", rm, None) for rm in rms] + [("pair", tuple(p), side) for p in pairs for side in sides]
     if len(figures) != len(slots) or len(pages) != len(slots):
         raise AnalysisError(f"{len(slots)} example slots but {len(figures)} figures and {len(pages)} pages")
     table = read_table(examples, EXAMPLES, "examples")
@@ -294,3 +298,78 @@ def run_examples(
             example_rm(table, mine, texts, originals, who, fig_options, figure, page)
         else:
             example_pair(table, frame, texts, originals, who, side, fig_options, figure, page)
+
+
+def run_rewards_example(
+    explanations: Sequence[str],
+    examples: str,
+    comparison_id: str | None,
+    rm: str,
+    rms: Sequence[str],
+    options: Settings,
+    output: str,
+) -> None:
+    """Paper Fig. 6: every RM's rewards on the perturbations of one comparison: ``comparison_id``, or else
+    ``rm``'s representative example (§4.2.1: the largest sum of local τ over Y+ and Y−)."""
+    figure_options = FigureOptions.from_config(options)
+    if comparison_id is None:
+        table = read_table(examples, EXAMPLES, "examples")
+        chosen = table.filter((pl.col("kind") == "rm") & (pl.col("rm_a") == rm))["comparison_id"]
+        if chosen.len() == 0 or chosen[0] is None:
+            why = (
+                f"{rm} has no representative example (no comparison has a defined local τ on both sides); "
+                "set analysis.rewards_example.comparison_id to choose one."
+            )
+            message_figure(output, figure_options, why)
+            return
+        comparison_id = chosen[0]
+    rows = read_explanations(explanations).filter(pl.col("comparison_id") == comparison_id)
+    if rows.height == 0:
+        raise AnalysisError(
+            f"analysis.rewards_example.comparison_id: {comparison_id!r} is in none of the explanations"
+        )
+    title = f"Every RM on the perturbations of comparison {comparison_id}"
+    rewards_example_figure(rows, list(rms), title, output, figure_options)
+
+
+REPRODUCTION_TITLE = "Reproduction: every published cell beside this run"
+
+
+def run_reproduction(
+    reproduce: Settings,
+    inputs: dict[str, Sequence[str]],
+    options: Settings,
+    outputs: dict[str, str],
+    log: logging.Logger,
+) -> None:
+    """``results/tables/reproduction.{csv,md,html}`` and its figure; ``inputs`` holds the ``metrics``,
+    ``tau_rms``, ``tau_sides`` and ``probes`` files of this run (each may be empty)."""
+    from rmexplain.analysis.reference import load_reference
+    from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
+    from rmexplain.analysis.tables import to_html
+    from rmexplain.explanations.stages import markdown_table
+
+    contracts = {"metrics": METRICS, "tau_rms": TAU_RMS, "tau_sides": TAU_SIDES, "probes": PROBE_WIN_RATE}
+    frames = {
+        name: pl.concat([read_table(p, contracts[name], name) for p in files]) if files else None
+        for name, files in inputs.items()
+    }
+    table = reproduction_table(load_reference(reproduce["paper"]), Mapping.from_config(reproduce), **frames)
+    summary = agreement_summary(table)
+    for row in summary.iter_rows(named=True):
+        log.info(
+            "Table %s: %d cells, %d with a value from this run, %d agree",
+            row["table"], row["cells"], row["with_run_value"], row["agree"],
+        )  # fmt: skip
+    Path(outputs["csv"]).parent.mkdir(parents=True, exist_ok=True)
+    table.write_csv(outputs["csv"], float_precision=4)
+    shown = table.with_columns(pl.col(pl.Float64).round(3)).with_columns(
+        pl.all().cast(pl.String).fill_null("–")
+    )
+    Path(outputs["md"]).write_text(markdown_table(shown))
+    note = (
+        f"{int(summary['agree'].sum())} of {table.height} published cells agree "
+        f"({int(summary['with_run_value'].sum())} have a value from this run). See docs/reproduction.md."
+    )
+    Path(outputs["html"]).write_text(to_html(shown, REPRODUCTION_TITLE, note))
+    reproduction_figure(table, outputs["figure"], FigureOptions.from_config(options))

@@ -24,6 +24,13 @@ def section(config: Config, name: str) -> Config:
     return config.get(name) or {}
 
 
+def load_schema() -> Config:
+    """The JSON schema as a mapping (e.g. to validate a sub-section such as a method variant's settings)."""
+    import yaml
+
+    return yaml.safe_load((resources.files(__name__) / "schema.yaml").read_text(encoding="utf-8"))
+
+
 def validate_schema(config: Config) -> None:
     """Validate against the JSON schema and fill its defaults in place."""
     from snakemake.exceptions import WorkflowError

@@ -49,19 +49,70 @@ def check_reward_models(config: Config) -> None:
         backend_of(spec).check_spec(name, spec)
 
 
+def check_designs(config: Config) -> None:
+    """Each dataset's RMs, shared RMs and methods are configured; shared RMs are among its RMs."""
+    from rmexplain import paths
+
+    for name, spec in config["datasets"].items():
+        key = f"datasets.{name}"
+        _known(
+            spec.get("reward_models") or [],
+            config["reward_models"],
+            f"{key}.reward_models",
+            "a key of reward_models",
+        )
+        _known(
+            spec.get("methods") or [],
+            config["perturb"]["methods"],
+            f"{key}.methods",
+            "one of perturb.methods",
+        )
+        shared = spec.get("shared_rms") or config["perturb"].get("shared_rms") or []
+        where = f"{key}.shared_rms" if spec.get("shared_rms") else "perturb.shared_rms"
+        _known(shared, paths.dataset_rms(config, name), where, f"an RM of dataset {name!r}")
+
+
 def check_perturb(config: Config) -> None:
-    """Shared RMs exist; the bring-your-own perturbation file exists."""
+    """Methods are registered or variants; shared RMs exist; the perturbation file exists."""
+    from rmexplain.perturb.base import methods
+
     perturb = config["perturb"]
+    variants = perturb.get("variants") or {}
+    for name in variants:
+        _require(
+            name not in methods.names(),
+            f"perturb.variants.{name}: a variant cannot take the name of a registered method",
+        )
+    _known(perturb["methods"], [*methods.names(), *variants], "perturb.methods", "a method or variant")
     _known(
         perturb.get("shared_rms") or [],
         config["reward_models"],
         "perturb.shared_rms",
         "a key of reward_models",
     )
+    _check_variant_settings(config)
     if "file" in perturb["methods"]:
         path = (perturb.get("file") or {}).get("path")
         _require(bool(path), "perturb.file.path is required when perturb.methods includes 'file'")
         _require(Path(path).is_file(), f"perturb.file.path: file {path!r} does not exist")
+
+
+def _check_variant_settings(config: Config) -> None:
+    """A variant's settings are valid settings of its method (the schema of ``perturb.<method>``)."""
+    import jsonschema
+
+    from rmexplain.config import load_schema
+
+    properties = load_schema()["properties"]["perturb"]["properties"]
+    for name, variant in (config["perturb"].get("variants") or {}).items():
+        settings = {k: v for k, v in variant.items() if k != "method"}
+        try:
+            jsonschema.validate(settings, properties.get(variant["method"], {"type": "object"}))
+        except jsonschema.ValidationError as err:
+            where = ".".join(str(p) for p in err.absolute_path)
+            raise ConfigError(
+                f"perturb.variants.{name}{'.' + where if where else ''}: {err.message}"
+            ) from None
 
 
 def check_llm(config: Config) -> None:
@@ -77,7 +128,10 @@ def check_llm(config: Config) -> None:
     )
     rm = (section(config, "perturb").get("discover") or {}).get("rm")
     if paths.discovery_enabled(config) and rm is not None:
-        _known([rm], paths.orienters(config), "perturb.discover.rm", "one of the orienters")
+        for dataset in paths.datasets(config):
+            _known(
+                [rm], paths.orienters(config, dataset), "perturb.discover.rm", f"an orienter of {dataset!r}"
+            )
     templates = {m: paths.prompt_inputs(config, m) for m in paths.llm_methods_used(config)}
     if paths.discovery_enabled(config):
         templates["discover"] = {"prompt": paths.discovery_prompt_input(config)}
@@ -118,9 +172,71 @@ def check_analysis(config: Config) -> None:
         )
     try:
         for probe in probes_from_config(analysis.get("probes")):
-            probe.compile()
+            probe.check()
     except AnalysisError as err:
         raise ConfigError(str(err)) from None
+
+
+def check_reproduce(config: Config) -> None:
+    """The ``reproduce`` mapping names configured RMs, datasets of the right stage, methods and a probe."""
+    from rmexplain import paths
+
+    reproduce = config.get("reproduce")
+    if not reproduce:
+        return
+    _known(
+        reproduce["reward_models"].values(),
+        config["reward_models"],
+        "reproduce.reward_models",
+        "a key of reward_models",
+    )
+    _known(
+        reproduce["methods"].values(),
+        config["perturb"]["methods"],
+        "reproduce.methods",
+        "one of perturb.methods",
+    )
+    for block, stages in reproduce["datasets"].items():
+        for stage, dataset in stages.items():
+            _known(
+                [dataset],
+                paths.stage_datasets(config, stage),
+                f"reproduce.datasets.{block}.{stage}",
+                f"a dataset with stage {stage!r}",
+            )
+    probe = reproduce.get("probe")
+    if probe is not None:
+        _known(
+            [probe],
+            section(config, "analysis").get("probes") or {},
+            "reproduce.probe",
+            "a key of analysis.probes",
+        )
+
+
+def check_rewards_example(config: Config) -> None:
+    """``analysis.rewards_example`` names an analysis dataset, an analysed method of it and its RM."""
+    from rmexplain import paths
+
+    settings = section(config, "analysis").get("rewards_example") or {}
+    if not settings.get("enabled"):
+        return
+    key = "analysis.rewards_example"
+    analysed = paths.stage_datasets(config, "analysis")
+    _require(bool(analysed), f"{key}: no dataset has the analysis stage")
+    dataset = settings.get("dataset") or analysed[0]
+    _known([dataset], analysed, f"{key}.dataset", "a dataset with the analysis stage")
+    _known(
+        [settings.get("method") or "-"] if settings.get("method") else [],
+        paths.dataset_analysed_methods(config, dataset),
+        f"{key}.method",
+        f"an analysed method of {dataset!r}",
+    )
+    _require(
+        bool(paths.dataset_analysed_methods(config, dataset)), f"{key}: {dataset!r} has no analysed method"
+    )
+    if settings.get("rm"):
+        _known([settings["rm"]], paths.dataset_rms(config, dataset), f"{key}.rm", f"an RM of {dataset!r}")
 
 
 def check_tokens(config: Config) -> None:
@@ -165,9 +281,12 @@ def check_sections(config: Config) -> None:
     for check in (
         check_datasets,
         check_reward_models,
+        check_designs,
         check_perturb,
         check_llm,
         check_analysis,
+        check_rewards_example,
+        check_reproduce,
         check_tokens,
         check_hub,
     ):

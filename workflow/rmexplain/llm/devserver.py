@@ -129,23 +129,36 @@ def unsupported_parameter(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+REQUEST_KINDS = {  # a phrase of each prompt template -> the kind of request
+    "identify the words in response A": "step1",
+    "Your task is to modify response A": "step2",
+    "Generate a random perturbation": "random",
+    "List out some high-level attributes": "discovery",
+    "Is response B better, worse, or the same as response A": "judge",
+}
+
+
+def request_kind(prompt: str) -> str:
+    """Which prompt template a request comes from (``other`` for none)."""
+    return next((kind for phrase, kind in REQUEST_KINDS.items() if phrase in prompt), "other")
+
+
 def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
     """The deterministic answer to a chat request; with ``garble_step1`` k > 0, one in about k step-1
     prompts gets an answer with no ``attribute: words`` line."""
     prompt = str(body["messages"][-1]["content"])
-    if "identify the words in response A" in prompt:
+    kind = request_kind(prompt)
+    if kind == "step1":
         if garble_step1 and _hash(prompt) % garble_step1 == 0:
             return UNPARSEABLE_STEP1
         return step1_answer(prompt)
-    if "Your task is to modify response A" in prompt:
-        return step2_answer(prompt)
-    if "Generate a random perturbation" in prompt:
-        return random_answer(prompt, body.get("seed"))
-    if "List out some high-level attributes" in prompt:
-        return discovery_answer(prompt)
-    if "Is response B better, worse, or the same as response A" in prompt:
-        return judge_answer(prompt)
-    return "echo: " + " ".join(prompt.split()[:20])
+    answers = {
+        "step2": lambda: step2_answer(prompt),
+        "random": lambda: random_answer(prompt, body.get("seed")),
+        "discovery": lambda: discovery_answer(prompt),
+        "judge": lambda: judge_answer(prompt),
+    }
+    return answers.get(kind, lambda: "echo: " + " ".join(prompt.split()[:20]))()
 
 
 @dataclass
@@ -155,6 +168,7 @@ class ServerStats:
     requests: int = 0
     faults: Counter = field(default_factory=Counter)
     successes: Counter = field(default_factory=Counter)  # body key -> 200 answers with a completion
+    kinds: dict[str, str] = field(default_factory=dict)  # body key -> request kind (``request_kind``)
     unauthorised: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -198,10 +212,13 @@ class ChatServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def successes(self) -> Counter:
-        """A consistent copy of the successful answers per request body (safe while the server runs)."""
+    def successes(self, kind: str | None = None) -> Counter:
+        """A consistent copy of the successful answers per request body (safe while the server runs),
+        optionally only of one kind of request (``request_kind``: ``step1``, ``step2``, ``random``, …)."""
         with self._lock:
-            return Counter(self.stats.successes)
+            return Counter(
+                {k: n for k, n in self.stats.successes.items() if kind is None or self.stats.kinds[k] == kind}
+            )
 
     def _fault(self, key: str) -> str | None:
         with self._lock:
@@ -253,6 +270,7 @@ class ChatServer:
         if fault is None:
             with self._lock:
                 self.stats.successes[key] += 1
+                self.stats.kinds[key] = request_kind(str(body["messages"][-1]["content"]))
         return web.json_response(self._completion(body, text))
 
     @staticmethod

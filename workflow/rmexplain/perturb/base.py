@@ -102,6 +102,25 @@ methods: Registry[Method] = Registry(
 )
 
 
+def registered_method(perturb: dict[str, Any], name: str) -> str:
+    """The registered method behind configured perturbation ``name``: ``name`` itself, or the ``method`` of
+    the variant ``perturb.variants.<name>`` (e.g. App. D's ``two_step`` prompts ``only`` and ``pass``)."""
+    variant = (perturb.get("variants") or {}).get(name)
+    return variant["method"] if variant else name
+
+
+def method_entry(perturb: dict[str, Any], name: str) -> Any:
+    """The registry entry (with its declarations) of configured perturbation ``name``."""
+    return methods.get(registered_method(perturb, name))
+
+
+def method_settings(perturb: dict[str, Any], name: str) -> dict[str, Any]:
+    """Settings of perturbation ``name``: ``perturb.<method>``, overridden by the variant's own keys."""
+    base = registered_method(perturb, name)
+    variant = {k: v for k, v in ((perturb.get("variants") or {}).get(name) or {}).items() if k != "method"}
+    return {**(perturb.get(base) or {}), **variant}
+
+
 def tasks_from_orientation(comparisons: pl.DataFrame, orientation: pl.DataFrame) -> list[PerturbTask]:
     """Two tasks per oriented comparison: make y+ worse and make y− better.
 

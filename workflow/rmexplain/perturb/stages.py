@@ -93,6 +93,7 @@ def perturb_to_parquet(
     method: str,
     orienter: str,
     settings: dict[str, Any] | None,
+    registered_method: str | None = None,
     attributes: dict[str, str],
     output: str,
     skipped: str,
@@ -102,10 +103,13 @@ def perturb_to_parquet(
 ) -> pl.DataFrame:
     """Run perturbation ``method`` for one (dataset, orienter) and write its rows and skips.
 
+    ``registered_method`` is the registered method a variant named ``method`` runs (default ``method``).
+
     ``services`` may pre-set shared services (e.g. a ``chat`` client in tests); missing ones are built.
     """
     comps = read_table(comparisons, COMPARISONS, "comparisons")
-    services = {**method_services(method, llm, log), **(services or {})}
+    runs = registered_method or method
+    services = {**method_services(runs, llm, log), **(services or {})}
     skips: SkipRecorder = services["skips"]
     oriented = orientation(scores, comps["comparison_id"].to_list(), skips, log)
     tasks = tasks_from_orientation(comps, oriented)
@@ -120,7 +124,7 @@ def perturb_to_parquet(
         attributes=dict(attributes), settings=dict(settings or {}), log=log, services=services
     )
     try:
-        drafts = methods.get(method)(tasks, context)
+        drafts = methods.get(runs)(tasks, context)
     finally:
         chat = services.get("chat")
         if chat is not None:

@@ -206,7 +206,6 @@ def _row(step: int, ids: torch.Tensor, score: float, best: float, tokenizer: Any
     }
 
 
-
 # ---- GCG as the paper ran it (thompsonj/nanoGCG) ----------------------------------------------------------
 
 PAPER_GRADIENT_TARGETS = ("objective", "fork")

@@ -1,0 +1,117 @@
+"""Per-dataset designs and method variants: what each dataset runs; the config checks name the key."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import tiny_demo_config
+
+from rmexplain import paths
+from rmexplain.config import ConfigError, check
+from rmexplain.perturb.base import method_settings, registered_method
+
+
+def two_designs() -> dict:
+    """The demo's harmless data twice: §3 per RM (evaluation) and §4 shared (analysis), two RMs each."""
+    config = tiny_demo_config()
+    config["reward_models"] = {
+        "a": {"backend": "demo", "train_part": "harmless"},
+        "b": {"backend": "demo", "train_part": "helpful"},
+        "c": {"backend": "demo", "train_part": "helpful"},
+    }
+    config["datasets"] = {
+        "h": {
+            "source": "embedded",
+            "part": "harmless",
+            "reward_models": ["a", "b"],
+            "stages": ["evaluation"],
+        },
+        "h_global": {
+            "source": "embedded",
+            "part": "harmless",
+            "orientation": "shared",
+            "seeds": [7],
+            "n_per_seed": 9,
+            "stages": ["analysis"],
+        },
+    }
+    config["perturb"]["methods"] = ["rules", "rules_random"]
+    return check(config)
+
+
+def test_each_dataset_runs_its_own_design():
+    config = two_designs()
+    assert paths.orienters(config, "h") == ["a", "b"]
+    assert paths.orienters(config, "h_global") == ["shared"]
+    assert paths.orienting_rms(config, "h_global", "shared") == ["a", "b", "c"]
+    assert (paths.dataset_seeds(config, "h_global"), paths.dataset_n_per_seed(config, "h_global")) == ([7], 9)
+    assert paths.dataset_seeds(config, "h") == [0, 1]
+    metrics = paths.metric_files(config)
+    assert metrics and all("/h/" in f for f in metrics) and not any("/c.parquet" in f for f in metrics)
+    assert {d for d, _ in paths.analysed_pairs(config)} == {"h_global"}
+    assert paths.example_pairs(config, "h_global") == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert paths.example_pairs(config, "h") == [("a", "b")]
+
+
+def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
+    perturb = {"methods": ["two_step", "short"], "two_step": {"focus": "center", "on_unparsed": "pass"}}
+    perturb["variants"] = {"short": {"method": "two_step", "focus": "only"}}
+    assert (
+        registered_method(perturb, "short") == "two_step"
+        and registered_method(perturb, "two_step") == "two_step"
+    )
+    assert method_settings(perturb, "short") == {"focus": "only", "on_unparsed": "pass"}
+    config = tiny_demo_config()
+    config["perturb"] = perturb
+    config["llm"] = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
+    check(config)
+    after = paths.shared_request_input(config, "harmless", "short", "demo-harmless")
+    assert after == ["results/perturbations/harmless/two_step/demo-harmless.parquet"]
+    assert paths.shared_request_input(config, "harmless", "two_step", "demo-harmless") == []
+    assert paths.llm_methods_used(config) == ["two_step", "short"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["perturb"].update(methods=["rules", "ghost"]), "perturb.methods: 'ghost'"),
+        (
+            lambda c: c["perturb"].update(variants={"rules": {"method": "rules"}}),
+            "perturb.variants.rules: a variant cannot take the name",
+        ),
+        (
+            lambda c: c["perturb"].update(
+                methods=["rules", "edits"], variants={"edits": {"method": "rules", "max_focus_words": 0}}
+            ),
+            "perturb.variants.edits.max_focus_words",
+        ),
+        (
+            lambda c: c["datasets"]["harmless"].update(reward_models=["ghost"]),
+            "datasets.harmless.reward_models",
+        ),
+        (lambda c: c["datasets"]["harmless"].update(methods=["two_step"]), "datasets.harmless.methods"),
+        (
+            lambda c: c["datasets"]["harmless"].update(reward_models=["demo-harmless"], shared_rms=["other"]),
+            "datasets.harmless.shared_rms: 'other'",
+        ),
+        (
+            lambda c: c.update(
+                reproduce={"paper": "jiang2025", "reward_models": {"v1": "x"}, "datasets": {}, "methods": {}}
+            ),
+            "reproduce.reward_models: 'x'",
+        ),
+        (
+            lambda c: c["analysis"].update(rewards_example={"enabled": True, "rm": "ghost"}),
+            "analysis.rewards_example.rm",
+        ),
+        (
+            lambda c: c["analysis"]["probes"]["disrespect"].update(original_pattern="(unclosed"),
+            "analysis.probes.disrespect.original_pattern",
+        ),
+    ],
+)
+def test_design_keys_are_checked_naming_the_key(edit, message):
+    config = tiny_demo_config()
+    config["reward_models"]["other"] = {"backend": "demo", "train_part": "helpful"}
+    edit(config)
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        check(config)

@@ -1,0 +1,296 @@
+"""The paper's whole design in one run, and the reproduction table.
+
+A miniature of ``config/paper.yaml`` runs through Snakemake end to end: python RMs whose preferences the
+test controls, the local scripted OpenAI-compatible server as the LLM. It checks that §4's analyses read only
+the shared perturbations of the comparisons the paper's three RMs agree on, that App. G's RMs score exactly
+that shared set, that App. D's three prompt variants send one step-1 request per response, and that the
+reproduction table has one row per published cell. The table's arithmetic is checked by hand below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from conftest import WorkflowCopy
+
+from rmexplain.analysis.reference import load_reference
+from rmexplain.analysis.reproduction import Mapping, reproduction_table
+from rmexplain.ids import text_id
+from rmexplain.llm.devserver import ChatServer
+
+# Three RMs standing for v1, v2 and pythia: longer is better for all, except that "pythia" prefers the shorter
+# answer about tea (so the agreement filter of §4 drops that comparison). Two more for App. G.
+RMS = """
+def v1(prompts, responses):  # harmlessness matters most to v1
+    return [len(r) - 200 * ("worse harmlessness" in r) + 200 * ("better clarity" in r) for r in responses]
+
+def v2(prompts, responses):  # appropriateness to v2
+    return [2.0 * len(r.split()) - 100 * ("worse appropriateness" in r) + 100 * ("better harmlessness" in r)
+            for r in responses]
+
+def pythia(prompts, responses):  # prefers the shorter answer about tea: the paper RMs disagree there
+    return [(-1 if "tea" in p else 1) * len(r) - 300 * ("worse clarity" in r)
+            for p, r in zip(prompts, responses)]
+
+def ob(prompts, responses):
+    return [len(set(r.split())) - 50 * ("worse harmlessness" in r) for r in responses]
+
+def sw(prompts, responses):
+    return [-abs(len(r) - 40) - 80 * ("worse appropriateness" in r) for r in responses]
+"""
+PAIRS = [
+    ("How do I make tea?", "Boil water, steep the leaves for three minutes, then pour.", "Use water."),
+    ("How do I boil an egg?", "Put it in boiling water for eight minutes, then cool it.", "Cook it."),
+    ("What is the capital of Peru?", "The capital of Peru is Lima, high in the Andes.", "Peru."),
+    ("How can I pick a lock?", "What do you mean? I can't help with that.", "Use a tension wrench."),
+    ("Can you help me cheat on my exam?", "What do you mean by cheat? I'd rather help you revise.", "Sure."),
+    ("How can I sleep better?", "Keep a regular schedule and avoid screens before bed.", "Just sleep."),
+]
+ATTRIBUTES = {
+    "appropriateness": "the extent to which the response is appropriate in terms of language style",
+    "harmlessness": "whether or not the response is relevant to any potentially unsafe behaviours",
+    "clarity": "whether or not the response is clear and easy to read",
+}
+PAPER_RMS = ["v1", "v2", "pythia"]
+
+
+def mini_paper_config(server: ChatServer) -> dict:
+    """config/paper.yaml's design, in miniature."""
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "paper.yaml").read_text())
+    section3 = {"source": "file", "path": "pairs.jsonl", "reward_models": PAPER_RMS, "stages": ["evaluation"]}
+    config["datasets"] = {
+        "harmless": {**section3, "methods": ["two_step", "two_step_only", "two_step_pass", "random"]},
+        "harmless_global": {
+            "source": "file",
+            "path": "pairs_global.jsonl",  # other questions: no step-1 prompt shared with §3
+            "n_per_seed": 6,
+            "seeds": [0],
+            "orientation": "shared",
+            "shared_rms": PAPER_RMS,
+            "reward_models": [*PAPER_RMS, "ob", "sw"],
+            "methods": ["two_step"],
+            "stages": ["analysis"],
+        },
+    }
+    config["sample"] = {"n_per_seed": 4, "seeds": [0, 1]}
+    config["reward_models"] = {
+        name: {"backend": "python", "callable": f"mini_rms.py:{name}"} for name in [*PAPER_RMS, "ob", "sw"]
+    }
+    config["attributes"] = ATTRIBUTES
+    config["perturb"]["methods"] = ["two_step", "two_step_only", "two_step_pass", "random"]
+    config["perturb"]["random"] = {"n": 2}
+    del config["perturb"]["polyjuice"]
+    config["perturb"]["discover"] = {"enabled": False}
+    config["evaluate"] = {"embedding_model": "bundled-minilm", "device": "cpu"}
+    config["llm"].update(base_url=server.base_url, model="dev", api_key_env="RMX_TEST_KEY", concurrency=2)
+    config["analysis"]["bootstrap"]["n_resamples"] = 200
+    config["analysis"]["judge"] = {"enabled": False}
+    config["analysis"]["examples"]["pairs"] = [["v1", "v2"]]
+    config["analysis"]["rewards_example"] = {"enabled": True, "dataset": "harmless_global", "rm": "v2"}
+    probe = config["analysis"]["probes"]["disrespect"]
+    probe["pattern"] = r"\[worse appropriateness\]"  # what the scripted server writes for that edit
+    config["reproduce"]["reward_models"] = {
+        "v1": "v1", "v2": "v2", "pythia": "pythia", "Llama OB": "ob", "Llama SW": "sw"
+    }  # fmt: skip
+    config["reproduce"]["datasets"] = {"harmless": {"evaluation": "harmless", "analysis": "harmless_global"}}
+    config["reproduce"]["methods"] = {
+        "OURS": "two_step", "RP": "random", "center": "two_step", "only": "two_step_only",
+        "pass": "two_step_pass",
+    }  # fmt: skip
+    return config
+
+
+def read(root: Path, pattern: str) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(p) for p in sorted(root.glob(pattern))], how="diagonal_relaxed")
+
+
+@pytest.mark.slow
+def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
+    workflow = WorkflowCopy(tmp_path)
+    (tmp_path / "mini_rms.py").write_text(RMS)
+    for name, prefix in (("pairs.jsonl", ""), ("pairs_global.jsonl", "Quick question. ")):
+        with open(tmp_path / name, "w") as f:
+            for prompt, chosen, rejected in PAIRS:
+                f.write(
+                    json.dumps({"prompt": prefix + prompt, "chosen": chosen, "rejected": rejected}) + "\n"
+                )
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-test")
+    with ChatServer(expected_key="sk-test") as server:
+        config = workflow.write_config(mini_paper_config(server))
+        workflow.snakemake("--cores", "2", "--configfile", str(config))
+        step1_answers = server.successes("step1")
+
+    # §4: the comparisons all three paper RMs agree on (the tea comparison is not one of them) ...
+    originals = read(tmp_path, "results/scores/harmless_global/originals/*.parquet")
+    verdicts = (
+        originals.filter(pl.col("rm").is_in(PAPER_RMS))
+        .group_by("comparison_id")
+        .agg(agreed=pl.col("plus_target").n_unique() == 1)
+    )
+    agreed = set(verdicts.filter("agreed")["comparison_id"])
+    assert 0 < len(agreed) < len(PAIRS)
+    # ... have ONE shared perturbation set, and every RM's explanations on it come from that set only.
+    perturbation_dir = tmp_path / "results/perturbations/harmless_global/two_step"
+    assert sorted(p.name for p in perturbation_dir.iterdir()) == ["shared.parquet"]
+    shared = pl.read_parquet(perturbation_dir / "shared.parquet")
+    assert set(shared["comparison_id"]) == agreed
+    explanations = read(tmp_path, "results/explanations/harmless_global/two_step/*.parquet")
+    assert set(explanations["perturbation_id"]) == set(shared["perturbation_id"])
+    # The §4 tables are built from the §4 dataset only; the §3 tables from the per-RM sets only.
+    assert set(pl.read_csv(tmp_path / "results/tables/tau_rms.csv")["dataset"]) == {"harmless_global"}
+    assert set(pl.read_csv(tmp_path / "results/tables/coverage.csv")["dataset"]) == {"harmless"}
+    section3 = sorted(p.name for p in (tmp_path / "results/perturbations/harmless/two_step").iterdir())
+    assert section3 == [f"{rm}.parquet" for rm in sorted(PAPER_RMS)]
+
+    # App. G: ob and sw score exactly the shared set, and nothing of §3.
+    comparisons = pl.read_parquet(tmp_path / "results/data/harmless_global/comparisons.parquet")
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    shared_texts = {text_id(prompts[c], t) for c, t in shared.select("comparison_id", "text").iter_rows()}
+    for rm in ("ob", "sw"):
+        rewards = pl.read_parquet(tmp_path / f"results/scores/harmless_global/perturbations/{rm}.parquet")
+        assert set(rewards["text_id"]) == shared_texts
+        assert not (tmp_path / f"results/scores/harmless/perturbations/{rm}.parquet").exists()
+
+    # App. D: the three prompts perturbed the same responses, and no step-1 request reached the server twice
+    # (a variant's job waits for two_step's and reads its step-1 answers from the cache): at most one step-1
+    # request per response, fewer where the same question, responses and scores recur (seeds, designs).
+    slots = {
+        method: set(
+            read(tmp_path, f"results/perturbations/*/{method}/*.parquet")
+            .select("orienter", "comparison_id", "target")
+            .iter_rows()
+        )
+        for method in ("two_step", "two_step_only", "two_step_pass")
+    }
+    assert (
+        slots["two_step_only"] == slots["two_step_pass"] == {s for s in slots["two_step"] if s[0] != "shared"}
+    )
+    assert set(step1_answers.values()) == {1}
+    assert 0 < len(step1_answers) <= len(slots["two_step"])
+
+    # The reproduction table: one row per published cell; this run fills the harmless cells it can.
+    reproduction = pl.read_csv(tmp_path / "results/tables/reproduction.csv")
+    assert reproduction.height == load_reference("jiang2025").height
+    filled = reproduction.filter(pl.col("run_mean").is_not_null())
+    assert set(filled["table"].cast(str)) == {"1", "2", "3", "4", "5", "6", "7"}, filled
+    assert filled.filter(pl.col("table") == 4).height == 15  # harmless: 3 prompts x 5 columns
+    assert reproduction.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
+    for name in ("reproduction.md", "reproduction.html"):
+        assert (tmp_path / "results/tables" / name).stat().st_size > 0
+    assert (tmp_path / "results/figures/reproduction.png").stat().st_size > 0
+    assert (tmp_path / "results/figures/analysis/rewards_example.png").stat().st_size > 0
+
+
+def _metrics(values: dict[tuple[str, int], float], metric: str, method: str, subset: str = "all") -> list:
+    return [
+        {
+            "dataset": "h",
+            "method": method,
+            "rm": rm,
+            "seed": seed,
+            "subset": subset,
+            "metric": metric,
+            "value": v,
+        }
+        for (rm, seed), v in values.items()
+    ]
+
+
+def test_reproduction_cells_by_hand():
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b", "pythia": "c", "Llama OB": "d"},
+        datasets={"harmless": {"evaluation": "h", "analysis": "g"}},
+        methods={"OURS": "ours", "RP": "rand"},
+        probe="hell",
+    )
+    # Table 1, harmless/OURS/Both CF: per seed the mean over a, b, c (d is no paper RM of Table 1):
+    # seed 0: (0.6 + 0.7 + 0.8) / 3 = 0.7; seed 1: (0.5 + 0.6 + 0.7) / 3 = 0.6 -> mean 0.65, sd 0.0707.
+    values = {("a", 0): 0.6, ("b", 0): 0.7, ("c", 0): 0.8, ("d", 0): 0.0, ("a", 1): 0.5, ("b", 1): 0.6}
+    values |= {("c", 1): 0.7, ("d", 1): 0.0}
+    metrics = pl.DataFrame(_metrics(values, "cf_coverage_both", "ours"))
+    tau_rms = pl.DataFrame(
+        {
+            "dataset": ["g"],
+            "method": ["ours"],
+            "side": ["plus"],
+            "rm_a": ["b"],
+            "rm_b": ["a"],
+            "tau": [-0.2],
+            "ci_low": [-0.3],
+            "ci_high": [-0.05],
+        }
+    )
+    probes = pl.DataFrame(
+        {
+            "dataset": ["g"],
+            "method": ["ours"],
+            "rm": ["d"],
+            "probe": ["hell"],
+            "win_rate": [0.25],
+            "ci_low": [0.1],
+            "ci_high": [0.5],
+            "n_perturbations": [8],
+        }
+    )
+    reference = load_reference("jiang2025")
+    table = reproduction_table(reference, mapping, metrics=metrics, tau_rms=tau_rms, probes=probes)
+    assert table.height == reference.height
+    cell = table.filter(
+        (pl.col("table") == "1") & (pl.col("block") == "harmless") & (pl.col("row") == "OURS")
+    )
+    both_cf = cell.filter(pl.col("column") == "Both/CF cov.").row(0, named=True)
+    assert both_cf["run_mean"] == pytest.approx(0.65)
+    assert both_cf["run_sd"] == pytest.approx(0.1 / 2**0.5)
+    # paper 0.69: |0.69 - 0.65| = 0.04 <= 2 x 0.0707
+    assert both_cf["paper_mean"] == 0.69 and both_cf["agrees"] is True
+    assert both_cf["difference"] == pytest.approx(0.65 - 0.69)
+    # Table 3, harmless/Y+ of (v1, v2): the pair is found in either order; the paper's 0.16 has an uncertain
+    # sign, and -0.16 lies in [-0.3, -0.05].
+    tau = table.filter(
+        (pl.col("table") == "3") & (pl.col("row") == "v1, v2") & (pl.col("column") == "harmless/Y+")
+    )
+    assert tau["run_mean"][0] == -0.2 and tau["agrees"][0] is True
+    # Table 7, Llama OB: paper 0.30 lies in the Wilson interval [0.1, 0.5].
+    win = table.filter((pl.col("table") == "7") & (pl.col("column") == "Llama OB")).row(0, named=True)
+    assert (win["run_mean"], win["agrees"]) == (0.25, True)
+    # No run value: hs2 (not mapped), helpful, and PJ (no method) stay null.
+    assert table.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
+    assert table.filter(pl.col("row") == "PJ")["agrees"].is_null().all()
+
+
+def test_paper_config_dry_run_lists_every_part_of_the_paper(workflow_copy, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")  # declared by the config (envvars:), never used by a dry run
+    result = workflow_copy.snakemake("-n", "--configfile", "config/paper.yaml")
+    out = result.stdout + result.stderr
+    jobs = re.findall(
+        r"^rule (\w+):\n(?:    .*\n)*?    wildcards: ([^\n]*)\n(?:    .*\n)*?    resources: ([^\n]*)",
+        out,
+        re.M,
+    )
+    wildcards = {(rule, w) for rule, w, _ in jobs}
+    for dataset in ("hs2", "helpful", "harmless"):  # §3 per RM, App. D variants
+        for method in ("two_step", "two_step_only", "two_step_pass", "random"):
+            for rm in ("deberta-v1", "deberta-v2", "pythia-1.4b"):
+                assert ("perturb", f"dataset={dataset}, method={method}, orienter={rm}") in wildcards
+    for dataset in ("hs2_global", "helpful_global", "harmless_global"):  # §4: one shared set
+        assert ("perturb", f"dataset={dataset}, method=two_step, orienter=shared") in wildcards
+        assert ("analyse_global_sensitivity", f"dataset={dataset}, method=two_step") in wildcards
+    assert not any(r == "analyse_global_sensitivity" and "dataset=hs2," in w for r, w in wildcards)
+    scoring = {w: res for rule, w, res in jobs if rule == "score_perturbations"}
+    for rm in ("offsetbias-8b", "skywork-8b"):  # App. G: the harmless shared set only
+        assert "gpu=1" in scoring[f"dataset=harmless_global, rm={rm}"]
+        assert f"dataset=harmless, rm={rm}" not in scoring
+    assert all("gpu=1" in res for res in scoring.values()) and len(scoring) == 20
+    for rule in (
+        "categorise",
+        "evaluation_tables",
+        "figure_rewards_example",
+        "reproduction",
+        "analyse_probes",
+    ):
+        assert re.search(rf"^{rule}\s+\d+$", out, re.M), rule

@@ -438,6 +438,12 @@ def summary_figure(config: Config, name: str) -> str:
 EXAMPLE_SLOT = "results/analysis/examples/{dataset}/{method}/{slot}"  # EXAMPLE_RM or EXAMPLE_PAIR's stem
 
 
+def example_slot_file(config: Config, part: str) -> str:
+    """Pattern of one part (``figure``, ``html``, ``md``) of an example (wildcards dataset, method, slot)."""
+    suffix = figure_ext(config) if part == "figure" else part
+    return f"{EXAMPLE_SLOT}.{suffix}"
+
+
 def example_slot(config: Config, dataset: str, slot: str) -> dict[str, list]:
     """What one example file stem of ``dataset`` shows, as ``run_examples`` arguments: ``rms``, ``pairs``,
     ``sides``. ``slot`` is an RM name or ``<rm_a>_vs_<rm_b>_<Yplus|Yminus>``."""

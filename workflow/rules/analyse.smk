@@ -7,23 +7,6 @@ ANALYSIS = config["analysis"]
 REWARDS_EXAMPLE = paths.rewards_example(config)  # None when analysis.rewards_example is off
 
 
-def explanations_of_dataset(wildcards):
-    """Every explanation table of one (dataset, method): one per RM of the dataset."""
-    rms = paths.dataset_rms(config, wildcards.dataset)
-    return [
-        paths.fmt(paths.EXPLANATIONS, dataset=wildcards.dataset, method=wildcards.method, rm=rm) for rm in rms
-    ]
-
-
-def perturbations_of_dataset(wildcards):
-    """Every perturbation set of one (dataset, method)."""
-    orienters = paths.orienters(config, wildcards.dataset)
-    return [
-        paths.fmt(paths.PERTURBATIONS, dataset=wildcards.dataset, method=wildcards.method, orienter=o)
-        for o in orienters
-    ]
-
-
 rule analyse_global_sensitivity:
     input:
         explanations=explanations_of_dataset,
@@ -175,14 +158,14 @@ rule figure_example:
         perturbations=perturbations_of_dataset,
         comparisons=paths.COMPARISONS,
     output:
-        figure=paths.EXAMPLE_SLOT + "." + paths.figure_ext(config),
+        figure=paths.example_slot_file(config, "figure"),
         page=report(
-            paths.EXAMPLE_SLOT + ".html",
+            paths.example_slot_file(config, "html"),
             caption="../report/examples.rst",
             category="4. Representative examples",
             subcategory="{dataset} · {method}",
         ),
-        markdown=paths.EXAMPLE_SLOT + ".md",
+        markdown=paths.example_slot_file(config, "md"),
     log:
         "logs/figures/examples/{dataset}/{method}/{slot}.log",
     wildcard_constraints:

@@ -111,3 +111,20 @@ def llm_settings(wildcards):
 
 def embedding_gpus(wildcards):
     return resources.embedding_gpus(config)
+
+
+def explanations_of_dataset(wildcards):
+    """Every explanation table of one (dataset, method): one per RM of the dataset."""
+    rms = paths.dataset_rms(config, wildcards.dataset)
+    return [
+        paths.fmt(paths.EXPLANATIONS, dataset=wildcards.dataset, method=wildcards.method, rm=rm) for rm in rms
+    ]
+
+
+def perturbations_of_dataset(wildcards):
+    """Every perturbation set of one (dataset, method)."""
+    orienters = paths.orienters(config, wildcards.dataset)
+    return [
+        paths.fmt(paths.PERTURBATIONS, dataset=wildcards.dataset, method=wildcards.method, orienter=o)
+        for o in orienters
+    ]

@@ -11,7 +11,9 @@ rule discover_attributes:
     output:
         answers=paths.DISCOVERY_ANSWERS,
         csv=report(
-            paths.DISCOVERY_CSV, category="5. Attribute discovery", caption="../report/discovery_attributes.rst"
+            paths.DISCOVERY_CSV,
+            category="5. Attribute discovery",
+            caption="../report/discovery_attributes.rst",
         ),
         md=paths.DISCOVERY_MD,
     log:

@@ -121,7 +121,7 @@ esac
     ("config", "envs"),
     [
         ("config/config.yaml", {"core", "llm", "scoring"}),
-        ("config/paper.yaml", {"core", "llm", "scoring"}),
+        ("config/paper.yaml", {"core", "llm", "scoring", "vllm"}),  # App. G: OffsetBias on vLLM
         ("config/tokens_paper.yaml", {"core", "llm", "scoring"}),
     ],
 )

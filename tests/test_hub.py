@@ -69,6 +69,18 @@ def test_paper_config_downloads_its_rms_polyjuice_and_embedding_model():
             None,
             ["reward_models.pythia-1.4b.model"],
         ),
+        "NCSOFT--Llama-3-OffsetBias-RM-8B@main": (  # App. G
+            "NCSOFT/Llama-3-OffsetBias-RM-8B",
+            "main",
+            None,
+            ["reward_models.offsetbias-8b.model"],
+        ),
+        "Skywork--Skywork-Reward-Llama-3.1-8B-v0.2@main": (
+            "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2",
+            "main",
+            None,
+            ["reward_models.skywork-8b.model"],
+        ),
         "uw-hai--polyjuice": ("uw-hai/polyjuice", None, None, ["perturb.polyjuice.model"]),
         "sentence-transformers--all-MiniLM-L6-v2": (
             "sentence-transformers/all-MiniLM-L6-v2",

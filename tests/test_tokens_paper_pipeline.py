@@ -40,11 +40,14 @@ def test_import_and_paper_analyses(tmp_path):
     folder = _official_dir(tmp_path)
     prompts = ["greatest", "best", "worst"]
     targets = {(rm, p): str(tmp_path / "scans" / rm / f"{p}.parquet") for rm in HUB for p in prompts}
-    stages.import_official_scores(str(folder), targets)
+    for (rm, prompt), target in targets.items():
+        stages.import_official_scan(str(folder / f"{HUB[rm]}.csv"), rm, prompt, target)
     one = S.read_table(targets[("R-Gem-2B", "best")], S.TOKEN_SCORES, "scan")
     assert one.height == 2 * len(WORDS) and set(one["rm"].to_list()) == {"R-Gem-2B"}
-    with pytest.raises(paper.PaperAnalysisError, match="no scores of RM"):
-        stages.import_official_scores(str(folder), {("R-Gem-2B", "nope"): str(tmp_path / "x.parquet")})
+    with pytest.raises(paper.PaperAnalysisError, match="no column 'nope'"):
+        stages.import_official_scan(
+            str(folder / f"{HUB['R-Gem-2B']}.csv"), "R-Gem-2B", "nope", str(tmp_path / "x")
+        )
 
     names = ["moments", "kendall_tau", "mds", "rsa", "table2", "top_bottom", "framing"]
     names += ["sentiment_slopes", "frequency_slopes", "slope_summary"]
@@ -97,7 +100,9 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     scan = {"batch_size": 16, "prefix_cache": "never"}
     exact_path, official_path = str(tmp_path / "exact.parquet"), str(tmp_path / "official.parquet")
     stages.run_scan("tiny", spec, {}, "best", prompt, vocab_path, scan, exact_path, threads=1)
-    stages.run_scan_official("tiny", spec, "best", prompt, vocab_path, scan, official_path, threads=1)
+    stages.run_scan(
+        "tiny", spec, {}, "best", prompt, vocab_path, scan, official_path, threads=1, mode="official"
+    )
     official = S.read_table(official_path, S.TOKEN_SCORES, "official")
     assert official["token_id"].to_list() == vocabulary["token_id"].to_list()
     out = str(tmp_path / "comparison.csv")
@@ -108,8 +113,11 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     assert row["n_tokens"] == 60 and row["share_sequence_differs"] == 1.0 and -1 <= row["kendall_tau_b"] <= 1
 
     gcg_path = str(tmp_path / "gcg.parquet")
-    gcg = {"steps": 2, "search_width": 16, "init": "x x x", "enabled": True}
-    stages.run_paper_gcg("tiny", spec, "best", prompt, "optimal", gcg, scan, gcg_path, threads=1)
+    gcg = {"steps": 2, "n_tokens": 8, "paper": {"search_width": 16, "init": "x x x"}}  # as the rule passes it
+    stages.run_gcg_variant(
+        "paper", name="tiny", spec=spec, prompt_id="best", prompt=prompt, objective="optimal", gcg=gcg,
+        scan=scan, output=gcg_path, threads=1,
+    )  # fmt: skip
     history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
     assert history["step"].to_list() == [0, 1, 2] and "loss" in history.columns
     assert history["best_score"][-1] >= history["score"][0]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import re
 
+import numpy as np
 import polars as pl
 import pytest
 import torch
 import yaml
 from conftest import REPO, tiny_demo_config
+from scipy import stats as scipy_stats
 
 from rmexplain import paths
 from rmexplain import schemas as S
@@ -57,6 +60,13 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
     assert len(models) == 10 and "RLHFlow/ArmoRM-Llama3-8B-v0.1" in models
     assert len(paths.gcg_files(config)) == 10 * 2 * 2
     assert set(config["tokens"]["model_properties"]) == set(config["reward_models"])
+    # the paper's RSA properties, and both scan modes with the analyses on the paper's route
+    from rmexplain.tokens.paper_models import paper_model_properties
+
+    assert config["tokens"]["model_properties"] == paper_model_properties()
+    assert len(paths.scan_comparisons(config)) == 10 * 3
+    assert paths.token_scan_files(config)[0] == "results/tokens/scans_official/N-Gem-27B/greatest.parquet"
+    assert len(paths.paper_token_tables(config)) == len(paths.PAPER_TOKEN_TABLES)
 
 
 @pytest.mark.parametrize(
@@ -67,6 +77,16 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
         (lambda t: t["gcg"].update(prompts=["nope"]), "tokens.gcg.prompts"),
         (lambda t: t.update(human_ranking={"path": "missing.csv"}), "human_ranking.path"),
         (lambda t: t["vocabulary"].update(mode="list", list_path="missing.txt"), "list_path"),
+        (
+            lambda t: t["scan"].update(mode="official"),
+            "tokens.scan.mode: official scans need backend transformers",
+        ),
+        (lambda t: t["scan"].update(compare=True), "tokens.scan.compare: no scanned RM"),
+        (lambda t: t.update(official_scores={"path": "missing-dir"}), "tokens.official_scores.path"),
+        (
+            lambda t: t["paper_analysis"].update(frequency_list="missing.txt"),
+            "tokens.paper_analysis.frequency_list",
+        ),
     ],
 )
 def test_config_errors_name_the_key(edit, message, monkeypatch):
@@ -174,17 +194,17 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
             "worst": "What, in one word, is the worst thing ever?",
         },
         "vocabulary": {"mode": "all"},
-        "scan": {"batch_size": 64, "prefix_cache": "always"},
+        "scan": {"batch_size": 64, "prefix_cache": "always", "compare": True, "compare_n": 5},
         "analysis": {"rsa_permutations": 50, "framing_pairs": [["best", "worst"]]},
+        "paper_analysis": {"enabled": True, "rsa_permutations": 50},
         "human_ranking": {"path": "config/tokens_human_ranking_example.csv", "n_disagreements": 3},
         "gcg": {
             "enabled": True,
+            "variant": "paper",
             "objectives": ["pessimal"],
             "prompts": ["worst"],
-            "n_tokens": 3,
-            "steps": 2,
-            "top_k": 8,
-            "candidates": 16,
+            "steps": 3,
+            "paper": {"search_width": 16, "init": "x x x"},
         },
     }
     path = workflow_copy.write_config(config)
@@ -193,7 +213,18 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
     tau = pl.read_csv(root / "results/tokens/tables/kendall_tau.csv")
     assert tau["tau"].to_list() == [1.0, 1.0]  # one RM, two prompts
     gcg = pl.read_csv(root / "results/tokens/tables/gcg.csv")
-    assert gcg.height == 1 and gcg["best_score"][0] < gcg["initial_score"][0]  # pessimal: lower
+    assert (
+        gcg.height == 1 and gcg["best_score"][0] < gcg["initial_score"][0]
+    )  # the paper's GCG, pessimal: lower
+    assert "loss" in pl.read_parquet(root / "results/tokens/gcg/llama-a/worst/pessimal.parquet").columns
+    # Both scan modes, and how far apart they are: the tiny Llama template writes {{ bos_token }}, so every
+    # official sequence starts with two BOS and differs from the exact one.
+    modes = pl.read_csv(root / "results/tokens/tables/scan_modes.csv")
+    assert modes.select("rm", "prompt_id").rows() == [("llama-a", "best"), ("llama-a", "worst")]
+    assert modes["share_sequence_differs"].to_list() == [1.0, 1.0]
+    assert (root / "results/tokens/scans_official/llama-a/best.parquet").is_file()
+    for name in paths.PAPER_TOKEN_TABLES:
+        assert (root / f"results/tokens/tables/paper_{name}.csv").is_file(), name
     for figure in (
         "violins",
         "tau_heatmap",
@@ -202,6 +233,9 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
         "frequency_slopes",
         "framing_best_worst",
         "human_disagreements",
+        "scan_modes",
+        "paper_violins",
+        "paper_framing_best_worst",
     ):
         assert (root / f"results/tokens/figures/{figure}.png").stat().st_size > 5_000, figure
     assert pl.read_csv(root / "results/tokens/tables/human_ranking.csv").height == 1
@@ -219,3 +253,68 @@ def test_elo_figure5_tables_through_the_rule(workflow_copy):
     assert spearman.height == 10 and spearman["spearman_rho"].is_between(0.2, 0.6).all()
     differences = pl.read_csv(workflow_copy.root / targets[1])
     assert differences["direction"].value_counts().sort("direction")["count"].to_list() == [10, 10]
+
+
+def _official_csv(path, rows: list[tuple[int, str, float, float]]) -> None:
+    """One RM's scan in the paper's format: token_id, token_name, token_decoded, then a column per prompt."""
+    lines = ["token_id,token_name,token_decoded,best,worst"]
+    lines += [f"{i},{text.strip()},{text},{best},{worst}" for i, text, best, worst in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_official_scans_imported_and_analysed_the_papers_way(workflow_copy):
+    """Two RMs whose scans are the paper's published CSVs: no model is loaded; Table 3 (paper_moments) is the
+    population variance and biased skewness of the shared vocabulary, by hand."""
+    folder = workflow_copy.root / "official"
+    folder.mkdir()
+    words = ["love", "hate", "war", "peace", "good", "bad"]
+    x = [(i, w, float(i * i) - 3.0, -float(i)) for i, w in enumerate(words)]
+    y = [(i, w, float(i) + 1.0, 2.0 * i) for i, w in enumerate(words)]
+    x += [(6, " dup", 9.0, 9.0), (7, " dup", 8.0, 8.0), (8, "null", 5.0, 5.0), (9, "only-x", 4.0, 4.0)]
+    y += [(6, " dup", 1.0, 1.0), (8, "null", 2.0, 2.0)]
+    _official_csv(folder / "org--x.csv", x)
+    _official_csv(folder / "org--y.csv", y)
+    config = tiny_demo_config()
+    config["reward_models"] = {
+        rm: {"backend": "transformers", "model": f"org/{rm}", "device": "cpu"} for rm in ("x", "y")
+    }
+    config["tokens"] = {
+        "enabled": True,
+        "prompts": {
+            "best": "What, in one word, is the best thing ever?",
+            "worst": "... the worst thing ever?",
+        },
+        "official_scores": {"path": str(folder)},
+        "analysis": {"rsa_permutations": 20, "framing_pairs": [["best", "worst"]]},
+        "paper_analysis": {"enabled": True, "rsa_permutations": 20},
+    }
+    path = workflow_copy.write_config(config)
+    targets = ["results/tokens/tables/paper_moments.csv", "results/tokens/tables/paper_top_bottom.csv"]
+    result = workflow_copy.snakemake(*targets, "--cores", "1", "--configfile", str(path))
+    assert "tokens_scan" not in result.stdout + result.stderr  # imported, not scanned
+    moments = pl.read_csv(workflow_copy.root / targets[0]).sort("rm", "prompt_id")
+    # Shared: the six words (" dup" is duplicated within x, "null" reads as missing, "only-x" is x's alone).
+    shared_x_best = np.array([i * i - 3.0 for i in range(6)])
+    row = moments.filter((pl.col("rm") == "x") & (pl.col("prompt_id") == "best")).row(0, named=True)
+    assert row["n"] == 6
+    assert row["mean"] == pytest.approx(shared_x_best.mean())
+    assert row["variance"] == pytest.approx(np.var(shared_x_best), abs=1e-3)
+    assert row["skewness"] == pytest.approx(scipy_stats.skew(shared_x_best, bias=True), abs=1e-3)
+    assert set(
+        pl.read_parquet(workflow_copy.root / "results/tokens/scans_imported/y/worst.parquet")["text"]
+    ) == {*words, " dup", "null"}
+
+
+def test_tokens_paper_config_dry_run_lists_the_papers_setup(workflow_copy):
+    """config/tokens_paper.yaml: both scan modes of the ten RMs on GPUs, their comparison, the paper's tables
+    and figures, its GCG and the Elo tables."""
+    result = workflow_copy.snakemake("-n", "tokens_all", "--configfile", "config/tokens_paper.yaml")
+    out = result.stdout + result.stderr
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
+    assert counts["tokens_scan"] == "60"  # 10 RMs x 3 prompts x 2 modes
+    assert counts["tokens_gcg"] == "40" and counts["tokens_elo"] == "3"
+    for rule in ("tokens_scan_modes", "tokens_paper_analysis", "figure_tokens_paper"):
+        assert counts[rule] == "1", rule
+    scans = re.findall(r"^rule tokens_scan:\n(?:    .*\n)*?    resources: ([^\n]*)", out, re.M)
+    assert len(scans) == 60 and all("gpu=1" in r for r in scans)
+    assert "results/tokens/scans_official/R-Gem-2B/worst.parquet" in out

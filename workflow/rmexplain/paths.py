@@ -71,7 +71,11 @@ ANALYSIS_TABLES = (
 
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
 TOKEN_VOCABULARY = "results/tokens/vocabulary/{rm}.parquet"
-TOKEN_SCAN = "results/tokens/scans/{rm}/{prompt}.parquet"
+TOKEN_SCAN = "results/tokens/scans/{rm}/{prompt}.parquet"  # exact mode
+# A scan in either mode (``scan_dir``: SCAN_DIRS) and one imported from the paper's published CSVs.
+TOKEN_SCAN_IN = "results/tokens/{scan_dir}/{rm}/{prompt}.parquet"
+SCAN_DIRS = {"exact": "scans", "official": "scans_official"}
+TOKEN_SCAN_IMPORTED = "results/tokens/scans_imported/{rm}/{prompt}.parquet"
 TOKEN_HUMAN_SCORES = "results/tokens/human/{rm}.parquet"
 TOKEN_GCG = "results/tokens/gcg/{rm}/{prompt}/{objective}.parquet"
 TOKEN_TABLE = "results/tokens/tables/{table}.csv"
@@ -80,6 +84,19 @@ TOKEN_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")
 TOKEN_LEXICAL_TABLES = ("sentiment_slopes", "frequency_slopes")
 TOKEN_HUMAN_TABLES = ("human_ranking", "human_disagreements")
 ELO_TABLES = ("spearman", "differences", "top_items", "trajectories")  # tokens/tables/elo_{prompt}_{part}.csv
+# The paper's computations (tokens.paper_analysis): tables/paper_{name}.csv, keys of run_paper_analyses.
+PAPER_TOKEN_TABLES = (
+    "moments",
+    "kendall_tau",
+    "mds",
+    "rsa",
+    "table2",
+    "top_bottom",
+    "framing",
+    "sentiment_slopes",
+    "frequency_slopes",
+    "slope_summary",
+)
 
 
 def fmt(pattern: str, **wildcards: str) -> str:
@@ -549,13 +566,78 @@ def gcg_prompts(config: Config) -> list[str]:
     return list(section(config, "tokens")["gcg"].get("prompts") or token_prompts(config))
 
 
+def scan_mode(config: Config) -> str:
+    """Which scans the analyses read: ``exact`` or ``official`` (``tokens.scan.mode``)."""
+    return section(config, "tokens")["scan"].get("mode", "exact")
+
+
+def official_score_files(config: Config) -> dict[str, str]:
+    """Token RMs whose scans come from the paper's published CSVs (``tokens.official_scores``): RM -> the
+    ``<org>--<model>.csv`` of its hub id."""
+    from rmexplain.tokens.paper import official_file_name
+
+    official = section(config, "tokens").get("official_scores")
+    if not official:
+        return {}
+    found = {}
+    for rm in token_rms(config):
+        model = config["reward_models"][rm].get("model")
+        path = Path(official["path"]) / official_file_name(model) if model else None
+        if path is not None and path.is_file():
+            found[rm] = str(path)
+    return found
+
+
+def scan_file(config: Config, rm: str, prompt: str, mode: str | None = None) -> str:
+    """The scan of (``rm``, ``prompt``) in ``mode`` (default ``tokens.scan.mode``); imported if it is."""
+    if rm in official_score_files(config):
+        return fmt(TOKEN_SCAN_IMPORTED, rm=rm, prompt=prompt)
+    return fmt(TOKEN_SCAN_IN, scan_dir=SCAN_DIRS[mode or scan_mode(config)], rm=rm, prompt=prompt)
+
+
 def token_scan_files(config: Config, prompts: list[str] | None = None) -> list[str]:
-    """Every scan table (all RMs × the given prompts, default all)."""
-    return [
-        fmt(TOKEN_SCAN, rm=rm, prompt=p)
+    """Every scan the analyses read (all RMs × the given prompts, default all)."""
+    return [scan_file(config, rm, p) for rm in token_rms(config) for p in (prompts or token_prompts(config))]
+
+
+def scan_comparisons(config: Config) -> list[tuple[str, str, str, str]]:
+    """``(rm, prompt, exact scan, official scan)`` compared when ``tokens.scan.compare``: every scanned
+    (not imported) RM whose backend scores exact token ids."""
+    from rmexplain.score.base import backend_of
+
+    if not section(config, "tokens")["scan"].get("compare"):
+        return []
+    imported = official_score_files(config)
+    rms = [
+        rm
         for rm in token_rms(config)
-        for p in (prompts or token_prompts(config))
+        if rm not in imported and backend_of(config["reward_models"][rm]).exact_token_ids
     ]
+    return [
+        (rm, p, scan_file(config, rm, p, "exact"), scan_file(config, rm, p, "official"))
+        for rm in rms
+        for p in token_prompts(config)
+    ]
+
+
+def paper_analysis_enabled(config: Config) -> bool:
+    """Whether the paper's token tables and figures are written (``tokens.paper_analysis.enabled``)."""
+    return bool(section(config, "tokens")["paper_analysis"].get("enabled"))
+
+
+def paper_token_tables(config: Config) -> dict[str, str]:
+    """The paper's token tables by ``run_paper_analyses`` key (empty unless enabled)."""
+    if not paper_analysis_enabled(config):
+        return {}
+    return {name: token_table(f"paper_{name}") for name in PAPER_TOKEN_TABLES}
+
+
+def paper_token_figures(config: Config) -> dict[str, str]:
+    """Fig. 1 (``violins``) and Fig. 4 (``framing_<a>_<b>``) as the paper draws them (empty when off)."""
+    if not paper_analysis_enabled(config):
+        return {}
+    names = ["violins", *framing_names(config)]
+    return {name: token_figure(config, f"paper_{name}") for name in names}
 
 
 def human_ranking_enabled(config: Config) -> bool:
@@ -619,7 +701,9 @@ def token_figure_files(config: Config) -> list[str]:
     names = ["violins", "tau_heatmap", "mds", "sentiment_slopes", "frequency_slopes", *framing_names(config)]
     if human_ranking_enabled(config):
         names.append("human_disagreements")
-    return [token_figure(config, n) for n in names]
+    if scan_comparisons(config):
+        names.append("scan_modes")
+    return [token_figure(config, n) for n in names] + list(paper_token_figures(config).values())
 
 
 def token_table_files(config: Config) -> list[str]:
@@ -629,17 +713,19 @@ def token_table_files(config: Config) -> list[str]:
         names += TOKEN_HUMAN_TABLES
     if gcg_rms(config):
         names.append("gcg")
-    return [token_table(n) for n in names] + [
-        elo_table(p, part) for p in elo_prompts(config) for part in ELO_TABLES
-    ]
+    if scan_comparisons(config):
+        names.append("scan_modes")
+    tables = [token_table(n) for n in names] + list(paper_token_tables(config).values())
+    return tables + [elo_table(p, part) for p in elo_prompts(config) for part in ELO_TABLES]
 
 
 def token_targets(config: Config) -> list[str]:
     """Files ``rule all`` asks of the token part (none unless ``tokens.enabled``)."""
     if not tokens_enabled(config):
         return []
+    compared = [path for *_, exact, official in scan_comparisons(config) for path in (exact, official)]
     return [
-        *token_scan_files(config),
+        *dict.fromkeys([*token_scan_files(config), *compared]),
         *token_table_files(config),
         *token_figure_files(config),
         *gcg_files(config),

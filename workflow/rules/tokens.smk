@@ -37,9 +37,11 @@ rule tokens_scan:
         vocabulary=paths.TOKEN_VOCABULARY,
         hub=rm_hub_models,
     output:
-        paths.TOKEN_SCAN,
+        paths.TOKEN_SCAN_IN,
     log:
-        "logs/tokens/scan/{rm}/{prompt}.log",
+        "logs/tokens/{scan_dir}/{rm}/{prompt}.log",
+    wildcard_constraints:
+        scan_dir="|".join(paths.SCAN_DIRS.values()),
     conda:
         "../../envs/scoring.yaml"
     threads: rm_threads
@@ -49,8 +51,91 @@ rule tokens_scan:
         spec=rm_spec,
         prompt=lambda w: TOKENS["prompts"][w.prompt],
         scan=TOKENS["scan"],
+        mode=lambda w: {d: m for m, d in paths.SCAN_DIRS.items()}[w.scan_dir],
     script:
         "../scripts/tokens_scan.py"
+
+
+rule tokens_import_scan:
+    input:
+        lambda w: paths.official_score_files(config)[w.rm],
+    output:
+        paths.TOKEN_SCAN_IMPORTED,
+    log:
+        "logs/tokens/scans_imported/{rm}/{prompt}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/tokens_import_scan.py"
+
+
+rule tokens_scan_modes:
+    input:
+        lambda w: [p for *_, exact, official in paths.scan_comparisons(config) for p in (exact, official)],
+    output:
+        table=report(
+            paths.token_table("scan_modes"),
+            category="6. Optimal and pessimal tokens",
+            caption="../report/tokens_scan_modes.rst",
+        ),
+        figure=report(
+            paths.token_figure(config, "scan_modes"),
+            category="6. Optimal and pessimal tokens",
+            caption="../report/tokens_scan_modes.rst",
+        ),
+    log:
+        "logs/tokens/scan_modes.log",
+    conda:
+        "../../envs/scoring.yaml"
+    params:
+        pairs=[list(pair) for pair in paths.scan_comparisons(config)],
+        specs=lambda w: {rm: config["reward_models"][rm] for rm, *_ in paths.scan_comparisons(config)},
+        prompts=TOKENS["prompts"],
+        n=TOKENS["scan"]["compare_n"],
+        figures=config["figures"],
+    script:
+        "../scripts/tokens_scan_modes.py"
+
+
+rule tokens_paper_analysis:
+    input:
+        paths.token_scan_files(config),
+    output:
+        **paths.paper_token_tables(config),
+    log:
+        "logs/tokens/paper_analysis.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        prompt_ids=paths.token_prompts(config),
+        options={k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")},
+        framing_pairs=TOKENS["analysis"]["framing_pairs"],
+        properties=(None if TOKENS["paper_analysis"]["properties"] == "paper" else TOKENS["model_properties"]),
+    script:
+        "../scripts/tokens_paper_analysis.py"
+
+
+rule figure_tokens_paper:
+    input:
+        paths.token_scan_files(config),
+    output:
+        **{
+            name: report(
+                path, category="6. Optimal and pessimal tokens", caption="../report/tokens_paper_figures.rst"
+            )
+            for name, path in paths.paper_token_figures(config).items()
+        },
+    log:
+        "logs/tokens/figure_paper.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        prompts=TOKENS["prompts"],
+        options={k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")},
+        framing_pairs=TOKENS["analysis"]["framing_pairs"],
+        figures=config["figures"],
+    script:
+        "../scripts/figure_tokens_paper.py"
 
 
 rule tokens_extremes:
@@ -273,7 +358,12 @@ rule tokens_gcg:
     params:
         spec=rm_spec,
         prompt=lambda w: TOKENS["prompts"][w.prompt],
-        gcg={k: v for k, v in TOKENS["gcg"].items() if k not in ("enabled", "objectives", "prompts")},
+        gcg={
+            k: v
+            for k, v in TOKENS["gcg"].items()
+            if k not in ("enabled", "objectives", "prompts", "variant")
+        },
+        variant=TOKENS["gcg"]["variant"],
         scan=TOKENS["scan"],
     script:
         "../scripts/tokens_gcg.py"

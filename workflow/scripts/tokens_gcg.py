@@ -4,18 +4,19 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
-from rmexplain.tokens.stages import run_gcg
+from rmexplain.tokens.stages import run_gcg_variant
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
-run_gcg(
-    snakemake.wildcards.rm,
-    snakemake.params.spec,
-    snakemake.wildcards.prompt,
-    snakemake.params.prompt,
-    snakemake.wildcards.objective,
-    snakemake.params.gcg,
-    snakemake.params.scan,
-    snakemake.output[0],
+run_gcg_variant(
+    snakemake.params.variant,
+    name=snakemake.wildcards.rm,
+    spec=snakemake.params.spec,
+    prompt_id=snakemake.wildcards.prompt,
+    prompt=snakemake.params.prompt,
+    objective=snakemake.wildcards.objective,
+    gcg=snakemake.params.gcg,
+    scan=snakemake.params.scan,
+    output=snakemake.output[0],
     threads=snakemake.threads,
 )

@@ -19,4 +19,5 @@ run_scan(
     snakemake.params.scan,
     snakemake.output[0],
     threads=snakemake.threads,
+    mode=snakemake.params.mode,
 )

@@ -261,10 +261,45 @@ def check_tokens(config: Config) -> None:
             bool(list_path) and Path(list_path).is_file(),
             f"tokens.vocabulary.list_path: {list_path!r} is not a file",
         )
+    _check_token_scans(config)
     human = tokens.get("human_ranking")
     if human:
         _require(
             Path(human["path"]).is_file(), f"tokens.human_ranking.path: file {human['path']!r} does not exist"
+        )
+
+
+def _check_token_scans(config: Config) -> None:
+    """Official scans and comparisons need transformers RMs; the files the paper's route reads exist."""
+    from rmexplain import paths
+    from rmexplain.score.base import backend_of
+
+    tokens = section(config, "tokens")
+    official = tokens.get("official_scores")
+    if official:
+        _require(
+            Path(official["path"]).is_dir(),
+            f"tokens.official_scores.path: {official['path']!r} is not a directory",
+        )
+    imported = paths.official_score_files(config)
+    if paths.scan_mode(config) == "official":
+        for rm in paths.token_rms(config):
+            exact = backend_of(config["reward_models"][rm]).exact_token_ids
+            _require(
+                exact or rm in imported,
+                f"tokens.scan.mode: official scans need backend transformers; reward_models.{rm} has "
+                f"{config['reward_models'][rm]['backend']!r} (and no file in tokens.official_scores)",
+            )
+    if tokens["scan"].get("compare"):
+        _require(
+            bool(paths.scan_comparisons(config)),
+            "tokens.scan.compare: no scanned RM has backend transformers (the official route needs one)",
+        )
+    frequency_list = tokens["paper_analysis"].get("frequency_list")
+    if frequency_list:
+        _require(
+            Path(frequency_list).is_file(),
+            f"tokens.paper_analysis.frequency_list: {frequency_list!r} is not a file",
         )
 
 

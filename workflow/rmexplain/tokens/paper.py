@@ -63,50 +63,52 @@ class PaperAnalysisError(ValueError):
 # ---- official-format scan CSVs ----------------------------------------------------------------------------
 
 
-def read_official_scores(directory: str | Path, names: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """Read a directory of the paper's per-RM CSVs (``<org>--<model>.csv`` with ``token_id, token_name,
-    token_decoded`` and one score column per prompt, e.g. ``greatest, best, worst``) as TOKEN_SCORES rows.
+def read_official_file(file: str | Path, rm: str) -> pl.DataFrame:
+    """One of the paper's per-RM CSVs (``token_id, token_name, token_decoded`` and one score column per
+    prompt, e.g. ``greatest, best, worst``) as TOKEN_SCORES rows of RM ``rm``: ``prompt_id`` the column
+    name, ``piece`` the ``token_name``, ``text`` the ``token_decoded`` read literally (an empty field as
+    ``""``). Rows with a missing score are dropped, as the paper's ``dropna`` does."""
+    table = pl.read_csv(
+        file,
+        schema_overrides={"token_id": pl.Int64, "token_name": pl.String, "token_decoded": pl.String},
+        infer_schema_length=None,
+    )
+    missing = [c for c in OFFICIAL_ID_COLUMNS if c not in table.columns]
+    prompts = [c for c in table.columns if c not in OFFICIAL_ID_COLUMNS]
+    if missing or not prompts:
+        raise PaperAnalysisError(
+            f"{file}: expected {list(OFFICIAL_ID_COLUMNS)} and score columns; have {table.columns}"
+        )
+    parts = [
+        table.select(
+            pl.lit(rm).alias("rm"),
+            pl.lit(prompt).alias("prompt_id"),
+            "token_id",
+            pl.col("token_name").fill_null("").alias("piece"),
+            pl.col("token_decoded").fill_null("").alias("text"),
+            pl.col(prompt).cast(pl.Float64).alias("score"),
+        ).filter(pl.col("score").is_not_null() & pl.col("score").is_not_nan())
+        for prompt in prompts
+    ]
+    log.info("%s: %d tokens, prompts %s", rm, table.height, prompts)
+    return pl.concat(parts)
 
-    ``rm`` is the short name of the hub id (``names``, default the paper's ten; else the hub id);
-    ``prompt_id`` the column name; ``piece`` the ``token_name``; ``text`` the ``token_decoded``, read
-    literally (an empty field as ``""``). Rows with a missing score are dropped, as the paper's
-    ``dropna`` does. Files are read in name order.
-    """
+
+def official_file_name(hub_id: str) -> str:
+    """The paper's file name of an RM's scan: ``<org>--<model>.csv``."""
+    return hub_id.replace("/", "--") + ".csv"
+
+
+def read_official_scores(directory: str | Path, names: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Every per-RM CSV (``<org>--<model>.csv``) of a directory, in name order (:func:`read_official_file`);
+    ``rm`` is the short name of the hub id (``names``, default the paper's ten; else the hub id)."""
     folder = Path(directory)
     files = sorted(folder.glob("*.csv"))
     if not files:
         raise PaperAnalysisError(f"no official-format score CSV in {str(folder)!r}")
     names = dict(hub_to_short() if names is None else names)
-    parts = []
-    for file in files:
-        table = pl.read_csv(
-            file,
-            schema_overrides={"token_id": pl.Int64, "token_name": pl.String, "token_decoded": pl.String},
-            infer_schema_length=None,
-        )
-        missing = [c for c in OFFICIAL_ID_COLUMNS if c not in table.columns]
-        prompts = [c for c in table.columns if c not in OFFICIAL_ID_COLUMNS]
-        if missing or not prompts:
-            raise PaperAnalysisError(
-                f"{file}: expected {list(OFFICIAL_ID_COLUMNS)} and score columns; have {table.columns}"
-            )
-        hub_id = file.stem.replace("--", "/")
-        rm = names.get(hub_id, hub_id)
-        for prompt in prompts:
-            part = table.select(
-                pl.lit(rm).alias("rm"),
-                pl.lit(prompt).alias("prompt_id"),
-                "token_id",
-                pl.col("token_name").fill_null("").alias("piece"),
-                pl.col("token_decoded").fill_null("").alias("text"),
-                pl.col(prompt).cast(pl.Float64).alias("score"),
-            ).filter(pl.col("score").is_not_null() & pl.col("score").is_not_nan())
-            parts.append(part)
-        log.info("%s: %d tokens, prompts %s", rm, table.height, prompts)
-    return pl.concat(parts)
-
-
-# ---- shared vocabulary ------------------------------------------------------------------------------------
+    hub_ids = [file.stem.replace("--", "/") for file in files]
+    return pl.concat(read_official_file(f, names.get(h, h)) for f, h in zip(files, hub_ids, strict=True))
 
 
 def _keyed(scans: pl.DataFrame, match: str, drop_na_like: bool) -> pl.DataFrame:

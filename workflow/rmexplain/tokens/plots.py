@@ -212,3 +212,56 @@ def _wrap(text: str, width: int = 40) -> str:
     import textwrap
 
     return "\n".join(textwrap.wrap(text, width))
+
+
+def raw_framing_figure(
+    framing: pl.DataFrame, prompt_a: str, prompt_b: str, options: dict[str, Any], output: str
+) -> None:
+    """Paper Fig. 4 as its code draws it: raw scores of every shared text under two prompts, one panel per
+    RM, with the y = x line (``paper.framing_scores``)."""
+    rms = list(dict.fromkeys(framing["rm"].to_list()))
+    fig, axes = _figure(options, max(1, len(rms)), 0.3)
+    for ax, rm in zip(axes, rms, strict=False):
+        one = framing.filter(pl.col("rm") == rm)
+        x, y = one["score_a"].to_numpy(), one["score_b"].to_numpy()
+        ax.scatter(x, y, s=3, alpha=0.3, color="tab:blue", rasterized=True)
+        low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+        ax.plot([low, high], [low, high], color="black", linestyle="--", linewidth=0.8)
+        ax.set_xlabel(f"score · {prompt_a}", fontsize=8)
+        ax.set_ylabel(f"score · {prompt_b}", fontsize=8)
+        ax.set_title(rm, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle(
+        f"Raw scores of the shared vocabulary: '{prompt_a}' against '{prompt_b}' (y = x dashed)", fontsize=10
+    )
+    _save(fig, output, options)
+
+
+def scan_modes_figure(comparison: pl.DataFrame, options: dict[str, Any], output: str) -> None:
+    """Exact-id against official scans per RM × prompt: Kendall τ-b over the vocabulary, the shares of the
+    top and bottom n tokens both scans agree on, and the share of ids whose scored sequence differs."""
+    labels = [f"{rm} · {p}" for rm, p in comparison.select("rm", "prompt_id").iter_rows()]
+    n = comparison["n_extreme"].cast(pl.Float64)
+    series = {
+        "Kendall τ-b": comparison["kendall_tau_b"],
+        "top-n overlap": comparison["top_overlap"] / n,
+        "bottom-n overlap": comparison["bottom_overlap"] / n,
+        "sequence differs": comparison["share_sequence_differs"],
+    }
+    fig, axes = _figure(options, 1, 0.1 + 0.05 * len(labels))
+    ax = axes[0]
+    y = np.arange(len(labels))
+    height = 0.8 / len(series)
+    for k, (name, values) in enumerate(series.items()):
+        ax.barh(y + (k - 1.5) * height, values.to_numpy(), height=height, label=name)
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xlim(-1, 1)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.invert_yaxis()
+    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title(
+        "How much the official code's tokenisation moves each scan (exact ids vs decode-and-retokenise)",
+        fontsize=9,
+    )
+    _save(fig, output, options)

@@ -77,6 +77,18 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(max(1, int(threads)))
 
 
+SCAN_MODES = ("exact", "official")
+
+
+def scan_settings(scan: Mapping[str, Any]) -> Any:
+    """``tokens.scan`` as ScanSettings (the keys that are not scan settings, such as ``mode``, left out)."""
+    from dataclasses import fields
+
+    from rmexplain.tokens.scan import ScanSettings
+
+    return ScanSettings(**{f.name: scan[f.name] for f in fields(ScanSettings) if f.name in scan})
+
+
 def run_scan(
     name: str,
     spec: Mapping[str, Any],
@@ -87,19 +99,27 @@ def run_scan(
     scan: Mapping[str, Any],
     output: str,
     threads: int = 1,
+    mode: str = "exact",
 ) -> None:
-    """Score every token of the vocabulary table as the response to ``prompt``; write TOKEN_SCORES."""
-    from rmexplain.tokens.scan import ScanSettings, scan_text, scan_transformers
+    """Score every token of the vocabulary table as the response to ``prompt``; write TOKEN_SCORES.
+
+    ``mode`` ``exact``: the token id between the template's prefix and suffix ids (one BOS; text-scoring
+    backends score the decoded text); ``official``: the paper's route (decode, template as text, default
+    tokenisation: :func:`rmexplain.tokens.scan.scan_official`), transformers RMs only."""
+    from rmexplain.tokens.scan import scan_official, scan_text, scan_transformers
 
     set_threads(threads)
     vocabulary = S.read_table(vocabulary_path, S.TOKEN_VOCABULARY, "token vocabulary")
-    settings = ScanSettings(**scan)
+    settings = scan_settings(scan)
     if _is_exact(spec):
         from rmexplain.score.hf import load_model_and_tokenizer
 
         parsed = _spec(name, spec)
         model, tokenizer = load_model_and_tokenizer(parsed)
-        table = scan_transformers(model, tokenizer, parsed, prompt, vocabulary, settings)
+        route = scan_official if mode == "official" else scan_transformers
+        table = route(model, tokenizer, parsed, prompt, vocabulary, settings)
+    elif mode == "official":
+        raise ValueError(f"reward_models.{name}: tokens.scan official mode needs backend transformers")
     else:
         from rmexplain.score.base import build_scorer
 
@@ -110,7 +130,7 @@ def run_scan(
             build_scorer(name, dict(spec), **artifacts), prompt, vocabulary, settings.batch_size
         )
     table = table.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
-    S.write_table(table, output, S.TOKEN_SCORES, f"token scores {name}/{prompt_id}")
+    S.write_table(table, output, S.TOKEN_SCORES, f"token scores ({mode}) {name}/{prompt_id}")
 
 
 def read_scans(paths: Sequence[str]) -> pl.DataFrame:
@@ -238,7 +258,6 @@ def run_gcg(
     """GCG search for one (RM, prompt, objective); writes the per-step TOKEN_GCG table."""
     from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.tokens.gcg import GCGSettings, gcg_search
-    from rmexplain.tokens.scan import ScanSettings
 
     set_threads(threads)
     if not _is_exact(spec):
@@ -248,7 +267,7 @@ def run_gcg(
     parsed = _spec(name, spec)
     model, tokenizer = load_model_and_tokenizer(parsed)
     settings = GCGSettings(**{k: v for k, v in gcg.items() if k not in {"enabled", "objectives", "prompts"}})
-    history = gcg_search(model, tokenizer, parsed, prompt, objective, settings, ScanSettings(**scan))
+    history = gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
     table = history.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
     S.write_table(table, output, S.TOKEN_GCG, f"GCG {name}/{prompt_id}/{objective}")
 
@@ -315,16 +334,13 @@ PAPER_ANALYSIS_DEFAULTS: dict[str, Any] = {
 }
 
 
-def import_official_scores(directory: str, outputs: Mapping[tuple[str, str], str]) -> None:
-    """Write the paper's per-RM CSVs in ``directory`` as TOKEN_SCORES files, ``outputs[(rm, prompt_id)]`` each
-    (``rm`` = short name for the paper's ten); a pair the CSVs lack is an error naming it."""
-    scans = paper.read_official_scores(directory)
-    for (rm, prompt_id), path in outputs.items():
-        one = scans.filter((pl.col("rm") == rm) & (pl.col("prompt_id") == prompt_id))
-        if one.height == 0:
-            raise paper.PaperAnalysisError(f"{directory}: no scores of RM {rm!r} for prompt {prompt_id!r}")
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        S.write_table(one, path, S.TOKEN_SCORES, f"token scores {rm}/{prompt_id}")
+def import_official_scan(csv: str, rm: str, prompt_id: str, output: str) -> None:
+    """The scores of ``prompt_id`` in one of the paper's per-RM CSVs, as RM ``rm``'s TOKEN_SCORES file."""
+    one = paper.read_official_file(csv, rm).filter(pl.col("prompt_id") == prompt_id)
+    if one.height == 0:
+        raise paper.PaperAnalysisError(f"{csv}: no column {prompt_id!r} (a key of tokens.prompts)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    S.write_table(one, output, S.TOKEN_SCORES, f"official token scores {rm}/{prompt_id}")
 
 
 def run_paper_analyses(
@@ -433,30 +449,6 @@ def run_elo_figure5(
     _write_csv(elo.rank_trajectories(ranks, n_background, n_highlight), outputs["trajectories"])
 
 
-def run_scan_official(
-    name: str,
-    spec: Mapping[str, Any],
-    prompt_id: str,
-    prompt: str,
-    vocabulary_path: str,
-    scan: Mapping[str, Any],
-    output: str,
-    threads: int = 2,
-) -> None:
-    """Scan a transformers RM the paper's way (``scan.scan_official``); writes TOKEN_SCORES."""
-    from rmexplain.score.hf import load_model_and_tokenizer
-    from rmexplain.score.specs import parse_spec
-    from rmexplain.tokens.scan import ScanSettings, scan_official
-
-    set_threads(threads)
-    vocabulary = S.read_table(vocabulary_path, S.TOKEN_VOCABULARY, "token vocabulary")
-    parsed = parse_spec(name, dict(spec))
-    model, tokenizer = load_model_and_tokenizer(parsed)
-    table = scan_official(model, tokenizer, parsed, prompt, vocabulary, ScanSettings(**scan))
-    table = table.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
-    S.write_table(table, output, S.TOKEN_SCORES, f"official token scores {name}/{prompt_id}")
-
-
 def run_scan_comparison(
     pairs: Sequence[tuple[str, str, str, str]],
     specs: Mapping[str, Mapping[str, Any]],
@@ -506,13 +498,61 @@ def run_paper_gcg(
     from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.score.specs import parse_spec
     from rmexplain.tokens.gcg import PaperGCGSettings, paper_gcg_search
-    from rmexplain.tokens.scan import ScanSettings
 
     set_threads(threads)
     parsed = parse_spec(name, dict(spec))
     model, tokenizer = load_model_and_tokenizer(parsed)
     keys = {f.name for f in fields(PaperGCGSettings)}
     settings = PaperGCGSettings(**{k: v for k, v in gcg.items() if k in keys})
-    history = paper_gcg_search(model, tokenizer, parsed, prompt, objective, settings, ScanSettings(**scan))
+    history = paper_gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
     table = history.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
     S.write_table(table, output, S.TOKEN_GCG, f"paper GCG {name}/{prompt_id}/{objective}")
+
+
+def run_gcg_variant(variant: str, **kwargs: Any) -> None:
+    """``tokens.gcg.variant``: ``project`` (:func:`run_gcg`) or ``paper`` (:func:`run_paper_gcg`, with the
+    ``tokens.gcg.paper`` keys over the shared ones)."""
+    gcg = dict(kwargs.pop("gcg"))
+    if variant == "paper":
+        run_paper_gcg(gcg={**gcg, **(gcg.pop("paper", None) or {})}, **kwargs)
+    else:
+        gcg.pop("paper", None)
+        run_gcg(gcg=gcg, **kwargs)
+
+
+def run_scan_modes(
+    pairs: Sequence[tuple[str, str, str, str]],
+    specs: Mapping[str, Mapping[str, Any]],
+    prompts: Mapping[str, str],
+    n: int,
+    figures: Mapping[str, Any],
+    table_out: str,
+    figure_out: str,
+) -> None:
+    """The exact-vs-official comparison table (:func:`run_scan_comparison`) and its figure."""
+    run_scan_comparison(pairs, specs, prompts, n, table_out)
+    plots.scan_modes_figure(pl.read_csv(table_out), dict(figures), figure_out)
+
+
+def plot_paper_figures(
+    scan_paths: Sequence[str],
+    prompts: Mapping[str, str],
+    options: Mapping[str, Any],
+    framing_pairs: Sequence[Sequence[str]],
+    figures: Mapping[str, Any],
+    outputs: Mapping[str, str],
+) -> None:
+    """Fig. 1 (violins) on the shared vocabulary and Fig. 4 (raw scores of two framings, y = x) as the paper
+    draws them; ``outputs``: ``violins`` and ``framing_<a>_<b>`` per pair."""
+    opts = {**PAPER_ANALYSIS_DEFAULTS, **options}
+    shared = paper.shared_scores(
+        read_scans(scan_paths),
+        match=opts["match"],
+        duplicates=opts["duplicates"],
+        drop_na_like=opts["drop_na_like"],
+    )
+    plots.violins(shared, dict(prompts), dict(figures), outputs["violins"])
+    for a, b in framing_pairs:
+        plots.raw_framing_figure(
+            paper.framing_scores(shared, a, b), a, b, dict(figures), outputs[f"framing_{a}_{b}"]
+        )

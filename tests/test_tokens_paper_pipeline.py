@@ -121,3 +121,32 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
     assert history["step"].to_list() == [0, 1, 2] and "loss" in history.columns
     assert history["best_score"][-1] >= history["score"][0]
+
+
+def test_an_everything_export_as_human_ranking_gives_named_rms_their_own_scores(tmp_path):
+    """An EloEverything export (elo_rank, elo_score, name, elo_matches, one column per RM hub id): an RM named
+    in it takes its scores from it (its model is never loaded: "org/absent" does not exist), another is
+    scored; Fig. 5's tables then follow the paper's computation."""
+    ranking = tmp_path / "everything.csv"
+    items = ["love", "war", "peace", "music", "taxes"]
+    rows = ["elo_rank,elo_score,name,elo_matches,org/absent"]
+    rows += [
+        f"{i + 1},{1500 - 50 * i},{item},{10 + i},{float(len(item) - i)}" for i, item in enumerate(items)
+    ]
+    ranking.write_text("\n".join(rows) + "\n")
+    (tmp_path / "rm.py").write_text(
+        "def score(prompts, responses):\n    return [float(len(r)) for r in responses]\n"
+    )
+    prompt = "What one single thing, person, or concept is the greatest ever?"
+    named = {"backend": "transformers", "model": "org/absent"}
+    scored = {"backend": "python", "callable": f"{tmp_path / 'rm.py'}:score"}
+    outputs = {}
+    for rm, spec in (("named", named), ("scored", scored)):
+        outputs[rm] = str(tmp_path / f"{rm}.parquet")
+        stages.run_human_scores(rm, spec, {}, str(ranking), prompt, outputs[rm], threads=1)
+    named_scores = S.read_table(outputs["named"], S.TOKEN_HUMAN_SCORES, "scores").sort("human_rank")
+    assert named_scores["item"].to_list() == items and named_scores["human_rank"].to_list() == [1, 2, 3, 4, 5]
+    assert named_scores["score"].to_list() == [4.0, 2.0, 3.0, 2.0, 1.0]
+    tables = {n: str(tmp_path / f"{n}.csv") for n in ("spearman", "differences", "top_items", "trajectories")}
+    stages.run_elo_figure5("custom", tables, n_differences=2, human_scores=list(outputs.values()))
+    assert set(pl.read_csv(tables["spearman"])["rm"].to_list()) == {"named", "scored"}

@@ -645,6 +645,14 @@ def human_ranking_enabled(config: Config) -> bool:
     return bool(section(config, "tokens").get("human_ranking"))
 
 
+def human_scores_in_file(config: Config, rm: str) -> bool:
+    """Whether RM ``rm`` reads its human-ranking scores from the ranking file (its model names a column)."""
+    from rmexplain.tokens.stages import scores_in_ranking_file
+
+    human = section(config, "tokens").get("human_ranking")
+    return bool(human) and scores_in_ranking_file(config["reward_models"][rm], human["path"]) is not None
+
+
 def token_human_files(config: Config) -> list[str]:
     """Per-RM scores of the human-ranking items."""
     if not human_ranking_enabled(config):
@@ -710,7 +718,7 @@ def token_table_files(config: Config) -> list[str]:
     """All token tables."""
     names = ["extremes", *TOKEN_AGREEMENT_TABLES, *TOKEN_LEXICAL_TABLES, *framing_names(config)]
     if human_ranking_enabled(config):
-        names += TOKEN_HUMAN_TABLES
+        names += [*TOKEN_HUMAN_TABLES, *(f"human_figure5_{part}" for part in ELO_TABLES)]
     if gcg_rms(config):
         names.append("gcg")
     if scan_comparisons(config):

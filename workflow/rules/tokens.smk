@@ -287,7 +287,7 @@ rule tokens_human_scores:
     input:
         unpack(rm_artifacts),
         ranking=(TOKENS.get("human_ranking") or {}).get("path", []),
-        hub=rm_hub_models,
+        hub=lambda w: [] if paths.human_scores_in_file(config, w.rm) else rm_hub_models(w),
     output:
         paths.TOKEN_HUMAN_SCORES,
     log:
@@ -296,7 +296,7 @@ rule tokens_human_scores:
         "../../envs/scoring.yaml"
     threads: rm_threads
     resources:
-        gpu=rm_gpus,
+        gpu=lambda w: 0 if paths.human_scores_in_file(config, w.rm) else rm_gpus(w),
     params:
         spec=rm_spec,
         prompt=(TOKENS.get("human_ranking") or {}).get("prompt"),
@@ -308,6 +308,7 @@ rule tokens_human_compare:
     input:
         paths.token_human_files(config),
     output:
+        **{f"figure5_{part}": paths.token_table(f"human_figure5_{part}") for part in paths.ELO_TABLES},
         human_ranking=report(
             paths.token_table("human_ranking"),
             category="6. Optimal and pessimal tokens",

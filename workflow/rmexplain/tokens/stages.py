@@ -208,6 +208,14 @@ def plot_framing(
     )
 
 
+def scores_in_ranking_file(spec: Mapping[str, Any], ranking_path: str) -> str | None:
+    """The column of the human-ranking file holding this RM's scores (its model hub id), if there is one."""
+    model = spec.get("model")
+    if not model or not Path(ranking_path).is_file():
+        return None
+    return model if model in stats.read_ranking_file(ranking_path).columns else None
+
+
 def run_human_scores(
     name: str,
     spec: Mapping[str, Any],
@@ -217,26 +225,38 @@ def run_human_scores(
     output: str,
     threads: int = 1,
 ) -> None:
-    """Score every item of the human ranking as a response to ``prompt`` (ordinary text scoring)."""
-    from rmexplain.score.base import build_scorer
-
-    set_threads(threads)
+    """Score every item of the human ranking as a response to ``prompt`` (ordinary text scoring). An RM whose
+    model hub id is a column of the file (an EloEverything export, as the paper's data) takes its scores from
+    that column instead, as the paper's Fig. 5 does."""
     ranking = stats.read_human_ranking(ranking_path)
-    scorer = build_scorer(name, dict(spec), **artifacts)
     items = ranking["item"].to_list()
-    scores = scorer.score([prompt] * len(items), items)
+    column = scores_in_ranking_file(spec, ranking_path)
+    if column is not None:
+        log.info(
+            "%s: scores of the %d items taken from column %r of %s", name, len(items), column, ranking_path
+        )
+        scores = stats.read_ranking_file(ranking_path)[column].cast(pl.Float64).to_list()
+    else:
+        from rmexplain.score.base import build_scorer
+
+        set_threads(threads)
+        scorer = build_scorer(name, dict(spec), **artifacts)
+        scores = scorer.score([prompt] * len(items), items)
     table = ranking.with_columns(pl.Series("score", scores, dtype=pl.Float64), pl.lit(name).alias("rm"))
     S.write_table(table, output, S.TOKEN_HUMAN_SCORES, f"human-ranking scores {name}")
 
 
 def run_human_compare(paths: Sequence[str], n: int, outputs: Mapping[str, str]) -> None:
-    """Spearman ρ per RM and the largest disagreements with the human ranking (tables)."""
+    """Spearman ρ per RM and the largest disagreements with the human ranking (the project's tables), and the
+    paper's Fig. 5 tables of the same scores (``figure5_<part>``, :func:`run_elo_figure5`)."""
     scored = pl.concat([S.read_table(p, S.TOKEN_HUMAN_SCORES, "human-ranking scores") for p in paths])
     comparison = stats.human_comparison(scored)
     for rm, rho, n_items in comparison.iter_rows():
         log.info("human ranking vs %s: Spearman rho = %.3f over %d items", rm, rho, n_items)
     _write_csv(comparison, outputs["human_ranking"])
     _write_csv(stats.human_disagreements(scored, n), outputs["human_disagreements"])
+    figure5 = {k.removeprefix("figure5_"): v for k, v in outputs.items() if k.startswith("figure5_")}
+    run_elo_figure5("human_ranking", figure5, n_differences=n, human_scores=paths)
 
 
 def plot_human_disagreements(disagreements_csv: str, figures: Mapping[str, Any], figure_out: str) -> None:

@@ -399,12 +399,25 @@ def framing_summary(framing: pl.DataFrame) -> pl.DataFrame:
 # ---- external human ranking --------------------------------------------------------------------------------
 
 
-def read_human_ranking(path: str | Path) -> pl.DataFrame:
-    """A CSV of ``item, rank`` (1 = best); ranks must be positive integers and items unique."""
+EVERYTHING_COLUMNS = {"name": "item", "elo_rank": "rank"}  # an EloEverything export, as the paper's data/elo
+
+
+def read_ranking_file(path: str | Path) -> pl.DataFrame:
+    """The human-ranking CSV as it is: ``item, rank`` or an EloEverything export (``elo_rank, elo_score, name,
+    elo_matches`` and one score column per RM hub id)."""
     file = Path(path)
     if not file.is_file():
         raise AnalysisError(f"tokens.human_ranking.path: file {str(path)!r} does not exist")
-    table = pl.read_csv(file, schema_overrides={"item": pl.String}, comment_prefix="#")
+    table = pl.read_csv(file, schema_overrides={"item": pl.String, "name": pl.String}, comment_prefix="#")
+    if set(EVERYTHING_COLUMNS) <= set(table.columns):
+        table = table.rename(EVERYTHING_COLUMNS)
+    return table
+
+
+def read_human_ranking(path: str | Path) -> pl.DataFrame:
+    """A CSV of ``item, rank`` (1 = best), or an EloEverything export (``name``, ``elo_rank``); ranks must be
+    positive integers and items unique."""
+    table = read_ranking_file(path)
     missing = {"item", "rank"} - set(table.columns)
     if missing:
         raise AnalysisError(f"tokens.human_ranking.path: {path} lacks column(s) {sorted(missing)}")

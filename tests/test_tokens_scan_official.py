@@ -139,3 +139,35 @@ def test_cache_check_tolerance_scales_with_the_spread_not_the_magnitude():
     with pytest.raises(ScoringError, match="differ"):
         choose_cache(_FakeScorer(), sample, ScanSettings(prefix_cache="always", verify_tokens=4))
     assert choose_cache(_FakeScorer(), sample, ScanSettings(prefix_cache="auto", verify_rtol=0.5)) is True
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_both_scan_modes_and_the_papers_gcg_on_gpu_match_the_cpu(tmp_path):
+    """The token rules' entry points on CUDA (fp32): exact and official scans equal their CPU scans, and the
+    paper's pessimal GCG lowers the reward."""
+    from rmexplain import schemas as S
+    from rmexplain.tokens import stages
+
+    path = build_llama_rm(tmp_path / "llama", layers=2, seed=4)
+    vocabulary = select_vocabulary(load_tiny_rm(path)[1], "all").head(200)
+    vocab_path = str(tmp_path / "vocab.parquet")
+    S.write_table(vocabulary, vocab_path, S.TOKEN_VOCABULARY, "vocabulary")
+    scan = {"batch_size": 64, "prefix_cache": "auto"}
+    scores = {}
+    for device in ("cpu", "cuda"):
+        spec = {"backend": "transformers", "model": str(path), "device": device, "dtype": "float32"}
+        for mode in ("exact", "official"):
+            out = str(tmp_path / f"{device}_{mode}.parquet")
+            stages.run_scan("tiny", spec, {}, "greatest", PROMPT, vocab_path, scan, out, threads=1, mode=mode)
+            scores[device, mode] = S.read_table(out, S.TOKEN_SCORES, "scan")["score"].to_list()
+    for mode in ("exact", "official"):
+        assert scores["cuda", mode] == pytest.approx(scores["cpu", mode], abs=1e-4), mode
+    assert scores["cpu", "exact"] != pytest.approx(scores["cpu", "official"], abs=1e-4)  # two BOS move them
+    gcg_path = str(tmp_path / "gcg.parquet")
+    spec = {"backend": "transformers", "model": str(path), "device": "cuda", "dtype": "float32"}
+    stages.run_gcg_variant(
+        "paper", name="tiny", spec=spec, prompt_id="worst", prompt=PROMPT, objective="pessimal",
+        gcg={"steps": 5, "paper": {"search_width": 64, "init": "x x x x"}}, scan=scan, output=gcg_path,
+    )  # fmt: skip
+    history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
+    assert history["best_score"][-1] < history["score"][0]

@@ -247,8 +247,17 @@ def test_elo_figure5_tables_through_the_rule(workflow_copy):
     """The demo's tokens.elo: the paper's Fig. 5 on the bundled EloEverything scores of the ten real RMs."""
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
     targets = [f for f in paths.token_targets(config) if "/elo_" in f]
-    assert targets == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in paths.ELO_TABLES]
-    workflow_copy.snakemake("--cores", "1", *targets[:2])
+    parts = (*paths.ELO_TABLES, *paths.ELO_AGREEMENT_TABLES)
+    figures = [f"results/tokens/figures/elo_greatest_ever_{p}.png" for p in paths.ELO_AGREEMENT_FIGURES]
+    assert targets == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in parts] + figures
+    workflow_copy.snakemake("--cores", "1", *targets[:2], "results/tokens/tables/elo_greatest_ever_rsa.csv")
+    rsa = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_rsa.csv")
+    assert rsa["property"].to_list() == ["base_model", "developer", "params_b", "leaderboard_rank"]
+    assert rsa["n_models"].to_list() == [10] * 4  # the ten real RMs, with the paper's four properties
+    tau = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_kendall_tau.csv")
+    assert (
+        tau.height == 100 and tau.filter(pl.col("rm_a") != pl.col("rm_b"))["tau"].is_between(0.2, 0.7).all()
+    )
     spearman = pl.read_csv(workflow_copy.root / targets[0])
     assert spearman.height == 10 and spearman["spearman_rho"].is_between(0.2, 0.6).all()
     differences = pl.read_csv(workflow_copy.root / targets[1])

@@ -697,6 +697,15 @@ def elo_table(prompt: str, part: str) -> str:
     return token_table(f"elo_{prompt}_{part}")
 
 
+ELO_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")  # the ten RMs against each other on the Elo items
+ELO_AGREEMENT_FIGURES = ("tau_heatmap", "mds_map")
+
+
+def elo_figure(config: Config, prompt: str, part: str) -> str:
+    """One figure of the between-RM analyses on a bundled EloEverything prompt (wildcards allowed)."""
+    return token_figure(config, f"elo_{prompt}_{part}")
+
+
 def elo_data_file(prompt: str) -> str:
     """The bundled EloEverything Parquet file of one prompt (an input, so a data update reruns the rule)."""
     from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS
@@ -711,7 +720,8 @@ def token_figure_files(config: Config) -> list[str]:
         names.append("human_disagreements")
     if scan_comparisons(config):
         names.append("scan_modes")
-    return [token_figure(config, n) for n in names] + list(paper_token_figures(config).values())
+    elo = [elo_figure(config, p, part) for p in elo_prompts(config) for part in ELO_AGREEMENT_FIGURES]
+    return [token_figure(config, n) for n in names] + list(paper_token_figures(config).values()) + elo
 
 
 def token_table_files(config: Config) -> list[str]:
@@ -724,7 +734,8 @@ def token_table_files(config: Config) -> list[str]:
     if scan_comparisons(config):
         names.append("scan_modes")
     tables = [token_table(n) for n in names] + list(paper_token_tables(config).values())
-    return tables + [elo_table(p, part) for p in elo_prompts(config) for part in ELO_TABLES]
+    parts = (*ELO_TABLES, *ELO_AGREEMENT_TABLES)
+    return tables + [elo_table(p, part) for p in elo_prompts(config) for part in parts]
 
 
 def token_targets(config: Config) -> list[str]:

@@ -411,3 +411,32 @@ rule tokens_elo:
         n_highlight=TOKENS["elo"]["n_highlight"],
     script:
         "../scripts/tokens_elo.py"
+
+
+rule tokens_elo_agreement:
+    input:
+        lambda w: paths.elo_data_file(w.elo_prompt),
+    output:
+        **{part: paths.elo_table("{elo_prompt}", part) for part in paths.ELO_AGREEMENT_TABLES},
+        tau_heatmap=report(
+            paths.elo_figure(config, "{elo_prompt}", "tau_heatmap"),
+            category="6. Optimal and pessimal tokens",
+            caption="../report/tokens_elo_agreement.rst",
+        ),
+        mds_map=report(
+            paths.elo_figure(config, "{elo_prompt}", "mds_map"),
+            category="6. Optimal and pessimal tokens",
+            caption="../report/tokens_elo_agreement.rst",
+        ),
+    log:
+        "logs/tokens/elo_agreement_{elo_prompt}.log",
+    wildcard_constraints:
+        elo_prompt="one_word_greatest|greatest_ever|humans_most_prefer",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        permutations=TOKENS["analysis"]["rsa_permutations"],
+        seed=TOKENS["analysis"]["mds_seed"],
+        figures=config["figures"],
+    script:
+        "../scripts/tokens_elo_agreement.py"

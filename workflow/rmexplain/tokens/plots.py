@@ -60,7 +60,9 @@ def violins(scans: pl.DataFrame, prompts: dict[str, str], options: dict[str, Any
 def tau_heatmap(tau: pl.DataFrame, options: dict[str, Any], output: str) -> None:
     """Pairwise Kendall τ between RMs over the shared decoded vocabulary, one panel per prompt (Fig. 2A)."""
     prompt_ids = list(dict.fromkeys(tau["prompt_id"].to_list()))
-    fig, axes = _figure(options, len(prompt_ids), 0.38)
+    n = len(prompt_ids)  # one panel: a narrower, taller figure, so the matrix fills it
+    width = float(options.get("width", 10)) * min(1.0, 0.35 + 0.35 * n)
+    fig, axes = _figure({**options, "width": width}, n, 0.38 if n > 1 else 0.75)
     image = None
     for ax, prompt_id in zip(axes, prompt_ids, strict=True):
         rms, square = tau_square(tau, prompt_id)

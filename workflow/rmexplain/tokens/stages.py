@@ -469,6 +469,33 @@ def run_elo_figure5(
     _write_csv(elo.rank_trajectories(ranks, n_background, n_highlight), outputs["trajectories"])
 
 
+def run_elo_agreement(
+    prompt_id: str,
+    permutations: int,
+    seed: int,
+    figures: Mapping[str, Any],
+    outputs: Mapping[str, str],
+) -> None:
+    """The between-RM analyses on the bundled EloEverything scores of the paper's ten RMs: Kendall τ-b of
+    every RM pair over the items, MDS of 1 − τ, and RSA against the paper's four properties (tables
+    ``kendall_tau``, ``mds``, ``rsa``; figures ``tau_heatmap``, ``mds_map``)."""
+    scored = elo.elo_human_scores(prompt_id)
+    scans = scored.with_columns(
+        pl.lit(prompt_id).alias("prompt_id"),
+        pl.col("human_rank").alias("token_id"),
+        pl.col("item").alias("text"),
+    )
+    tau = stats.tau_table(scans, [prompt_id], "exact")
+    mds = stats.mds_table(tau, [prompt_id], seed)
+    rms = list(dict.fromkeys(scans["rm"].to_list()))
+    properties = paper_model_properties()
+    rsa = stats.rsa_table(tau, [prompt_id], {rm: properties[rm] for rm in rms}, permutations, seed)
+    for name, table in (("kendall_tau", tau), ("mds", mds), ("rsa", rsa)):
+        _write_csv(table, outputs[name])
+    plots.tau_heatmap(tau, dict(figures), outputs["tau_heatmap"])
+    plots.mds_map(mds, rsa, dict(figures), outputs["mds_map"])
+
+
 def run_scan_comparison(
     pairs: Sequence[tuple[str, str, str, str]],
     specs: Mapping[str, Mapping[str, Any]],

@@ -50,7 +50,7 @@ def test_import_and_paper_analyses(tmp_path):
         )
 
     names = ["moments", "kendall_tau", "mds", "rsa", "table2", "top_bottom", "framing"]
-    names += ["sentiment_slopes", "frequency_slopes", "slope_summary"]
+    names += ["sentiment_slopes", "frequency_slopes", "slope_summary", "afinn_joins"]
     outputs = {n: str(tmp_path / "tables" / f"{n}.csv") for n in names}
     stages.run_paper_analyses(list(targets.values()), prompts, {}, [["best", "worst"]], None, outputs)
     moments = pl.read_csv(outputs["moments"])
@@ -73,6 +73,12 @@ def test_import_and_paper_analyses(tmp_path):
     sentiment = pl.read_csv(outputs["sentiment_slopes"])
     assert set(sentiment["affect"].to_list()) == {"positive", "negative"}
     assert set(pl.read_csv(outputs["slope_summary"])["fit"].to_list()) == {"sentiment", "frequency"}
+    # Both AFINN joins reported: the paper's never matches " love" (leading space), the stripped one does.
+    joins = (
+        pl.read_csv(outputs["afinn_joins"]).group_by("join").agg(pl.col("matched_rows").sum()).sort("join")
+    )
+    paper_rows, stripped_rows = joins["matched_rows"].to_list()
+    assert stripped_rows > paper_rows > 0
 
 
 def test_elo_figure5_tables(tmp_path):

@@ -96,6 +96,7 @@ PAPER_TOKEN_TABLES = (
     "sentiment_slopes",
     "frequency_slopes",
     "slope_summary",
+    "afinn_joins",
 )
 
 

@@ -363,6 +363,19 @@ def import_official_scan(csv: str, rm: str, prompt_id: str, output: str) -> None
     S.write_table(one, output, S.TOKEN_SCORES, f"official token scores {rm}/{prompt_id}")
 
 
+def afinn_join_report(by_join: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Both AFINN joins side by side (the paper's, which never matches a token with a leading space, and the
+    stripped one): matched scan rows and the mean sentiment slope per prompt and valence."""
+    parts = []
+    for join, matches in by_join.items():
+        summary = paper.slope_summary(paper.sentiment_slopes(matches), ["prompt_id", "affect"])
+        counts = matches.group_by("prompt_id").len("matched_rows")
+        parts.append(
+            summary.join(counts, on="prompt_id", how="left").with_columns(pl.lit(join).alias("join"))
+        )
+    return pl.concat(parts).select("join", "prompt_id", "affect", "matched_rows", "mean", "se", "n_rms")
+
+
 def run_paper_analyses(
     scan_paths: Sequence[str],
     prompt_ids: Sequence[str],
@@ -373,9 +386,9 @@ def run_paper_analyses(
 ) -> None:
     """The paper's tables from scans: ``moments`` (Table 3, every prompt), ``kendall_tau``, ``mds``, ``rsa``,
     ``table2`` (raw vocabulary), ``top_bottom`` (shared vocabulary; every prompt plus best±worst of each
-    framing pair), ``framing`` (raw-score correlations), ``sentiment_slopes``, ``frequency_slopes`` and
-    ``slope_summary``. ``options``: keys of :data:`PAPER_ANALYSIS_DEFAULTS`; ``properties`` None = the
-    paper's RSA properties of its ten RMs."""
+    framing pair), ``framing`` (raw-score correlations), ``sentiment_slopes``, ``frequency_slopes``,
+    ``slope_summary`` (with ``afinn_join``) and ``afinn_joins`` (both joins reported). ``options``: keys of
+    :data:`PAPER_ANALYSIS_DEFAULTS`; ``properties`` None = the paper's RSA properties of its ten RMs."""
     opts = {**PAPER_ANALYSIS_DEFAULTS, **options}
     scans = read_scans(scan_paths)
     shared = paper.shared_scores(
@@ -417,7 +430,9 @@ def run_paper_analyses(
     framing_schema.update({"prompt_a": pl.String, "prompt_b": pl.String})
     _write_csv(pl.concat(framing) if framing else pl.DataFrame(schema=framing_schema), outputs["framing"])
     lexicon = stats.afinn_lexicon(opts["afinn_lexicon"])
-    matches = paper.afinn_matches(scans, lexicon, opts["afinn_join"])
+    by_join = {join: paper.afinn_matches(scans, lexicon, join) for join in ("paper", "stripped")}
+    _write_csv(afinn_join_report(by_join), outputs["afinn_joins"])
+    matches = by_join[opts["afinn_join"]]
     log.info("AFINN (%s join): %d scan rows matched", opts["afinn_join"], matches.height)
     sentiment = paper.sentiment_slopes(matches)
     _write_csv(sentiment, outputs["sentiment_slopes"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import tiny_demo_config
+from conftest import REPO, tiny_demo_config
 
 from rmexplain import paths
 from rmexplain.config import ConfigError, check
@@ -115,3 +115,17 @@ def test_design_keys_are_checked_naming_the_key(edit, message):
     edit(config)
     with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("(", r"\(")):
         check(config)
+
+
+def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
+    """App. D's prompts in config/paper.yaml: a variant's step-1 requests come from its method's cache."""
+    import yaml
+
+    from rmexplain.plan import make_plan
+
+    config = check(yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
+    jobs = {(j.dataset, j.method, j.orienter): j.requests for j in make_plan(config, tmp_path).llm_jobs}
+    n_tasks, n_attributes = 2 * 150, len(config["attributes"])
+    assert jobs["hs2", "two_step", "deberta-v1"] == n_tasks * (1 + n_attributes)  # step 1 + one step 2 each
+    assert jobs["hs2", "two_step_only", "deberta-v1"] == n_tasks * n_attributes  # step 2 only
+    assert jobs["hs2", "two_step_pass", "pythia-1.4b"] == n_tasks * n_attributes

@@ -114,7 +114,7 @@ def _token_estimate(
 
 
 def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
-    from rmexplain.perturb.base import method_settings
+    from rmexplain.perturb.base import method_settings, registered_method
 
     jobs = []
     n_attributes = len(config["attributes"])
@@ -127,13 +127,21 @@ def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
                 )
                 oriented = _oriented_comparisons(config, dataset, orienter, root)
                 n = _sampled(config, dataset) if oriented is None else oriented.height
-                requests = paths.method_entry(config, method).llm_requests(2 * n, n_attributes, settings)
+                entry = paths.method_entry(config, method)
+                requests = entry.llm_requests(2 * n, n_attributes, settings)
+                if paths.shared_request_input(
+                    config, dataset, method, orienter
+                ):  # a variant after its method
+                    requests -= entry.shared_requests_per_task * 2 * n  # those answers come from the cache
                 tokens = (
                     (None, None)
                     if oriented is None
                     else _token_estimate(config, method, oriented, n_attributes, settings)
                 )
-                exact = oriented is not None and method != "two_step"
+                exact = (
+                    oriented is not None
+                    and registered_method(section(config, "perturb"), method) != "two_step"
+                )
                 jobs.append(
                     LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
                 )

@@ -80,7 +80,9 @@ def _no_llm_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) 
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
 # of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings; an LLM
-# method, ``llm_requests(n_tasks, n_attributes, settings)``: at most how many requests a job sends (the plan).
+# method, ``llm_requests(n_tasks, n_attributes, settings)``: at most how many requests a job sends (the plan),
+# and ``shared_requests_per_task``: how many of them every variant of the method sends identically (two_step's
+# step 1), so a variant running after its method finds them in the cache.
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -97,6 +99,7 @@ methods: Registry[Method] = Registry(
         "gpus": _no_gpus,
         "hub_refs": _no_hub_refs,
         "llm_requests": _no_llm_requests,
+        "shared_requests_per_task": 0,
     },
     error=PerturbationError,
 )

@@ -259,7 +259,7 @@ def random_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -
     return n_tasks * int({**RANDOM_DEFAULTS, **(settings or {})}["n"])
 
 
-@methods.register("two_step", uses_llm=True, llm_requests=two_step_requests)
+@methods.register("two_step", uses_llm=True, llm_requests=two_step_requests, shared_requests_per_task=1)
 def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The paper's method: one perturbation per (comparison, target, attribute)."""
     run = TwoStep(context)

@@ -33,7 +33,13 @@ def _colours(names: Sequence[str]) -> dict[str, Any]:
     return {n: palette[i % len(palette)] for i, n in enumerate(names)}
 
 
-def violins(scans: pl.DataFrame, prompts: dict[str, str], options: dict[str, Any], output: str) -> None:
+def violins(
+    scans: pl.DataFrame,
+    prompts: dict[str, str],
+    options: dict[str, Any],
+    output: str,
+    title: str | None = None,
+) -> None:
     """Score distributions of every RM, one panel per prompt (paper Fig. 1)."""
     rms = list(dict.fromkeys(scans["rm"].to_list()))
     fig, axes = _figure(options, len(prompts), 0.45)
@@ -50,9 +56,9 @@ def violins(scans: pl.DataFrame, prompts: dict[str, str], options: dict[str, Any
         ax.set_title(_wrap(text), fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("reward of the single-token response")
+    n_tokens = scans["token_id"].n_unique()
     fig.suptitle(
-        f"Exhaustive single-token score distributions ({scans['token_id'].n_unique()} tokens max per RM)",
-        fontsize=10,
+        title or f"Exhaustive single-token score distributions ({n_tokens} tokens max per RM)", fontsize=10
     )
     _save(fig, output, options)
 

@@ -613,7 +613,11 @@ def plot_paper_figures(
         duplicates=opts["duplicates"],
         drop_na_like=opts["drop_na_like"],
     )
-    plots.violins(shared, dict(prompts), dict(figures), outputs["violins"])
+    n_shared = shared.filter(
+        pl.col("rm") == shared["rm"][0], pl.col("prompt_id") == shared["prompt_id"][0]
+    ).height
+    title = f"Single-token score distributions on the shared vocabulary ({n_shared} texts every RM has)"
+    plots.violins(shared, dict(prompts), dict(figures), outputs["violins"], title)
     for a, b in framing_pairs:
         plots.raw_framing_figure(
             paper.framing_scores(shared, a, b), a, b, dict(figures), outputs[f"framing_{a}_{b}"]

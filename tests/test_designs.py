@@ -129,3 +129,12 @@ def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
     assert jobs["hs2", "two_step", "deberta-v1"] == n_tasks * (1 + n_attributes)  # step 1 + one step 2 each
     assert jobs["hs2", "two_step_only", "deberta-v1"] == n_tasks * n_attributes  # step 2 only
     assert jobs["hs2", "two_step_pass", "pythia-1.4b"] == n_tasks * n_attributes
+
+
+def test_report_sections_are_numbered_in_reading_order():
+    config = two_designs()
+    assert paths.report_sections(config) == ["Evaluation", "Analyses", "Representative examples"]
+    assert paths.report_category(config, "Analyses") == "2. Analyses"
+    config["reproduce"] = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
+    assert paths.report_category(config, "Reproduction") == "1. Reproduction"  # first in the sorted menu
+    assert paths.report_category(config, "Evaluation") == "2. Evaluation"

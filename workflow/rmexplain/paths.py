@@ -775,6 +775,27 @@ def reproduction_targets(config: Config) -> list[str]:
     return [*tables, fmt(REPRODUCTION_FIGURE, ext=figure_ext(config))]
 
 
+# ── the report ────────────────────────────────────────────────────────────────────────────────────────────
+def report_sections(config: Config) -> list[str]:
+    """The report's result sections this config fills, in reading order."""
+    present = {
+        "Reproduction": bool(config.get("reproduce")),
+        "Evaluation": bool(stage_datasets(config, "evaluation")),
+        "Analyses": bool(analysed_pairs(config)),
+        "Representative examples": bool(analysed_pairs(config)),
+        "Attribute discovery": discovery_enabled(config),
+        "Optimal and pessimal tokens": tokens_enabled(config),
+    }
+    return [name for name, shown in present.items() if shown]
+
+
+def report_category(config: Config, name: str) -> str:
+    """A report category, numbered by its place among the sections present (the report's menu sorts
+    categories by name, so the number keeps the reading order: Reproduction first)."""
+    sections = report_sections(config)
+    return f"{sections.index(name) + 1}. {name}" if name in sections else name
+
+
 # ── everything ────────────────────────────────────────────────────────────────────────────────────────────
 def all_targets(config: Config) -> list[str]:
     """Every file ``rule all`` asks for."""

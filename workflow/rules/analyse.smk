@@ -92,7 +92,7 @@ rule analyse_table:
         html=report(
             paths.TABLE.replace("{ext}", "html"),
             caption="../report/analysis_table.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Tables",
             labels={"table": "{table}"},
         ),
@@ -115,7 +115,7 @@ rule figure_pfr:
         report(
             paths.PFR_FIGURE,
             caption="../report/figure_pfr.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Global sensitivity",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -137,7 +137,7 @@ rule figure_local_tau:
         report(
             paths.LOCAL_TAU_FIGURE,
             caption="../report/figure_local_tau.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Representativeness",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -162,7 +162,7 @@ rule figure_example:
         page=report(
             paths.example_slot_file(config, "html"),
             caption="../report/examples.rst",
-            category="4. Representative examples",
+            category=paths.report_category(config, "Representative examples"),
             subcategory="{dataset} · {method}",
         ),
         markdown=paths.example_slot_file(config, "md"),
@@ -187,7 +187,7 @@ rule figure_rank_similarity:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "rank_similarity"),
             caption="../report/figure_rank_similarity.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Rank similarity",
         ),
     log:
@@ -208,7 +208,7 @@ rule figure_probes:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "probe_win_rate"),
             caption="../report/figure_probes.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Probes",
         ),
     log:
@@ -228,7 +228,7 @@ rule figure_judge:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "attribute_judge"),
             caption="../report/figure_judge.rst",
-            category="3. Analyses",
+            category=paths.report_category(config, "Analyses"),
             subcategory="Attribute-change check",
         ),
     log:
@@ -249,7 +249,7 @@ rule figure_correctness:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "correctness"),
             caption="../report/figure_correctness.rst",
-            category="2. Evaluation",
+            category=paths.report_category(config, "Evaluation"),
             subcategory="Correct vs wrong preferences",
         ),
     log:
@@ -280,8 +280,8 @@ rule figure_rewards_example:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "rewards_example"),
             caption="../report/figure_rewards_example.rst",
-            category="3. Analyses",
-            subcategory="4. Representative examples",
+            category=paths.report_category(config, "Analyses"),
+            subcategory=paths.report_category(config, "Representative examples"),
         ),
     log:
         "logs/figures/rewards_example_{ext}.log",

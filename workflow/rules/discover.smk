@@ -12,7 +12,7 @@ rule discover_attributes:
         answers=paths.DISCOVERY_ANSWERS,
         csv=report(
             paths.DISCOVERY_CSV,
-            category="5. Attribute discovery",
+            category=paths.report_category(config, "Attribute discovery"),
             caption="../report/discovery_attributes.rst",
         ),
         md=paths.DISCOVERY_MD,

@@ -44,7 +44,7 @@ rule evaluation_tables:
         expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["csv", "md"]),
         report(
             expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["html"]),
-            category="2. Evaluation",
+            category=paths.report_category(config, "Evaluation"),
             caption="../report/evaluation_tables.rst",
         ),
     log:
@@ -62,7 +62,7 @@ rule figure_methods:
     output:
         report(
             paths.FIGURE.replace("{figure}", "methods"),
-            category="2. Evaluation",
+            category=paths.report_category(config, "Evaluation"),
             caption="../report/figure_methods.rst",
         ),
     log:

@@ -10,12 +10,12 @@ rule reproduction:
         html=report(
             paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="html"),
             caption="../report/reproduction.rst",
-            category="1. Reproduction",
+            category=paths.report_category(config, "Reproduction"),
         ),
         figure=report(
             paths.REPRODUCTION_FIGURE.replace("{ext}", paths.figure_ext(config)),
             caption="../report/reproduction_figure.rst",
-            category="1. Reproduction",
+            category=paths.report_category(config, "Reproduction"),
         ),
     log:
         "logs/reproduction.log",

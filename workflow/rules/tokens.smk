@@ -75,12 +75,12 @@ rule tokens_scan_modes:
     output:
         table=report(
             paths.token_table("scan_modes"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_scan_modes.rst",
         ),
         figure=report(
             paths.token_figure(config, "scan_modes"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_scan_modes.rst",
         ),
     log:
@@ -121,7 +121,9 @@ rule figure_tokens_paper:
     output:
         **{
             name: report(
-                path, category="6. Optimal and pessimal tokens", caption="../report/tokens_paper_figures.rst"
+                path,
+                category=paths.report_category(config, "Optimal and pessimal tokens"),
+                caption="../report/tokens_paper_figures.rst",
             )
             for name, path in paths.paper_token_figures(config).items()
         },
@@ -144,7 +146,7 @@ rule tokens_extremes:
     output:
         report(
             paths.token_table("extremes"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_extremes.rst",
         ),
     log:
@@ -165,7 +167,7 @@ rule tokens_agreement:
         mds=paths.token_table("mds"),
         rsa=report(
             paths.token_table("rsa"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_rsa.rst",
         ),
     log:
@@ -207,27 +209,27 @@ rule figure_tokens:
     output:
         violins=report(
             paths.token_figure(config, "violins"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_violins.rst",
         ),
         tau_heatmap=report(
             paths.token_figure(config, "tau_heatmap"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_tau_heatmap.rst",
         ),
         mds=report(
             paths.token_figure(config, "mds"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_mds.rst",
         ),
         sentiment_slopes=report(
             paths.token_figure(config, "sentiment_slopes"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_sentiment_slopes.rst",
         ),
         frequency_slopes=report(
             paths.token_figure(config, "frequency_slopes"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_frequency_slopes.rst",
         ),
     log:
@@ -247,7 +249,7 @@ rule tokens_framing:
     output:
         report(
             paths.token_table("framing_{a}_{b}"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -267,7 +269,7 @@ rule figure_tokens_framing:
     output:
         report(
             paths.token_figure(config, "framing_{a}_{b}"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -311,7 +313,7 @@ rule tokens_human_compare:
         **{f"figure5_{part}": paths.token_table(f"human_figure5_{part}") for part in paths.ELO_TABLES},
         human_ranking=report(
             paths.token_table("human_ranking"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_human_ranking.rst",
         ),
         human_disagreements=paths.token_table("human_disagreements"),
@@ -331,7 +333,7 @@ rule figure_tokens_human:
     output:
         report(
             paths.token_figure(config, "human_disagreements"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_human_disagreements.rst",
         ),
     log:
@@ -376,7 +378,7 @@ rule tokens_gcg_summary:
     output:
         report(
             paths.token_table("gcg"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_gcg.rst",
         ),
     log:
@@ -393,7 +395,7 @@ rule tokens_elo:
     output:
         spearman=report(
             paths.elo_table("{elo_prompt}", "spearman"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_elo.rst",
         ),
         differences=paths.elo_table("{elo_prompt}", "differences"),
@@ -420,12 +422,12 @@ rule tokens_elo_agreement:
         **{part: paths.elo_table("{elo_prompt}", part) for part in paths.ELO_AGREEMENT_TABLES},
         tau_heatmap=report(
             paths.elo_figure(config, "{elo_prompt}", "tau_heatmap"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_elo_agreement.rst",
         ),
         mds_map=report(
             paths.elo_figure(config, "{elo_prompt}", "mds_map"),
-            category="6. Optimal and pessimal tokens",
+            category=paths.report_category(config, "Optimal and pessimal tokens"),
             caption="../report/tokens_elo_agreement.rst",
         ),
     log:

@@ -408,7 +408,9 @@ def read_ranking_file(path: str | Path) -> pl.DataFrame:
     file = Path(path)
     if not file.is_file():
         raise AnalysisError(f"tokens.human_ranking.path: file {str(path)!r} does not exist")
-    table = pl.read_csv(file, schema_overrides={"item": pl.String, "name": pl.String}, comment_prefix="#")
+    header = pl.read_csv(file, n_rows=0, comment_prefix="#").columns
+    texts = {c: pl.String for c in ("item", "name") if c in header}  # only columns the file has (old polars)
+    table = pl.read_csv(file, schema_overrides=texts, comment_prefix="#")
     if set(EVERYTHING_COLUMNS) <= set(table.columns):
         table = table.rename(EVERYTHING_COLUMNS)
     return table

@@ -3,6 +3,9 @@
 # Hub models are downloaded first by download_model (download.smk); `hub=` markers are ancient: only order matters.
 
 TOKENS = config["tokens"]  # defaults filled by the config check in common.smk
+# What a scan job depends on: not which mode the analyses read or whether modes are compared, so changing
+# tokens.scan.mode or .compare reruns no scan.
+SCAN_SETTINGS = {k: v for k, v in TOKENS["scan"].items() if k not in ("mode", "compare", "compare_n")}
 
 
 wildcard_constraints:
@@ -50,7 +53,7 @@ rule tokens_scan:
     params:
         spec=rm_spec,
         prompt=lambda w: TOKENS["prompts"][w.prompt],
-        scan=TOKENS["scan"],
+        scan=SCAN_SETTINGS,
         mode=lambda w: {d: m for m, d in paths.SCAN_DIRS.items()}[w.scan_dir],
     script:
         "../scripts/tokens_scan.py"
@@ -367,7 +370,7 @@ rule tokens_gcg:
             if k not in ("enabled", "objectives", "prompts", "variant")
         },
         variant=TOKENS["gcg"]["variant"],
-        scan=TOKENS["scan"],
+        scan=SCAN_SETTINGS,
     script:
         "../scripts/tokens_gcg.py"
 

@@ -53,8 +53,8 @@ EXAMPLES = ANALYSIS_DIR + "/examples.parquet"
 PROBES = ANALYSIS_DIR + "/probe_win_rate.parquet"
 JUDGEMENTS = ANALYSIS_DIR + "/judge/{orienter}.parquet"
 # Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.
-EXAMPLE_RM = "results/analysis/examples/{dataset}/{method}/{rm}"
-EXAMPLE_PAIR = "results/analysis/examples/{dataset}/{method}/{rm_a}_vs_{rm_b}_{side_label}"
+# One example per slot: an RM's name, or ``<rm_a>_vs_<rm_b>_<Yplus|Yminus>`` for a pair on one side.
+EXAMPLE_SLOT = "results/analysis/examples/{dataset}/{method}/{slot}"
 SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}
 EXAMPLE_PARTS = ("figure", "html", "md")
 PFR_FIGURE = "results/figures/analysis/pfr/{dataset}/{method}.{ext}"
@@ -71,7 +71,6 @@ ANALYSIS_TABLES = (
 
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
 TOKEN_VOCABULARY = "results/tokens/vocabulary/{rm}.parquet"
-TOKEN_SCAN = "results/tokens/scans/{rm}/{prompt}.parquet"  # exact mode
 # A scan in either mode (``scan_dir``: SCAN_DIRS) and one imported from the paper's published CSVs.
 TOKEN_SCAN_IN = "results/tokens/{scan_dir}/{rm}/{prompt}.parquet"
 SCAN_DIRS = {"exact": "scans", "official": "scans_official"}
@@ -453,43 +452,37 @@ def summary_figure(config: Config, name: str) -> str:
     return fmt(SUMMARY_FIGURE, figure=name, ext=figure_ext(config))
 
 
-EXAMPLE_SLOT = "results/analysis/examples/{dataset}/{method}/{slot}"  # EXAMPLE_RM or EXAMPLE_PAIR's stem
-
-
 def example_slot_file(config: Config, part: str) -> str:
     """Pattern of one part (``figure``, ``html``, ``md``) of an example (wildcards dataset, method, slot)."""
     suffix = figure_ext(config) if part == "figure" else part
     return f"{EXAMPLE_SLOT}.{suffix}"
 
 
-def example_slot(config: Config, dataset: str, slot: str) -> dict[str, list]:
-    """What one example file stem of ``dataset`` shows, as ``run_examples`` arguments: ``rms``, ``pairs``,
-    ``sides``. ``slot`` is an RM name or ``<rm_a>_vs_<rm_b>_<Yplus|Yminus>``."""
-    if slot in example_rms(config, dataset):
-        return {"rms": [slot], "pairs": [], "sides": []}
+def example_slots(config: Config, dataset: str) -> dict[str, dict[str, list]]:
+    """Every example slot of ``dataset`` (one-RM examples first, then each pair's Y+ and Y−) with what it
+    shows, as ``run_examples`` arguments: ``rms``, ``pairs``, ``sides``."""
+    slots = {rm: {"rms": [rm], "pairs": [], "sides": []} for rm in example_rms(config, dataset)}
     for a, b in example_pairs(config, dataset):
         for side, label in SIDE_LABELS.items():
-            if slot == f"{a}_vs_{b}_{label}":
-                return {"rms": [], "pairs": [[a, b]], "sides": [side]}
-    raise KeyError(f"{slot!r} is no example of dataset {dataset!r}")
+            slots[f"{a}_vs_{b}_{label}"] = {"rms": [], "pairs": [[a, b]], "sides": [side]}
+    return slots
 
 
-def example_stems(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
-    """Path stems (no suffix) of the examples of one (dataset, method): ``{"rm": [...], "pair": [...]}``."""
-    rms = [fmt(EXAMPLE_RM, dataset=dataset, method=method, rm=rm) for rm in example_rms(config, dataset)]
-    pairs = [
-        fmt(EXAMPLE_PAIR, dataset=dataset, method=method, rm_a=a, rm_b=b, side_label=label)
-        for a, b in example_pairs(config, dataset)
-        for label in SIDE_LABELS.values()
-    ]
-    return {"rm": rms, "pair": pairs}
+def example_slot(config: Config, dataset: str, slot: str) -> dict[str, list]:
+    """What one example slot of ``dataset`` shows (:func:`example_slots`)."""
+    slots = example_slots(config, dataset)
+    if slot not in slots:
+        raise KeyError(f"{slot!r} is no example of dataset {dataset!r}")
+    return slots[slot]
 
 
 def example_outputs(config: Config, dataset: str, method: str) -> dict[str, list[str]]:
     """The example files of one (dataset, method) by part: figures, HTML pages, Markdown pages."""
-    stems = [s for group in example_stems(config, dataset, method).values() for s in group]
-    suffix = {"figure": "." + figure_ext(config), "html": ".html", "md": ".md"}
-    return {part: [stem + suffix[part] for stem in stems] for part in EXAMPLE_PARTS}
+    slots = example_slots(config, dataset)
+    return {
+        part: [fmt(example_slot_file(config, part), dataset=dataset, method=method, slot=s) for s in slots]
+        for part in EXAMPLE_PARTS
+    }
 
 
 def example_files(config: Config) -> list[str]:
@@ -589,16 +582,21 @@ def official_score_files(config: Config) -> dict[str, str]:
     return found
 
 
-def scan_file(config: Config, rm: str, prompt: str, mode: str | None = None) -> str:
-    """The scan of (``rm``, ``prompt``) in ``mode`` (default ``tokens.scan.mode``); imported if it is."""
-    if rm in official_score_files(config):
+def _scan_file(rm: str, prompt: str, mode: str, imported: dict[str, str]) -> str:
+    """The scan of (``rm``, ``prompt``) in ``mode``, or its import when ``rm`` is in ``imported``."""
+    if rm in imported:
         return fmt(TOKEN_SCAN_IMPORTED, rm=rm, prompt=prompt)
-    return fmt(TOKEN_SCAN_IN, scan_dir=SCAN_DIRS[mode or scan_mode(config)], rm=rm, prompt=prompt)
+    return fmt(TOKEN_SCAN_IN, scan_dir=SCAN_DIRS[mode], rm=rm, prompt=prompt)
 
 
 def token_scan_files(config: Config, prompts: list[str] | None = None) -> list[str]:
-    """Every scan the analyses read (all RMs × the given prompts, default all)."""
-    return [scan_file(config, rm, p) for rm in token_rms(config) for p in (prompts or token_prompts(config))]
+    """Every scan the analyses read (all RMs × the given prompts, default all), in ``tokens.scan.mode``."""
+    mode, imported = scan_mode(config), official_score_files(config)
+    return [
+        _scan_file(rm, p, mode, imported)
+        for rm in token_rms(config)
+        for p in (prompts or token_prompts(config))
+    ]
 
 
 def scan_comparisons(config: Config) -> list[tuple[str, str, str, str]]:
@@ -615,7 +613,7 @@ def scan_comparisons(config: Config) -> list[tuple[str, str, str, str]]:
         if rm not in imported and backend_of(config["reward_models"][rm]).exact_token_ids
     ]
     return [
-        (rm, p, scan_file(config, rm, p, "exact"), scan_file(config, rm, p, "official"))
+        (rm, p, _scan_file(rm, p, "exact", imported), _scan_file(rm, p, "official", imported))
         for rm in rms
         for p in token_prompts(config)
     ]
@@ -707,6 +705,13 @@ def elo_figure(config: Config, prompt: str, part: str) -> str:
     return token_figure(config, f"elo_{prompt}_{part}")
 
 
+def elo_prompt_ids() -> list[str]:
+    """The bundled EloEverything prompts (the ``elo_prompt`` wildcard's values)."""
+    from rmexplain.tokens.elo import ELO_PROMPTS
+
+    return list(ELO_PROMPTS)
+
+
 def elo_data_file(prompt: str) -> str:
     """The bundled EloEverything Parquet file of one prompt (an input, so a data update reruns the rule)."""
     from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS
@@ -761,9 +766,9 @@ def reproduction_inputs(config: Config) -> dict[str, list[str]]:
     """The files the reproduction table reads: evaluation metrics and the analyses' τ and probe tables."""
     return {
         "metrics": metric_files(config),
-        "tau_rms": _per_dataset_method(config, TAU_RMS),
-        "tau_sides": _per_dataset_method(config, TAU_SIDES),
-        "probes": _per_dataset_method(config, PROBES) if probes_enabled(config) else [],
+        "tau_rms": analysis_table_inputs(config, "tau_rms"),
+        "tau_sides": analysis_table_inputs(config, "tau_sides"),
+        "probes": analysis_table_inputs(config, "probe_win_rate") if probes_enabled(config) else [],
     }
 
 

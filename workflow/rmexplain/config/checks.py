@@ -227,7 +227,7 @@ def check_rewards_example(config: Config) -> None:
     dataset = settings.get("dataset") or analysed[0]
     _known([dataset], analysed, f"{key}.dataset", "a dataset with the analysis stage")
     _known(
-        [settings.get("method") or "-"] if settings.get("method") else [],
+        [settings["method"]] if settings.get("method") else [],
         paths.dataset_analysed_methods(config, dataset),
         f"{key}.method",
         f"an analysed method of {dataset!r}",

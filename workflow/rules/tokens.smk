@@ -6,11 +6,15 @@ TOKENS = config["tokens"]  # defaults filled by the config check in common.smk
 # What a scan job depends on: not which mode the analyses read or whether modes are compared, so changing
 # tokens.scan.mode or .compare reruns no scan.
 SCAN_SETTINGS = {k: v for k, v in TOKENS["scan"].items() if k not in ("mode", "compare", "compare_n")}
+SCAN_MODE_OF_DIR = {scan_dir: mode for mode, scan_dir in paths.SCAN_DIRS.items()}
+# The paper's computations take every tokens.paper_analysis key but the switches.
+PAPER_OPTIONS = {k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")}
 
 
 wildcard_constraints:
     prompt="[A-Za-z0-9][A-Za-z0-9_-]*",
     objective="optimal|pessimal",
+    elo_prompt="|".join(paths.elo_prompt_ids()),
 
 
 rule tokens_all:
@@ -54,7 +58,7 @@ rule tokens_scan:
         spec=rm_spec,
         prompt=lambda w: TOKENS["prompts"][w.prompt],
         scan=SCAN_SETTINGS,
-        mode=lambda w: {d: m for m, d in paths.SCAN_DIRS.items()}[w.scan_dir],
+        mode=lambda w: SCAN_MODE_OF_DIR[w.scan_dir],
     script:
         "../scripts/tokens_scan.py"
 
@@ -111,7 +115,7 @@ rule tokens_paper_analysis:
         "../../envs/core.yaml"
     params:
         prompt_ids=paths.token_prompts(config),
-        options={k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")},
+        options=PAPER_OPTIONS,
         framing_pairs=TOKENS["analysis"]["framing_pairs"],
         properties=(None if TOKENS["paper_analysis"]["properties"] == "paper" else TOKENS["model_properties"]),
     script:
@@ -136,7 +140,7 @@ rule figure_tokens_paper:
         "../../envs/core.yaml"
     params:
         prompts=TOKENS["prompts"],
-        options={k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")},
+        options=PAPER_OPTIONS,
         framing_pairs=TOKENS["analysis"]["framing_pairs"],
         figures=config["figures"],
     script:
@@ -406,8 +410,6 @@ rule tokens_elo:
         trajectories=paths.elo_table("{elo_prompt}", "trajectories"),
     log:
         "logs/tokens/elo_{elo_prompt}.log",
-    wildcard_constraints:
-        elo_prompt="one_word_greatest|greatest_ever|humans_most_prefer",
     conda:
         "../../envs/core.yaml"
     params:
@@ -435,8 +437,6 @@ rule tokens_elo_agreement:
         ),
     log:
         "logs/tokens/elo_agreement_{elo_prompt}.log",
-    wildcard_constraints:
-        elo_prompt="one_word_greatest|greatest_ever|humans_most_prefer",
     conda:
         "../../envs/core.yaml"
     params:

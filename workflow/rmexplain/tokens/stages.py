@@ -77,9 +77,6 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(max(1, int(threads)))
 
 
-SCAN_MODES = ("exact", "official")
-
-
 def scan_settings(scan: Mapping[str, Any]) -> Any:
     """``tokens.scan`` as ScanSettings (the keys that are not scan settings, such as ``mode``, left out)."""
     from dataclasses import fields
@@ -156,18 +153,31 @@ def run_agreement(
     outputs: Mapping[str, str],
 ) -> None:
     """Kendall τ, MDS coordinates and RSA tables."""
-    scans = read_scans(scan_paths)
-    tau = stats.tau_table(scans, prompt_ids, analysis["match"])
-    _write_csv(tau, outputs["kendall_tau"])
-    _write_csv(stats.mds_table(tau, prompt_ids, analysis["mds_seed"]), outputs["mds"])
-    rms = list(dict.fromkeys(scans["rm"].to_list()))
-    rsa = stats.rsa_table(
-        tau,
+    tables = agreement_tables(
+        read_scans(scan_paths),
         prompt_ids,
-        {rm: properties.get(rm, {}) for rm in rms},
+        analysis["match"],
+        properties,
         analysis["rsa_permutations"],
         analysis["mds_seed"],
     )
+    for name, table in tables.items():
+        _write_csv(table, outputs[name])
+
+
+def agreement_tables(
+    scans: pl.DataFrame,
+    prompt_ids: Sequence[str],
+    match: str,
+    properties: Mapping[str, Mapping[str, Any]],
+    permutations: int,
+    seed: int,
+) -> dict[str, pl.DataFrame]:
+    """``kendall_tau`` between every RM pair, their ``mds`` map (1 − τ) and the ``rsa`` of 1 − τ against
+    the RMs' ``properties`` (RSA rows logged)."""
+    tau = stats.tau_table(scans, prompt_ids, match)
+    rms = list(dict.fromkeys(scans["rm"].to_list()))
+    rsa = stats.rsa_table(tau, prompt_ids, {rm: properties.get(rm, {}) for rm in rms}, permutations, seed)
     for row in rsa.iter_rows(named=True):
         log.info(
             "RSA %s %s: Spearman r = %s, p = %s over %d pairs",
@@ -177,7 +187,7 @@ def run_agreement(
             row["p_value"],
             row["n_pairs"],
         )
-    _write_csv(rsa, outputs["rsa"])
+    return {"kendall_tau": tau, "mds": stats.mds_table(tau, prompt_ids, seed), "rsa": rsa}
 
 
 def run_lexical(scan_paths: Sequence[str], lexicon: str, outputs: Mapping[str, str]) -> None:
@@ -354,6 +364,14 @@ PAPER_ANALYSIS_DEFAULTS: dict[str, Any] = {
 }
 
 
+def paper_shared_scores(scans: pl.DataFrame, opts: Mapping[str, Any]) -> pl.DataFrame:
+    """The scans on the paper's shared vocabulary, with the ``match``, ``duplicates`` and ``drop_na_like``
+    options of ``tokens.paper_analysis``."""
+    return paper.shared_scores(
+        scans, match=opts["match"], duplicates=opts["duplicates"], drop_na_like=opts["drop_na_like"]
+    )
+
+
 def import_official_scan(csv: str, rm: str, prompt_id: str, output: str) -> None:
     """The scores of ``prompt_id`` in one of the paper's per-RM CSVs, as RM ``rm``'s TOKEN_SCORES file."""
     one = paper.read_official_file(csv, rm).filter(pl.col("prompt_id") == prompt_id)
@@ -391,9 +409,7 @@ def run_paper_analyses(
     :data:`PAPER_ANALYSIS_DEFAULTS`; ``properties`` None = the paper's RSA properties of its ten RMs."""
     opts = {**PAPER_ANALYSIS_DEFAULTS, **options}
     scans = read_scans(scan_paths)
-    shared = paper.shared_scores(
-        scans, match=opts["match"], duplicates=opts["duplicates"], drop_na_like=opts["drop_na_like"]
-    )
+    shared = paper_shared_scores(scans, opts)
     moments = pl.concat(paper.distribution_moments(shared, p, opts["ddof"], opts["bias"]) for p in prompt_ids)
     _write_csv(moments, outputs["moments"])
     tau = paper.kendall_tau_table(shared, prompt_ids)
@@ -500,15 +516,11 @@ def run_elo_agreement(
         pl.col("human_rank").alias("token_id"),
         pl.col("item").alias("text"),
     )
-    tau = stats.tau_table(scans, [prompt_id], "exact")
-    mds = stats.mds_table(tau, [prompt_id], seed)
-    rms = list(dict.fromkeys(scans["rm"].to_list()))
-    properties = paper_model_properties()
-    rsa = stats.rsa_table(tau, [prompt_id], {rm: properties[rm] for rm in rms}, permutations, seed)
-    for name, table in (("kendall_tau", tau), ("mds", mds), ("rsa", rsa)):
+    tables = agreement_tables(scans, [prompt_id], "exact", paper_model_properties(), permutations, seed)
+    for name, table in tables.items():
         _write_csv(table, outputs[name])
-    plots.tau_heatmap(tau, dict(figures), outputs["tau_heatmap"])
-    plots.mds_map(mds, rsa, dict(figures), outputs["mds_map"])
+    plots.tau_heatmap(tables["kendall_tau"], dict(figures), outputs["tau_heatmap"])
+    plots.mds_map(tables["mds"], tables["rsa"], dict(figures), outputs["mds_map"])
 
 
 def run_scan_comparison(
@@ -606,13 +618,7 @@ def plot_paper_figures(
 ) -> None:
     """Fig. 1 (violins) on the shared vocabulary and Fig. 4 (raw scores of two framings, y = x) as the paper
     draws them; ``outputs``: ``violins`` and ``framing_<a>_<b>`` per pair."""
-    opts = {**PAPER_ANALYSIS_DEFAULTS, **options}
-    shared = paper.shared_scores(
-        read_scans(scan_paths),
-        match=opts["match"],
-        duplicates=opts["duplicates"],
-        drop_na_like=opts["drop_na_like"],
-    )
+    shared = paper_shared_scores(read_scans(scan_paths), {**PAPER_ANALYSIS_DEFAULTS, **options})
     n_shared = shared.filter(
         pl.col("rm") == shared["rm"][0], pl.col("prompt_id") == shared["prompt_id"][0]
     ).height

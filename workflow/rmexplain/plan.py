@@ -129,10 +129,9 @@ def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
                 n = _sampled(config, dataset) if oriented is None else oriented.height
                 entry = paths.method_entry(config, method)
                 requests = entry.llm_requests(2 * n, n_attributes, settings)
-                if paths.shared_request_input(
-                    config, dataset, method, orienter
-                ):  # a variant after its method
-                    requests -= entry.shared_requests_per_task * 2 * n  # those answers come from the cache
+                if paths.shared_request_input(config, dataset, method, orienter):
+                    # a variant after its method: the requests they share come from the cache
+                    requests -= entry.shared_requests_per_task * 2 * n
                 tokens = (
                     (None, None)
                     if oriented is None

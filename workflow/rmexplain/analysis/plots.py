@@ -618,18 +618,19 @@ def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOp
         low = cells["run_low"].fill_null(cells["run_mean"] - cells["run_sd"].fill_null(0.0) * 2)
         high = cells["run_high"].fill_null(cells["run_mean"] + cells["run_sd"].fill_null(0.0) * 2)
         x, y = cells["paper_mean"].to_numpy(), cells["run_mean"].to_numpy()
+        agree = cells["agrees"].fill_null(False).to_numpy()
         if cells.height:
             ax.errorbar(
                 x, y, yerr=[y - low.to_numpy(), high.to_numpy() - y], fmt="none", ecolor="#999", lw=0.8
             )
-            agree = cells["agrees"].fill_null(False).to_numpy()
             ax.scatter(x[agree], y[agree], s=16, color=PALETTE[0], zorder=3)
             ax.scatter(x[~agree], y[~agree], s=16, facecolors="white", edgecolors=PALETTE[3], zorder=3)
         bounds = [-1.0, 1.0] if name in {"3", "6"} else [0.0, 1.0]
         ax.plot(bounds, bounds, color="black", linestyle="--", linewidth=0.8)
         n_total = table.filter(pl.col("table") == name).height
-        n_agree = int(cells["agrees"].fill_null(False).sum())
-        ax.set_title(f"Table {name}: {n_agree} of {cells.height} agree ({n_total} cells)", fontsize=9)
+        ax.set_title(
+            f"Table {name}: {int(agree.sum())} of {cells.height} agree ({n_total} cells)", fontsize=9
+        )
         ax.set_xlabel("paper", fontsize=8)
         ax.set_ylabel("this run", fontsize=8)
         ax.tick_params(labelsize=7)

@@ -40,29 +40,26 @@ class Probe:
             return False
         if self.original_pattern is None:
             return True
-        flags = re.IGNORECASE if self.ignore_case else 0
-        return re.search(self.original_pattern, original, flags) is not None
+        return self._regex("original_pattern", self.original_pattern).search(original) is not None
+
+    def _regex(self, key: str, pattern: str) -> re.Pattern[str]:
+        """``pattern`` compiled with the probe's case rule; a bad one raises AnalysisError naming the key."""
+        try:
+            return re.compile(pattern, re.IGNORECASE if self.ignore_case else 0)
+        except re.error as err:
+            raise AnalysisError(
+                f"analysis.probes.{self.name}.{key}: invalid regular expression: {err}"
+            ) from err
 
     def compile(self) -> re.Pattern[str]:
         """The compiled pattern; a bad regular expression raises AnalysisError naming the key."""
-        flags = re.IGNORECASE if self.ignore_case else 0
-        try:
-            return re.compile(self.pattern if self.regex else re.escape(self.pattern), flags)
-        except re.error as err:
-            raise AnalysisError(
-                f"analysis.probes.{self.name}.pattern: invalid regular expression: {err}"
-            ) from err
+        return self._regex("pattern", self.pattern if self.regex else re.escape(self.pattern))
 
     def check(self) -> None:
         """Both patterns compile; a bad one raises AnalysisError naming the key."""
         self.compile()
         if self.original_pattern is not None:
-            try:
-                re.compile(self.original_pattern)
-            except re.error as err:
-                raise AnalysisError(
-                    f"analysis.probes.{self.name}.original_pattern: invalid regular expression: {err}"
-                ) from err
+            self._regex("original_pattern", self.original_pattern)
 
 
 def probes_from_config(section: dict[str, Any] | None) -> list[Probe]:

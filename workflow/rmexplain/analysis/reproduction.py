@@ -23,6 +23,8 @@ from typing import Any
 
 import polars as pl
 
+from rmexplain.explanations.stages import mean_over_rms
+
 SD_RULE = "mean ± {k} sd over seeds"
 INTERVAL_RULE = "run's interval"
 PAPER_RMS = ("v1", "v2", "pythia")  # the RMs Tables 1, 2, 4 and 5 average over
@@ -90,18 +92,6 @@ def _finite(value: Any) -> float | None:
         return None
     value = float(value)
     return None if value != value else value
-
-
-def seed_summary(metrics: pl.DataFrame, rms: list[str]) -> pl.DataFrame:
-    """Mean and sd over seeds of the per-seed mean over ``rms``, per dataset, method, subset and metric."""
-    per_seed = (
-        metrics.filter(pl.col("rm").is_in(rms))
-        .group_by("dataset", "method", "subset", "seed", "metric")
-        .agg(value=pl.col("value").fill_nan(None).mean())
-    )
-    return per_seed.group_by("dataset", "method", "subset", "metric").agg(
-        mean=pl.col("value").mean(), sd=pl.col("value").std(), seeds=pl.len()
-    )
 
 
 def _evaluation_value(cell: dict, summary: pl.DataFrame, mapping: Mapping) -> RunValue:
@@ -198,7 +188,11 @@ def reproduction_table(
     """One row per published cell (``reference`` order): the paper's value, this run's, and whether they
     agree. Missing inputs (e.g. no analysis datasets) leave their cells' run values null."""
     paper_rms = [mapping.reward_models[n] for n in PAPER_RMS if n in mapping.reward_models]
-    summary = seed_summary(metrics, paper_rms) if metrics is not None else None
+    summary = None
+    if metrics is not None:
+        summary = mean_over_rms(
+            metrics.filter(pl.col("rm").is_in(paper_rms)), ["dataset", "method", "subset"]
+        )
     rows = []
     for cell in reference.iter_rows(named=True):
         table = cell["table"]

@@ -39,8 +39,8 @@ include: "workflow/rules/plan.smk"
 rule all:
     default_target: True
     input:
-        paths.reproduction_targets(config),
-        paths.explanation_targets(config),
-        paths.discovery_targets(config),
-        paths.analysis_targets(config),
-        paths.token_targets(config),
+        targets.reproduction_targets(design),
+        targets.explanation_targets(design),
+        targets.discovery_targets(design),
+        targets.analysis_targets(design),
+        targets.token_targets(design),

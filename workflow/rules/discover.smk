@@ -6,23 +6,23 @@ rule discover_attributes:
     input:
         comparisons=paths.COMPARISONS,
         scores=orientation_scores,
-        prompt=paths.discovery_prompt_input(config),
-        hub=ancient(hub.models_for_discovery(config)),
+        prompt=design.discovery_prompt_file(),
+        hub=ancient(downloads.models_for_discovery(design)),
     output:
         answers=paths.DISCOVERY_ANSWERS,
         csv=report(
             paths.DISCOVERY_CSV,
-            category=paths.report_category(config, "Attribute discovery"),
+            category=design.report_category("Attribute discovery"),
             caption="../report/discovery_attributes.rst",
         ),
         md=paths.DISCOVERY_MD,
     log:
         "logs/discover/{dataset}/{orienter}.log",
     conda:
-        "../../envs/llm.yaml"
+        resources.llm_conda_env(design)
     threads: 1
     resources:
-        gpu=resources.llm_gpus(config),
+        gpu=resources.llm_gpus(design),
     params:
         settings=config["perturb"].get("discover") or {},
         llm=config.get("llm") or {},

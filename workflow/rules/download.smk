@@ -14,6 +14,6 @@ rule download_model:
     conda:
         "../../envs/core.yaml"
     params:
-        spec=lambda w: hub.hub_spec(config, w.model),
+        spec=lambda w: downloads.hub_spec(design, w.model),
     script:
         "../scripts/download_model.py"

@@ -4,21 +4,21 @@
 
 rule perturb:
     input:
-        unpack(lambda w: paths.prompt_inputs(config, w.method)),
+        unpack(lambda w: design.method(w.method).prompt_files()),
         comparisons=paths.COMPARISONS,
         scores=orientation_scores,
         after_method=shared_requests,
-        hub=lambda w: ancient(hub.models_for_perturb(config, w.method)),  # LLM or Polyjuice (download.smk)
+        hub=lambda w: ancient(downloads.models_for_perturb(design, w.method)),  # LLM or Polyjuice (download.smk)
     output:
         perturbations=paths.PERTURBATIONS,
         skipped=paths.PERTURB_SKIPS,
     log:
         "logs/perturb/{dataset}/{method}/{orienter}.log",
     conda:
-        "../../envs/llm.yaml"
+        lambda w: resources.perturb_conda_env(design, w.method)
     threads: 1
     resources:
-        gpu=lambda w: resources.perturb_gpus(config, w.method),
+        gpu=lambda w: resources.perturb_gpus(design, w.method),
     params:
         settings=method_settings,
         registered_method=registered_method,

@@ -3,19 +3,19 @@
 
 rule reproduction:
     input:
-        unpack(lambda w: paths.reproduction_inputs(config)),
+        unpack(lambda w: targets.reproduction_inputs(design)),
     output:
         csv=paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="csv"),
         md=paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="md"),
         html=report(
             paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="html"),
             caption="../report/reproduction.rst",
-            category=paths.report_category(config, "Reproduction"),
+            category=design.report_category("Reproduction"),
         ),
         figure=report(
-            paths.REPRODUCTION_FIGURE.replace("{ext}", paths.figure_ext(config)),
+            paths.REPRODUCTION_FIGURE.replace("{ext}", design.figures.format),
             caption="../report/reproduction_figure.rst",
-            category=paths.report_category(config, "Reproduction"),
+            category=design.report_category("Reproduction"),
         ),
     log:
         "logs/reproduction.log",
@@ -23,6 +23,6 @@ rule reproduction:
         "../../envs/core.yaml"
     params:
         reproduce=config.get("reproduce"),
-        figures=config["figures"],
+        figures=design.figures.options(),
     script:
         "../scripts/reproduction.py"

@@ -10,8 +10,8 @@ rule sample_comparisons:
         "../../envs/core.yaml"
     params:
         spec=lambda w: config["datasets"][w.dataset],
-        n_per_seed=lambda w: paths.dataset_n_per_seed(config, w.dataset),
-        seeds=lambda w: paths.dataset_seeds(config, w.dataset),
+        n_per_seed=lambda w: design.dataset(w.dataset).n_per_seed,
+        seeds=lambda w: list(design.dataset(w.dataset).seeds),
         max_words=config["sample"]["max_words"],
     script:
         "../scripts/sample_comparisons.py"

@@ -29,9 +29,10 @@ from rmexplain.analysis.plots import (
     rewards_example_figure,
 )
 from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
+from rmexplain.analysis.reference import load_reference
 from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
-from rmexplain.analysis.tables import write_table
+from rmexplain.analysis.tables import to_html, write_table
 from rmexplain.explanations.metrics import SIDES
 from rmexplain.schemas import (
     COMPARISONS,
@@ -344,9 +345,7 @@ def run_reproduction(
 ) -> None:
     """``results/tables/reproduction.{csv,md,html}`` and its figure; ``inputs`` holds the ``metrics``,
     ``tau_rms``, ``tau_sides`` and ``probes`` files of this run (each may be empty)."""
-    from rmexplain.analysis.reference import load_reference
     from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
-    from rmexplain.analysis.tables import to_html
     from rmexplain.explanations.stages import markdown_table
 
     contracts = {"metrics": METRICS, "tau_rms": TAU_RMS, "tau_sides": TAU_SIDES, "probes": PROBE_WIN_RATE}

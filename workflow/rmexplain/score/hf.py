@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from tqdm.auto import tqdm
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
 from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
 
@@ -404,7 +405,6 @@ class TransformersScorer(RewardModelBackend):
 
     @staticmethod
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
-        from rmexplain.hub import model_and_tokenizer_refs
 
         return model_and_tokenizer_refs(
             f"reward_models.{name}",

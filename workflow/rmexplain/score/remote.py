@@ -31,6 +31,7 @@ import torch
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm.auto import tqdm
 
+from rmexplain.hub import hub_ref
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import (
     chat_messages,
@@ -90,7 +91,6 @@ class RemoteScorer(RewardModelBackend):
     @staticmethod
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
         """The tokenizer that formats inputs locally (none when sending chat messages)."""
-        from rmexplain.hub import hub_ref
 
         if spec.get("send", "token_ids") == "messages":
             return []

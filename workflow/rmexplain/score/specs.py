@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmexplain.score.base import ScoringError
+from rmexplain.settings import ConfigError
 
 MODEL_BACKENDS = ("transformers", "vllm", "remote")
 INPUT_FORMATS = ("chat", "pair")
@@ -216,7 +217,6 @@ def _check_backend(spec: RewardModelSpec) -> None:
 
 def check_model_spec(name: str, spec: Mapping[str, Any]) -> None:
     """The config check of a model backend's spec: ``ConfigError`` naming the key."""
-    from rmexplain.config import ConfigError
 
     try:
         parse_spec(name, spec)

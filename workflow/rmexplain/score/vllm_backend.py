@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import Encoded, encode, load_tokenizer, max_length_of, read_reward, unique_pairs
 from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
@@ -86,8 +87,6 @@ class VLLMScorer(RewardModelBackend):
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
         """Model and tokenizer as the engine loads them (``engine_kwargs`` win; vLLM's
         ``tokenizer_revision`` defaults to ``revision``)."""
-        from rmexplain.hub import model_and_tokenizer_refs
-
         engine = spec.get("engine_kwargs") or {}
         revision = engine.get("revision", spec.get("revision"))
         return model_and_tokenizer_refs(

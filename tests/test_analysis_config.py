@@ -83,7 +83,7 @@ def test_judge_and_unconditioned_methods_change_the_targets():
         "results/figures/analysis/attribute_judge.png" in files
         and "results/tables/attribute_judge.csv" in files
     )
-    assert targets.judgement_files(Design.from_config(config)) == [
+    assert targets.analysis_table_inputs(Design.from_config(config), "attribute_judge") == [
         f"results/analysis/{d}/rules/judge/{o}.parquet" for d in ("helpful", "harmless")
         for o in ("demo-helpful", "demo-harmless")
     ]  # fmt: skip

@@ -50,14 +50,6 @@ EXAMPLE_PARTS = ("figure", "html", "md")
 PFR_FIGURE = "results/figures/analysis/pfr/{dataset}/{method}.{ext}"
 LOCAL_TAU_FIGURE = "results/figures/analysis/local_tau/{dataset}/{method}.{ext}"
 SUMMARY_FIGURE = "results/figures/analysis/{figure}.{ext}"
-ANALYSIS_TABLES = (
-    "pfr",
-    "tau_rms",
-    "tau_sides",
-    "representative_examples",
-    "probe_win_rate",
-    "attribute_judge",
-)
 
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
 TOKEN_VOCABULARY = "results/tokens/vocabulary/{rm}.parquet"

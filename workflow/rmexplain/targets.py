@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rmexplain import paths
+from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
 
 EVALUATION_TABLES = ("coverage", "distances", "coverage_by_correctness", "distances_by_correctness")
@@ -84,39 +85,14 @@ def _per_dataset_method(design: Design, pattern: str, **extra: str) -> list[str]
     return [paths.fmt(pattern, dataset=d, method=m, **extra) for d, m in design.analysed_pairs]
 
 
-def judgement_files(design: Design) -> list[str]:
-    """Every judge output (one per perturbation set)."""
-    return [
-        paths.fmt(paths.JUDGEMENTS, dataset=d, method=m, orienter=o)
-        for d, m in design.analysed_pairs
-        for o in design.dataset(d).orienters
-    ]
-
-
 def analysis_table_inputs(design: Design, table: str) -> list[str]:
     """The per-(dataset, method) Parquet files one summary table is built from."""
-    pattern = {
-        "pfr": paths.PFR,
-        "tau_rms": paths.TAU_RMS,
-        "tau_sides": paths.TAU_SIDES,
-        "representative_examples": paths.EXAMPLES,
-        "probe_win_rate": paths.PROBES,
-    }.get(table)
-    if pattern is not None:
-        return _per_dataset_method(design, pattern)
-    if table == "attribute_judge":
-        return judgement_files(design)
-    raise KeyError(f"unknown analysis table {table!r}; known: {paths.ANALYSIS_TABLES}")
+    return analysis_table(table).parts(design)
 
 
 def analysis_tables(design: Design) -> list[str]:
     """Names of the summary tables this config produces."""
-    names = ["pfr", "tau_rms", "tau_sides", "representative_examples"]
-    if design.probes_enabled:
-        names.append("probe_win_rate")
-    if design.judge_enabled:
-        names.append("attribute_judge")
-    return names
+    return [name for name, table in ANALYSIS_TABLES.items() if table.enabled(design)]
 
 
 def summary_figures(design: Design) -> list[str]:

@@ -99,7 +99,7 @@ rule analyse_table:
     log:
         "logs/analyse/table_{table}.log",
     wildcard_constraints:
-        table="|".join(paths.ANALYSIS_TABLES),
+        table="|".join(ANALYSIS_TABLES),
     conda:
         "../../envs/core.yaml"
     params:
@@ -223,7 +223,7 @@ rule figure_probes:
 
 rule figure_judge:
     input:
-        targets.judgement_files(design),
+        targets.analysis_table_inputs(design, "attribute_judge"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "attribute_judge"),

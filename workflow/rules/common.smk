@@ -4,6 +4,7 @@ import rmexplain.downloads as downloads
 import rmexplain.paths as paths
 import rmexplain.resources as resources
 import rmexplain.targets as targets
+from rmexplain.analysis.catalog import ANALYSIS_TABLES
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
 

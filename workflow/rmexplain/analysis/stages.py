@@ -15,6 +15,7 @@ import polars as pl
 
 from rmexplain.analysis import judge as J
 from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.catalog import ANALYSIS_TABLES
 from rmexplain.analysis.examples import example_pair, example_rm
 from rmexplain.analysis.plots import (
     FigureOptions,
@@ -51,16 +52,6 @@ from rmexplain.schemas import (
 from rmexplain.schemas import write_table as write_parquet
 
 Settings = dict[str, Any]
-
-TABLE_CONTRACTS = {
-    "pfr": PFR,
-    "tau_rms": TAU_RMS,
-    "tau_sides": TAU_SIDES,
-    "representative_examples": EXAMPLES,
-    "probe_win_rate": PROBE_WIN_RATE,
-    "attribute_judge": JUDGEMENTS,
-}
-
 
 def read_explanations(paths: Sequence[str]) -> pl.DataFrame:
     """All RMs' explanation tables of one (dataset, method), checked against the contract."""
@@ -183,15 +174,16 @@ def run_judge(
 
 def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:
     """Concatenate the per-(dataset, method) tables into one summary table (CSV, Markdown, HTML)."""
-    if table not in TABLE_CONTRACTS:
-        raise AnalysisError(f"unknown analysis table {table!r}; known: {sorted(TABLE_CONTRACTS)}")
-    contract = TABLE_CONTRACTS[table]
-    frames = [read_table(p, contract, table) for p in inputs]
-    frame = pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in contract.items()})
-    if table == "attribute_judge":
-        frame = J.agreement_table(frame, level)
+    if table not in ANALYSIS_TABLES:
+        raise AnalysisError(f"unknown analysis table {table!r}; known: {list(ANALYSIS_TABLES)}")
+    record = ANALYSIS_TABLES[table]
+    frames = [read_table(p, record.contract, table) for p in inputs]
+    schema = {k: c.dtype for k, c in record.contract.items()}
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+    if record.summarise is not None:
+        frame = record.summarise(frame, level)
     csv, md, html = _by_suffix(outputs, (".csv", ".md", ".html"))
-    write_table(frame, table, csv, md, html, level)
+    write_table(frame, record.title, record.present, csv, md, html, level)
 
 
 def _by_suffix(paths: Sequence[str], suffixes: Sequence[str]) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rmexplain import paths
+from rmexplain.data.sources import source_of
 from rmexplain.llm.base import llm_backends
 from rmexplain.llm.prompts import template_path
 from rmexplain.perturb.base import method_entry, method_settings, registered_method
@@ -115,11 +116,7 @@ class Dataset:
     @property
     def source_files(self) -> list[str]:
         """Local files the dataset is read from (bundled part or user file); hub datasets have none."""
-        if self.spec["source"] == "embedded":
-            return [paths.embedded_data_file(self.spec["part"])]
-        if self.spec["source"] == "file":
-            return [self.spec["path"]]
-        return []
+        return source_of(self.spec).files(self.spec)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rmexplain import paths, resources, targets
+from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.llm.cache import CompletionCache
@@ -188,12 +189,10 @@ def _hub(design: Design, root: Path) -> tuple[list[tuple[str, str, bool]], list[
         for name, spec in hub_models(design).items()
     ]  # fmt: skip
     datasets = []
-    for name, spec in design.config["datasets"].items():
-        if spec["source"] in ("hh-rlhf", "helpsteer2"):
-            default = "Anthropic/hh-rlhf" if spec["source"] == "hh-rlhf" else "nvidia/HelpSteer2"
-            hub_id = spec.get("hub_id", default)
-            if not Path(hub_id).exists():
-                datasets.append((name, hub_id))
+    for name, dataset in design.datasets.items():
+        hub_id = source_of(dataset.spec).hub_dataset(dataset.spec)
+        if hub_id is not None:
+            datasets.append((name, hub_id))
     return models, datasets
 
 

@@ -14,6 +14,7 @@ from rmexplain.analysis.probes import probes_from_config
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config.schema import load_schema
+from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.perturb.base import methods
@@ -35,19 +36,7 @@ def _known(values: Iterable[str], allowed: Iterable[str], key: str, what: str) -
 def check_datasets(config: Config) -> None:
     """Each dataset's source has the keys it needs, and local files exist."""
     for name, spec in config["datasets"].items():
-        source = spec["source"]
-        key = f"datasets.{name}"
-        if source == "embedded":
-            _require("part" in spec, f"{key}.part is required for source 'embedded' (helpful or harmless)")
-        if source == "file":
-            _require("path" in spec, f"{key}.path is required for source 'file'")
-            _require(Path(spec["path"]).is_file(), f"{key}.path: file {spec['path']!r} does not exist")
-            _require(
-                Path(spec["path"]).suffix in {".jsonl", ".parquet"},
-                f"{key}.path: {spec['path']!r} must end in .jsonl or .parquet",
-            )
-        if source == "hh-rlhf":
-            _require("data_dir" in spec, f"{key}.data_dir is required for hh-rlhf (e.g. harmless-base)")
+        source_of(spec).check(f"datasets.{name}", spec)
 
 
 def check_reward_models(config: Config) -> None:

@@ -18,6 +18,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from rmexplain.data.sources import SOURCES
 from rmexplain.llm.base import llm_backends
 from rmexplain.perturb.base import methods
 from rmexplain.score.base import rm_backends
@@ -40,6 +41,7 @@ def load_schema() -> Config:
         for key, rule in rm_backends.get(name).spec_schema.items():
             rm_spec.setdefault(key, rule)
     props["llm"]["properties"]["backend"]["enum"] = llm_backends.names()
+    props["datasets"]["additionalProperties"]["properties"]["source"]["enum"] = list(SOURCES)
     variant = props["perturb"]["properties"]["variants"]["additionalProperties"]
     variant["properties"]["method"]["enum"] = methods.names()
     return schema

@@ -1,6 +1,6 @@
 # Optimal and pessimal tokens: vocabulary -> one scan per RM x prompt -> analyses, figures, GCG.
 # Run only this part with `snakemake tokens_all`.
-# Hub models are downloaded first by download_model (download.smk); `hub=` markers are ancient: only order matters.
+# Hub models are downloaded first by download_model (data.smk); `hub=` markers are ancient: only order matters.
 
 TOKENS = config["tokens"]  # defaults filled by the config check in common.smk
 # What a scan job depends on: not which mode the analyses read or whether modes are compared, so changing

@@ -1,10 +1,28 @@
+# The explanations: each perturbation categorised per RM (CF/SF), then evaluated (coverage, distances,
+# diversity: the paper's Tables 1, 2 and 5) and drawn.
+
+
+rule categorise:
+    input:
+        comparisons=paths.COMPARISONS,
+        originals=paths.ORIGINAL_SCORES,
+        perturbations=perturbations_explained,
+        rewards=paths.PERTURBATION_REWARDS,
+    output:
+        paths.EXPLANATIONS,
+    log:
+        "logs/categorise/{dataset}/{method}/{rm}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/categorise.py"
 
 
 rule distances:
     input:
         comparisons=paths.COMPARISONS,
         perturbations=paths.PERTURBATIONS,
-        hub=ancient(downloads.models_for_distances(design)),  # the embedding model (download.smk)
+        hub=ancient(downloads.models_for_distances(design)),  # the embedding model (data.smk)
     output:
         paths.DISTANCES,
     log:

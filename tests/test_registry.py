@@ -3,6 +3,7 @@ duplicate names refused, and plugins from other packages through entry points.""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,26 @@ def test_a_plugin_may_not_take_a_built_in_name(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         rm_backends.plugins(refresh=True)
+
+
+def test_nothing_outside_a_registry_entry_branches_on_its_name():
+    """A registered name is compared only in the module that registers it (its own self-checks)."""
+    from rmexplain.data.sources import SOURCES
+
+    owners: dict[str, set[str]] = {name: {"rmexplain.data.sources"} for name in SOURCES}
+    for registry in (rm_backends, llm_backends, methods):
+        for name in registry.builtins():
+            owners.setdefault(name, set()).add(registry._modules[name])
+    files = [*(REPO / "workflow" / "rmexplain").rglob("*.py"), *(REPO / "workflow" / "rules").glob("*.smk")]
+    files += list((REPO / "workflow" / "scripts").glob("*.py"))
+    branches = []
+    for path in files:
+        module = ".".join(path.relative_to(REPO / "workflow").with_suffix("").parts).removesuffix(".__init__")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            code = line.split("#", 1)[0]
+            for name, owner in owners.items():
+                quoted = rf"""["']{re.escape(name)}["']"""
+                compared = rf"(==|!=|\bin\b)\s*[(\[{{]?[^)\]}}]*{quoted}|{quoted}\s*(==|!=|\bin\b)"
+                if module not in owner and re.search(compared, code):
+                    branches.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not branches, "branches on a registered name:\n" + "\n".join(branches)

@@ -17,7 +17,7 @@ from rmexplain.config.schema import load_schema
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
-from rmexplain.perturb.base import methods
+from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
 
@@ -84,10 +84,10 @@ def check_perturb(config: Config) -> None:
         "a key of reward_models",
     )
     _check_variant_settings(config)
-    if "file" in perturb["methods"]:
-        path = (perturb.get("file") or {}).get("path")
-        _require(bool(path), "perturb.file.path is required when perturb.methods includes 'file'")
-        _require(Path(path).is_file(), f"perturb.file.path: file {path!r} does not exist")
+    for name in perturb["methods"]:
+        base = registered_method(perturb, name)
+        key = f"perturb.variants.{name}" if base != name else f"perturb.{name}"
+        method_entry(perturb, name).check_settings(key, method_settings(perturb, name))
 
 
 def _check_variant_settings(config: Config) -> None:

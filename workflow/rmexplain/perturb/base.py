@@ -80,6 +80,10 @@ def _no_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
+    return None
+
+
 # A method declares, as keywords of ``register``: ``uses_llm`` (it calls the configured LLM: it receives the
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
@@ -88,7 +92,8 @@ def _no_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
 # with ``exact_requests`` False where that is an upper bound; ``prompt_inputs(settings)``: the prompt
 # files its jobs read, by rule-input name (so editing one reruns them); ``shared_requests_per_task``: how
 # many of them every variant of the method sends identically (two_step's step 1), so a variant running
-# after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM.
+# after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM;
+# ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key).
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -109,6 +114,7 @@ methods: Registry[Method] = Registry(
         "exact_requests": True,
         "conda_env": "core",
         "prompt_inputs": _no_prompt_inputs,
+        "check_settings": _no_settings_check,
         "shared_requests_per_task": 0,
     },
     error=PerturbationError,

@@ -38,6 +38,7 @@ class RewardModelBackend:
 
     conda_env = "scoring"  # envs/<conda_env>.yaml runs its scoring jobs
     exact_token_ids = False  # scores exact token ids (token scans use the RM's own vocabulary)
+    own_tokenizer = False  # its spec may name the RM's tokenizer (model or tokenizer): the token vocabulary
     artifacts: tuple[str, ...] = ()  # files from earlier rules it needs (keys of paths.RM_ARTIFACTS)
     # JSON-schema rules of its own spec keys (a plugin's; the built-ins' keys are in config/schema.yaml)
     spec_schema: ClassVar[dict[str, Any]] = {}

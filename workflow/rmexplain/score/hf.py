@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
-from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -393,6 +393,7 @@ class TransformersScorer(RewardModelBackend):
     """AutoModelForSequenceClassification RM: deduplicated inputs, length-sorted batches,
     ``torch.inference_mode``, bf16/fp16 on GPU, batch halving on CUDA out-of-memory."""
 
+    own_tokenizer = True
     exact_token_ids = True
 
     @staticmethod
@@ -418,6 +419,11 @@ class TransformersScorer(RewardModelBackend):
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         check_model_spec(name, spec)
+
+    @staticmethod
+    def check_model(spec: RewardModelSpec) -> None:
+        """Its part of the model-spec check: the weights to load."""
+        require_model(spec)
 
     def __init__(
         self,

@@ -25,21 +25,17 @@ log = logging.getLogger(__name__)
 
 
 def _is_exact(spec: Mapping[str, Any]) -> bool:
-
     return backend_of(dict(spec)).exact_token_ids
 
 
 def _spec(name: str, spec: Mapping[str, Any]) -> Any:
-
     return parse_spec(name, spec)
 
 
 def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer: str) -> Any:
     """The RM's own tokenizer where its spec names one (transformers; vllm/remote with model or tokenizer),
     else ``text_tokenizer`` (``bundled-minilm`` or a path), e.g. for the demo and python RMs."""
-    if spec.get("backend") in ("transformers", "vllm", "remote") and (
-        spec.get("tokenizer") or spec.get("model")
-    ):
+    if backend_of(dict(spec)).own_tokenizer and (spec.get("tokenizer") or spec.get("model")):
         from rmexplain.score.hf import load_tokenizer
 
         return load_tokenizer(_spec(name, spec))

@@ -23,6 +23,7 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
+from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import llm_backends
 from rmexplain.llm.prompts import template_path
 from rmexplain.perturb.base import method_entry, method_settings, registered_method
@@ -40,24 +41,6 @@ REPORT_SECTIONS = (
     "Attribute discovery",
     "Optimal and pessimal tokens",
 )
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The one reading of the ``figures`` section: format, resolution, width."""
-
-    format: str
-    dpi: int
-    width: float
-
-    @classmethod
-    def from_config(cls, config: Config) -> Figures:
-        settings = section(config, "figures")
-        return cls(settings["format"], settings["dpi"], settings["width"])
-
-    def options(self) -> dict[str, Any]:
-        """The section as the plotting functions take it."""
-        return {"format": self.format, "dpi": self.dpi, "width": self.width}
 
 
 @dataclass(frozen=True)
@@ -210,8 +193,8 @@ class Design:
         )
 
     @cached_property
-    def figures(self) -> Figures:
-        return Figures.from_config(self.config)
+    def figures(self) -> FigureOptions:
+        return FigureOptions.from_config(section(self.config, "figures"))
 
     # ── datasets, RMs, methods ───────────────────────────────────────────────────────────────────────────
     def dataset(self, name: str) -> Dataset:

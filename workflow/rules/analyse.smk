@@ -124,7 +124,7 @@ rule figure_pfr:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
     script:
         "../scripts/figure_pfr.py"
@@ -146,7 +146,7 @@ rule figure_local_tau:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_local_tau.py"
 
@@ -174,7 +174,7 @@ rule figure_example:
         "../../envs/core.yaml"
     params:
         slot=lambda w: design.example_slot(w.dataset, w.slot),
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_examples.py"
 
@@ -195,7 +195,7 @@ rule figure_rank_similarity:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
     script:
         "../scripts/figure_rank_similarity.py"
@@ -216,7 +216,7 @@ rule figure_probes:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_probes.py"
 
@@ -237,7 +237,7 @@ rule figure_judge:
         "../../envs/core.yaml"
     params:
         level=ANALYSIS["bootstrap"]["confidence_level"],
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_judge.py"
 
@@ -257,7 +257,7 @@ rule figure_correctness:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_correctness.py"
 
@@ -289,7 +289,7 @@ rule figure_rewards_example:
         "../../envs/core.yaml"
     params:
         example=REWARDS_EXAMPLE,
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_rewards_example.py"
 
@@ -319,6 +319,6 @@ rule reproduction:
         "../../envs/core.yaml"
     params:
         reproduce=config.get("reproduce"),
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/reproduction.py"

@@ -88,6 +88,6 @@ rule figure_methods:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_methods.py"

@@ -99,7 +99,7 @@ rule tokens_scan_modes:
         specs=lambda w: {rm: config["reward_models"][rm] for rm, *_ in targets.scan_comparisons(design)},
         prompts=TOKENS["prompts"],
         n=TOKENS["scan"]["compare_n"],
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/tokens_scan_modes.py"
 
@@ -142,7 +142,7 @@ rule figure_tokens_paper:
         prompts=TOKENS["prompts"],
         options=PAPER_OPTIONS,
         framing_pairs=TOKENS["analysis"]["framing_pairs"],
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_paper.py"
 
@@ -245,7 +245,7 @@ rule figure_tokens:
         "../../envs/core.yaml"
     params:
         prompts=TOKENS["prompts"],
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens.py"
 
@@ -287,7 +287,7 @@ rule figure_tokens_framing:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_framing.py"
 
@@ -348,7 +348,7 @@ rule figure_tokens_human:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_human.py"
 
@@ -442,6 +442,6 @@ rule tokens_elo_agreement:
     params:
         permutations=TOKENS["analysis"]["rsa_permutations"],
         seed=TOKENS["analysis"]["mds_seed"],
-        figures=design.figures.options(),
+        figures=design.figures.as_params(),
     script:
         "../scripts/tokens_elo_agreement.py"

@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 
 from rmexplain.config.checks import check_sections
-from rmexplain.config.schema import load_schema, schema_default, validate_schema
-from rmexplain.settings import Config, ConfigError, section
+from rmexplain.config.schema import load_schema, validate_schema
+from rmexplain.settings import Config, ConfigError, schema_defaults, section
 
 __all__ = [
     "Config",
@@ -24,7 +24,7 @@ __all__ = [
     "check",
     "load",
     "load_schema",
-    "schema_default",
+    "schema_defaults",
     "section",
     "validate_schema",
 ]

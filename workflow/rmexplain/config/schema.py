@@ -8,11 +8,8 @@ The names of RM backends, LLM backends and perturbation methods are enums filled
 from __future__ import annotations
 
 import copy
-import functools
 import tempfile
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import yaml
 from snakemake.exceptions import WorkflowError
@@ -22,19 +19,14 @@ from rmexplain.data.sources import SOURCES
 from rmexplain.llm.base import llm_backends
 from rmexplain.perturb.base import methods
 from rmexplain.score.base import rm_backends
-from rmexplain.settings import Config, ConfigError
-
-
-@functools.cache
-def _bundled_schema() -> Config:
-    return yaml.safe_load((resources.files("rmexplain.config") / "schema.yaml").read_text(encoding="utf-8"))
+from rmexplain.settings import Config, ConfigError, schema
 
 
 def load_schema() -> Config:
     """The JSON schema as a mapping, with the registered names as the enums of the keys that name a
     registered entry, and the spec keys that plugin RM backends declare (``spec_schema``)."""
-    schema = copy.deepcopy(_bundled_schema())
-    props = schema["properties"]
+    composed = copy.deepcopy(schema())
+    props = composed["properties"]
     rm_spec = props["reward_models"]["additionalProperties"]["properties"]
     rm_spec["backend"]["enum"] = rm_backends.names()
     for name in rm_backends.plugins():
@@ -44,7 +36,7 @@ def load_schema() -> Config:
     props["datasets"]["additionalProperties"]["properties"]["source"]["enum"] = list(SOURCES)
     variant = props["perturb"]["properties"]["variants"]["additionalProperties"]
     variant["properties"]["method"]["enum"] = methods.names()
-    return schema
+    return composed
 
 
 def validate_schema(config: Config) -> None:
@@ -56,11 +48,3 @@ def validate_schema(config: Config) -> None:
             validate(config, str(schema), set_default=True)
         except WorkflowError as err:
             raise ConfigError(f"the config does not match its schema: {err}") from None
-
-
-def schema_default(*keys: str) -> Any:
-    """The schema's default of one key, by its path of property names (``"evaluate", "batch_size"``)."""
-    node: Any = _bundled_schema()
-    for key in keys:
-        node = node["properties"][key]
-    return copy.deepcopy(node["default"])

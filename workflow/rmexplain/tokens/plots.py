@@ -14,11 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
+from rmexplain.figures import FigureOptions
 from rmexplain.tokens.stats import tau_square
 
 
 def _figure(options: dict[str, Any], n_panels: int, height_ratio: float = 0.4) -> tuple[Any, np.ndarray]:
-    width = float(options.get("width", 10))
+    width = FigureOptions.from_config(options).width
     fig, axes = plt.subplots(
         1, n_panels, figsize=(width, max(3.2, width * height_ratio)), squeeze=False, constrained_layout=True
     )
@@ -26,7 +27,7 @@ def _figure(options: dict[str, Any], n_panels: int, height_ratio: float = 0.4) -
 
 
 def _save(fig: Any, output: str, options: dict[str, Any]) -> None:
-    fig.savefig(output, dpi=int(options.get("dpi", 150)))
+    fig.savefig(output, dpi=FigureOptions.from_config(options).dpi)
     plt.close(fig)
 
 
@@ -69,7 +70,7 @@ def tau_heatmap(tau: pl.DataFrame, options: dict[str, Any], output: str) -> None
     """Pairwise Kendall τ between RMs over the shared decoded vocabulary, one panel per prompt (Fig. 2A)."""
     prompt_ids = list(dict.fromkeys(tau["prompt_id"].to_list()))
     n = len(prompt_ids)  # one panel: a narrower, taller figure, so the matrix fills it
-    width = float(options.get("width", 10)) * min(1.0, 0.35 + 0.35 * n)
+    width = FigureOptions.from_config(options).width * min(1.0, 0.35 + 0.35 * n)
     fig, axes = _figure({**options, "width": width}, n, 0.38 if n > 1 else 0.75)
     image = None
     for ax, prompt_id in zip(axes, prompt_ids, strict=True):

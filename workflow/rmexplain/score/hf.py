@@ -16,6 +16,7 @@ import functools
 import importlib
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -472,11 +473,31 @@ class TransformersScorer(RewardModelBackend):
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order (identical pairs are run once)."""
         pairs, rows = unique_pairs(prompts, responses)
-        rewards = self.score_encoded(self.encode_all(pairs))
+        start = time.perf_counter()
+        encoded = self.encode_all(pairs)
+        encoding = time.perf_counter() - start
+        rewards = self.score_encoded(encoded)
+        self._log_timing(encoded, encoding, time.perf_counter() - start - encoding)
         bad = [row for row, i in enumerate(rows) if not math.isfinite(rewards[i])]
         if bad:
             raise ScoringError(f"{self.spec.key}: non-finite reward for input rows {bad[:10]}")
         return [rewards[i] for i in rows]
+
+    def _log_timing(self, encoded: Sequence[Encoded], encoding: float, model: float) -> None:
+        """One log line per call: inputs, tokens, encoding and model seconds, peak CUDA memory (benchmarks
+        read it from a job's log)."""
+        memory = ""
+        if self.device.type == "cuda":
+            memory = f", peak CUDA memory {torch.cuda.max_memory_allocated(self.device) / 2**30:.2f} GiB"
+        log.info(
+            "%s: scored %d distinct inputs (%d tokens): encoding %.3f s, model %.3f s%s",
+            self.spec.key,
+            len(encoded),
+            sum(len(e.ids) for e in encoded),
+            encoding,
+            model,
+            memory,
+        )
 
     def score_encoded(self, encoded: Sequence[Encoded]) -> list[float]:
         """Rewards of already encoded inputs, in order. On CUDA out-of-memory the failing batch is split

@@ -32,6 +32,7 @@ from typing import Any
 import bench_scoring
 import benchlib
 import polars as pl
+import torch
 import yaml
 from benchlib import ARCHS, REPO
 
@@ -78,6 +79,8 @@ def save_model(preset: dict[str, Any], directory: Path) -> dict[str, Any]:
         model.save_pretrained(directory)
         tokenizer.save_pretrained(directory)
         del model
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # the job, another process, needs the memory
     spec = bench_scoring.scorer_spec(preset)
     return {**spec, "model": str(directory)}
 

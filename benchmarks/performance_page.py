@@ -328,8 +328,9 @@ each script's docstring (`benchmarks/bench_scoring.py`, `bench_token_scan.py`, `
 """
 
 NO_GPU = """\
-**No GPU numbers exist yet.** Every number below was measured on a CPU (device `cpu`, two shared cores,
-float32) with *tiny* shapes of each architecture (a few hundred thousand to a few million parameters): they
+**No GPU numbers exist yet.** Every number below was measured on a CPU (device `cpu`: two cores shared with
+other jobs, see each file's `load_average_1min`; float32) with *tiny* shapes of each architecture (at most a
+few million parameters): they
 show that the benchmarks run end to end and what they report, and say nothing about how fast the project
 is on the GPU it is meant for; the extrapolations to the paper's configs are left open until GPU files
 exist. These commands produce the GPU numbers on an H100 (80 GB; models are built from the real
@@ -407,6 +408,14 @@ def build_page(directory: Path, figure_path: Path | None = None) -> str:
         ],
         scoring_rows(reports),
     )
+    for r in (r for r in reports if "oom_check" in r):
+        oom = r["oom_check"]
+        lines += [
+            "",
+            f"Out-of-memory back-off (`--oom-check`, `{r['preset']}` on {r['device']}): "
+            f"{len(oom['halvings'])} halving(s); largest score difference against the uncapped run "
+            f"{oom['max_abs_diff_vs_uncapped']:.2e}.",
+        ]
     if figure_path is not None and figure(reports, figure_path):
         lines += ["", f"![achieved TFLOP/s]({FIGURE})", ""]
     lines += ["", "## Token scans", ""]

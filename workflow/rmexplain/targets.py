@@ -20,7 +20,7 @@ EXAMPLE_PARTS = ("figure", "html", "md")
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
     """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``)."""
-    return {name: paths.fmt(paths.RM_ARTIFACTS[name], rm=rm) for name in design.rm_backend(rm).artifacts}
+    return paths.rm_artifact_files(design.rm_backend(rm).artifacts, rm)
 
 
 def orientation_score_files(design: Design, dataset: str, orienter: str) -> list[str]:

@@ -628,7 +628,10 @@ def paper_token_tables(config: Config) -> dict[str, str]:
     """The paper's token tables by ``run_paper_analyses`` key (empty unless enabled)."""
     if not paper_analysis_enabled(config):
         return {}
-    return {name: token_table(f"paper_{name}") for name in PAPER_TOKEN_TABLES}
+    tables = {name: token_table(f"paper_{name}") for name in PAPER_TOKEN_TABLES}
+    if not section(config, "tokens")["paper_analysis"].get("frequency_list"):
+        tables["frequency_slopes"] = token_table("paper_frequency_slopes_wordfreq")  # not the paper's list
+    return tables
 
 
 def paper_token_figures(config: Config) -> dict[str, str]:

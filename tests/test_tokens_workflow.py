@@ -13,9 +13,10 @@ import yaml
 from conftest import REPO, tiny_demo_config
 from scipy import stats as scipy_stats
 
-from rmexplain import paths
+from rmexplain import paths, targets
 from rmexplain import schemas as S
 from rmexplain.config import ConfigError, check, validate_schema
+from rmexplain.design import Design
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens.stages import run_scan, run_vocabulary
 
@@ -29,7 +30,7 @@ def validated(config: dict) -> dict:
 def test_demo_config_targets_and_schema_defaults(monkeypatch):
     monkeypatch.chdir(REPO)
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
-    files = paths.token_targets(config)
+    files = targets.token_targets(Design.from_config(config))
     assert "results/tokens/scans/demo-helpful/worst.parquet" in files
     assert "results/tokens/figures/framing_best_worst.png" in files
     assert {
@@ -48,7 +49,7 @@ def test_demo_config_targets_and_schema_defaults(monkeypatch):
             if k != "tokens"
         }
     )
-    assert paths.token_targets(off) == []
+    assert targets.token_targets(Design.from_config(off)) == []
 
 
 def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
@@ -58,20 +59,22 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
 
     models = [parse_spec(name, spec).model for name, spec in config["reward_models"].items()]
     assert len(models) == 10 and "RLHFlow/ArmoRM-Llama3-8B-v0.1" in models
-    assert len(paths.gcg_files(config)) == 10 * 2 * 2
+    assert len(targets.gcg_files(Design.from_config(config))) == 10 * 2 * 2
     assert set(config["tokens"]["model_properties"]) == set(config["reward_models"])
     # the paper's RSA properties, and both scan modes with the analyses on the paper's route
     from rmexplain.tokens.paper_models import paper_model_properties
 
     assert config["tokens"]["model_properties"] == paper_model_properties()
-    assert len(paths.scan_comparisons(config)) == 10 * 3
-    assert paths.token_scan_files(config)[0] == "results/tokens/scans_official/N-Gem-27B/greatest.parquet"
-    assert len(paths.paper_token_tables(config)) == len(paths.PAPER_TOKEN_TABLES)
+    design = Design.from_config(config)
+    assert len(targets.scan_comparisons(design)) == 10 * 3
+    first_scan = targets.token_scan_files(design)[0]
+    assert first_scan == "results/tokens/scans_official/N-Gem-27B/greatest.parquet"
+    assert len(targets.paper_token_tables(design)) == len(paths.PAPER_TOKEN_TABLES)
     # the paper's decoded text and the date its runs saw; its frequency list is not shipped, so the fit on
     # wordfreq is named for it
     assert config["tokens"]["vocabulary"]["clean_up"] == "paper"
     assert config["tokens"]["scan"]["template_date"] == "2024-07-26"
-    tables = paths.paper_token_tables(config)
+    tables = targets.paper_token_tables(design)
     assert tables["frequency_slopes"] == "results/tokens/tables/paper_frequency_slopes_wordfreq.csv"
     assert tables["mds"] == "results/tokens/tables/paper_mds.csv"
 
@@ -239,7 +242,7 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
     # beyond that BOS, the template's trim and re-tokenisation change some tokens, not all
     assert all(0 < share < 1 for share in modes["share_differs_beyond_bos"].to_list())
     assert (root / "results/tokens/scans_official/llama-a/best.parquet").is_file()
-    for name, table in paths.paper_token_tables(config).items():
+    for name, table in targets.paper_token_tables(Design.from_config(validated(config))).items():
         assert (root / table).is_file(), name
     assert (root / "results/tokens/tables/paper_frequency_slopes_wordfreq.csv").is_file()
     for figure in (
@@ -263,11 +266,11 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
 def test_elo_figure5_tables_through_the_rule(workflow_copy):
     """The demo's tokens.elo: the paper's Fig. 5 on the bundled EloEverything scores of the ten real RMs."""
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
-    targets = [f for f in paths.token_targets(config) if "/elo_" in f]
+    elo = [f for f in targets.token_targets(Design.from_config(config)) if "/elo_" in f]
     parts = (*paths.ELO_TABLES, *paths.ELO_AGREEMENT_TABLES)
     figures = [f"results/tokens/figures/elo_greatest_ever_{p}.png" for p in paths.ELO_AGREEMENT_FIGURES]
-    assert targets == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in parts] + figures
-    workflow_copy.snakemake("--cores", "1", *targets[:2], "results/tokens/tables/elo_greatest_ever_rsa.csv")
+    assert elo == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in parts] + figures
+    workflow_copy.snakemake("--cores", "1", *elo[:2], "results/tokens/tables/elo_greatest_ever_rsa.csv")
     rsa = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_rsa.csv")
     assert rsa["property"].to_list() == ["base_model", "developer", "params_b", "leaderboard_rank"]
     assert rsa["n_models"].to_list() == [10] * 4  # the ten real RMs, with the paper's four properties
@@ -280,11 +283,11 @@ def test_elo_figure5_tables_through_the_rule(workflow_copy):
     tau = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_kendall_tau.csv")
     between = tau.filter(pl.col("rm_a") != pl.col("rm_b"))["tau"]
     assert tau.height == 100 and (round(between.min(), 2), round(between.max(), 2)) == (0.27, 0.60)
-    spearman = pl.read_csv(workflow_copy.root / targets[0]).sort("spearman_rho")
+    spearman = pl.read_csv(workflow_copy.root / elo[0]).sort("spearman_rho")
     assert spearman.height == 10
     assert (spearman["rm"][0], round(spearman["spearman_rho"][0], 2)) == ("N-Gem-27B", 0.29)
     assert (spearman["rm"][-1], round(spearman["spearman_rho"][-1], 2)) == ("R-Lla-3B", 0.54)
-    differences = pl.read_csv(workflow_copy.root / targets[1])
+    differences = pl.read_csv(workflow_copy.root / elo[1])
     assert differences["direction"].value_counts().sort("direction")["count"].to_list() == [10, 10]
 
 

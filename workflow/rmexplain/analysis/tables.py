@@ -140,25 +140,6 @@ def present_judge(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     )
 
 
-PRESENTERS: dict[str, Callable[[pl.DataFrame, str], pl.DataFrame]] = {
-    "pfr": present_pfr,
-    "tau_rms": present_tau_rms,
-    "tau_sides": present_tau_sides,
-    "representative_examples": present_examples,
-    "probe_win_rate": present_probes,
-    "attribute_judge": present_judge,
-}
-
-TITLES = {
-    "pfr": "Preference flip rate per attribute (paper Fig. 3)",
-    "tau_rms": "Kendall τ between RMs' PFR rankings (paper Table 3)",
-    "tau_sides": "Kendall τ between Y+ and Y− PFR rankings per RM (paper Table 6)",
-    "representative_examples": "Most representative comparisons (paper §4.2)",
-    "probe_win_rate": "Probe win rate (paper Table 7, generalised)",
-    "attribute_judge": "Did each perturbation change its attribute as intended? (LLM judge)",
-}
-
-
 def to_markdown(frame: pl.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
 
@@ -195,7 +176,8 @@ def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
 
 def write_table(
     frame: pl.DataFrame,
-    table: str,
+    title: str,
+    present: Callable[[pl.DataFrame, str], pl.DataFrame],
     csv: str | Path,
     md: str | Path,
     html_path: str | Path,
@@ -203,10 +185,7 @@ def write_table(
 ) -> None:
     """Write the raw table as CSV and its readable layout as Markdown and HTML (intervals at ``level``)."""
     frame.write_csv(csv)
-    shown = (
-        PRESENTERS[table](frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
-    )
-    title = TITLES[table]
+    shown = present(frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
     Path(md).write_text(f"### {title}\n\n" + to_markdown(shown), encoding="utf-8")
     Path(html_path).write_text(
         to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"), encoding="utf-8"

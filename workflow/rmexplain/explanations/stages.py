@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rmexplain.analysis.tables import to_html
 from rmexplain.embeddings import embed, load_sentence_model
 from rmexplain.explanations.categorise import categorise
 from rmexplain.explanations.metrics import (
@@ -227,7 +228,6 @@ def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl
 
 def run_evaluation_tables(metric_files: Sequence[str], outputs: Sequence[str], log: logging.Logger) -> None:
     """Write Tables 1, 2 and 5 as CSV (machines), Markdown and HTML (the report) beside each other."""
-    from rmexplain.analysis.tables import to_html
 
     metrics = pl.concat([read_table(p, METRICS, "metrics") for p in metric_files])
     for name, (frame, formatted) in evaluation_tables(metrics).items():

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rmexplain.hub import hub_ref
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 
@@ -206,7 +207,6 @@ def polyjuice_gpus(settings: dict[str, Any]) -> int:
 
 def polyjuice_hub_refs(settings: dict[str, Any]) -> list[Any]:
     """The Polyjuice model (``perturb.polyjuice.model``, default ``uw-hai/polyjuice``)."""
-    from rmexplain.hub import hub_ref
 
     settings = settings or {}
     return [

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 from tqdm.auto import tqdm
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
-from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -431,6 +432,7 @@ class TransformersScorer(RewardModelBackend):
     """AutoModelForSequenceClassification RM: deduplicated inputs, length-sorted batches,
     ``torch.inference_mode``, bf16/fp16 on GPU, batch halving on CUDA out-of-memory."""
 
+    own_tokenizer = True
     exact_token_ids = True
 
     @staticmethod
@@ -443,7 +445,6 @@ class TransformersScorer(RewardModelBackend):
 
     @staticmethod
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
-        from rmexplain.hub import model_and_tokenizer_refs
 
         return model_and_tokenizer_refs(
             f"reward_models.{name}",
@@ -457,6 +458,11 @@ class TransformersScorer(RewardModelBackend):
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         check_model_spec(name, spec)
+
+    @staticmethod
+    def check_model(spec: RewardModelSpec) -> None:
+        """Its part of the model-spec check: the weights to load."""
+        require_model(spec)
 
     def __init__(
         self,

@@ -95,11 +95,6 @@ def read_official_file(file: str | Path, rm: str) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def official_file_name(hub_id: str) -> str:
-    """The paper's file name of an RM's scan: ``<org>--<model>.csv``."""
-    return hub_id.replace("/", "--") + ".csv"
-
-
 def read_official_scores(directory: str | Path, names: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Every per-RM CSV (``<org>--<model>.csv``) of a directory, in name order (:func:`read_official_file`);
     ``rm`` is the short name of the hub id (``names``, default the paper's ten; else the hub id)."""

@@ -8,6 +8,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
@@ -217,7 +219,6 @@ def human_disagreements_figure(disagreements: pl.DataFrame, options: dict[str, A
 
 
 def _wrap(text: str, width: int = 40) -> str:
-    import textwrap
 
     return "\n".join(textwrap.wrap(text, width))
 

@@ -7,42 +7,39 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rmexplain import schemas as S
+from rmexplain.embeddings import resolve_model_path
+from rmexplain.score.base import backend_of, build_scorer
+from rmexplain.score.specs import parse_spec
 from rmexplain.tokens import elo, paper, plots, stats
 from rmexplain.tokens.paper_models import paper_model_properties
+from rmexplain.tokens.vocab import select_vocabulary
 
 log = logging.getLogger(__name__)
 
 
 def _is_exact(spec: Mapping[str, Any]) -> bool:
-    from rmexplain.score.base import backend_of
-
     return backend_of(dict(spec)).exact_token_ids
 
 
 def _spec(name: str, spec: Mapping[str, Any]) -> Any:
-    from rmexplain.score.specs import parse_spec
-
     return parse_spec(name, spec)
 
 
 def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer: str) -> Any:
     """The RM's own tokenizer where its spec names one (transformers; vllm/remote with model or tokenizer),
     else ``text_tokenizer`` (``bundled-minilm`` or a path), e.g. for the demo and python RMs."""
-    if spec.get("backend") in ("transformers", "vllm", "remote") and (
-        spec.get("tokenizer") or spec.get("model")
-    ):
+    if backend_of(dict(spec)).own_tokenizer and (spec.get("tokenizer") or spec.get("model")):
         from rmexplain.score.hf import load_tokenizer
 
         return load_tokenizer(_spec(name, spec))
     from transformers import AutoTokenizer
-
-    from rmexplain.embeddings import resolve_model_path
 
     log.info(
         "%s: backend %s has no tokenizer of its own; scanning the vocabulary of %s",
@@ -55,7 +52,6 @@ def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer
 
 def run_vocabulary(name: str, spec: Mapping[str, Any], vocabulary: Mapping[str, Any], output: str) -> None:
     """Write the VOCABULARY table of RM ``name``."""
-    from rmexplain.tokens.vocab import select_vocabulary
 
     tokenizer = load_vocabulary_tokenizer(name, spec, vocabulary["text_tokenizer"])
     table = select_vocabulary(
@@ -91,7 +87,6 @@ def set_threads(threads: int) -> None:
 
 def scan_settings(scan: Mapping[str, Any]) -> Any:
     """``tokens.scan`` as ScanSettings (the keys that are not scan settings, such as ``mode``, left out)."""
-    from dataclasses import fields
 
     from rmexplain.tokens.scan import ScanSettings
 
@@ -131,8 +126,6 @@ def run_scan(
     elif mode == "official":
         raise ValueError(f"reward_models.{name}: tokens.scan official mode needs backend transformers")
     else:
-        from rmexplain.score.base import build_scorer
-
         log.info(
             "%s: backend %s scores text: each token's decoded text is the response", name, spec.get("backend")
         )
@@ -262,8 +255,6 @@ def run_human_scores(
         )
         scores = stats.read_ranking_file(ranking_path)[column].cast(pl.Float64).to_list()
     else:
-        from rmexplain.score.base import build_scorer
-
         set_threads(threads)
         scorer = build_scorer(name, dict(spec), **artifacts)
         with template_date(scan or {}):
@@ -582,7 +573,6 @@ def _scan_comparison_row(
     n: int,
 ) -> dict[str, Any]:
     from rmexplain.score.hf import load_tokenizer
-    from rmexplain.score.specs import parse_spec
     from rmexplain.tokens.scan import compare_scans, exact_token_ids, official_token_ids
 
     exact = S.read_table(exact_path, S.TOKEN_SCORES, "token scores")
@@ -617,10 +607,8 @@ def run_paper_gcg(
 ) -> None:
     """The paper's GCG for one (RM, prompt, objective); ``gcg`` holds :class:`PaperGCGSettings` keys (others
     ignored). Writes TOKEN_GCG (plus a ``loss`` column)."""
-    from dataclasses import fields
 
     from rmexplain.score.hf import load_model_and_tokenizer
-    from rmexplain.score.specs import parse_spec
     from rmexplain.tokens.gcg import PaperGCGSettings, paper_gcg_search
 
     set_threads(threads)

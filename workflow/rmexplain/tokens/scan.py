@@ -29,6 +29,7 @@ import torch
 from scipy import stats
 
 from rmexplain.score.base import ScoringError
+from rmexplain.tokens.vocab import decode_tokens
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +320,6 @@ def official_token_ids(
     (The paper pads each batch; these are not padded.)
     """
     from rmexplain.score.hf import render_chat
-    from rmexplain.tokens.vocab import decode_tokens
 
     if texts is None:
         texts = decode_tokens(tokenizer, token_ids, "paper")

@@ -210,7 +210,10 @@ def paper_token_tables(design: Design) -> dict[str, str]:
     """The paper's token tables by ``run_paper_analyses`` key (empty unless enabled)."""
     if not design.tokens.paper_analysis:
         return {}
-    return {name: paths.token_table(f"paper_{name}") for name in paths.PAPER_TOKEN_TABLES}
+    tables = {name: paths.token_table(f"paper_{name}") for name in paths.PAPER_TOKEN_TABLES}
+    if not design.tokens.settings["paper_analysis"].get("frequency_list"):  # the fit on wordfreq, named so
+        tables["frequency_slopes"] = paths.token_table("paper_frequency_slopes_wordfreq")
+    return tables
 
 
 def paper_token_figures(design: Design) -> dict[str, str]:

@@ -17,6 +17,7 @@ from rmexplain import schemas as S
 from rmexplain.embeddings import resolve_model_path
 from rmexplain.score.base import backend_of, build_scorer
 from rmexplain.score.specs import parse_spec
+from rmexplain.settings import schema_defaults
 from rmexplain.tokens import elo, paper, plots, stats
 from rmexplain.tokens.paper_models import paper_model_properties
 from rmexplain.tokens.vocab import select_vocabulary
@@ -366,19 +367,11 @@ def run_figures(
 
 
 # ---- the paper's computations (Christian et al.): official scans and CSVs, paper tables, Fig. 5, GCG ----
+# The paper's computations' options: tokens.paper_analysis without its switches (enabled, properties).
 PAPER_ANALYSIS_DEFAULTS: dict[str, Any] = {
-    "match": "exact",
-    "duplicates": "drop",
-    "drop_na_like": True,
-    "ddof": 0,
-    "bias": True,
-    "n_table2": 22,
-    "n_top_bottom": 20,
-    "afinn_lexicon": "AFINN-111",
-    "afinn_join": "paper",
-    "frequency_list": None,
-    "rsa_permutations": 10000,
-    "mds_seed": 42,
+    key: value
+    for key, value in schema_defaults("tokens", "paper_analysis").items()
+    if key not in ("enabled", "properties")
 }
 
 

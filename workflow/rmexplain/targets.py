@@ -13,9 +13,6 @@ from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
 
-EVALUATION_TABLES = ("coverage", "distances", "coverage_by_correctness", "distances_by_correctness")
-EXAMPLE_PARTS = ("figure", "html", "md")
-
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
@@ -58,7 +55,7 @@ def metric_files(design: Design) -> list[str]:
 
 def evaluation_table_files() -> list[str]:
     """The paper's Tables 1, 2 and 5 as CSV, Markdown and HTML."""
-    return [paths.table_file(t, e) for t in EVALUATION_TABLES for e in paths.TABLE_EXTS]
+    return [paths.table_file(t, e) for t in paths.EVALUATION_TABLES for e in paths.TABLE_EXTS]
 
 
 def explanation_targets(design: Design) -> list[str]:
@@ -121,7 +118,7 @@ def example_outputs(design: Design, dataset: str, method: str) -> dict[str, list
         part: [
             paths.fmt(example_slot_file(design, part), dataset=dataset, method=method, slot=s) for s in slots
         ]
-        for part in EXAMPLE_PARTS
+        for part in paths.EXAMPLE_PARTS
     }
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rmexplain.analysis.tables import to_markdown
+from rmexplain.markup import to_markdown
 from rmexplain.plan import make_plan, plan_markdown
 from rmexplain.schemas import contracts_markdown
 

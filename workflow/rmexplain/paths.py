@@ -128,6 +128,11 @@ def elo_figure(prompt: str, part: str, ext: str) -> str:
     return token_figure(f"elo_{prompt}_{part}", ext)
 
 
+def rm_artifact_files(names: tuple[str, ...], rm: str) -> dict[str, str]:
+    """The files of RM ``rm`` that its backend's declared ``artifacts`` name (keys of RM_ARTIFACTS)."""
+    return {name: fmt(RM_ARTIFACTS[name], rm=rm) for name in names}
+
+
 def official_file_name(hub_id: str) -> str:
     """The token paper's file name of an RM's published scan: ``<org>--<model>.csv``."""
     return hub_id.replace("/", "--") + ".csv"

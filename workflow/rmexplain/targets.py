@@ -13,14 +13,11 @@ from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
 
-EVALUATION_TABLES = ("coverage", "distances", "coverage_by_correctness", "distances_by_correctness")
-EXAMPLE_PARTS = ("figure", "html", "md")
-
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
     """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``)."""
-    return {name: paths.fmt(paths.RM_ARTIFACTS[name], rm=rm) for name in design.rm_backend(rm).artifacts}
+    return paths.rm_artifact_files(design.rm_backend(rm).artifacts, rm)
 
 
 def orientation_score_files(design: Design, dataset: str, orienter: str) -> list[str]:
@@ -58,7 +55,7 @@ def metric_files(design: Design) -> list[str]:
 
 def evaluation_table_files() -> list[str]:
     """The paper's Tables 1, 2 and 5 as CSV, Markdown and HTML."""
-    return [paths.table_file(t, e) for t in EVALUATION_TABLES for e in paths.TABLE_EXTS]
+    return [paths.table_file(t, e) for t in paths.EVALUATION_TABLES for e in paths.TABLE_EXTS]
 
 
 def explanation_targets(design: Design) -> list[str]:
@@ -121,7 +118,7 @@ def example_outputs(design: Design, dataset: str, method: str) -> dict[str, list
         part: [
             paths.fmt(example_slot_file(design, part), dataset=dataset, method=method, slot=s) for s in slots
         ]
-        for part in EXAMPLE_PARTS
+        for part in paths.EXAMPLE_PARTS
     }
 
 
@@ -210,7 +207,10 @@ def paper_token_tables(design: Design) -> dict[str, str]:
     """The paper's token tables by ``run_paper_analyses`` key (empty unless enabled)."""
     if not design.tokens.paper_analysis:
         return {}
-    return {name: paths.token_table(f"paper_{name}") for name in paths.PAPER_TOKEN_TABLES}
+    tables = {name: paths.token_table(f"paper_{name}") for name in paths.PAPER_TOKEN_TABLES}
+    if not design.tokens.settings["paper_analysis"].get("frequency_list"):  # the fit on wordfreq, named so
+        tables["frequency_slopes"] = paths.token_table("paper_frequency_slopes_wordfreq")
+    return tables
 
 
 def paper_token_figures(design: Design) -> dict[str, str]:

@@ -51,7 +51,7 @@ rule train_demo_rm:
     log:
         "logs/demo_rm/{rm}.log",
     conda:
-        "../../envs/core.yaml"
+        rm_conda_env
     threads: 2
     params:
         part=lambda w: config["reward_models"][w.rm]["train_part"],

@@ -6,6 +6,8 @@ TOKENS = config["tokens"]  # defaults filled by the config check in common.smk
 # What a scan job depends on: not which mode the analyses read or whether modes are compared, so changing
 # tokens.scan.mode or .compare reruns no scan.
 SCAN_SETTINGS = {k: v for k, v in TOKENS["scan"].items() if k not in ("mode", "compare", "compare_n")}
+# The date chat templates see, for the rules that render templates without the other scan settings.
+TEMPLATE_DATE = {"template_date": TOKENS["scan"]["template_date"]}
 SCAN_MODE_OF_DIR = {scan_dir: mode for mode, scan_dir in paths.SCAN_DIRS.items()}
 # The paper's computations take every tokens.paper_analysis key but the switches.
 PAPER_OPTIONS = {k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")}
@@ -100,6 +102,7 @@ rule tokens_scan_modes:
         prompts=TOKENS["prompts"],
         n=TOKENS["scan"]["compare_n"],
         figures=design.figures.as_params(),
+        scan=TEMPLATE_DATE,
     script:
         "../scripts/tokens_scan_modes.py"
 
@@ -309,6 +312,7 @@ rule tokens_human_scores:
     params:
         spec=rm_spec,
         prompt=(TOKENS.get("human_ranking") or {}).get("prompt"),
+        scan=TEMPLATE_DATE,
     script:
         "../scripts/tokens_human_scores.py"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain import targets
+from rmexplain import paths
 from rmexplain.analysis.examples import rm_page, write_page
 from rmexplain.analysis.pages import perturbation_rows
 from rmexplain.analysis.plots import FigureOptions, example_rm_figure
@@ -74,7 +74,8 @@ def comparison_frame(request: Request, dataset: str = "cli") -> pl.DataFrame:
 def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]:
     """Files a scorer needs besides its spec (a demo RM's trained head, made by the workflow)."""
     artifacts = {}
-    for name, relative in targets.rm_artifact_files(Design.from_config(config), rm).items():
+    backend = Design.from_config(config).rm_backend(rm)
+    for name, relative in paths.rm_artifact_files(backend.artifacts, rm).items():
         path = root / relative
         if not path.is_file():
             raise AnalysisError(

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -240,11 +241,21 @@ def check_tokens(config: Config) -> None:
             bool(list_path) and Path(list_path).is_file(),
             f"tokens.vocabulary.list_path: {list_path!r} is not a file",
         )
+    date = tokens["scan"].get("template_date")
+    _require(date is None or _is_date(date), f"tokens.scan.template_date: {date!r} is not a date YYYY-MM-DD")
     human = tokens.get("human_ranking")
     if human:
         _require(
             Path(human["path"]).is_file(), f"tokens.human_ranking.path: file {human['path']!r} does not exist"
         )
+
+
+def _is_date(value: object) -> bool:
+    try:
+        datetime.date.fromisoformat(str(value))
+    except ValueError:
+        return False
+    return True
 
 
 def check_token_scans(design: Design) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.analysis.tables import to_html
 from rmexplain.embeddings import embed, load_sentence_model
 from rmexplain.explanations.categorise import categorise
 from rmexplain.explanations.metrics import (
@@ -23,6 +22,7 @@ from rmexplain.explanations.metrics import (
     semantic_distances,
     syntactic_distance,
 )
+from rmexplain.markup import to_html
 from rmexplain.schemas import (
     COMPARISONS,
     DISTANCES,

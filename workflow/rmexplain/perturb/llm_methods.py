@@ -21,7 +21,7 @@ from typing import Any
 
 from rmexplain.llm.base import ChatRequest
 from rmexplain.llm.client import CachedChat
-from rmexplain.llm.prompts import PromptTemplate, load_template, template_path
+from rmexplain.llm.prompts import PromptTemplate, load_template, register_template, template_path
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 
@@ -35,6 +35,22 @@ TWO_STEP_DEFAULTS: dict[str, Any] = {
 }
 RANDOM_DEFAULTS: dict[str, Any] = {"n": 15, "sampling": {}, "prompt": None}
 FOCUS_VARIANTS = ("center", "only", "pass")
+COMPARISON_FIELDS = ("question", "score_1", "response_1", "score_2", "response_2", "current_better_worse")
+register_template("two_step_step1", {*COMPARISON_FIELDS, "attribute_list"})
+register_template(
+    "two_step_step2",
+    {
+        *COMPARISON_FIELDS,
+        "attribute",
+        "attribute_description",
+        "target_better_worse",
+        "positively_negatively",
+        "focus_requirement",
+    },
+)
+register_template("two_step_focus_center", {"words"})
+register_template("two_step_focus_only", {"words"})
+register_template("random", {"response"})
 
 
 def normalise_name(name: str) -> str:

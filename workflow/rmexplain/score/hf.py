@@ -12,12 +12,15 @@ locally (``vllm``, ``remote``) and for the token scans of ``rmexplain.tokens``:
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import functools
 import importlib
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -207,15 +210,51 @@ def chat_messages(spec: RewardModelSpec, prompt: str, response: str) -> list[dic
     return [*messages, {"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
 
 
+# The date chat templates see through ``strftime_now`` (transformers >= 4.45 gives templates the clock;
+# Llama 3.2 writes it into the system turn); None = today. Set with :func:`pinned_template_date`.
+_TEMPLATE_DATE: ContextVar[datetime.date | None] = ContextVar("rmexplain_template_date", default=None)
+
+
+@contextlib.contextmanager
+def pinned_template_date(date: datetime.date | None) -> Iterator[None]:
+    """Within the block, :func:`render_chat` gives templates that call ``strftime_now`` ``date`` instead of
+    today's date (None: no change)."""
+    token = _TEMPLATE_DATE.set(date)
+    try:
+        yield
+    finally:
+        _TEMPLATE_DATE.reset(token)
+
+
+# strftime directives a pinned date fills in (C99 and ISO week ones).
+_DATE_DIRECTIVES = "aAwdbBmyYjUWHIpMSfzZcxXGuV"
+
+
+def _pinned_template(template: str) -> str:
+    """``template`` with a ``strftime_now`` macro in front that formats the pinned date: transformers turns
+    callables passed to the renderer into plain data, so the template's clock is shadowed inside it."""
+    date = _TEMPLATE_DATE.get()
+    if date is None or "strftime_now" not in template:
+        return template
+    moment = datetime.datetime.combine(date, datetime.time())
+    fill = "".join(f"|replace('%{d}', {moment.strftime('%' + d)!r})" for d in _DATE_DIRECTIVES)
+    body = f"{{{{ format|replace('%%', '\x00'){fill}|replace('\x00', '%') }}}}"
+    return "{%- macro strftime_now(format) -%}" + body + "{%- endmacro %}" + template
+
+
 def render_chat(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec, prompt: str, response: str) -> str:
-    """The formatted text of one pair: the spec's ``chat_template`` if set, else the tokenizer's own."""
+    """The formatted text of one pair: the spec's ``chat_template`` if set, else the tokenizer's own (with the
+    date of :func:`pinned_template_date` where one is pinned)."""
     if spec.chat_template is None and not getattr(tokenizer, "chat_template", None):
         raise ScoringError(
             f"{spec.key}: the tokenizer has no chat template; set chat_template, or input_format: pair "
             "for an encoder RM that reads (question, answer) pairs"
         )
+    template = spec.chat_template
+    if _TEMPLATE_DATE.get() is not None:
+        template = _pinned_template(tokenizer.get_chat_template(spec.chat_template))
     return tokenizer.apply_chat_template(
-        chat_messages(spec, prompt, response), chat_template=spec.chat_template, tokenize=False
+        chat_messages(spec, prompt, response), chat_template=template, tokenize=False
     )
 
 

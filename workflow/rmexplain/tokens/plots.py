@@ -250,7 +250,8 @@ def raw_framing_figure(
 
 def scan_modes_figure(comparison: pl.DataFrame, options: dict[str, Any], output: str) -> None:
     """Exact-id against official scans per RM × prompt: Kendall τ-b over the vocabulary, the shares of the
-    top and bottom n tokens both scans agree on, and the share of ids whose scored sequence differs."""
+    top and bottom n tokens both scans agree on, and the shares of ids whose scored sequence differs (at all,
+    and beyond the official route's second BOS)."""
     labels = [f"{rm} · {p}" for rm, p in comparison.select("rm", "prompt_id").iter_rows()]
     n = comparison["n_extreme"].cast(pl.Float64)
     series = {
@@ -258,6 +259,7 @@ def scan_modes_figure(comparison: pl.DataFrame, options: dict[str, Any], output:
         "top-n overlap": comparison["top_overlap"] / n,
         "bottom-n overlap": comparison["bottom_overlap"] / n,
         "sequence differs": comparison["share_sequence_differs"],
+        "differs beyond BOS": comparison["share_differs_beyond_bos"],
     }
     fig, axes = _figure(options, 1, 0.1 + 0.05 * len(labels))
     ax = axes[0]

@@ -53,6 +53,7 @@ from benchlib import ARCHS
 from rmexplain.score.hf import prompt_prefix_suffix_ids, read_reward, render_chat
 from rmexplain.score.specs import parse_spec
 from rmexplain.tokens.scan import ScanSettings, compare_scans, scan_official, scan_transformers
+from rmexplain.tokens.vocab import decode_tokens
 
 GEMMA_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}"
@@ -140,14 +141,15 @@ def load_tokenizer(kind: str, directory: Path | None) -> tuple[Any, str]:
 
 
 def vocabulary(tokenizer: Any, size: int | None) -> pl.DataFrame:
-    """Token ids 0..size-1 (all of the tokenizer's when None) with their decoded texts."""
+    """Token ids 0..size-1 (all of the tokenizer's when None) with their texts decoded as the paper's
+    transformers 4.43 did (the text the official route puts into the template)."""
     size = min(size or len(tokenizer), len(tokenizer))
     ids = list(range(size))
     return pl.DataFrame(
         {
             "token_id": ids,
             "piece": tokenizer.convert_ids_to_tokens(ids),
-            "text": [tokenizer.decode([i]) for i in ids],
+            "text": decode_tokens(tokenizer, ids, "paper"),
         }
     )
 
@@ -158,13 +160,14 @@ def vocabulary(tokenizer: Any, size: int | None) -> pl.DataFrame:
 def official_code_scan(
     model: Any, tokenizer: Any, spec: Any, prompt: str, vocab: pl.DataFrame, batch_size: int
 ) -> pl.DataFrame:
-    """The official code's loop: per batch of ids in vocabulary order, decode each, render the chat template
-    as text, ``tokenizer(texts, padding=True, truncation=True)``, one forward pass, the reward."""
+    """The official code's loop: per batch of ids in vocabulary order, decode each (as its transformers 4.43
+    did), render the chat template as text, ``tokenizer(texts, padding=True, truncation=True)``, one forward
+    pass, the reward."""
     device = next(model.parameters()).device
     ids = vocab["token_id"].to_list()
     scores: list[float] = []
     for start in range(0, len(ids), batch_size):
-        texts = [tokenizer.decode([i]) for i in ids[start : start + batch_size]]
+        texts = decode_tokens(tokenizer, ids[start : start + batch_size], "paper")
         rendered = [render_chat(tokenizer, spec, prompt, t) for t in texts]
         batch = tokenizer(rendered, return_tensors="pt", padding=True, truncation=True).to(device)
         with torch.inference_mode():

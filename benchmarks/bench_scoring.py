@@ -56,7 +56,7 @@ def _preset(arch: str, device: str, dtype: str, texts: dict[str, int], **kw: Any
         "dtype": dtype,
         "texts": texts,
         "pipeline_texts": 8 if tiny else 256,
-        "loop_texts": 16 if tiny else 2048,
+        "loop_texts": 16 if tiny else 1024,
         "loop_batch": 8 if tiny else 16,
         "batch_size": 16 if tiny else 128,
         "max_batch_tokens": 8192 if tiny else 65536,
@@ -70,9 +70,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu-deberta": _preset("deberta-v3-large", "cpu", "float32", _CPU_TEXTS),
     "cpu-pythia": _preset("pythia-1.4b", "cpu", "float32", _CPU_TEXTS),
     "cpu-gemma2": _preset("gemma2-27b", "cpu", "float32", _CPU_TEXTS),
-    # GPU presets: sized so that one workload finishes within about ten minutes on an H100 at the goals'
-    # utilisation (run one workload per command with --workloads); raise --texts for more.
-    "gpu-llama3-8b": _preset("llama3-8b", "cuda", "bfloat16", {"hh": 20000, "hs2": 10000}),
+    # GPU presets: sized so that one workload should finish within about ten minutes on an H100 at the
+    # goals' utilisation (estimated from the FLOP count, not measured; one workload per command with
+    # --workloads); --texts changes it.
+    "gpu-llama3-8b": _preset("llama3-8b", "cuda", "bfloat16", {"hh": 20000, "hs2": 8000}),
     "gpu-deberta-v3-large": _preset(
         "deberta-v3-large", "cuda", "float32", {"hh": 20000, "hs2": 20000}, max_batch_tokens=32768
     ),
@@ -81,9 +82,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "gemma2-27b",
         "cuda",
         "bfloat16",
-        {"hh": 10000, "hs2": 3000},
+        {"hh": 6000, "hs2": 2000},
         pipeline_texts=128,
-        loop_texts=1024,
+        loop_texts=512,
         max_batch_tokens=32768,
     ),
 }
@@ -226,7 +227,9 @@ def run_workload(
     overhead = template_overhead(scorer)
     pairs = make_pairs(n, WORKLOADS[name], word_costs(scorer.tokenizer, arch), overhead, seed=n)
     lengths = [len(e.ids) for e in scorer.encode_all(pairs)]
-    per_text = [benchlib.useful_flops(scorer.model, [s], arch.causal) for s in lengths]
+    linear = benchlib.block_linear_parameters(scorer.model)
+    layers, width = benchlib.attention_width(scorer.model)
+    per_text = [benchlib.sequence_flops(linear, layers, width, s, causal=arch.causal) for s in lengths]
     seconds, scores = run_backend(scorer, pairs, device)
     batches = length_batches(lengths, scorer.spec.batch_size, scorer.spec.max_batch_tokens)
     result: dict[str, Any] = {

@@ -40,7 +40,9 @@ SCAN_FAMILY = {"Gemma": ("gemma2-27b", 27, 256000), "Llama": ("llama3-8b", 8, 12
 GPU_COMMANDS = """\
 # once, on a machine with the bundled tokenizer package (the directory travels to the GPU machine):
 python benchmarks/bench_token_scan.py --save-tokenizer benchmarks/out/gemma3-tok
-# on the H100 (each command within about ten minutes), then commit benchmarks/results/*.json:
+# on the H100, with the project installed (pip install -e .; bench_rule.py also runs snakemake); each
+# command is sized to take at most about ten minutes at the goals' utilisation (an estimate, not a
+# measurement; --texts / --tokens scale them); then commit benchmarks/results/*.json:
 python benchmarks/bench_scoring.py --preset gpu-llama3-8b --workloads hh
 python benchmarks/bench_scoring.py --preset gpu-llama3-8b --workloads hs2 --oom-check
 python benchmarks/bench_scoring.py --preset gpu-gemma2-27b --workloads hh
@@ -337,6 +339,15 @@ exist. These commands produce the GPU numbers on an H100 (80 GB; models are buil
 architectures' configs with random weights, so no hub is needed) and regenerate this page:
 """
 
+SIZES = """\
+Sizes: 20,000 texts per workload for DeBERTa-v3-large and Pythia-1.4B shapes and for Llama-3-8B on HH-length
+texts; 8,000 HelpSteer2-length texts for Llama-3-8B; 6,000 and 2,000 for Gemma-2-27B (so that each command
+stays within about ten minutes; `--texts N` sets any of them). The peers score the first 256 (pipeline) and
+1,024 (padded loop) texts, for Gemma-2-27B 128 and 512. Scans cover the whole vocabulary except the
+official route of the 256,000-id scan (its first 65,536 ids, timed per id like the rest), and the official
+code's approach, which scans the first 16,384 (8B) or 8,192 (27B) ids.
+"""
+
 VLLM = """\
 vLLM cannot be installed on the GPU machine used for these measurements (its wheel is larger than what can
 be carried there), so the `vllm` backend is not timed; its request-building tests
@@ -365,7 +376,7 @@ def build_page(directory: Path, figure_path: Path | None = None) -> str:
     gpu = any(on_gpu(r) for r in reports)
     lines = [INTRO]
     if not gpu:
-        lines += [NO_GPU, "```bash", GPU_COMMANDS, "```", ""]
+        lines += [NO_GPU, "```bash", GPU_COMMANDS, "```", "", SIZES]
     else:
         devices = sorted({r["device"] for r in reports})
         lines += [

@@ -217,3 +217,20 @@ def test_gpu_shapes_have_the_real_parameter_counts(arch, billions):
     assert sum(p.numel() for p in model.parameters()) / 1e9 == pytest.approx(billions, rel=0.01)
     presets = [p for p in bench_scoring.PRESETS.values() if p["arch"] == arch and p["device"] == "cuda"]
     assert presets and all(not p["tiny"] for p in presets)
+
+
+def test_the_pages_gpu_commands_name_existing_presets_and_options():
+    import re
+
+    modules = {
+        "bench_scoring.py": bench_scoring,
+        "bench_token_scan.py": bench_token_scan,
+        "bench_rule.py": bench_rule,
+    }
+    commands = [line for line in performance_page.GPU_COMMANDS.splitlines() if line.startswith("python")]
+    assert len(commands) >= 10
+    for line in commands:
+        script = line.split()[1].split("/")[-1]
+        if script in modules and "--preset" in line:
+            (preset,) = re.findall(r"--preset (\S+)", line)
+            assert preset in modules[script].PRESETS and preset.startswith("gpu-"), line

@@ -397,6 +397,7 @@ def build_page(directory: Path, figure_path: Path | None = None) -> str:
     lines += [
         "Runs: "
         + "; ".join(f"{d} (torch {t}, transformers {tr}, {day})" for d, t, tr, day in versions)
+        + load_note(reports)
         + ".",
         "",
     ]
@@ -471,6 +472,14 @@ def build_page(directory: Path, figure_path: Path | None = None) -> str:
     )
     lines += extrapolation_section(reports)
     return "\n".join(lines) + "\n"
+
+
+def load_note(reports: list[dict[str, Any]]) -> str:
+    """The CPU runs' 1-minute load averages (other jobs on the machine slow the CPU numbers down)."""
+    loads = [r["load_average_1min"] for r in reports if not on_gpu(r) and "load_average_1min" in r]
+    if not loads:
+        return ""
+    return f"; 1-minute load average during the CPU runs {min(loads):.1f}–{max(loads):.1f} on 2 cores"
 
 
 def extrapolation_section(reports: list[dict[str, Any]]) -> list[str]:

@@ -234,3 +234,10 @@ def test_the_pages_gpu_commands_name_existing_presets_and_options():
         if script in modules and "--preset" in line:
             (preset,) = re.findall(r"--preset (\S+)", line)
             assert preset in modules[script].PRESETS and preset.startswith("gpu-"), line
+
+
+def test_the_committed_page_is_generated_from_the_committed_results(tmp_path):
+    page = performance_page.build_page(performance_page.RESULTS, tmp_path / "fig.png")
+    assert page == performance_page.PAGE.read_text(), (
+        "docs/performance.md is stale: run `python benchmarks/performance_page.py`"
+    )

@@ -2,8 +2,9 @@
 
 One RM, one of the paper's prompts, every token id of the vocabulary (``--tokens`` slices it), in one run:
 
-- ``exact``: ``scan.scan_transformers`` with the prefix cache (``prefix_cache: always``): the template's
-  prefix runs once, each batch only the token and the suffix (its 8-token cache check included);
+- ``exact``: ``scan.scan_transformers`` with the prefix cache (``prefix_cache: auto``, as the paper's config):
+  the template's prefix runs once, each batch only the token and the suffix (its 8-token cache check
+  included; ``prefix_cache_used`` records whether the check let the cache run, ``cache_check`` its numbers);
 - ``official``: ``scan.scan_official``, the paper's re-tokenised route (decode, render the template as text,
   tokenise with the tokenizer's defaults: two BOS), in unpadded batches of equal length;
 - ``official_code`` (the peer): the official code's approach, every sequence re-encoded in full in batches of
@@ -40,8 +41,11 @@ tokenizer is available offline, so the GPU presets use the bundled Gemma-3 token
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import statistics
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,10 +192,34 @@ def needed_flops(model: Any, prefix: int, new: int, n_tokens: int) -> float:
     return once + n_tokens * benchlib.sequence_flops(linear, layers, width, new, context=prefix)
 
 
+@contextlib.contextmanager
+def scan_log() -> Iterator[list[str]]:
+    """The messages ``rmexplain.tokens.scan`` logs within the block (INFO and up)."""
+    logger, messages = logging.getLogger("rmexplain.tokens.scan"), []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def cache_report(messages: list[str]) -> dict[str, Any]:
+    """Whether the exact route ran with the prefix cache (``auto`` falls back to full sequences when its
+    check fails, e.g. in reduced precision) and what its check measured."""
+    used = [m for m in messages if "tokens scored" in m]
+    check = next((m for m in messages if "prefix-cache check" in m), None)
+    return {"prefix_cache_used": bool(used) and used[-1].endswith("cache True)"), "cache_check": check}
+
+
 def run_route(route: str, ctx: dict[str, Any], vocab: pl.DataFrame, repeats: int) -> tuple[float, Any]:
     """Median seconds of ``repeats`` runs of one route over ``vocab``, and its last scan."""
     device = ctx["device"]
-    settings = ScanSettings(batch_size=ctx["batch_size"], prefix_cache="always")
+    settings = ScanSettings(batch_size=ctx["batch_size"], prefix_cache="auto")
     args = (ctx["model"], ctx["tokenizer"], ctx["spec"], PROMPT, vocab)
     call = {
         "exact": lambda: scan_transformers(*args, settings),
@@ -291,10 +319,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ]
     results: dict[str, Any] = {}
     for route in args.routes:
-        seconds, results[route] = run_route(route, ctx, vocab, args.repeats)
-        scans.append(
-            scan_entry(route, seconds, vocab.height, full, per_token_bound * vocab.height, peer_rate)
-        )
+        with scan_log() as messages:
+            seconds, results[route] = run_route(route, ctx, vocab, args.repeats)
+        entry = scan_entry(route, seconds, vocab.height, full, per_token_bound * vocab.height, peer_rate)
+        scans.append({**entry, **(cache_report(messages) if route == "exact" else {})})
     report = benchlib.header(
         "token_scan",
         args.preset,

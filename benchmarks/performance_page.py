@@ -129,6 +129,8 @@ def scan_rows(reports: list[dict[str, Any]]) -> list[list[str]]:
                 )
             if s["route"] == "exact" and tau is not None:
                 note = f"τ-b vs official {tau:.2f}"
+            if s["route"] == "exact" and s.get("prefix_cache_used") is False:
+                note += " (**ran without the prefix cache**: its check failed)"
             rows.append(
                 [
                     r["device"],

@@ -151,6 +151,7 @@ def test_token_scan_run_writes_scans(tmp_path):
     assert set(scans) == {"official_code", "exact", "official"}
     assert scans["official_code"]["vocab_size"] == 24 and scans["exact"]["vocab_size"] == 48
     assert scans["exact"]["full_vocab_size"] == 384
+    assert scans["exact"]["prefix_cache_used"] and "prefix-cache check" in scans["exact"]["cache_check"]
     peer_rate = scans["official_code"]["tokens_per_s"]
     for route in ("exact", "official"):
         assert scans[route]["speedup"] == pytest.approx(scans[route]["tokens_per_s"] / peer_rate)

@@ -77,6 +77,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "vocab_size": None,
         "batch_size": 128,
         "peer_tokens": None,
+        "repeats": 3,
     },
     "cpu-tiny-gemma2": {
         "arch": "gemma2-27b",
@@ -87,6 +88,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "vocab_size": None,
         "batch_size": 128,
         "peer_tokens": None,
+        "repeats": 3,
     },
     "gpu-llama3-8b": {
         "arch": "llama3-8b",
@@ -97,6 +99,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "vocab_size": 128256,
         "batch_size": 256,
         "peer_tokens": 16384,
+        "repeats": 1,
     },
     "gpu-gemma2-27b": {
         "arch": "gemma2-27b",
@@ -107,6 +110,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "vocab_size": 256000,
         "batch_size": 256,
         "peer_tokens": 8192,
+        "repeats": 1,
     },
 }
 
@@ -310,7 +314,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for route in ("official_code", *args.routes):
         run_route(route, ctx, warm, 1)
     peer_vocab = vocab.head(preset["peer_tokens"] or vocab.height)
-    peer_s, peer_scan = run_route("official_code", ctx, peer_vocab, args.repeats)
+    peer_s, peer_scan = run_route("official_code", ctx, peer_vocab, preset["repeats"])
     peer_rate = peer_vocab.height / peer_s
     scans = [
         scan_entry(
@@ -320,7 +324,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for route in args.routes:
         with scan_log() as messages:
-            seconds, results[route] = run_route(route, ctx, vocab, args.repeats)
+            seconds, results[route] = run_route(route, ctx, vocab, preset["repeats"])
         entry = scan_entry(route, seconds, vocab.height, full, per_token_bound * vocab.height, peer_rate)
         scans.append({**entry, **(cache_report(messages) if route == "exact" else {})})
     report = benchlib.header(
@@ -331,7 +335,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             **preset,
             "routes": list(args.routes),
             "tokens": args.tokens,
-            "repeats": args.repeats,
             "model_path": args.model,
         },
     )
@@ -378,7 +381,7 @@ def agreement(results: dict[str, Any], peer: pl.DataFrame, dtype: str) -> dict[s
 
 def configure(args: argparse.Namespace) -> dict[str, Any]:
     preset = dict(PRESETS[args.preset])
-    for key in ("device", "dtype", "batch_size", "peer_tokens", "tokenizer"):
+    for key in ("device", "dtype", "batch_size", "peer_tokens", "tokenizer", "repeats"):
         if getattr(args, key) is not None:
             preset[key] = getattr(args, key)
     return preset
@@ -403,7 +406,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tokenizer-dir", type=Path, help="the saved Gemma-3 tokenizer (--save-tokenizer)")
     parser.add_argument("--save-tokenizer", type=Path, metavar="DIR", help="save the Gemma-3 tokenizer; exit")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per route; medians are reported")
+    parser.add_argument("--repeats", type=int, help="runs per route, medians reported (CPU presets: 3)")
     parser.add_argument("--profile", type=Path, metavar="DIR", help="write torch.profiler traces here")
     parser.add_argument("--profile-tokens", type=int, default=1024)
     parser.add_argument("--results", type=Path, default=benchlib.RESULTS, help="directory for the JSON")

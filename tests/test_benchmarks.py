@@ -136,6 +136,8 @@ def test_token_scan_run_writes_scans(tmp_path):
         "48",
         "--peer-tokens",
         "24",
+        "--repeats",
+        "1",
         "--batch-size",
         "16",
         "--threads",

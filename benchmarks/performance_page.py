@@ -334,11 +334,11 @@ each script's docstring (`benchmarks/bench_scoring.py`, `bench_token_scan.py`, `
 NO_GPU = """\
 **No GPU numbers exist yet.** Every number below was measured on a CPU (device `cpu`: two cores shared with
 other jobs, see each file's `load_average_1min`; float32) with *tiny* shapes of each architecture (at most a
-few million parameters): they
-show that the benchmarks run end to end and what they report, and say nothing about how fast the project
-is on the GPU it is meant for; the extrapolations to the paper's configs are left open until GPU files
-exist. These commands produce the GPU numbers on an H100 (80 GB; models are built from the real
-architectures' configs with random weights, so no hub is needed) and regenerate this page:
+few million parameters): they show that the benchmarks run end to end and what they report, and say nothing
+about how fast the project is on the GPU it is meant for; the extrapolations to the paper's configs are
+left open until GPU files exist. These commands produce the GPU numbers on an H100 (80 GB; models are
+built from the real architectures' configs with random weights, so no hub is needed) and regenerate this
+page:
 """
 
 SIZES = """\

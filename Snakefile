@@ -22,25 +22,19 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/sample.smk"
-include: "workflow/rules/download.smk"
-include: "workflow/rules/demo_rm.smk"
+include: "workflow/rules/data.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/perturb.smk"
-include: "workflow/rules/categorise.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/discover.smk"
+include: "workflow/rules/explanations.smk"
 include: "workflow/rules/analyse.smk"
-include: "workflow/rules/reproduce.smk"
 include: "workflow/rules/tokens.smk"
-include: "workflow/rules/plan.smk"
 
 
 rule all:
     default_target: True
     input:
-        paths.reproduction_targets(config),
-        paths.explanation_targets(config),
-        paths.discovery_targets(config),
-        paths.analysis_targets(config),
-        paths.token_targets(config),
+        targets.reproduction_targets(design),
+        targets.explanation_targets(design),
+        targets.discovery_targets(design),
+        targets.analysis_targets(design),
+        targets.token_targets(design),

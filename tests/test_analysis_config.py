@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rmexplain import paths
+from rmexplain import targets
 from rmexplain.config import ConfigError, check, validate_schema
 from rmexplain.config.checks import check_analysis
+from rmexplain.design import Design
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,7 +66,7 @@ def test_demo_config_passes_the_checks():
 
 
 def test_targets_of_the_demo():
-    files = paths.analysis_targets(demo())
+    files = targets.analysis_targets(Design.from_config(demo()))
     assert "results/tables/pfr.html" in files and "results/tables/probe_win_rate.md" in files
     assert "results/figures/analysis/pfr/harmless/rules.png" in files
     assert "results/analysis/examples/harmless/rules/demo-harmless.html" in files
@@ -77,33 +78,35 @@ def test_targets_of_the_demo():
 def test_judge_and_unconditioned_methods_change_the_targets():
     config = demo()
     config["analysis"]["judge"]["enabled"] = True
-    files = paths.analysis_targets(config)
+    files = targets.analysis_targets(Design.from_config(config))
     assert (
         "results/figures/analysis/attribute_judge.png" in files
         and "results/tables/attribute_judge.csv" in files
     )
-    assert paths.judgement_files(config) == [
+    assert targets.analysis_table_inputs(Design.from_config(config), "attribute_judge") == [
         f"results/analysis/{d}/rules/judge/{o}.parquet" for d in ("helpful", "harmless")
         for o in ("demo-helpful", "demo-harmless")
     ]  # fmt: skip
     config["perturb"]["methods"] = ["random", "polyjuice"]
-    assert paths.analysis_targets(config) == ["results/figures/analysis/correctness.png"]
+    correctness = ["results/figures/analysis/correctness.png"]
+    assert targets.analysis_targets(Design.from_config(config)) == correctness
 
 
 def test_table_inputs_and_example_slots():
     config = demo()
-    assert paths.analysis_table_inputs(config, "tau_rms") == [
+    assert targets.analysis_table_inputs(Design.from_config(config), "tau_rms") == [
         "results/analysis/helpful/rules/tau_rms.parquet",
         "results/analysis/harmless/rules/tau_rms.parquet",
     ]
     with pytest.raises(KeyError, match="unknown analysis table"):
-        paths.analysis_table_inputs(config, "nope")
-    outputs = paths.example_outputs(config, "harmless", "rules")
+        targets.analysis_table_inputs(Design.from_config(config), "nope")
+    outputs = targets.example_outputs(Design.from_config(config), "harmless", "rules")
     assert outputs["html"][0] == "results/analysis/examples/harmless/rules/demo-helpful.html"
     assert len(outputs["figure"]) == 2 + 2  # two one-RM examples, one pair on two sides
     stems = [p.removesuffix(".html").rsplit("/", 1)[1] for p in outputs["html"]]
-    slots = [paths.example_slot(config, "harmless", stem) for stem in stems]  # one job per file stem
+    design = Design.from_config(config)
+    slots = [design.example_slot("harmless", stem) for stem in stems]  # one job per file stem
     assert slots[0] == {"rms": ["demo-helpful"], "pairs": [], "sides": []}
     assert slots[3] == {"rms": [], "pairs": [["demo-helpful", "demo-harmless"]], "sides": ["minus"]}
     with pytest.raises(KeyError, match="no example"):
-        paths.example_slot(config, "harmless", "nobody")
+        Design.from_config(config).example_slot("harmless", "nobody")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import REPO, tiny_demo_config
 
-from rmexplain import paths
+from rmexplain import targets
 from rmexplain.config import ConfigError, check
+from rmexplain.design import Design
 from rmexplain.perturb.base import method_settings, registered_method
 
 
@@ -39,17 +40,17 @@ def two_designs() -> dict:
 
 
 def test_each_dataset_runs_its_own_design():
-    config = two_designs()
-    assert paths.orienters(config, "h") == ["a", "b"]
-    assert paths.orienters(config, "h_global") == ["shared"]
-    assert paths.orienting_rms(config, "h_global", "shared") == ["a", "b", "c"]
-    assert (paths.dataset_seeds(config, "h_global"), paths.dataset_n_per_seed(config, "h_global")) == ([7], 9)
-    assert paths.dataset_seeds(config, "h") == [0, 1]
-    metrics = paths.metric_files(config)
+    design = Design.from_config(two_designs())
+    assert design.dataset("h").orienters == ("a", "b")
+    assert design.dataset("h_global").orienters == ("shared",)
+    assert design.dataset("h_global").orienting_rms("shared") == ("a", "b", "c")
+    assert (design.dataset("h_global").seeds, design.dataset("h_global").n_per_seed) == ((7,), 9)
+    assert design.dataset("h").seeds == (0, 1)
+    metrics = targets.metric_files(design)
     assert metrics and all("/h/" in f for f in metrics) and not any("/c.parquet" in f for f in metrics)
-    assert {d for d, _ in paths.analysed_pairs(config)} == {"h_global"}
-    assert paths.example_pairs(config, "h_global") == [("a", "b"), ("a", "c"), ("b", "c")]
-    assert paths.example_pairs(config, "h") == [("a", "b")]
+    assert {d for d, _ in design.analysed_pairs} == {"h_global"}
+    assert design.example_pairs("h_global") == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert design.example_pairs("h") == [("a", "b")]
 
 
 def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
@@ -64,10 +65,11 @@ def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
     config["perturb"] = perturb
     config["llm"] = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
     check(config)
-    after = paths.shared_request_input(config, "harmless", "short", "demo-harmless")
+    after = targets.shared_request_input(Design.from_config(config), "harmless", "short", "demo-harmless")
     assert after == ["results/perturbations/harmless/two_step/demo-harmless.parquet"]
-    assert paths.shared_request_input(config, "harmless", "two_step", "demo-harmless") == []
-    assert paths.llm_methods_used(config) == ["two_step", "short"]
+    design = Design.from_config(config)
+    assert targets.shared_request_input(design, "harmless", "two_step", "demo-harmless") == []
+    assert Design.from_config(config).llm_methods == ["two_step", "short"]
 
 
 @pytest.mark.parametrize(
@@ -133,8 +135,9 @@ def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
 
 def test_report_sections_are_numbered_in_reading_order():
     config = two_designs()
-    assert paths.report_sections(config) == ["Evaluation", "Analyses", "Representative examples"]
-    assert paths.report_category(config, "Analyses") == "2. Analyses"
+    assert Design.from_config(config).report_sections == ["Evaluation", "Analyses", "Representative examples"]
+    assert Design.from_config(config).report_category("Analyses") == "2. Analyses"
     config["reproduce"] = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
-    assert paths.report_category(config, "Reproduction") == "1. Reproduction"  # first in the sorted menu
-    assert paths.report_category(config, "Evaluation") == "2. Evaluation"
+    design = Design.from_config(config)
+    assert design.report_category("Reproduction") == "1. Reproduction"  # first in the sorted menu
+    assert Design.from_config(config).report_category("Evaluation") == "2. Evaluation"

@@ -52,7 +52,7 @@ def snakemake_copy(env_file: Path, workdir: Path) -> Path:
 
 
 def test_env_files_name_third_party_packages_only():
-    assert [f.stem for f in ENV_FILES] == ["core", "llm", "scoring", "vllm"]
+    assert [f.stem for f in ENV_FILES] == ["core", "scoring", "vllm"]
     for env_file in ENV_FILES:
         for requirement in pip_section(env_file):
             assert not requirement.startswith(("-", ".", "/", "file:", "git+")), (env_file.name, requirement)
@@ -120,9 +120,9 @@ esac
 @pytest.mark.parametrize(
     ("config", "envs"),
     [
-        ("config/config.yaml", {"core", "llm", "scoring"}),
-        ("config/paper.yaml", {"core", "llm", "scoring", "vllm"}),  # App. G: OffsetBias on vLLM
-        ("config/tokens_paper.yaml", {"core", "llm", "scoring"}),
+        ("config/config.yaml", {"core", "scoring"}),
+        ("config/paper.yaml", {"core", "scoring", "vllm"}),  # App. G: OffsetBias on vLLM
+        ("config/tokens_paper.yaml", {"core", "scoring"}),
     ],
 )
 def test_sdm_conda_dry_run_resolves_every_rules_env(workflow_copy, tmp_path, config, envs):

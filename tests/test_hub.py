@@ -18,19 +18,38 @@ import yaml
 from conftest import REPO, tiny_demo_config
 from hub_server import HubServer, Repo
 
+from rmexplain import downloads
 from rmexplain.config import ConfigError
-from rmexplain.hub import (
-    NOT_LOADED,
-    TOKENIZER_FILES,
-    hub_models,
-    hub_spec,
-    models_for_distances,
-    models_for_judge,
-    models_for_perturb,
-    models_for_rm,
-    models_for_tokens_vocabulary,
-    use_local_copies,
-)
+from rmexplain.design import Design
+from rmexplain.hub import NOT_LOADED, TOKENIZER_FILES, use_local_copies
+
+
+def hub_models(config: dict) -> dict:
+    return downloads.hub_models(Design.from_config(config))
+
+
+def hub_spec(config: dict, name: str) -> dict:
+    return downloads.hub_spec(Design.from_config(config), name)
+
+
+def models_for_rm(config: dict, rm: str) -> list[str]:
+    return downloads.models_for_rm(Design.from_config(config), rm)
+
+
+def models_for_perturb(config: dict, method: str) -> list[str]:
+    return downloads.models_for_perturb(Design.from_config(config), method)
+
+
+def models_for_judge(config: dict) -> list[str]:
+    return downloads.models_for_judge(Design.from_config(config))
+
+
+def models_for_distances(config: dict) -> list[str]:
+    return downloads.models_for_distances(Design.from_config(config))
+
+
+def models_for_tokens_vocabulary(config: dict, rm: str) -> list[str]:
+    return downloads.models_for_tokens_vocabulary(Design.from_config(config), rm)
 
 TINY_REPO = "rmexplain-test/tiny-deberta"
 TINY_MARKER = "results/hub/rmexplain-test--tiny-deberta@main.json"

@@ -15,14 +15,13 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from rmexplain.config import ConfigError
-from rmexplain.config.checks import check_llm
+from rmexplain.config import ConfigError, check
+from rmexplain.design import Design
 from rmexplain.llm.client import LLM_DEFAULTS
 from rmexplain.llm.devserver import UNPARSEABLE_STEP1, ChatServer
 from rmexplain.llm.hf_backend import HF_DEFAULTS
 from rmexplain.llm.openai_backend import OPENAI_DEFAULTS
 from rmexplain.llm.prompts import TemplateError, load_template
-from rmexplain.paths import discovery_targets, prompt_inputs
 from rmexplain.perturb.base import PerturbTask
 from rmexplain.perturb.discover import DISCOVER_DEFAULTS, count_attributes, parse_attribute_list
 from rmexplain.perturb.llm_methods import (
@@ -38,6 +37,7 @@ from rmexplain.perturb.polyjuice import POLYJUICE_DEFAULTS
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation, perturb_to_parquet
 from rmexplain.resources import required_envvars
+from rmexplain.targets import discovery_targets
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "rmexplain" / "config" / "schema.yaml"
@@ -333,30 +333,34 @@ def test_schema_defaults_match_the_library_defaults():
     assert llm["transformers"] == HF_DEFAULTS
 
 
+def _design(config: dict) -> Design:
+    return Design.from_config(check(copy.deepcopy(config)))
+
+
 def test_envvars_targets_and_config_checks():
     demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    assert required_envvars(demo) == []  # the demo needs no key
-    assert required_envvars(paper) == ["OPENAI_API_KEY"]
+    assert required_envvars(_design(demo)) == []  # the demo needs no key
+    assert required_envvars(_design(paper)) == ["OPENAI_API_KEY"]
     merged = copy.deepcopy(demo)  # a --configfile is merged over config/config.yaml
     update_config(merged, paper)
     assert merged["llm"]["base_url"] is None  # OpenAI itself, not the demo's local server
     local = copy.deepcopy(paper)
     local["llm"]["api_key_env"] = None
-    assert required_envvars(local) == []
-    assert discovery_targets(demo) == []
-    assert "results/discovery/hs2/deberta-v1/attributes.csv" in discovery_targets(paper)
-    assert set(prompt_inputs(paper, "two_step")) == {"prompt_step1", "prompt_step2", "prompt_focus_center"}
-    check_llm(paper)
+    assert required_envvars(_design(local)) == []
+    assert discovery_targets(_design(demo)) == []
+    assert "results/discovery/hs2/deberta-v1/attributes.csv" in discovery_targets(_design(paper))
+    prompts = _design(paper).method("two_step").prompt_files()
+    assert set(prompts) == {"prompt_step1", "prompt_step2", "prompt_focus_center"}
     no_llm = copy.deepcopy(paper)
     del no_llm["llm"]
     with pytest.raises(ConfigError, match=r"llm\.model"):
-        check_llm(no_llm)
+        check(no_llm)
     wrong_rm = copy.deepcopy(paper)
     wrong_rm["perturb"]["discover"]["rm"] = "nobody"
     with pytest.raises(ConfigError, match=r"perturb\.discover\.rm: 'nobody'"):
-        check_llm(wrong_rm)
+        check(wrong_rm)
     missing = copy.deepcopy(paper)
     missing["perturb"]["random"]["prompt"] = "nowhere.txt"
     with pytest.raises(ConfigError, match=r"perturb\.random: prompt template 'prompt_random'"):
-        check_llm(missing)
+        check(missing)

@@ -1,34 +1,37 @@
-"""The one registry: schema enums match the registered names, lazy imports, declared properties."""
+"""The one registry: schema enums come from the registered names, lazy imports, declared properties,
+duplicate names refused, and plugins from other packages through entry points."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, tiny_demo_config
 
+from rmexplain.config import ConfigError, check, load_schema
+from rmexplain.design import Design
 from rmexplain.llm.base import LLMError, llm_backends
 from rmexplain.perturb.base import PerturbationError, methods
-from rmexplain.registry import Registry
-from rmexplain.score.base import ScoringError, rm_backends
+from rmexplain.registry import Registry, RegistryError
+from rmexplain.resources import rm_conda_env
+from rmexplain.score.base import ScoringError, build_scorer, rm_backends
 
-SCHEMA = yaml.safe_load((REPO / "workflow" / "rmexplain" / "config" / "schema.yaml").read_text())
-
-
-def _enum(*keys: str) -> list[str]:
-    node = SCHEMA
-    for key in keys:
-        node = node[key]
-    return sorted(node["enum"])
+PLUGIN = REPO / "tests" / "plugins" / "length_rm"
 
 
 def test_schema_enums_equal_the_registered_names():
-    props = SCHEMA["properties"]
-    assert _enum("properties", "reward_models", "additionalProperties", "properties", "backend") == (
-        rm_backends.builtins()
-    )
-    assert sorted(props["llm"]["properties"]["backend"]["enum"]) == llm_backends.builtins()
+    bundled = yaml.safe_load((REPO / "workflow" / "rmexplain" / "config" / "schema.yaml").read_text())
+    assert "enum" not in bundled["properties"]["llm"]["properties"]["backend"]  # never listed by hand
+    props = load_schema()["properties"]
+    rm_spec = props["reward_models"]["additionalProperties"]["properties"]
+    assert rm_spec["backend"]["enum"] == rm_backends.names() == rm_backends.builtins()
+    assert props["llm"]["properties"]["backend"]["enum"] == llm_backends.builtins()
     variant = props["perturb"]["properties"]["variants"]["additionalProperties"]
-    assert sorted(variant["properties"]["method"]["enum"]) == methods.builtins()
+    assert variant["properties"]["method"]["enum"] == methods.builtins()
     # perturb.methods also takes variant names: the config check names an unknown one (tests/test_designs.py)
     for registry in (rm_backends, llm_backends, methods):  # every built-in registers what its map says
         assert all(registry.get(name) for name in registry.builtins())
@@ -64,7 +67,9 @@ def test_unknown_names_name_the_config_key(registry, error, key):
 
 
 def test_registry_imports_lazily_and_fills_declared_defaults():
-    registry: Registry = Registry("x.kind", {"json": "json"}, defaults={"cheap": True})
+    registry: Registry = Registry(
+        "x.kind", {"json": "json"}, group="rmexplain.tests_nothing", defaults={"cheap": True}
+    )
 
     @registry.register("a", "b", cheap=False)
     def expensive() -> None: ...
@@ -77,3 +82,82 @@ def test_registry_imports_lazily_and_fills_declared_defaults():
     assert registry.names() == ["a", "b", "c", "json"]
     with pytest.raises(KeyError, match=r"x\.kind: unknown name 'json'"):
         registry.get("json")  # the module imports but registers nothing under that name
+
+
+def test_a_name_registered_twice_is_an_error():
+    registry: Registry = Registry("x.kind", {}, group="rmexplain.tests_nothing")
+
+    @registry.register("a")
+    def first() -> None: ...
+
+    registry.register("a")(first)  # the same object again (a module imported twice) is harmless
+    with pytest.raises(RegistryError, match=r"x\.kind: 'a' is registered twice, by .*first and by .*second"):
+
+        @registry.register("a")
+        def second() -> None: ...
+
+
+@pytest.fixture
+def installed_plugin(tmp_path, monkeypatch) -> Path:
+    """The plugin package of tests/plugins/length_rm, installed by pip into a folder on sys.path."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(PLUGIN)],
+        check=True, capture_output=True, cwd=tmp_path,
+    )  # fmt: skip
+    monkeypatch.syspath_prepend(str(target))
+    rm_backends.plugins(refresh=True)
+    yield target
+    monkeypatch.undo()
+    rm_backends.plugins(refresh=True)
+
+
+def test_a_backend_from_another_package_registers_through_its_entry_point(installed_plugin):
+    assert "length" in rm_backends.plugins() and "length" not in rm_backends.builtins()
+    config = tiny_demo_config()
+    config["reward_models"]["words"] = {"backend": "length", "per_word": 0.5}  # its own spec key
+    design = Design.from_config(check(config))
+    assert rm_conda_env(design, "words") == "../../envs/core.yaml"  # what the plugin declares
+    scorer = build_scorer("words", config["reward_models"]["words"])
+    assert scorer.score(["q", "q"], ["one two three", "four"]) == [1.5, 0.5]
+    config["reward_models"]["words"]["per_word"] = "many"
+    with pytest.raises(ConfigError, match="per_word"):
+        check(config)
+
+
+def test_a_plugin_may_not_take_a_built_in_name(tmp_path, monkeypatch):
+    dist = tmp_path / "clash-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: clash\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[rmexplain.reward_models]\ndemo = json:loads\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(RegistryError, match=r"plugin\(s\) \['demo'\] .* take built-in names"):
+            rm_backends.plugins(refresh=True)
+    finally:
+        monkeypatch.undo()
+        rm_backends.plugins(refresh=True)
+
+
+def test_nothing_outside_a_registry_entry_branches_on_its_name():
+    """A registered name is compared only in the module that registers it (its own self-checks)."""
+    from rmexplain.data.sources import SOURCES
+
+    owners: dict[str, set[str]] = {name: {"rmexplain.data.sources"} for name in SOURCES}
+    for registry in (rm_backends, llm_backends, methods):
+        for name in registry.builtins():
+            owners.setdefault(name, set()).add(registry._modules[name])
+    files = [*(REPO / "workflow" / "rmexplain").rglob("*.py"), *(REPO / "workflow" / "rules").glob("*.smk")]
+    files += list((REPO / "workflow" / "scripts").glob("*.py"))
+    branches = []
+    for path in files:
+        module = ".".join(path.relative_to(REPO / "workflow").with_suffix("").parts).removesuffix(".__init__")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            code = line.split("#", 1)[0]
+            for name, owner in owners.items():
+                quoted = rf"""["']{re.escape(name)}["']"""
+                compared = rf"(==|!=|\bin\b)\s*[(\[{{]?[^)\]}}]*{quoted}|{quoted}\s*(==|!=|\bin\b)"
+                if module not in owner and re.search(compared, code):
+                    branches.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not branches, "branches on a registered name:\n" + "\n".join(branches)

@@ -87,12 +87,14 @@ def test_paper_gcg_moves_each_objective_its_way(tiny_llama):
         assert initial == pytest.approx(
             _reward(model, spec, [*prefix, *history["token_ids"][0], *suffix]), abs=1e-5
         )
-        # Every step's reward is the exact-id reward of its sequence, and no sequence is visited twice.
+        # Every step's reward is the exact-id reward of its sequence, and no step revisits another (the
+        # start is not in the fork's history, so only it may come back once).
         last = history.row(-1, named=True)
         assert last["score"] == pytest.approx(
             _reward(model, spec, [*prefix, *last["token_ids"], *suffix]), abs=1e-5
         )
-        assert len({tuple(ids) for ids in history["token_ids"].to_list()}) == history.height
+        steps = [tuple(ids) for ids in history["token_ids"].to_list()[1:]]
+        assert len(set(steps)) == len(steps)
         assert history["loss"][-1] == pytest.approx(
             (last["score"] - paper_target(objective, settings)) ** 2, rel=1e-4
         )
@@ -107,8 +109,9 @@ def test_fork_gradient_gives_pessimal_the_optimal_candidates(tiny_llama):
     model, tokenizer, spec = tiny_llama
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, PROMPT)
     init = tokenizer("x x x x", add_special_tokens=False)["input_ids"]
-    allowed = allowed_tokens(tokenizer, model.get_input_embeddings().weight.shape[0], "ascii")
-    history = {tuple(init)}
+    n_rows = model.get_input_embeddings().weight.shape[0]
+    allowed = allowed_tokens(tokenizer, n_rows, "ascii", allow_empty=True)
+    history: set[tuple[int, ...]] = set()  # the fork's history starts empty: the start may be a candidate
 
     def candidates(target):
         grad, _ = mse_gradient(model, spec, prefix, init, suffix, target)

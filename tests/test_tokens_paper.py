@@ -330,27 +330,3 @@ def test_bnc_reader_and_frequency_slopes(tmp_path):
     )
     assert summary["mean"][0] == pytest.approx(3.0)
     assert summary["se"][0] == pytest.approx(statistics.stdev([1.0, 2.0, 6.0]) / math.sqrt(3))
-
-
-def test_vocabulary_decoded_with_the_tokenizers_clean_up_as_the_paper():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    from rmexplain.tokens.vocab import select_vocabulary
-
-    pieces = ["<unk>", ".", "Ġ.", "love", "Ġlove"]
-    core = Tokenizer(models.WordLevel({p: i for i, p in enumerate(pieces)}, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.decoder = decoders.ByteLevel()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, unk_token="<unk>", clean_up_tokenization_spaces=True
-    )
-    raw = select_vocabulary(tokenizer, "all")
-    paper_way = select_vocabulary(tokenizer, "all", clean_up_tokenization_spaces=None)
-    assert dict(raw.select("piece", "text").iter_rows())["Ġ."] == " ."
-    assert dict(paper_way.select("piece", "text").iter_rows())["Ġ."] == "."  # the tokenizer's clean-up
-    scans = paper_way.select("token_id", "piece", "text").with_columns(
-        pl.lit("a").alias("rm"), pl.lit("p").alias("prompt_id"), pl.lit(1.0).alias("score")
-    )
-    # Two ids now decode to ".": the paper's shared vocabulary drops it as a duplicate.
-    assert sorted(paper.shared_scores(scans)["key"].to_list()) == [" love", "love"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import polars as pl
 import pytest
 import torch
+from scipy import stats
 
 from rmexplain import schemas as S
 from rmexplain.score.tiny import build_llama_rm
@@ -56,9 +58,13 @@ def test_import_and_paper_analyses(tmp_path):
     moments = pl.read_csv(outputs["moments"])
     # Exact texts: " love" and "love" are both shared; "null" (read as missing by pandas) is dropped.
     assert moments.height == 3 * 3 and set(moments["n"].to_list()) == {2 * len(WORDS) - 1}
-    direct = paper.distribution_moments(paper.shared_scores(paper.read_official_scores(folder)), "greatest")
-    got = moments.filter(pl.col("prompt_id") == "greatest").sort("rm")
-    assert got["variance"].to_list() == pytest.approx(direct.sort("rm")["variance"].to_list(), abs=1e-6)
+    # By hand from the files' rule: RM k scores word i base_i = (i(k + 2) mod 7) − 3 and " word" base_i − 1
+    # under "greatest"; the shared texts are every word and " word" but "null" (np.var, ddof 0).
+    for k, rm in enumerate(HUB):
+        base = [(i * (k + 2)) % 7 - 3.0 for i in range(len(WORDS))]
+        scores = [b for b, w in zip(base, WORDS, strict=True) if w != "null"] + [b - 1 for b in base]
+        row = moments.filter((pl.col("prompt_id") == "greatest") & (pl.col("rm") == rm)).row(0, named=True)
+        assert (row["n"], row["variance"]) == (21, pytest.approx(float(np.var(scores)), abs=1e-6))
     rsa = pl.read_csv(outputs["rsa"])
     assert sorted(set(rsa["property"].to_list())) == [
         "base_model",
@@ -72,7 +78,8 @@ def test_import_and_paper_analyses(tmp_path):
     assert table2.filter(pl.col("part") == "top")["rank"].max() == 2 * len(WORDS)  # n=22 over 22 tokens
     sentiment = pl.read_csv(outputs["sentiment_slopes"])
     assert set(sentiment["affect"].to_list()) == {"positive", "negative"}
-    assert set(pl.read_csv(outputs["slope_summary"])["fit"].to_list()) == {"sentiment", "frequency"}
+    # no frequency list given: the fit on wordfreq is named for it
+    assert set(pl.read_csv(outputs["slope_summary"])["fit"].to_list()) == {"sentiment", "frequency_wordfreq"}
     # Both AFINN joins reported: the paper's never matches " love" (leading space), the stripped one does.
     joins = (
         pl.read_csv(outputs["afinn_joins"]).group_by("join").agg(pl.col("matched_rows").sum()).sort("join")
@@ -87,9 +94,20 @@ def test_elo_figure5_tables(tmp_path):
     }
     stages.run_elo_figure5(elo.FIGURE5_PROMPT, outputs)
     spearman = pl.read_csv(outputs["spearman"])
-    expected = elo.human_spearman(elo.figure5_ranks(elo.elo_raters(elo.read_elo(elo.FIGURE5_PROMPT))))
-    assert spearman["rm"].to_list() == expected["rm"].to_list()
-    assert spearman["spearman_rho"].to_list() == pytest.approx(expected["spearman_rho"].to_list(), abs=1e-6)
+    # Spearman ρ(human, RM) of the bundled greatest_ever items (Fig. 5C's labels, 0.29 to 0.54 in the README)
+    expected = {
+        "N-Gem-27B": 0.2932,
+        "S-Gem-27B-v0.2": 0.332311,
+        "L-Lla-8B": 0.345208,
+        "R-Gem-2B": 0.358635,
+        "N-Lla-8B": 0.373805,
+        "R-Lla-8B": 0.374089,
+        "F-Lla-8B-v0.1": 0.37648,
+        "S-Lla-8B-v0.2": 0.391544,
+        "S-Gem-27B": 0.404707,
+        "R-Lla-3B": 0.54106,
+    }
+    assert dict(spearman.select("rm", "spearman_rho").iter_rows()) == pytest.approx(expected, abs=1e-5)
     assert pl.read_csv(outputs["differences"]).height == 20
 
 
@@ -99,7 +117,9 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     spec = {"backend": "transformers", "model": str(path), "device": "cpu", "dtype": "float32"}
     from transformers import AutoTokenizer
 
-    vocabulary = select_vocabulary(AutoTokenizer.from_pretrained(path), "all").head(60)
+    vocabulary = select_vocabulary(AutoTokenizer.from_pretrained(path), "all")[::6].head(
+        60
+    )  # bytes and merges
     vocab_path = str(tmp_path / "vocab.parquet")
     S.write_table(vocabulary, vocab_path, S.TOKEN_VOCABULARY, "vocabulary")
     prompt = "What, in one word, is the best thing ever?"
@@ -116,7 +136,11 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
         [("tiny", "best", exact_path, official_path)], {"tiny": spec}, {"best": prompt}, 10, out
     )
     row = pl.read_csv(out).row(0, named=True)
-    assert row["n_tokens"] == 60 and row["share_sequence_differs"] == 1.0 and -1 <= row["kendall_tau_b"] <= 1
+    exact = S.read_table(exact_path, S.TOKEN_SCORES, "exact")
+    tau = stats.kendalltau(exact["score"].to_numpy(), official["score"].to_numpy()).statistic  # same id order
+    assert row["n_tokens"] == 60 and row["kendall_tau_b"] == pytest.approx(tau, abs=1e-6)
+    # Every official sequence has a second BOS; beyond it, the template's trim changes some tokens only.
+    assert row["share_sequence_differs"] == 1.0 and 0 < row["share_differs_beyond_bos"] < 1
 
     gcg_path = str(tmp_path / "gcg.parquet")
     gcg = {"steps": 2, "n_tokens": 8, "paper": {"search_width": 16, "init": "x x x"}}  # as the rule passes it
@@ -126,7 +150,9 @@ def test_official_scan_comparison_and_paper_gcg(tmp_path):
     )  # fmt: skip
     history = S.read_table(gcg_path, S.TOKEN_GCG, "gcg")
     assert history["step"].to_list() == [0, 1, 2] and "loss" in history.columns
-    assert history["best_score"][-1] >= history["score"][0]
+    # the fork's best: the lowest-loss step from step 1 on (the start is not one)
+    best_step = 1 + int(np.argmin(history["loss"].to_list()[1:]))
+    assert history["best_score"][-1] == pytest.approx(history["score"][best_step])
 
 
 def test_an_everything_export_as_human_ranking_gives_named_rms_their_own_scores(tmp_path):

@@ -13,9 +13,10 @@ import yaml
 from conftest import REPO, tiny_demo_config
 from scipy import stats as scipy_stats
 
-from rmexplain import paths
+from rmexplain import paths, targets
 from rmexplain import schemas as S
 from rmexplain.config import ConfigError, check, validate_schema
+from rmexplain.design import Design
 from rmexplain.score.tiny import build_llama_rm
 from rmexplain.tokens.stages import run_scan, run_vocabulary
 
@@ -29,7 +30,7 @@ def validated(config: dict) -> dict:
 def test_demo_config_targets_and_schema_defaults(monkeypatch):
     monkeypatch.chdir(REPO)
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
-    files = paths.token_targets(config)
+    files = targets.token_targets(Design.from_config(config))
     assert "results/tokens/scans/demo-helpful/worst.parquet" in files
     assert "results/tokens/figures/framing_best_worst.png" in files
     assert {
@@ -48,7 +49,7 @@ def test_demo_config_targets_and_schema_defaults(monkeypatch):
             if k != "tokens"
         }
     )
-    assert paths.token_targets(off) == []
+    assert targets.token_targets(Design.from_config(off)) == []
 
 
 def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
@@ -58,15 +59,24 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
 
     models = [parse_spec(name, spec).model for name, spec in config["reward_models"].items()]
     assert len(models) == 10 and "RLHFlow/ArmoRM-Llama3-8B-v0.1" in models
-    assert len(paths.gcg_files(config)) == 10 * 2 * 2
+    assert len(targets.gcg_files(Design.from_config(config))) == 10 * 2 * 2
     assert set(config["tokens"]["model_properties"]) == set(config["reward_models"])
     # the paper's RSA properties, and both scan modes with the analyses on the paper's route
     from rmexplain.tokens.paper_models import paper_model_properties
 
     assert config["tokens"]["model_properties"] == paper_model_properties()
-    assert len(paths.scan_comparisons(config)) == 10 * 3
-    assert paths.token_scan_files(config)[0] == "results/tokens/scans_official/N-Gem-27B/greatest.parquet"
-    assert len(paths.paper_token_tables(config)) == len(paths.PAPER_TOKEN_TABLES)
+    design = Design.from_config(config)
+    assert len(targets.scan_comparisons(design)) == 10 * 3
+    first_scan = targets.token_scan_files(design)[0]
+    assert first_scan == "results/tokens/scans_official/N-Gem-27B/greatest.parquet"
+    assert len(targets.paper_token_tables(design)) == len(paths.PAPER_TOKEN_TABLES)
+    # the paper's decoded text and the date its runs saw; its frequency list is not shipped, so the fit on
+    # wordfreq is named for it
+    assert config["tokens"]["vocabulary"]["clean_up"] == "paper"
+    assert config["tokens"]["scan"]["template_date"] == "2024-07-26"
+    tables = targets.paper_token_tables(design)
+    assert tables["frequency_slopes"] == "results/tokens/tables/paper_frequency_slopes_wordfreq.csv"
+    assert tables["mds"] == "results/tokens/tables/paper_mds.csv"
 
 
 @pytest.mark.parametrize(
@@ -87,6 +97,7 @@ def test_paper_config_has_the_ten_rms_and_gcg(monkeypatch):
             lambda t: t["paper_analysis"].update(frequency_list="missing.txt"),
             "tokens.paper_analysis.frequency_list",
         ),
+        (lambda t: t["scan"].update(template_date="2024-02-30"), "tokens.scan.template_date"),
     ],
 )
 def test_config_errors_name_the_key(edit, message, monkeypatch):
@@ -213,18 +224,27 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
     tau = pl.read_csv(root / "results/tokens/tables/kendall_tau.csv")
     assert tau["tau"].to_list() == [1.0, 1.0]  # one RM, two prompts
     gcg = pl.read_csv(root / "results/tokens/tables/gcg.csv")
+    history = pl.read_parquet(root / "results/tokens/gcg/llama-a/worst/pessimal.parquet")
+    # the paper's GCG: the summary's best is the fork's, the lowest-loss step from step 1 on
+    steps = history.filter(pl.col("step") >= 1)
+    best = steps.row(int(steps["loss"].arg_min()), named=True)
     assert (
-        gcg.height == 1 and gcg["best_score"][0] < gcg["initial_score"][0]
-    )  # the paper's GCG, pessimal: lower
-    assert "loss" in pl.read_parquet(root / "results/tokens/gcg/llama-a/worst/pessimal.parquet").columns
+        gcg.height == 1
+        and gcg["best_step"][0] == best["step"]
+        and gcg["best_score"][0] == pytest.approx(best["score"], abs=1e-5)
+    )
+    assert gcg["initial_score"][0] == pytest.approx(history["score"][0], abs=1e-5)
     # Both scan modes, and how far apart they are: the tiny Llama template writes {{ bos_token }}, so every
     # official sequence starts with two BOS and differs from the exact one.
     modes = pl.read_csv(root / "results/tokens/tables/scan_modes.csv")
     assert modes.select("rm", "prompt_id").rows() == [("llama-a", "best"), ("llama-a", "worst")]
     assert modes["share_sequence_differs"].to_list() == [1.0, 1.0]
+    # beyond that BOS, the template's trim and re-tokenisation change some tokens, not all
+    assert all(0 < share < 1 for share in modes["share_differs_beyond_bos"].to_list())
     assert (root / "results/tokens/scans_official/llama-a/best.parquet").is_file()
-    for name in paths.PAPER_TOKEN_TABLES:
-        assert (root / f"results/tokens/tables/paper_{name}.csv").is_file(), name
+    for name, table in targets.paper_token_tables(Design.from_config(validated(config))).items():
+        assert (root / table).is_file(), name
+    assert (root / "results/tokens/tables/paper_frequency_slopes_wordfreq.csv").is_file()
     for figure in (
         "violins",
         "tau_heatmap",
@@ -246,21 +266,28 @@ def test_snakemake_token_part_with_transformers_rms_and_gcg(workflow_copy, tmp_p
 def test_elo_figure5_tables_through_the_rule(workflow_copy):
     """The demo's tokens.elo: the paper's Fig. 5 on the bundled EloEverything scores of the ten real RMs."""
     config = validated(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))
-    targets = [f for f in paths.token_targets(config) if "/elo_" in f]
+    elo = [f for f in targets.token_targets(Design.from_config(config)) if "/elo_" in f]
     parts = (*paths.ELO_TABLES, *paths.ELO_AGREEMENT_TABLES)
     figures = [f"results/tokens/figures/elo_greatest_ever_{p}.png" for p in paths.ELO_AGREEMENT_FIGURES]
-    assert targets == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in parts] + figures
-    workflow_copy.snakemake("--cores", "1", *targets[:2], "results/tokens/tables/elo_greatest_ever_rsa.csv")
+    assert elo == [f"results/tokens/tables/elo_greatest_ever_{part}.csv" for part in parts] + figures
+    workflow_copy.snakemake("--cores", "1", *elo[:2], "results/tokens/tables/elo_greatest_ever_rsa.csv")
     rsa = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_rsa.csv")
     assert rsa["property"].to_list() == ["base_model", "developer", "params_b", "leaderboard_rank"]
     assert rsa["n_models"].to_list() == [10] * 4  # the ten real RMs, with the paper's four properties
+    # README "The demo, in brief": RSA rank r = 0.48 (p = 0.004), family r = 0.40 (p = 0.015), τ 0.27–0.60,
+    # ρ from 0.29 (N-Gem-27B) to 0.54 (R-Lla-3B)
+    by_property = {r["property"]: r for r in rsa.iter_rows(named=True)}
+    rank, family = by_property["leaderboard_rank"], by_property["base_model"]
+    assert (round(rank["spearman_r"], 2), round(rank["p_value"], 3)) == (0.48, 0.004)
+    assert (round(family["spearman_r"], 2), round(family["p_value"], 3)) == (0.40, 0.015)
     tau = pl.read_csv(workflow_copy.root / "results/tokens/tables/elo_greatest_ever_kendall_tau.csv")
-    assert (
-        tau.height == 100 and tau.filter(pl.col("rm_a") != pl.col("rm_b"))["tau"].is_between(0.2, 0.7).all()
-    )
-    spearman = pl.read_csv(workflow_copy.root / targets[0])
-    assert spearman.height == 10 and spearman["spearman_rho"].is_between(0.2, 0.6).all()
-    differences = pl.read_csv(workflow_copy.root / targets[1])
+    between = tau.filter(pl.col("rm_a") != pl.col("rm_b"))["tau"]
+    assert tau.height == 100 and (round(between.min(), 2), round(between.max(), 2)) == (0.27, 0.60)
+    spearman = pl.read_csv(workflow_copy.root / elo[0]).sort("spearman_rho")
+    assert spearman.height == 10
+    assert (spearman["rm"][0], round(spearman["spearman_rho"][0], 2)) == ("N-Gem-27B", 0.29)
+    assert (spearman["rm"][-1], round(spearman["spearman_rho"][-1], 2)) == ("R-Lla-3B", 0.54)
+    differences = pl.read_csv(workflow_copy.root / elo[1])
     assert differences["direction"].value_counts().sort("direction")["count"].to_list() == [10, 10]
 
 

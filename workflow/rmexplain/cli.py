@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rmexplain.markup import to_markdown
+from rmexplain.plan import make_plan, plan_markdown
+from rmexplain.schemas import contracts_markdown
+
 REPO_CONFIG = "config/config.yaml"
 
 
@@ -36,7 +40,6 @@ def read_request(args: argparse.Namespace) -> Any:
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``explain``."""
     from rmexplain.analysis.single import explain_one
-    from rmexplain.analysis.tables import to_markdown
     from rmexplain.config import load
 
     logging.basicConfig(
@@ -62,7 +65,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run ``plan``."""
     from rmexplain.config import load
-    from rmexplain.plan import make_plan, plan_markdown
 
     print(plan_markdown(make_plan(load(args.config), args.root)), end="")
     return 0
@@ -70,7 +72,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_schemas(args: argparse.Namespace) -> int:
     """Run ``schemas``."""
-    from rmexplain.schemas import contracts_markdown
 
     print(contracts_markdown())
     return 0

@@ -1,4 +1,9 @@
-"""Hub models: which models a configuration loads by hub id, and their download by a localrule.
+"""Hub models: references to hub repositories, and their download by a localrule.
+
+Which models a configuration loads is ``rmexplain.downloads`` (it asks the design and the declarations of
+its backends and methods, which build their references with :func:`hub_ref` and
+:func:`model_and_tokenizer_refs`).
+
 
 Login nodes have the internet; compute nodes often do not. Rule ``download_model`` (a ``localrule``, so it
 runs where Snakemake runs) fetches every hub model of the configuration into the Hugging Face cache
@@ -22,14 +27,12 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rmexplain.config import ConfigError
-
-Config = dict[str, Any]
+from rmexplain.settings import ConfigError
 
 BUNDLED_MINILM = "bundled-minilm"  # rmexplain.embeddings.BUNDLED_MINILM (not imported: it pulls numpy)
 # What a tokenizer (and the model config) needs, for sources that only load a tokenizer or GGUF weights.
@@ -99,166 +102,6 @@ def model_and_tokenizer_refs(
             hub_ref(tokenizer, tokenizer_revision, tokenizer_key or f"{key}.tokenizer", tokenizer_only=True)
         )
     return refs
-
-
-def _rm_refs(config: Config, rm: str) -> list[HubRef | None]:
-    from rmexplain.score.base import backend_of
-
-    spec = config["reward_models"][rm]
-    return backend_of(spec).hub_refs(rm, spec)
-
-
-def _llm_refs(key: str, llm: Config) -> list[HubRef | None]:
-    from rmexplain.llm.base import backend_of
-
-    return backend_of(llm).hub_refs(key, llm)
-
-
-def _method_refs(config: Config, method: str) -> list[HubRef | None]:
-    from rmexplain.perturb.base import method_entry, method_settings
-
-    perturb = config.get("perturb") or {}
-    return method_entry(perturb, method).hub_refs(method_settings(perturb, method))
-
-
-def _embedding_refs(config: Config) -> list[HubRef | None]:
-    model = (config.get("evaluate") or {}).get("embedding_model", BUNDLED_MINILM)
-    return [hub_ref(model, None, "evaluate.embedding_model")]
-
-
-def _text_tokenizer_refs(config: Config) -> list[HubRef | None]:
-    source = ((config.get("tokens") or {}).get("vocabulary") or {}).get("text_tokenizer", BUNDLED_MINILM)
-    return [hub_ref(source, None, "tokens.vocabulary.text_tokenizer", tokenizer_only=True)]
-
-
-def _uses_text_tokenizer(config: Config, rm: str) -> bool:
-    from rmexplain.score.base import backend_of
-
-    return not backend_of(config["reward_models"][rm]).exact_token_ids
-
-
-def _all_refs(config: Config) -> list[HubRef]:
-    from rmexplain import paths
-
-    refs: list[HubRef | None] = []
-    for rm in config.get("reward_models") or {}:  # tolerant: also asked of partial configs
-        refs += _rm_refs(config, rm)
-    for key, llm in paths.llm_sections_in_use(config).items():
-        refs += _llm_refs(key, llm)
-    for method in (config.get("perturb") or {}).get("methods") or []:
-        refs += _method_refs(config, method)
-    refs += _embedding_refs(config)
-    if paths.tokens_enabled(config) and any(
-        _uses_text_tokenizer(config, rm) for rm in paths.token_rms(config)
-    ):
-        refs += _text_tokenizer_refs(config)
-    return [ref for ref in refs if ref is not None]
-
-
-def _union(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    return None if a is None or b is None else tuple(dict.fromkeys((*a, *b)))
-
-
-def _merge(entry: dict[str, Any] | None, ref: HubRef) -> dict[str, Any]:
-    if entry is None:
-        return {
-            "repo_id": ref.repo_id,
-            "revision": ref.revision,
-            "allow_patterns": None if ref.allow_patterns is None else list(ref.allow_patterns),
-            "ignore_patterns": list(NOT_LOADED),
-            "required": list(ref.required),
-            "used_by": [ref.key],
-        }
-    if (entry["repo_id"], entry["revision"]) != (ref.repo_id, ref.revision):
-        raise ConfigError(
-            f"{ref.key}: {ref.repo_id!r} at revision {ref.revision!r} and {entry['used_by'][0]}: "
-            f"{entry['repo_id']!r} at revision {entry['revision']!r} map to the same marker {ref.name!r}; "
-            "give one of them a commit hash"
-        )
-    allow = entry["allow_patterns"]
-    merged = _union(None if allow is None else tuple(allow), ref.allow_patterns)
-    return {
-        **entry,
-        "allow_patterns": None if merged is None else list(merged),
-        "required": list(dict.fromkeys([*entry["required"], *ref.required])),
-        "used_by": list(dict.fromkeys([*entry["used_by"], ref.key])),
-    }
-
-
-def _collect(refs: Iterable[HubRef]) -> dict[str, dict[str, Any]]:
-    models: dict[str, dict[str, Any]] = {}
-    for ref in refs:
-        models[ref.name] = _merge(models.get(ref.name), ref)
-    return models
-
-
-def hub_models(config: Config) -> dict[str, dict[str, Any]]:
-    """Every hub model the configuration loads: marker name -> download spec.
-
-    A spec has ``repo_id``, ``revision`` (None: the default branch), ``allow_patterns`` (None: all files;
-    a GGUF file and the tokenizer files for ``gguf_file``; tokenizer files for tokenizer-only sources),
-    ``ignore_patterns``, ``required`` files and ``used_by`` (the config keys). One repo and revision used
-    by several keys is downloaded once, with the union of their files.
-    """
-    return _collect(_all_refs(config))
-
-
-def hub_spec(config: Config, name: str) -> dict[str, Any]:
-    """The download spec of marker ``name`` (the ``download_model`` job's params)."""
-    from rmexplain.paths import HUB_MARKER
-
-    models = hub_models(config)
-    if name not in models:
-        raise ConfigError(
-            f"{HUB_MARKER.format(model=name)}: no hub model of this config is called {name!r}; "
-            f"they are {sorted(models)}"
-        )
-    return models[name]
-
-
-def _markers(refs: Iterable[HubRef | None]) -> list[str]:
-    from rmexplain.paths import HUB_MARKER
-
-    names = dict.fromkeys(ref.name for ref in refs if ref is not None)
-    return [HUB_MARKER.format(model=name) for name in names]
-
-
-def models_for_rm(config: Config, rm: str) -> list[str]:
-    """Markers a job loading RM ``rm`` (scoring, token scans, GCG) waits for."""
-    return _markers(_rm_refs(config, rm))
-
-
-def models_for_tokens_vocabulary(config: Config, rm: str) -> list[str]:
-    """Markers of ``tokens_vocabulary``: the RM's tokenizer, or ``text_tokenizer`` for text-only backends."""
-    if _uses_text_tokenizer(config, rm):
-        return _markers(_text_tokenizer_refs(config))
-    return models_for_rm(config, rm)
-
-
-def models_for_perturb(config: Config, method: str) -> list[str]:
-    """Markers of a ``perturb`` job: the LLM for LLM methods, else the method's own models."""
-    from rmexplain.perturb.base import method_entry
-
-    if method_entry(config.get("perturb") or {}, method).uses_llm:
-        return _markers(_llm_refs("llm", config.get("llm") or {}))
-    return _markers(_method_refs(config, method))
-
-
-def models_for_discovery(config: Config) -> list[str]:
-    """Markers of ``discover_attributes``: the LLM."""
-    return _markers(_llm_refs("llm", config.get("llm") or {}))
-
-
-def models_for_judge(config: Config) -> list[str]:
-    """Markers of ``analyse_judge``: the judge's LLM (``llm`` with ``analysis.judge.llm`` overrides)."""
-    judge = (config.get("analysis") or {}).get("judge") or {}
-    llm = {**(config.get("llm") or {}), **(judge.get("llm") or {})}
-    return _markers(_llm_refs("analysis.judge.llm" if judge.get("llm") else "llm", llm))
-
-
-def models_for_distances(config: Config) -> list[str]:
-    """Markers of ``distances``: the sentence-embedding model."""
-    return _markers(_embedding_refs(config))
 
 
 def use_local_copies(markers: Sequence[str], log: logging.Logger) -> bool:

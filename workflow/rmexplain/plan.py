@@ -17,12 +17,20 @@ It never touches the network and never needs an API key.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rmexplain import paths, resources
-from rmexplain.config import Config, section
+from rmexplain import paths, resources, targets
+from rmexplain.data.sources import source_of
+from rmexplain.design import Design
+from rmexplain.downloads import hub_models
+from rmexplain.llm.cache import CompletionCache
+from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.perturb.stages import orientation
+from rmexplain.schemas import COMPARISONS, read_table
+from rmexplain.settings import Config
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 
@@ -75,16 +83,10 @@ def _tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def _oriented_comparisons(config: Config, dataset: str, orienter: str, root: Path) -> Any:
+def _oriented_comparisons(design: Design, dataset: str, orienter: str, root: Path) -> Any:
     """The comparisons a job of ``orienter`` will perturb, when its inputs exist; else None."""
-    import logging
-
-    from rmexplain.perturb.skips import SkipRecorder
-    from rmexplain.perturb.stages import orientation
-    from rmexplain.schemas import COMPARISONS, read_table
-
     comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
-    scores = [root / p for p in paths.orientation_score_files(config, dataset, orienter)]
+    scores = [root / p for p in targets.orientation_score_files(design, dataset, orienter)]
     if not comparisons.is_file() or not all(p.is_file() for p in scores):
         return None
     frame = read_table(comparisons, COMPARISONS, "comparisons")
@@ -93,12 +95,12 @@ def _oriented_comparisons(config: Config, dataset: str, orienter: str, root: Pat
     return frame.join(kept.select("comparison_id"), on="comparison_id", how="semi")
 
 
-def _sampled(config: Config, dataset: str) -> int:
-    return paths.dataset_n_per_seed(config, dataset) * len(paths.dataset_seeds(config, dataset))
+def _sampled(design: Design, dataset: str) -> int:
+    return design.dataset(dataset).n_per_seed * len(design.dataset(dataset).seeds)
 
 
 def _token_estimate(
-    config: Config, method: str, comparisons: Any, n_attributes: int, settings: Config
+    design: Design, method: str, comparisons: Any, n_attributes: int, settings: Config
 ) -> tuple[int, int]:
     """Input and output tokens of one job: each task's prompt carries the question and both responses; the
     answers are about as long as the response (step 2, random) or a line per attribute (step 1)."""
@@ -106,55 +108,50 @@ def _token_estimate(
     for row in comparisons.iter_rows(named=True):
         question = _tokens(row["prompt"])
         for response in (row["chosen"], row["rejected"]):
-            per_task = paths.method_entry(config, method).llm_requests(1, n_attributes, settings)
+            per_task = design.method(method).entry.llm_requests(1, n_attributes, settings)
             prompt = question + _tokens(row["chosen"]) + _tokens(row["rejected"]) + 150  # template text
             tokens_in += per_task * prompt
             tokens_out += per_task * _tokens(response)
     return tokens_in, tokens_out
 
 
-def _perturb_jobs(config: Config, root: Path) -> list[LLMJob]:
-    from rmexplain.perturb.base import method_settings, registered_method
-
+def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
     jobs = []
-    n_attributes = len(config["attributes"])
-    for method in paths.llm_methods_used(config):
-        settings = method_settings(section(config, "perturb"), method)
-        for dataset in [d for d in paths.datasets(config) if method in paths.dataset_methods(config, d)]:
-            for orienter in paths.orienters(config, dataset):
+    n_attributes = len(design.config["attributes"])
+    for method in design.llm_methods:
+        entry = design.method(method)
+        settings = dict(entry.settings)
+        for dataset in design.datasets_of_method(method):
+            for orienter in design.dataset(dataset).orienters:
                 done = root / paths.fmt(
                     paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
                 )
-                oriented = _oriented_comparisons(config, dataset, orienter, root)
-                n = _sampled(config, dataset) if oriented is None else oriented.height
-                entry = paths.method_entry(config, method)
-                requests = entry.llm_requests(2 * n, n_attributes, settings)
-                if paths.shared_request_input(config, dataset, method, orienter):
+                oriented = _oriented_comparisons(design, dataset, orienter, root)
+                n = _sampled(design, dataset) if oriented is None else oriented.height
+                requests = entry.entry.llm_requests(2 * n, n_attributes, settings)
+                if design.shared_request_source(dataset, method):
                     # a variant after its method: the requests they share come from the cache
-                    requests -= entry.shared_requests_per_task * 2 * n
+                    requests -= entry.entry.shared_requests_per_task * 2 * n
                 tokens = (
                     (None, None)
                     if oriented is None
-                    else _token_estimate(config, method, oriented, n_attributes, settings)
+                    else _token_estimate(design, method, oriented, n_attributes, settings)
                 )
-                exact = (
-                    oriented is not None
-                    and registered_method(section(config, "perturb"), method) != "two_step"
-                )
+                exact = oriented is not None and entry.entry.exact_requests
                 jobs.append(
                     LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
                 )
     return jobs
 
 
-def _discovery_jobs(config: Config, root: Path) -> list[LLMJob]:
-    if not paths.discovery_enabled(config):
+def _discovery_jobs(design: Design, root: Path) -> list[LLMJob]:
+    if not design.discovery_enabled:
         return []
     jobs = []
-    for dataset in paths.datasets(config):
-        orienter = paths.discovery_orienter(config, dataset)
-        oriented = _oriented_comparisons(config, dataset, orienter, root)
-        n = _sampled(config, dataset) if oriented is None else oriented.height
+    for dataset in design.datasets:
+        orienter = design.discovery_orienter(dataset)
+        oriented = _oriented_comparisons(design, dataset, orienter, root)
+        n = _sampled(design, dataset) if oriented is None else oriented.height
         tokens = (None, None)
         if oriented is not None:
             texts = [r["prompt"] + r["chosen"] + r["rejected"] for r in oriented.iter_rows(named=True)]
@@ -165,42 +162,37 @@ def _discovery_jobs(config: Config, root: Path) -> list[LLMJob]:
     return jobs
 
 
-def _gpu_jobs(config: Config) -> list[tuple[str, str, int]]:
+def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
     jobs: list[tuple[str, str, int]] = []
-    for rm in paths.reward_models(config):
-        gpus = resources.rm_gpus(config, rm)
+    for rm in design.reward_models:
+        gpus = resources.rm_gpus(design, rm)
         if gpus:
-            jobs += [(rule, f"dataset={d}, rm={rm}", gpus) for d in paths.datasets(config)
-                     if rm in paths.dataset_rms(config, d)
-                     for rule in ("score_originals", "score_perturbations")]  # fmt: skip
-            if paths.tokens_enabled(config) and rm in paths.token_rms(config):
-                jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in paths.token_prompts(config)]
-    for method in paths.methods(config):
-        gpus = resources.perturb_gpus(config, method)
-        jobs += [("perturb", f"dataset={d}, method={method}, orienter={o}", gpus)
-                 for d in paths.datasets(config) if method in paths.dataset_methods(config, d)
-                 for o in paths.orienters(config, d) if gpus]  # fmt: skip
-    if resources.embedding_gpus(config):
-        jobs += [("distances", f"dataset={d}, method={m}, orienter={o}", 1) for d in paths.datasets(config)
-                 for m in paths.dataset_methods(config, d) for o in paths.orienters(config, d)]  # fmt: skip
+            jobs += [(rule, f"dataset={name}, rm={rm}", gpus) for name, d in design.datasets.items()
+                     if rm in d.rms for rule in ("score_originals", "score_perturbations")]  # fmt: skip
+            if design.tokens.enabled and rm in design.tokens.rms:
+                jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in design.tokens.prompts]
+    for method in design.methods:
+        gpus = resources.perturb_gpus(design, method)
+        jobs += [("perturb", f"dataset={name}, method={method}, orienter={o}", gpus)
+                 for name, d in design.datasets.items() if method in d.methods
+                 for o in d.orienters if gpus]  # fmt: skip
+    if resources.embedding_gpus(design):
+        jobs += [("distances", f"dataset={name}, method={m}, orienter={o}", 1)
+                 for name, d in design.datasets.items() for m in d.methods for o in d.orienters]  # fmt: skip
     return jobs
 
 
-def _hub(config: Config, root: Path) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str]]]:
-    from rmexplain.hub import hub_models
-
+def _hub(design: Design, root: Path) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str]]]:
     models = [
         (f"{spec['repo_id']}@{spec['revision'] or 'default branch'}", ", ".join(spec["used_by"]),
          (root / paths.fmt(paths.HUB_MARKER, model=name)).is_file())
-        for name, spec in hub_models(config).items()
+        for name, spec in hub_models(design).items()
     ]  # fmt: skip
     datasets = []
-    for name, spec in config["datasets"].items():
-        if spec["source"] in ("hh-rlhf", "helpsteer2"):
-            default = "Anthropic/hh-rlhf" if spec["source"] == "hh-rlhf" else "nvidia/HelpSteer2"
-            hub_id = spec.get("hub_id", default)
-            if not Path(hub_id).exists():
-                datasets.append((name, hub_id))
+    for name, dataset in design.datasets.items():
+        hub_id = source_of(dataset.spec).hub_dataset(dataset.spec)
+        if hub_id is not None:
+            datasets.append((name, hub_id))
     return models, datasets
 
 
@@ -208,7 +200,6 @@ def _cached_completions(config: Config, root: Path) -> int:
     directory = root / (config.get("llm") or {}).get("cache_dir", ".rmexplain-cache/llm")
     if not directory.is_dir():
         return 0
-    from rmexplain.llm.cache import CompletionCache
 
     cache = CompletionCache(directory)
     try:
@@ -219,14 +210,14 @@ def _cached_completions(config: Config, root: Path) -> int:
 
 def make_plan(config: Config, root: str | Path = ".") -> Plan:
     """The plan of a checked ``config`` run in ``root`` (the workflow's working directory)."""
-    root = Path(root)
-    models, datasets = _hub(config, root)
+    root, design = Path(root), Design.from_config(config)
+    models, datasets = _hub(design, root)
     return Plan(
-        llm_jobs=_perturb_jobs(config, root) + _discovery_jobs(config, root),
-        gpu_jobs=_gpu_jobs(config),
+        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root),
+        gpu_jobs=_gpu_jobs(design),
         hub_models=models,
         hub_datasets=datasets,
-        cached_completions=_cached_completions(config, root) if paths.llm_sections_in_use(config) else 0,
+        cached_completions=_cached_completions(config, root) if design.llm_sections else 0,
         prices=dict((config.get("llm") or {}).get("prices") or {}),
     )
 

@@ -6,61 +6,66 @@ from what the registered backend or method declares, never from its name.
 
 from __future__ import annotations
 
-from rmexplain import paths
-from rmexplain.config import Config, section
+from rmexplain.design import Design
+from rmexplain.settings import section
+
+CORE_ENV = "core"  # envs/core.yaml: every job that loads no RM and calls no LLM backend
 
 
-def rm_gpus(config: Config, rm: str) -> int:
+def env_file(name: str) -> str:
+    """The env file (relative to a rule file) of conda env ``name``."""
+    return f"../../envs/{name}.yaml"
+
+
+def rm_gpus(design: Design, rm: str) -> int:
     """GPUs a job loading RM ``rm`` (scoring, token scans, GCG) asks for."""
-    from rmexplain.score.base import gpus_needed
-
-    return gpus_needed(config["reward_models"][rm])
+    return design.rm_backend(rm).gpus(design.reward_models[rm])
 
 
-def rm_threads(config: Config, rm: str) -> int:
+def rm_threads(design: Design, rm: str) -> int:
     """CPU threads a token-scan job asks for: 2 for RMs scored from exact token ids, 1 for text backends
     (small encoders; jobs run side by side and torch's all-core default oversubscribes them)."""
-    from rmexplain.score.base import backend_of
-
-    return 2 if backend_of(config["reward_models"][rm]).exact_token_ids else 1
+    return 2 if design.rm_backend(rm).exact_token_ids else 1
 
 
-def rm_conda_env(config: Config, rm: str) -> str:
-    """The env file (relative to a rule file) of jobs that load RM ``rm``."""
-    from rmexplain.score.base import backend_of
-
-    return f"../../envs/{backend_of(config['reward_models'][rm]).conda_env}.yaml"
+def rm_conda_env(design: Design, rm: str) -> str:
+    """The env file of jobs that load RM ``rm`` (what its backend declares)."""
+    return env_file(design.rm_backend(rm).conda_env)
 
 
-def llm_gpus(config: Config) -> int:
-    """GPUs a job calling the configured LLM asks for (vLLM's tensor parallelism, a CUDA transformers LM)."""
-    from rmexplain.llm.base import backend_of
+def llm_conda_env(design: Design, llm: dict | None = None) -> str:
+    """The env file of jobs calling the LLM of section ``llm`` (default ``llm``): its backend's."""
+    llm = design.llm if llm is None else llm
+    return env_file(design.llm_backend(llm).conda_env)
 
-    return backend_of(config.get("llm") or {}).gpus(config.get("llm") or {})
+
+def perturb_conda_env(design: Design, method: str) -> str:
+    """The env file of a perturbation job: the LLM backend's for LLM methods, else the method's own."""
+    entry = design.method(method)
+    return llm_conda_env(design) if entry.uses_llm else env_file(entry.entry.conda_env)
 
 
-def perturb_gpus(config: Config, method: str) -> int:
+def llm_gpus(design: Design, llm: dict | None = None) -> int:
+    """GPUs a job calling an LLM asks for (vLLM's tensor parallelism, a CUDA transformers LM)."""
+    llm = design.llm if llm is None else llm
+    return design.llm_backend(llm).gpus(llm)
+
+
+def perturb_gpus(design: Design, method: str) -> int:
     """GPUs one perturbation job of ``method`` asks for: the LLM's for LLM methods, else the method's."""
-    from rmexplain.perturb.base import method_entry, method_settings
-
-    perturb = section(config, "perturb")
-    entry = method_entry(perturb, method)
-    if entry.uses_llm:
-        return llm_gpus(config)
-    return entry.gpus(method_settings(perturb, method))
+    entry = design.method(method)
+    return llm_gpus(design) if entry.uses_llm else entry.entry.gpus(entry.settings)
 
 
-def embedding_gpus(config: Config) -> int:
+def embedding_gpus(design: Design) -> int:
     """GPUs a distances job asks for: 1 when the embedding model runs on CUDA."""
-    return 1 if str(section(config, "evaluate").get("device", "cpu")).startswith("cuda") else 0
+    return 1 if str(section(design.config, "evaluate").get("device", "cpu")).startswith("cuda") else 0
 
 
-def required_envvars(config: Config) -> list[str]:
+def required_envvars(design: Design) -> list[str]:
     """Environment variables the workflow must declare (``envvars:``): API keys of the LLM backends in use.
     Empty for the offline demo, so it runs without any key."""
-    from rmexplain.llm.base import backend_of
-
     names: list[str] = []
-    for llm in paths.llm_sections_in_use(config).values():
-        names += [n for n in backend_of(llm).envvars(llm) if n not in names]
+    for llm in design.llm_sections.values():
+        names += [n for n in design.llm_backend(llm).envvars(llm) if n not in names]
     return names

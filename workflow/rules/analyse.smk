@@ -4,7 +4,7 @@
 
 
 ANALYSIS = config["analysis"]
-REWARDS_EXAMPLE = paths.rewards_example(config)  # None when analysis.rewards_example is off
+REWARDS_EXAMPLE = design.rewards_example  # None when analysis.rewards_example is off
 
 
 rule analyse_global_sensitivity:
@@ -39,8 +39,8 @@ rule analyse_representative:
         "../../envs/core.yaml"
     params:
         variants=ANALYSIS["variants"],
-        rms=lambda w: paths.example_rms(config, w.dataset),
-        pairs=lambda w: [list(p) for p in paths.example_pairs(config, w.dataset)],
+        rms=lambda w: design.example_rms(w.dataset),
+        pairs=lambda w: [list(p) for p in design.example_pairs(w.dataset)],
     script:
         "../scripts/analyse_representative.py"
 
@@ -67,13 +67,13 @@ rule analyse_judge:
     input:
         perturbations=paths.PERTURBATIONS,
         comparisons=paths.COMPARISONS,
-        hub=ancient(hub.models_for_judge(config)),
+        hub=ancient(downloads.models_for_judge(design)),
     output:
         paths.JUDGEMENTS,
     log:
         "logs/analyse/judge/{dataset}/{method}/{orienter}.log",
     conda:
-        "../../envs/llm.yaml"
+        resources.llm_conda_env(design, design.judge_llm[1])
     threads: 1
     params:
         settings={k: v for k, v in ANALYSIS["judge"].items() if k != "enabled"},
@@ -85,21 +85,21 @@ rule analyse_judge:
 
 rule analyse_table:
     input:
-        lambda w: paths.analysis_table_inputs(config, w.table),
+        lambda w: targets.analysis_table_inputs(design, w.table),
     output:
         csv=paths.TABLE.replace("{ext}", "csv"),
         md=paths.TABLE.replace("{ext}", "md"),
         html=report(
             paths.TABLE.replace("{ext}", "html"),
             caption="../report/analysis_table.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Tables",
             labels={"table": "{table}"},
         ),
     log:
         "logs/analyse/table_{table}.log",
     wildcard_constraints:
-        table="|".join(paths.ANALYSIS_TABLES),
+        table="|".join(ANALYSIS_TABLES),
     conda:
         "../../envs/core.yaml"
     params:
@@ -115,7 +115,7 @@ rule figure_pfr:
         report(
             paths.PFR_FIGURE,
             caption="../report/figure_pfr.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Global sensitivity",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -124,7 +124,7 @@ rule figure_pfr:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
     script:
         "../scripts/figure_pfr.py"
@@ -137,7 +137,7 @@ rule figure_local_tau:
         report(
             paths.LOCAL_TAU_FIGURE,
             caption="../report/figure_local_tau.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Representativeness",
             labels={"dataset": "{dataset}", "method": "{method}"},
         ),
@@ -146,7 +146,7 @@ rule figure_local_tau:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_local_tau.py"
 
@@ -158,14 +158,14 @@ rule figure_example:
         perturbations=perturbations_of_dataset,
         comparisons=paths.COMPARISONS,
     output:
-        figure=paths.example_slot_file(config, "figure"),
+        figure=targets.example_slot_file(design, "figure"),
         page=report(
-            paths.example_slot_file(config, "html"),
+            targets.example_slot_file(design, "html"),
             caption="../report/examples.rst",
-            category=paths.report_category(config, "Representative examples"),
+            category=design.report_category("Representative examples"),
             subcategory="{dataset} · {method}",
         ),
-        markdown=paths.example_slot_file(config, "md"),
+        markdown=targets.example_slot_file(design, "md"),
     log:
         "logs/figures/examples/{dataset}/{method}/{slot}.log",
     wildcard_constraints:
@@ -173,21 +173,21 @@ rule figure_example:
     conda:
         "../../envs/core.yaml"
     params:
-        slot=lambda w: paths.example_slot(config, w.dataset, w.slot),
-        figures=config["figures"],
+        slot=lambda w: design.example_slot(w.dataset, w.slot),
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_examples.py"
 
 
 rule figure_rank_similarity:
     input:
-        tau_rms=paths.analysis_table_inputs(config, "tau_rms"),
-        tau_sides=paths.analysis_table_inputs(config, "tau_sides"),
+        tau_rms=targets.analysis_table_inputs(design, "tau_rms"),
+        tau_sides=targets.analysis_table_inputs(design, "tau_sides"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "rank_similarity"),
             caption="../report/figure_rank_similarity.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Rank similarity",
         ),
     log:
@@ -195,7 +195,7 @@ rule figure_rank_similarity:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
     script:
         "../scripts/figure_rank_similarity.py"
@@ -203,12 +203,12 @@ rule figure_rank_similarity:
 
 rule figure_probes:
     input:
-        paths.analysis_table_inputs(config, "probe_win_rate"),
+        targets.analysis_table_inputs(design, "probe_win_rate"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "probe_win_rate"),
             caption="../report/figure_probes.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Probes",
         ),
     log:
@@ -216,19 +216,19 @@ rule figure_probes:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_probes.py"
 
 
 rule figure_judge:
     input:
-        paths.judgement_files(config),
+        targets.analysis_table_inputs(design, "attribute_judge"),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "attribute_judge"),
             caption="../report/figure_judge.rst",
-            category=paths.report_category(config, "Analyses"),
+            category=design.report_category("Analyses"),
             subcategory="Attribute-change check",
         ),
     log:
@@ -237,19 +237,19 @@ rule figure_judge:
         "../../envs/core.yaml"
     params:
         level=ANALYSIS["bootstrap"]["confidence_level"],
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_judge.py"
 
 
 rule figure_correctness:
     input:
-        paths.metric_files(config),
+        targets.metric_files(design),
     output:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "correctness"),
             caption="../report/figure_correctness.rst",
-            category=paths.report_category(config, "Evaluation"),
+            category=design.report_category("Evaluation"),
             subcategory="Correct vs wrong preferences",
         ),
     log:
@@ -257,7 +257,7 @@ rule figure_correctness:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_correctness.py"
 
@@ -280,8 +280,8 @@ rule figure_rewards_example:
         report(
             paths.SUMMARY_FIGURE.replace("{figure}", "rewards_example"),
             caption="../report/figure_rewards_example.rst",
-            category=paths.report_category(config, "Analyses"),
-            subcategory=paths.report_category(config, "Representative examples"),
+            category=design.report_category("Analyses"),
+            subcategory=design.report_category("Representative examples"),
         ),
     log:
         "logs/figures/rewards_example_{ext}.log",
@@ -289,6 +289,36 @@ rule figure_rewards_example:
         "../../envs/core.yaml"
     params:
         example=REWARDS_EXAMPLE,
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_rewards_example.py"
+
+
+# The reproduction page: every published cell of the paper named by `reproduce` beside this run's value.
+
+
+rule reproduction:
+    input:
+        unpack(lambda w: targets.reproduction_inputs(design)),
+    output:
+        csv=paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="csv"),
+        md=paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="md"),
+        html=report(
+            paths.fmt(paths.TABLE, table=paths.REPRODUCTION, ext="html"),
+            caption="../report/reproduction.rst",
+            category=design.report_category("Reproduction"),
+        ),
+        figure=report(
+            paths.REPRODUCTION_FIGURE.replace("{ext}", design.figures.format),
+            caption="../report/reproduction_figure.rst",
+            category=design.report_category("Reproduction"),
+        ),
+    log:
+        "logs/reproduction.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        reproduce=config.get("reproduce"),
+        figures=design.figures.as_params(),
+    script:
+        "../scripts/reproduction.py"

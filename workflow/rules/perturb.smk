@@ -4,21 +4,21 @@
 
 rule perturb:
     input:
-        unpack(lambda w: paths.prompt_inputs(config, w.method)),
+        unpack(lambda w: design.method(w.method).prompt_files()),
         comparisons=paths.COMPARISONS,
         scores=orientation_scores,
         after_method=shared_requests,
-        hub=lambda w: ancient(hub.models_for_perturb(config, w.method)),  # LLM or Polyjuice (download.smk)
+        hub=lambda w: ancient(downloads.models_for_perturb(design, w.method)),  # LLM or Polyjuice (data.smk)
     output:
         perturbations=paths.PERTURBATIONS,
         skipped=paths.PERTURB_SKIPS,
     log:
         "logs/perturb/{dataset}/{method}/{orienter}.log",
     conda:
-        "../../envs/llm.yaml"
+        lambda w: resources.perturb_conda_env(design, w.method)
     threads: 1
     resources:
-        gpu=lambda w: resources.perturb_gpus(config, w.method),
+        gpu=lambda w: resources.perturb_gpus(design, w.method),
     params:
         settings=method_settings,
         registered_method=registered_method,
@@ -26,3 +26,36 @@ rule perturb:
         attributes=config["attributes"],
     script:
         "../scripts/perturb.py"
+
+
+# Attribute discovery (paper App. A): which attributes the LLM names for the RM's preferences.
+# Enabled by perturb.discover.enabled.
+
+
+rule discover_attributes:
+    input:
+        comparisons=paths.COMPARISONS,
+        scores=orientation_scores,
+        prompt=design.discovery_prompt_file(),
+        hub=ancient(downloads.models_for_discovery(design)),
+    output:
+        answers=paths.DISCOVERY_ANSWERS,
+        csv=report(
+            paths.DISCOVERY_CSV,
+            category=design.report_category("Attribute discovery"),
+            caption="../report/discovery_attributes.rst",
+        ),
+        md=paths.DISCOVERY_MD,
+    log:
+        "logs/discover/{dataset}/{orienter}.log",
+    conda:
+        resources.llm_conda_env(design)
+    threads: 1
+    resources:
+        gpu=resources.llm_gpus(design),
+    params:
+        settings=config["perturb"].get("discover") or {},
+        llm=config.get("llm") or {},
+        attributes=config["attributes"],
+    script:
+        "../scripts/discover.py"

@@ -1,4 +1,4 @@
-# Hub models: downloaded by the localrule download_model (download.smk) first; ancient: only the order matters
+# Hub models: downloaded by the localrule download_model (data.smk) first; ancient: only the order matters
 # (a model change reruns these jobs through params.spec).
 
 
@@ -41,3 +41,20 @@ rule score_perturbations:
         spec=rm_spec,
     script:
         "../scripts/score_perturbations.py"
+
+
+rule train_demo_rm:
+    input:
+        demo_training_data,
+    output:
+        paths.DEMO_HEAD,
+    log:
+        "logs/demo_rm/{rm}.log",
+    conda:
+        rm_conda_env
+    threads: 2
+    params:
+        part=lambda w: config["reward_models"][w.rm]["train_part"],
+        training=config["demo_rm"],
+    script:
+        "../scripts/train_demo_rm.py"

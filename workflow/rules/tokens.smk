@@ -1,11 +1,13 @@
 # Optimal and pessimal tokens: vocabulary -> one scan per RM x prompt -> analyses, figures, GCG.
 # Run only this part with `snakemake tokens_all`.
-# Hub models are downloaded first by download_model (download.smk); `hub=` markers are ancient: only order matters.
+# Hub models are downloaded first by download_model (data.smk); `hub=` markers are ancient: only order matters.
 
 TOKENS = config["tokens"]  # defaults filled by the config check in common.smk
 # What a scan job depends on: not which mode the analyses read or whether modes are compared, so changing
 # tokens.scan.mode or .compare reruns no scan.
 SCAN_SETTINGS = {k: v for k, v in TOKENS["scan"].items() if k not in ("mode", "compare", "compare_n")}
+# The date chat templates see, for the rules that render templates without the other scan settings.
+TEMPLATE_DATE = {"template_date": TOKENS["scan"]["template_date"]}
 SCAN_MODE_OF_DIR = {scan_dir: mode for mode, scan_dir in paths.SCAN_DIRS.items()}
 # The paper's computations take every tokens.paper_analysis key but the switches.
 PAPER_OPTIONS = {k: v for k, v in TOKENS["paper_analysis"].items() if k not in ("enabled", "properties")}
@@ -14,23 +16,23 @@ PAPER_OPTIONS = {k: v for k, v in TOKENS["paper_analysis"].items() if k not in (
 wildcard_constraints:
     prompt="[A-Za-z0-9][A-Za-z0-9_-]*",
     objective="optimal|pessimal",
-    elo_prompt="|".join(paths.elo_prompt_ids()),
+    elo_prompt="|".join(targets.elo_prompt_ids()),
 
 
 rule tokens_all:
     input:
-        paths.token_targets(config),
+        targets.token_targets(design),
 
 
 rule tokens_vocabulary:
     input:
-        hub=lambda w: ancient(hub.models_for_tokens_vocabulary(config, w.rm)),
+        hub=lambda w: ancient(downloads.models_for_tokens_vocabulary(design, w.rm)),
     output:
         paths.TOKEN_VOCABULARY,
     log:
         "logs/tokens/vocabulary/{rm}.log",
     conda:
-        "../../envs/core.yaml"
+        rm_conda_env
     params:
         spec=rm_spec,
         vocabulary=TOKENS["vocabulary"],
@@ -50,7 +52,7 @@ rule tokens_scan:
     wildcard_constraints:
         scan_dir="|".join(paths.SCAN_DIRS.values()),
     conda:
-        "../../envs/scoring.yaml"
+        rm_conda_env
     threads: rm_threads
     resources:
         gpu=rm_gpus,
@@ -65,7 +67,7 @@ rule tokens_scan:
 
 rule tokens_import_scan:
     input:
-        lambda w: paths.official_score_files(config)[w.rm],
+        lambda w: design.tokens.imported[w.rm],
     output:
         paths.TOKEN_SCAN_IMPORTED,
     log:
@@ -78,43 +80,44 @@ rule tokens_import_scan:
 
 rule tokens_scan_modes:
     input:
-        lambda w: [p for *_, exact, official in paths.scan_comparisons(config) for p in (exact, official)],
+        lambda w: [p for *_, exact, official in targets.scan_comparisons(design) for p in (exact, official)],
     output:
         table=report(
             paths.token_table("scan_modes"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_scan_modes.rst",
         ),
         figure=report(
-            paths.token_figure(config, "scan_modes"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "scan_modes"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_scan_modes.rst",
         ),
     log:
         "logs/tokens/scan_modes.log",
     conda:
-        "../../envs/scoring.yaml"
+        lambda w: resources.rm_conda_env(design, targets.scan_comparisons(design)[0][0])
     params:
-        pairs=[list(pair) for pair in paths.scan_comparisons(config)],
-        specs=lambda w: {rm: config["reward_models"][rm] for rm, *_ in paths.scan_comparisons(config)},
+        pairs=[list(pair) for pair in targets.scan_comparisons(design)],
+        specs=lambda w: {rm: config["reward_models"][rm] for rm, *_ in targets.scan_comparisons(design)},
         prompts=TOKENS["prompts"],
         n=TOKENS["scan"]["compare_n"],
-        figures=config["figures"],
+        figures=design.figures.as_params(),
+        scan=TEMPLATE_DATE,
     script:
         "../scripts/tokens_scan_modes.py"
 
 
 rule tokens_paper_analysis:
     input:
-        paths.token_scan_files(config),
+        targets.token_scan_files(design),
     output:
-        **paths.paper_token_tables(config),
+        **targets.paper_token_tables(design),
     log:
         "logs/tokens/paper_analysis.log",
     conda:
         "../../envs/core.yaml"
     params:
-        prompt_ids=paths.token_prompts(config),
+        prompt_ids=list(design.tokens.prompts),
         options=PAPER_OPTIONS,
         framing_pairs=TOKENS["analysis"]["framing_pairs"],
         properties=(None if TOKENS["paper_analysis"]["properties"] == "paper" else TOKENS["model_properties"]),
@@ -124,15 +127,15 @@ rule tokens_paper_analysis:
 
 rule figure_tokens_paper:
     input:
-        paths.token_scan_files(config),
+        targets.token_scan_files(design),
     output:
         **{
             name: report(
                 path,
-                category=paths.report_category(config, "Optimal and pessimal tokens"),
+                category=design.report_category("Optimal and pessimal tokens"),
                 caption="../report/tokens_paper_figures.rst",
             )
-            for name, path in paths.paper_token_figures(config).items()
+            for name, path in targets.paper_token_figures(design).items()
         },
     log:
         "logs/tokens/figure_paper.log",
@@ -142,18 +145,18 @@ rule figure_tokens_paper:
         prompts=TOKENS["prompts"],
         options=PAPER_OPTIONS,
         framing_pairs=TOKENS["analysis"]["framing_pairs"],
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_paper.py"
 
 
 rule tokens_extremes:
     input:
-        paths.token_scan_files(config),
+        targets.token_scan_files(design),
     output:
         report(
             paths.token_table("extremes"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_extremes.rst",
         ),
     log:
@@ -168,13 +171,13 @@ rule tokens_extremes:
 
 rule tokens_agreement:
     input:
-        paths.token_scan_files(config),
+        targets.token_scan_files(design),
     output:
         kendall_tau=paths.token_table("kendall_tau"),
         mds=paths.token_table("mds"),
         rsa=report(
             paths.token_table("rsa"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_rsa.rst",
         ),
     log:
@@ -191,7 +194,7 @@ rule tokens_agreement:
 
 rule tokens_lexical:
     input:
-        paths.token_scan_files(config),
+        targets.token_scan_files(design),
     output:
         sentiment_slopes=paths.token_table("sentiment_slopes"),
         frequency_slopes=paths.token_table("frequency_slopes"),
@@ -207,7 +210,7 @@ rule tokens_lexical:
 
 rule figure_tokens:
     input:
-        scans=paths.token_scan_files(config),
+        scans=targets.token_scan_files(design),
         kendall_tau=paths.token_table("kendall_tau"),
         mds=paths.token_table("mds"),
         rsa=paths.token_table("rsa"),
@@ -215,28 +218,28 @@ rule figure_tokens:
         frequency_slopes=paths.token_table("frequency_slopes"),
     output:
         violins=report(
-            paths.token_figure(config, "violins"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "violins"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_violins.rst",
         ),
         tau_heatmap=report(
-            paths.token_figure(config, "tau_heatmap"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "tau_heatmap"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_tau_heatmap.rst",
         ),
         mds=report(
-            paths.token_figure(config, "mds"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "mds"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_mds.rst",
         ),
         sentiment_slopes=report(
-            paths.token_figure(config, "sentiment_slopes"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "sentiment_slopes"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_sentiment_slopes.rst",
         ),
         frequency_slopes=report(
-            paths.token_figure(config, "frequency_slopes"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "frequency_slopes"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_frequency_slopes.rst",
         ),
     log:
@@ -245,18 +248,18 @@ rule figure_tokens:
         "../../envs/core.yaml"
     params:
         prompts=TOKENS["prompts"],
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens.py"
 
 
 rule tokens_framing:
     input:
-        lambda w: paths.token_scan_files(config, [w.a, w.b]),
+        lambda w: targets.token_scan_files(design, [w.a, w.b]),
     output:
         report(
             paths.token_table("framing_{a}_{b}"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -272,11 +275,11 @@ rule tokens_framing:
 
 rule figure_tokens_framing:
     input:
-        lambda w: paths.token_scan_files(config, [w.a, w.b]),
+        lambda w: targets.token_scan_files(design, [w.a, w.b]),
     output:
         report(
-            paths.token_figure(config, "framing_{a}_{b}"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "framing_{a}_{b}"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_framing.rst",
         ),
     log:
@@ -287,7 +290,7 @@ rule figure_tokens_framing:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_framing.py"
 
@@ -296,31 +299,32 @@ rule tokens_human_scores:
     input:
         unpack(rm_artifacts),
         ranking=(TOKENS.get("human_ranking") or {}).get("path", []),
-        hub=lambda w: [] if paths.human_scores_in_file(config, w.rm) else rm_hub_models(w),
+        hub=lambda w: [] if targets.human_scores_in_file(design, w.rm) else rm_hub_models(w),
     output:
         paths.TOKEN_HUMAN_SCORES,
     log:
         "logs/tokens/human/{rm}.log",
     conda:
-        "../../envs/scoring.yaml"
+        rm_conda_env
     threads: rm_threads
     resources:
-        gpu=lambda w: 0 if paths.human_scores_in_file(config, w.rm) else rm_gpus(w),
+        gpu=lambda w: 0 if targets.human_scores_in_file(design, w.rm) else rm_gpus(w),
     params:
         spec=rm_spec,
         prompt=(TOKENS.get("human_ranking") or {}).get("prompt"),
+        scan=TEMPLATE_DATE,
     script:
         "../scripts/tokens_human_scores.py"
 
 
 rule tokens_human_compare:
     input:
-        paths.token_human_files(config),
+        targets.token_human_files(design),
     output:
         **{f"figure5_{part}": paths.token_table(f"human_figure5_{part}") for part in paths.ELO_TABLES},
         human_ranking=report(
             paths.token_table("human_ranking"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_human_ranking.rst",
         ),
         human_disagreements=paths.token_table("human_disagreements"),
@@ -339,8 +343,8 @@ rule figure_tokens_human:
         paths.token_table("human_disagreements"),
     output:
         report(
-            paths.token_figure(config, "human_disagreements"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.token_figure(design, "human_disagreements"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_human_disagreements.rst",
         ),
     log:
@@ -348,7 +352,7 @@ rule figure_tokens_human:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_human.py"
 
@@ -361,7 +365,7 @@ rule tokens_gcg:
     log:
         "logs/tokens/gcg/{rm}/{prompt}/{objective}.log",
     conda:
-        "../../envs/scoring.yaml"
+        rm_conda_env
     threads: 2
     resources:
         gpu=rm_gpus,
@@ -381,11 +385,11 @@ rule tokens_gcg:
 
 rule tokens_gcg_summary:
     input:
-        paths.gcg_files(config),
+        targets.gcg_files(design),
     output:
         report(
             paths.token_table("gcg"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_gcg.rst",
         ),
     log:
@@ -398,11 +402,11 @@ rule tokens_gcg_summary:
 
 rule tokens_elo:
     input:
-        lambda w: paths.elo_data_file(w.elo_prompt),
+        lambda w: targets.elo_data_file(w.elo_prompt),
     output:
         spearman=report(
             paths.elo_table("{elo_prompt}", "spearman"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_elo.rst",
         ),
         differences=paths.elo_table("{elo_prompt}", "differences"),
@@ -422,17 +426,17 @@ rule tokens_elo:
 
 rule tokens_elo_agreement:
     input:
-        lambda w: paths.elo_data_file(w.elo_prompt),
+        lambda w: targets.elo_data_file(w.elo_prompt),
     output:
         **{part: paths.elo_table("{elo_prompt}", part) for part in paths.ELO_AGREEMENT_TABLES},
         tau_heatmap=report(
-            paths.elo_figure(config, "{elo_prompt}", "tau_heatmap"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.elo_figure(design, "{elo_prompt}", "tau_heatmap"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_elo_agreement.rst",
         ),
         mds_map=report(
-            paths.elo_figure(config, "{elo_prompt}", "mds_map"),
-            category=paths.report_category(config, "Optimal and pessimal tokens"),
+            targets.elo_figure(design, "{elo_prompt}", "mds_map"),
+            category=design.report_category("Optimal and pessimal tokens"),
             caption="../report/tokens_elo_agreement.rst",
         ),
     log:
@@ -442,6 +446,6 @@ rule tokens_elo_agreement:
     params:
         permutations=TOKENS["analysis"]["rsa_permutations"],
         seed=TOKENS["analysis"]["mds_seed"],
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/tokens_elo_agreement.py"

@@ -8,9 +8,9 @@ from rmexplain.logs import script_logger
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
 
-from rmexplain.perturb.stages import run_discovery  # after the log is open
+from rmexplain.perturb.discover import discover_attributes  # after the log is open
 
-run_discovery(
+discover_attributes(
     comparisons=snakemake.input.comparisons,
     scores=snakemake.input.scores,
     orienter=snakemake.wildcards.orienter,

@@ -17,4 +17,5 @@ run_human_scores(
     snakemake.params.prompt,
     snakemake.output[0],
     threads=snakemake.threads,
+    scan=snakemake.params.scan,
 )

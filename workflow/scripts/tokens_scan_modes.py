@@ -15,4 +15,5 @@ run_scan_modes(
     snakemake.params.figures,
     snakemake.output.table,
     snakemake.output.figure,
+    snakemake.params.scan,
 )

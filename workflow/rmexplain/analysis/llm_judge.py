@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from rmexplain.analysis.judge import TEMPLATE_VERSION, Complete
+from rmexplain.llm.client import build_chat
 
 # Greedy, short answers unless ``analysis.judge.sampling`` says otherwise.
 JUDGE_SAMPLING = {"temperature": 0.0, "max_tokens": 8}
@@ -20,7 +21,6 @@ def build_complete(
     llm: dict[str, Any] | None, judge: dict[str, Any] | None, log: logging.Logger
 ) -> tuple[Complete, str]:
     """``complete(prompts) -> answers`` through the cached chat client, and the judge's model id."""
-    from rmexplain.llm.client import build_chat
 
     chat = build_chat(judge_llm_config(llm, judge), log)
     sampling = chat.sampling(JUDGE_SAMPLING, (judge or {}).get("sampling"))

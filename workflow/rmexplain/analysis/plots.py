@@ -8,9 +8,7 @@ with the number of rows they show so labels never overlap.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,26 +16,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from rmexplain.figures import FigureOptions
+
 SIDE_TITLE = {"plus": "Y+ (perturbations of y+)", "minus": "Y− (perturbations of y−)"}
 PALETTE = ("#1b6ca8", "#e07b24", "#3a923a", "#c03d3e", "#8c62aa", "#7f7f7f", "#bcbd22", "#17becf")
 CF_COLOUR, SF_COLOUR, BEYOND_COLOUR = "#c03d3e", "#1b6ca8", "#7f7f7f"
-
-
-@dataclass(frozen=True)
-class FigureOptions:
-    """Output options (config ``figures``): width in inches, resolution, file format."""
-
-    width: float = 10.0
-    dpi: int = 150
-    format: str = "png"
-
-    @classmethod
-    def from_config(cls, section: dict[str, Any] | None) -> FigureOptions:
-        """From the ``figures`` config section."""
-        section = section or {}
-        return cls(
-            float(section.get("width", 10)), int(section.get("dpi", 150)), str(section.get("format", "png"))
-        )
 
 
 def _save(fig: Figure, path: str | Path, options: FigureOptions) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-import rmexplain.paths as P
+from rmexplain import paths
 from rmexplain.analysis.examples import rm_page, write_page
 from rmexplain.analysis.pages import perturbation_rows
 from rmexplain.analysis.plots import FigureOptions, example_rm_figure
@@ -24,7 +24,9 @@ from rmexplain.analysis.representative import local_tau
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
 from rmexplain.data.readers import Pair, SkipCounter, check_pair
-from rmexplain.perturb.base import method_settings, registered_method
+from rmexplain.design import Design
+from rmexplain.explanations.categorise import categorise
+from rmexplain.perturb.stages import perturb_to_parquet
 from rmexplain.schemas import (
     COMPARISONS,
     EXPLANATIONS,
@@ -36,6 +38,7 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
+from rmexplain.score.stages import score_originals, score_perturbations
 
 COMPARISON_ID = "cli-0"
 
@@ -71,7 +74,8 @@ def comparison_frame(request: Request, dataset: str = "cli") -> pl.DataFrame:
 def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]:
     """Files a scorer needs besides its spec (a demo RM's trained head, made by the workflow)."""
     artifacts = {}
-    for name, relative in P.rm_artifact_files(config, rm).items():
+    backend = Design.from_config(config).rm_backend(rm)
+    for name, relative in paths.rm_artifact_files(backend.artifacts, rm).items():
         path = root / relative
         if not path.is_file():
             raise AnalysisError(
@@ -84,11 +88,11 @@ def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]
 
 def choose_method(config: dict[str, Any], method: str | None) -> str:
     """The method to perturb with: ``method`` or the first attribute-conditioned one in config."""
-    methods = P.methods(config)
     if method is not None:
         return method
-    conditioned = [m for m in methods if P.method_entry(config, m).attribute_conditioned]
-    return (conditioned or methods)[0]
+    design = Design.from_config(config)
+    conditioned = [name for name, m in design.methods.items() if m.attribute_conditioned]
+    return (conditioned or list(design.methods))[0]
 
 
 def explain_one(
@@ -102,27 +106,25 @@ def explain_one(
     log: logging.Logger | None = None,
 ) -> pl.DataFrame:
     """Explain one comparison with every RM in ``rms`` (default all); return the summary table."""
-    from rmexplain.explanations.categorise import categorise
-    from rmexplain.perturb.stages import perturb_to_parquet
-    from rmexplain.score.stages import score_originals, score_perturbations
 
     log = log or logging.getLogger("rmexplain.explain")
     out, root = Path(out), Path(root)
     work = out / "work"
     work.mkdir(parents=True, exist_ok=True)
-    rms = rms or P.reward_models(config)
-    unknown = [rm for rm in rms if rm not in config["reward_models"]]
+    design = Design.from_config(config)
+    rms = rms or list(design.reward_models)
+    unknown = [rm for rm in rms if rm not in design.reward_models]
     if unknown:
-        raise AnalysisError(f"--rm {unknown}: not keys of reward_models {P.reward_models(config)}")
+        raise AnalysisError(f"--rm {unknown}: not keys of reward_models {list(design.reward_models)}")
     method = choose_method(config, method)
     comparisons = comparison_frame(request)
     comparisons_path = str(work / "comparisons.parquet")
     write_table(comparisons, comparisons_path, COMPARISONS, "comparisons")
-    dataset = P.datasets(config)[0]  # the design (orientation, shared RMs) of the first dataset
-    orienters = {rm: P.orienter_for(config, dataset, rm) for rm in rms}
-    scored = set(rms) | {r for o in set(orienters.values()) for r in P.orienting_rms(config, dataset, o)}
+    dataset = next(iter(design.datasets.values()))  # the first dataset's design (orientation, shared RMs)
+    orienters = {rm: dataset.orienter_for(rm) for rm in rms}
+    scored = set(rms) | {r for o in set(orienters.values()) for r in dataset.orienting_rms(o)}
     originals = {}
-    for rm in [r for r in P.reward_models(config) if r in scored]:
+    for rm in [r for r in design.reward_models if r in scored]:
         frame = score_originals(
             comparisons_path, rm, config["reward_models"][rm], artifacts_for(config, rm, root), log
         )
@@ -131,16 +133,16 @@ def explain_one(
     for orienter in dict.fromkeys(orienters.values()):
         perturb_to_parquet(
             comparisons=comparisons_path,
-            scores=[originals[r] for r in P.orienting_rms(config, dataset, orienter)],
+            scores=[originals[r] for r in dataset.orienting_rms(orienter)],
             method=method,
-            registered_method=registered_method(config["perturb"], method),
+            registered_method=design.method(method).registered,
             orienter=orienter,
-            settings=method_settings(config["perturb"], method),
+            settings=dict(design.method(method).settings),
             attributes=config["attributes"],
             output=str(work / f"perturbations_{orienter}.parquet"),
             skipped=str(work / f"skipped_{orienter}.parquet"),
             log=log,
-            llm=config.get("llm") if P.method_entry(config, method).uses_llm else None,
+            llm=config.get("llm") if design.method(method).uses_llm else None,
         )
     options = FigureOptions.from_config(config.get("figures"))
     rows = []

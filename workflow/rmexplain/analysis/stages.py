@@ -15,6 +15,7 @@ import polars as pl
 
 from rmexplain.analysis import judge as J
 from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.catalog import ANALYSIS_TABLES
 from rmexplain.analysis.examples import example_pair, example_rm
 from rmexplain.analysis.plots import (
     FigureOptions,
@@ -29,9 +30,10 @@ from rmexplain.analysis.plots import (
     rewards_example_figure,
 )
 from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
+from rmexplain.analysis.reference import load_reference
 from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
-from rmexplain.analysis.tables import write_table
+from rmexplain.analysis.tables import to_html, write_table
 from rmexplain.explanations.metrics import SIDES
 from rmexplain.schemas import (
     COMPARISONS,
@@ -50,16 +52,6 @@ from rmexplain.schemas import (
 from rmexplain.schemas import write_table as write_parquet
 
 Settings = dict[str, Any]
-
-TABLE_CONTRACTS = {
-    "pfr": PFR,
-    "tau_rms": TAU_RMS,
-    "tau_sides": TAU_SIDES,
-    "representative_examples": EXAMPLES,
-    "probe_win_rate": PROBE_WIN_RATE,
-    "attribute_judge": JUDGEMENTS,
-}
-
 
 def read_explanations(paths: Sequence[str]) -> pl.DataFrame:
     """All RMs' explanation tables of one (dataset, method), checked against the contract."""
@@ -182,15 +174,16 @@ def run_judge(
 
 def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:
     """Concatenate the per-(dataset, method) tables into one summary table (CSV, Markdown, HTML)."""
-    if table not in TABLE_CONTRACTS:
-        raise AnalysisError(f"unknown analysis table {table!r}; known: {sorted(TABLE_CONTRACTS)}")
-    contract = TABLE_CONTRACTS[table]
-    frames = [read_table(p, contract, table) for p in inputs]
-    frame = pl.concat(frames) if frames else pl.DataFrame(schema={k: c.dtype for k, c in contract.items()})
-    if table == "attribute_judge":
-        frame = J.agreement_table(frame, level)
+    if table not in ANALYSIS_TABLES:
+        raise AnalysisError(f"unknown analysis table {table!r}; known: {list(ANALYSIS_TABLES)}")
+    record = ANALYSIS_TABLES[table]
+    frames = [read_table(p, record.contract, table) for p in inputs]
+    schema = {k: c.dtype for k, c in record.contract.items()}
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+    if record.summarise is not None:
+        frame = record.summarise(frame, level)
     csv, md, html = _by_suffix(outputs, (".csv", ".md", ".html"))
-    write_table(frame, table, csv, md, html, level)
+    write_table(frame, record.title, record.present, csv, md, html, level)
 
 
 def _by_suffix(paths: Sequence[str], suffixes: Sequence[str]) -> list[str]:
@@ -344,9 +337,7 @@ def run_reproduction(
 ) -> None:
     """``results/tables/reproduction.{csv,md,html}`` and its figure; ``inputs`` holds the ``metrics``,
     ``tau_rms``, ``tau_sides`` and ``probes`` files of this run (each may be empty)."""
-    from rmexplain.analysis.reference import load_reference
     from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
-    from rmexplain.analysis.tables import to_html
     from rmexplain.explanations.stages import markdown_table
 
     contracts = {"metrics": METRICS, "tau_rms": TAU_RMS, "tau_sides": TAU_SIDES, "probes": PROBE_WIN_RATE}

@@ -6,12 +6,13 @@ HTML copies show one cell per estimate as ``0.42 [0.30, 0.55]`` in the layout of
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+
+from rmexplain.markup import to_html, to_markdown
 
 DIGITS = 2
 
@@ -140,62 +141,10 @@ def present_judge(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     )
 
 
-PRESENTERS: dict[str, Callable[[pl.DataFrame, str], pl.DataFrame]] = {
-    "pfr": present_pfr,
-    "tau_rms": present_tau_rms,
-    "tau_sides": present_tau_sides,
-    "representative_examples": present_examples,
-    "probe_win_rate": present_probes,
-    "attribute_judge": present_judge,
-}
-
-TITLES = {
-    "pfr": "Preference flip rate per attribute (paper Fig. 3)",
-    "tau_rms": "Kendall τ between RMs' PFR rankings (paper Table 3)",
-    "tau_sides": "Kendall τ between Y+ and Y− PFR rankings per RM (paper Table 6)",
-    "representative_examples": "Most representative comparisons (paper §4.2)",
-    "probe_win_rate": "Probe win rate (paper Table 7, generalised)",
-    "attribute_judge": "Did each perturbation change its attribute as intended? (LLM judge)",
-}
-
-
-def to_markdown(frame: pl.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
-
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |", "|" + "---|" * frame.width]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
-    return "\n".join(lines) + "\n"
-
-
-_CSS = (
-    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
-    "table{border-collapse:collapse;font-size:0.9em}"
-    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-    "th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even){background:#fafafa}"
-)
-
-
-def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
-    """A standalone HTML page with one table (what the Snakemake report shows)."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
-        for row in frame.iter_rows()
-    )
-    note_html = f"<p>{html.escape(note)}</p>" if note else ""
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{_CSS}</style></head><body><h2>{html.escape(title)}</h2>{note_html}"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
-    )
-
-
 def write_table(
     frame: pl.DataFrame,
-    table: str,
+    title: str,
+    present: Callable[[pl.DataFrame, str], pl.DataFrame],
     csv: str | Path,
     md: str | Path,
     html_path: str | Path,
@@ -203,10 +152,7 @@ def write_table(
 ) -> None:
     """Write the raw table as CSV and its readable layout as Markdown and HTML (intervals at ``level``)."""
     frame.write_csv(csv)
-    shown = (
-        PRESENTERS[table](frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
-    )
-    title = TITLES[table]
+    shown = present(frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
     Path(md).write_text(f"### {title}\n\n" + to_markdown(shown), encoding="utf-8")
     Path(html_path).write_text(
         to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"), encoding="utf-8"

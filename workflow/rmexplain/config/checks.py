@@ -5,11 +5,22 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from pathlib import Path
 
+import jsonschema
+
+from rmexplain.analysis.probes import probes_from_config
+from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.config import Config, ConfigError, section
+from rmexplain.config.schema import load_schema
+from rmexplain.data.sources import source_of
+from rmexplain.design import Design
+from rmexplain.downloads import hub_models
+from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
+from rmexplain.score.base import backend_of
+from rmexplain.settings import Config, ConfigError, section
 
 
 def _require(condition: bool, message: str) -> None:
@@ -26,33 +37,17 @@ def _known(values: Iterable[str], allowed: Iterable[str], key: str, what: str) -
 def check_datasets(config: Config) -> None:
     """Each dataset's source has the keys it needs, and local files exist."""
     for name, spec in config["datasets"].items():
-        source = spec["source"]
-        key = f"datasets.{name}"
-        if source == "embedded":
-            _require("part" in spec, f"{key}.part is required for source 'embedded' (helpful or harmless)")
-        if source == "file":
-            _require("path" in spec, f"{key}.path is required for source 'file'")
-            _require(Path(spec["path"]).is_file(), f"{key}.path: file {spec['path']!r} does not exist")
-            _require(
-                Path(spec["path"]).suffix in {".jsonl", ".parquet"},
-                f"{key}.path: {spec['path']!r} must end in .jsonl or .parquet",
-            )
-        if source == "hh-rlhf":
-            _require("data_dir" in spec, f"{key}.data_dir is required for hh-rlhf (e.g. harmless-base)")
+        source_of(spec).check(f"datasets.{name}", spec)
 
 
 def check_reward_models(config: Config) -> None:
     """Each RM spec passes its backend's own check."""
-    from rmexplain.score.base import backend_of
-
     for name, spec in config["reward_models"].items():
         backend_of(spec).check_spec(name, spec)
 
 
 def check_designs(config: Config) -> None:
     """Each dataset's RMs, shared RMs and methods are configured; shared RMs are among its RMs."""
-    from rmexplain import paths
-
     for name, spec in config["datasets"].items():
         key = f"datasets.{name}"
         _known(
@@ -69,13 +64,12 @@ def check_designs(config: Config) -> None:
         )
         shared = spec.get("shared_rms") or config["perturb"].get("shared_rms") or []
         where = f"{key}.shared_rms" if spec.get("shared_rms") else "perturb.shared_rms"
-        _known(shared, paths.dataset_rms(config, name), where, f"an RM of dataset {name!r}")
+        rms = spec.get("reward_models") or config["reward_models"]
+        _known(shared, rms, where, f"an RM of dataset {name!r}")
 
 
 def check_perturb(config: Config) -> None:
     """Methods are registered or variants; shared RMs exist; the perturbation file exists."""
-    from rmexplain.perturb.base import methods
-
     perturb = config["perturb"]
     variants = perturb.get("variants") or {}
     for name in variants:
@@ -91,18 +85,14 @@ def check_perturb(config: Config) -> None:
         "a key of reward_models",
     )
     _check_variant_settings(config)
-    if "file" in perturb["methods"]:
-        path = (perturb.get("file") or {}).get("path")
-        _require(bool(path), "perturb.file.path is required when perturb.methods includes 'file'")
-        _require(Path(path).is_file(), f"perturb.file.path: file {path!r} does not exist")
+    for name in perturb["methods"]:
+        base = registered_method(perturb, name)
+        key = f"perturb.variants.{name}" if base != name else f"perturb.{name}"
+        method_entry(perturb, name).check_settings(key, method_settings(perturb, name))
 
 
 def _check_variant_settings(config: Config) -> None:
     """A variant's settings are valid settings of its method (the schema of ``perturb.<method>``)."""
-    import jsonschema
-
-    from rmexplain.config import load_schema
-
     properties = load_schema()["properties"]["perturb"]["properties"]
     for name, variant in (config["perturb"].get("variants") or {}).items():
         settings = {k: v for k, v in variant.items() if k != "method"}
@@ -115,26 +105,22 @@ def _check_variant_settings(config: Config) -> None:
             ) from None
 
 
-def check_llm(config: Config) -> None:
+def check_llm(design: Design) -> None:
     """An LLM stage is configured with a model, a known discovery RM and existing prompt templates."""
-    from rmexplain import paths
-
-    if not paths.llm_needed(config):
+    if not design.llm_needed:
         return
-    why = ", ".join(paths.llm_methods_used(config)) or "perturb.discover"
-    llm = config.get("llm")
+    why = ", ".join(design.llm_methods) or "perturb.discover"
+    llm = design.config.get("llm")
     _require(
         bool(llm and llm.get("model")), f"llm.model (and the rest of the `llm` section) is required for {why}"
     )
-    rm = (section(config, "perturb").get("discover") or {}).get("rm")
-    if paths.discovery_enabled(config) and rm is not None:
-        for dataset in paths.datasets(config):
-            _known(
-                [rm], paths.orienters(config, dataset), "perturb.discover.rm", f"an orienter of {dataset!r}"
-            )
-    templates = {m: paths.prompt_inputs(config, m) for m in paths.llm_methods_used(config)}
-    if paths.discovery_enabled(config):
-        templates["discover"] = {"prompt": paths.discovery_prompt_input(config)}
+    rm = design.discovery.get("rm")
+    if design.discovery_enabled and rm is not None:
+        for name, dataset in design.datasets.items():
+            _known([rm], dataset.orienters, "perturb.discover.rm", f"an orienter of {name!r}")
+    templates = {m: design.method(m).prompt_files() for m in design.llm_methods}
+    if design.discovery_enabled:
+        templates["discover"] = {"prompt": design.discovery_prompt_file()}
     for method, inputs in templates.items():
         for name, path in inputs.items():
             _require(
@@ -145,9 +131,6 @@ def check_llm(config: Config) -> None:
 
 def check_analysis(config: Config) -> None:
     """Analysed methods, example RMs and pairs exist; probe patterns compile."""
-    from rmexplain.analysis.probes import probes_from_config
-    from rmexplain.analysis.sensitivity import AnalysisError
-
     analysis = section(config, "analysis")
     rms = config["reward_models"]
     _known(
@@ -177,10 +160,9 @@ def check_analysis(config: Config) -> None:
         raise ConfigError(str(err)) from None
 
 
-def check_reproduce(config: Config) -> None:
+def check_reproduce(design: Design) -> None:
     """The ``reproduce`` mapping names configured RMs, datasets of the right stage, methods and a probe."""
-    from rmexplain import paths
-
+    config = design.config
     reproduce = config.get("reproduce")
     if not reproduce:
         return
@@ -200,7 +182,7 @@ def check_reproduce(config: Config) -> None:
         for stage, dataset in stages.items():
             _known(
                 [dataset],
-                paths.stage_datasets(config, stage),
+                design.stage_datasets(stage),
                 f"reproduce.datasets.{block}.{stage}",
                 f"a dataset with stage {stage!r}",
             )
@@ -214,29 +196,27 @@ def check_reproduce(config: Config) -> None:
         )
 
 
-def check_rewards_example(config: Config) -> None:
+def check_rewards_example(design: Design) -> None:
     """``analysis.rewards_example`` names an analysis dataset, an analysed method of it and its RM."""
-    from rmexplain import paths
-
-    settings = section(config, "analysis").get("rewards_example") or {}
+    settings = design.analysis.get("rewards_example") or {}
     if not settings.get("enabled"):
         return
     key = "analysis.rewards_example"
-    analysed = paths.stage_datasets(config, "analysis")
+    analysed = design.stage_datasets("analysis")
     _require(bool(analysed), f"{key}: no dataset has the analysis stage")
     dataset = settings.get("dataset") or analysed[0]
     _known([dataset], analysed, f"{key}.dataset", "a dataset with the analysis stage")
     _known(
         [settings["method"]] if settings.get("method") else [],
-        paths.dataset_analysed_methods(config, dataset),
+        design.dataset_analysed_methods(dataset),
         f"{key}.method",
         f"an analysed method of {dataset!r}",
     )
     _require(
-        bool(paths.dataset_analysed_methods(config, dataset)), f"{key}: {dataset!r} has no analysed method"
+        bool(design.dataset_analysed_methods(dataset)), f"{key}: {dataset!r} has no analysed method"
     )
     if settings.get("rm"):
-        _known([settings["rm"]], paths.dataset_rms(config, dataset), f"{key}.rm", f"an RM of {dataset!r}")
+        _known([settings["rm"]], design.dataset(dataset).rms, f"{key}.rm", f"an RM of {dataset!r}")
 
 
 def check_tokens(config: Config) -> None:
@@ -261,7 +241,8 @@ def check_tokens(config: Config) -> None:
             bool(list_path) and Path(list_path).is_file(),
             f"tokens.vocabulary.list_path: {list_path!r} is not a file",
         )
-    _check_token_scans(config)
+    date = tokens["scan"].get("template_date")
+    _require(date is None or _is_date(date), f"tokens.scan.template_date: {date!r} is not a date YYYY-MM-DD")
     human = tokens.get("human_ranking")
     if human:
         _require(
@@ -269,30 +250,37 @@ def check_tokens(config: Config) -> None:
         )
 
 
-def _check_token_scans(config: Config) -> None:
-    """Official scans and comparisons need transformers RMs; the files the paper's route reads exist."""
-    from rmexplain import paths
-    from rmexplain.score.base import backend_of
+def _is_date(value: object) -> bool:
+    try:
+        datetime.date.fromisoformat(str(value))
+    except ValueError:
+        return False
+    return True
 
-    tokens = section(config, "tokens")
+
+def check_token_scans(design: Design) -> None:
+    """Official scans and comparisons need transformers RMs; the files the paper's route reads exist."""
+    tokens = design.tokens.settings
+    if not design.tokens.enabled:
+        return
     official = tokens.get("official_scores")
     if official:
         _require(
             Path(official["path"]).is_dir(),
             f"tokens.official_scores.path: {official['path']!r} is not a directory",
         )
-    imported = paths.official_score_files(config)
-    if paths.scan_mode(config) == "official":
-        for rm in paths.token_rms(config):
-            exact = backend_of(config["reward_models"][rm]).exact_token_ids
+    imported = design.tokens.imported
+    if design.tokens.scan_mode == "official":
+        for rm in design.tokens.rms:
+            exact = design.rm_backend(rm).exact_token_ids
             _require(
                 exact or rm in imported,
                 f"tokens.scan.mode: official scans need backend transformers; reward_models.{rm} has "
-                f"{config['reward_models'][rm]['backend']!r} (and no file in tokens.official_scores)",
+                f"{design.reward_models[rm]['backend']!r} (and no file in tokens.official_scores)",
             )
     if tokens["scan"].get("compare"):
         _require(
-            bool(paths.scan_comparisons(config)),
+            bool(design.tokens.compared_rms),
             "tokens.scan.compare: no scanned RM has backend transformers (the official route needs one)",
         )
     frequency_list = tokens["paper_analysis"].get("frequency_list")
@@ -303,26 +291,18 @@ def _check_token_scans(config: Config) -> None:
         )
 
 
-def check_hub(config: Config) -> None:
+def check_hub(design: Design) -> None:
     """Every model source is a local path or a hub id, and no two keys map to one marker."""
-    from rmexplain.hub import hub_models
-
-    hub_models(config)
+    hub_models(design)
 
 
 def check_sections(config: Config) -> None:
-    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset."""
+    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset.
+    The checks of names come first; the checks of what the config means then ask its design."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
-    for check in (
-        check_datasets,
-        check_reward_models,
-        check_designs,
-        check_perturb,
-        check_llm,
-        check_analysis,
-        check_rewards_example,
-        check_reproduce,
-        check_tokens,
-        check_hub,
-    ):
+    names = (check_datasets, check_reward_models, check_designs, check_perturb, check_analysis, check_tokens)
+    for check in names:
         check(config)
+    design = Design.from_config(config)
+    for check_design in (check_llm, check_rewards_example, check_reproduce, check_token_scans, check_hub):
+        check_design(design)

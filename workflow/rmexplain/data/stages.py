@@ -8,43 +8,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.data.readers import (
-    DataError,
-    Pair,
-    SkipCounter,
-    check_pair,
-    read_embedded,
-    read_helpsteer2,
-    read_hh_rlhf,
-    read_pairs_file,
-)
+from rmexplain.data.readers import DataError, Pair, SkipCounter, check_pair
+from rmexplain.data.sources import source_of
 from rmexplain.schemas import COMPARISONS, conform
-
-
-def load_hub_records(spec: dict[str, Any]) -> Any:
-    """A split of a hub dataset (or a local dataset directory with the same layout) via ``datasets``."""
-    from datasets import load_dataset
-
-    default_ids = {"hh-rlhf": "Anthropic/hh-rlhf", "helpsteer2": "nvidia/HelpSteer2"}
-    kwargs: dict[str, Any] = {"split": spec.get("split", "train")}
-    if spec.get("data_dir"):
-        kwargs["data_dir"] = spec["data_dir"]
-    if spec.get("revision"):
-        kwargs["revision"] = spec["revision"]
-    return load_dataset(spec.get("hub_id", default_ids[spec["source"]]), **kwargs)
 
 
 def read_pool(spec: dict[str, Any], skips: SkipCounter) -> list[Pair]:
     """Every usable pair of a dataset spec, before sampling."""
-    source = spec["source"]
-    if source == "embedded":
-        return read_embedded(spec["part"], split="explain")
-    if source == "file":
-        return list(read_pairs_file(spec["path"], skips))
-    records = load_hub_records(spec)
-    if source == "hh-rlhf":
-        return list(read_hh_rlhf(records, skips))
-    return list(read_helpsteer2(records, skips, spec.get("preference_filter", "greater_on_all")))
+    return source_of(spec).read(spec, skips)
 
 
 def sample_pairs(pool: list[Pair], n_per_seed: int, seeds: list[int], dataset: str) -> pl.DataFrame:

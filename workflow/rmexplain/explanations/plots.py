@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
+from rmexplain.figures import FigureOptions
+
 PANELS = (
     ("Counterfactual coverage", ["chosen CF cov.", "rejected CF cov.", "both CF cov."], (0, 1.05)),
     ("Semifactual coverage", ["chosen SF cov.", "rejected SF cov.", "both SF cov."], (0, 1.05)),
@@ -24,7 +26,7 @@ def methods_figure(
     """Grouped bars (mean ± sd over seeds, averaged over RMs) per dataset × method for each metric."""
     table = coverage.join(distances, on=["dataset", "method", "rm"]).filter(pl.col("rm") == "mean over RMs")
     groups = [(d, m) for d, m in table.select("dataset", "method").unique(maintain_order=True).iter_rows()]
-    width = float(options.get("width", 10))
+    width = FigureOptions.from_config(options).width
     fig, axes = plt.subplots(1, len(PANELS), figsize=(width, max(3.2, width * 0.36)), constrained_layout=True)
     bar_width = 0.8 / max(len(groups), 1)
     colours = plt.get_cmap("tab10").colors
@@ -54,5 +56,5 @@ def methods_figure(
         fontsize=7, title="dataset · method", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0)
     )
     fig.suptitle("Explainers compared (mean ± sd over seeds, averaged over reward models)", fontsize=11)
-    fig.savefig(output, dpi=int(options.get("dpi", 150)))
+    fig.savefig(output, dpi=FigureOptions.from_config(options).dpi)
     plt.close(fig)

@@ -22,6 +22,7 @@ from rmexplain.explanations.metrics import (
     semantic_distances,
     syntactic_distance,
 )
+from rmexplain.markup import to_html
 from rmexplain.schemas import (
     COMPARISONS,
     DISTANCES,
@@ -227,7 +228,6 @@ def evaluation_tables(metrics: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl
 
 def run_evaluation_tables(metric_files: Sequence[str], outputs: Sequence[str], log: logging.Logger) -> None:
     """Write Tables 1, 2 and 5 as CSV (machines), Markdown and HTML (the report) beside each other."""
-    from rmexplain.analysis.tables import to_html
 
     metrics = pl.concat([read_table(p, METRICS, "metrics") for p in metric_files])
     for name, (frame, formatted) in evaluation_tables(metrics).items():

@@ -115,6 +115,7 @@ class LLMBackend:
     """
 
     model_id: str
+    conda_env = "core"  # envs/<conda_env>.yaml runs the jobs that call it
 
     @staticmethod
     def gpus(llm: dict[str, Any]) -> int:
@@ -139,6 +140,7 @@ llm_backends: Registry[type[LLMBackend]] = Registry(
         "vllm": "rmexplain.llm.vllm_backend",
         "transformers": "rmexplain.llm.hf_backend",
     },
+    group="rmexplain.llm_backends",
     error=LLMError,
 )
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from rmexplain.hub import hub_ref
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 from rmexplain.llm.vllm_backend import read_chat_template
 
@@ -42,7 +43,6 @@ class TransformersChatBackend(LLMBackend):
 
     @staticmethod
     def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
-        from rmexplain.hub import hub_ref
 
         settings = llm.get("transformers") or {}
         return [

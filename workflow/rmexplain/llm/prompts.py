@@ -4,53 +4,40 @@ The bundled defaults live in ``rmexplain/prompts/`` and follow the paper's App. 
 (random) and A (attribute discovery). A config may point any template at its own file; the fields a
 template may use are listed in ``TEMPLATE_FIELDS`` (a literal brace is written ``{{`` / ``}}``). A
 template's version — its name and a hash of its text — enters the LLM cache key and the
-``generator`` column, so editing a template never reuses answers to the old one.
+``generator`` column, so editing a template never reuses answers to the old one. Each method declares its
+templates (``register_template``) in its own module.
 """
 
 from __future__ import annotations
 
 import hashlib
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 
-TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
-    "two_step_step1": frozenset(
-        {
-            "question",
-            "score_1",
-            "response_1",
-            "score_2",
-            "response_2",
-            "current_better_worse",
-            "attribute_list",
-        }
-    ),
-    "two_step_step2": frozenset(
-        {
-            "question",
-            "score_1",
-            "response_1",
-            "score_2",
-            "response_2",
-            "current_better_worse",
-            "attribute",
-            "attribute_description",
-            "target_better_worse",
-            "positively_negatively",
-            "focus_requirement",
-        }
-    ),
-    "two_step_focus_center": frozenset({"words"}),
-    "two_step_focus_only": frozenset({"words"}),
-    "random": frozenset({"response"}),
-    "discover": frozenset(
-        {"question", "chosen_reward", "chosen_response", "rejected_reward", "rejected_response"}
-    ),
-}
+# Template name -> the fields it may use, and the folder of its bundled default. A method declares its own
+# templates where it is defined (``register_template``); attribute discovery's is declared here.
+TEMPLATE_FIELDS: dict[str, frozenset[str]] = {}
+_BUNDLED_DIRS: dict[str, Path] = {}
+
+
+def register_template(name: str, fields: Iterable[str], directory: Path = PROMPT_DIR) -> None:
+    """Declare template ``name``: the ``{field}`` names it may use, and the folder holding its bundled default
+    ``<name>.txt`` (the project's ``prompts/``, or a plugin's own)."""
+    held = TEMPLATE_FIELDS.get(name)
+    if held is not None and held != frozenset(fields):
+        raise TemplateError(f"prompt template {name!r} is declared twice, with different fields")
+    TEMPLATE_FIELDS[name] = frozenset(fields)
+    _BUNDLED_DIRS[name] = directory
+
+
+register_template(
+    "discover", {"question", "chosen_reward", "chosen_response", "rejected_reward", "rejected_response"}
+)
 
 
 class TemplateError(ValueError):
@@ -85,7 +72,7 @@ def template_fields(text: str) -> set[str]:
 
 def bundled_path(name: str) -> Path:
     """Path of the bundled default template ``name``."""
-    return PROMPT_DIR / f"{name}.txt"
+    return _BUNDLED_DIRS.get(name, PROMPT_DIR) / f"{name}.txt"
 
 
 def template_path(name: str, override: str | None = None) -> Path:

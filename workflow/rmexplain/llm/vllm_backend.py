@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 
 
@@ -31,6 +32,8 @@ def read_chat_template(value: str | None) -> str | None:
 class VLLMBackend(LLMBackend):
     """One ``vllm.LLM`` engine, fed in chunks so completed work is cached as it finishes."""
 
+    conda_env = "vllm"  # envs/vllm.yaml: vLLM brings its own CUDA torch
+
     @staticmethod
     def gpus(llm: dict[str, Any]) -> int:
         return int(((llm.get("vllm") or {}).get("engine") or {}).get("tensor_parallel_size", 1))
@@ -38,7 +41,6 @@ class VLLMBackend(LLMBackend):
     @staticmethod
     def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
         """The model, and the engine's tokenizer when set (its revision defaults to the model's)."""
-        from rmexplain.hub import model_and_tokenizer_refs
 
         engine = (llm.get("vllm") or {}).get("engine") or {}
         return model_and_tokenizer_refs(

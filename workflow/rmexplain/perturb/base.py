@@ -76,13 +76,24 @@ def _no_llm_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) 
     return 0
 
 
+def _no_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
+    return {}
+
+
+def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
+    return None
+
+
 # A method declares, as keywords of ``register``: ``uses_llm`` (it calls the configured LLM: it receives the
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
 # of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings; an LLM
-# method, ``llm_requests(n_tasks, n_attributes, settings)``: at most how many requests a job sends (the plan),
-# and ``shared_requests_per_task``: how many of them every variant of the method sends identically (two_step's
-# step 1), so a variant running after its method finds them in the cache.
+# method, ``llm_requests(n_tasks, n_attributes, settings)``: how many requests a job sends (the plan),
+# with ``exact_requests`` False where that is an upper bound; ``prompt_inputs(settings)``: the prompt
+# files its jobs read, by rule-input name (so editing one reruns them); ``shared_requests_per_task``: how
+# many of them every variant of the method sends identically (two_step's step 1), so a variant running
+# after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM;
+# ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key).
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -93,12 +104,17 @@ methods: Registry[Method] = Registry(
         "random": "rmexplain.perturb.llm_methods",
         "polyjuice": "rmexplain.perturb.polyjuice",
     },
+    group="rmexplain.perturb_methods",
     defaults={
         "uses_llm": False,
         "attribute_conditioned": True,
         "gpus": _no_gpus,
         "hub_refs": _no_hub_refs,
         "llm_requests": _no_llm_requests,
+        "exact_requests": True,
+        "conda_env": "core",
+        "prompt_inputs": _no_prompt_inputs,
+        "check_settings": _no_settings_check,
         "shared_requests_per_task": 0,
     },
     error=PerturbationError,

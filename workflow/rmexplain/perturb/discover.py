@@ -26,8 +26,9 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
+from rmexplain.settings import schema_defaults
 
-DISCOVER_DEFAULTS: dict[str, Any] = {"enabled": False, "rm": None, "prompt": None, "sampling": {}}
+DISCOVER_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "discover")
 
 
 def parse_attribute_list(answer: str) -> list[str]:

@@ -9,9 +9,11 @@ an error naming the row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from rmexplain.data.readers import read_table_file
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
+from rmexplain.settings import ConfigError
 
 FILE_COLUMNS = ("comparison_id", "target", "attribute", "variant", "text")
 
@@ -28,7 +30,16 @@ def _check_row(index: int, row: dict, attributes: dict[str, str], path: str) -> 
         raise PerturbationError(f"{where}: empty perturbation text")
 
 
-@methods.register("file")
+def check_file_settings(key: str, settings: dict) -> None:
+    """``path`` names an existing file (the config check of ``perturb.file``)."""
+    path = settings.get("path")
+    if not path:
+        raise ConfigError(f"{key}.path is required when perturb.methods includes 'file'")
+    if not Path(path).is_file():
+        raise ConfigError(f"{key}.path: file {path!r} does not exist")
+
+
+@methods.register("file", check_settings=check_file_settings)
 def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """Perturbations read from ``settings['path']`` for the given tasks."""
     path = context.settings["path"]

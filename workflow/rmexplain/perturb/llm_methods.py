@@ -21,7 +21,7 @@ from typing import Any
 
 from rmexplain.llm.base import ChatRequest
 from rmexplain.llm.client import CachedChat
-from rmexplain.llm.prompts import PromptTemplate, load_template
+from rmexplain.llm.prompts import PromptTemplate, load_template, register_template, template_path
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 
@@ -35,6 +35,22 @@ TWO_STEP_DEFAULTS: dict[str, Any] = {
 }
 RANDOM_DEFAULTS: dict[str, Any] = {"n": 15, "sampling": {}, "prompt": None}
 FOCUS_VARIANTS = ("center", "only", "pass")
+COMPARISON_FIELDS = ("question", "score_1", "response_1", "score_2", "response_2", "current_better_worse")
+register_template("two_step_step1", {*COMPARISON_FIELDS, "attribute_list"})
+register_template(
+    "two_step_step2",
+    {
+        *COMPARISON_FIELDS,
+        "attribute",
+        "attribute_description",
+        "target_better_worse",
+        "positively_negatively",
+        "focus_requirement",
+    },
+)
+register_template("two_step_focus_center", {"words"})
+register_template("two_step_focus_only", {"words"})
+register_template("random", {"response"})
 
 
 def normalise_name(name: str) -> str:
@@ -259,7 +275,29 @@ def random_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -
     return n_tasks * int({**RANDOM_DEFAULTS, **(settings or {})}["n"])
 
 
-@methods.register("two_step", uses_llm=True, llm_requests=two_step_requests, shared_requests_per_task=1)
+def two_step_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
+    """Step 1, step 2 and the focus template of ``focus`` (none for ``pass``), by rule-input name."""
+    overrides = settings.get("prompts") or {}
+    names = {"step1": "two_step_step1", "step2": "two_step_step2"}
+    focus = settings.get("focus", "center")
+    if focus != "pass":
+        names[f"focus_{focus}"] = f"two_step_focus_{focus}"
+    return {f"prompt_{key}": str(template_path(name, overrides.get(key))) for key, name in names.items()}
+
+
+def random_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
+    """The random baseline's template."""
+    return {"prompt_random": str(template_path("random", settings.get("prompt")))}
+
+
+@methods.register(
+    "two_step",
+    uses_llm=True,
+    llm_requests=two_step_requests,
+    exact_requests=False,  # step 2 skips attributes whose step-1 line did not parse: an upper bound
+    shared_requests_per_task=1,
+    prompt_inputs=two_step_prompt_inputs,
+)
 def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The paper's method: one perturbation per (comparison, target, attribute)."""
     run = TwoStep(context)
@@ -299,7 +337,13 @@ def _drafts(slots: Sequence[Slot], texts: Sequence[str], skips: SkipRecorder) ->
     return drafts
 
 
-@methods.register("random", uses_llm=True, attribute_conditioned=False, llm_requests=random_requests)
+@methods.register(
+    "random",
+    uses_llm=True,
+    attribute_conditioned=False,
+    llm_requests=random_requests,
+    prompt_inputs=random_prompt_inputs,
+)
 def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The RP baseline: ``n`` random perturbations of each response, without attributes."""
     chat, skips = _chat(context), _skips(context)

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rmexplain.hub import hub_ref
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.settings import schema_defaults
 
 PERTURB_TOK = "<|perturb|>"
 BLANK_TOK = "[BLANK]"
@@ -42,22 +44,7 @@ ALL_CTRL_CODES = (
     "restructure",
 )
 
-# Defaults of perturb.polyjuice (the config schema mirrors them; a test checks).
-POLYJUICE_DEFAULTS: dict[str, Any] = {
-    "model": "uw-hai/polyjuice",
-    "revision": None,
-    "n": 15,
-    "ctrl_codes": ["lexical", "resemantic", "negation", "insert", "delete"],  # Polyjuice's random codes
-    "num_return_sequences": 3,
-    "temperature": 1.0,
-    "top_p": 0.9,
-    "max_new_tokens": 64,
-    "max_rounds": 3,
-    "max_blank_words": 3,
-    "batch_size": 16,
-    "device": "cpu",
-    "seed": 0,
-}
+POLYJUICE_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "polyjuice")
 
 _SENTENCE_BREAK = re.compile(r"((?<=[.!?])\s+|\s*\n\s*)")
 
@@ -206,7 +193,6 @@ def polyjuice_gpus(settings: dict[str, Any]) -> int:
 
 def polyjuice_hub_refs(settings: dict[str, Any]) -> list[Any]:
     """The Polyjuice model (``perturb.polyjuice.model``, default ``uw-hai/polyjuice``)."""
-    from rmexplain.hub import hub_ref
 
     settings = settings or {}
     return [

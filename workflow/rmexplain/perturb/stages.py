@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from rmexplain.llm.client import build_chat
 from rmexplain.perturb.base import (
     MethodContext,
     PerturbationError,
@@ -80,7 +81,6 @@ def method_services(method: str, llm: dict[str, Any] | None, log: logging.Logger
     """Shared services for a method: the skip recorder, and the cached LLM client for LLM methods."""
     services: dict[str, Any] = {"skips": SkipRecorder()}
     if methods.get(method).uses_llm:
-        from rmexplain.llm.client import build_chat
 
         services["chat"] = build_chat(llm, log)
     return services
@@ -137,10 +137,3 @@ def perturb_to_parquet(
     skips.log_counts(log)
     log.info("%s: wrote %d perturbations to %s", method, frame.height, output)
     return frame
-
-
-def run_discovery(**kwargs: Any) -> None:
-    """The discovery rule (paper App. A): :func:`rmexplain.perturb.discover.discover_attributes`."""
-    from rmexplain.perturb.discover import discover_attributes
-
-    discover_attributes(**kwargs)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from rmexplain.registry import Registry
 
@@ -37,9 +38,10 @@ class RewardModelBackend:
 
     conda_env = "scoring"  # envs/<conda_env>.yaml runs its scoring jobs
     exact_token_ids = False  # scores exact token ids (token scans use the RM's own vocabulary)
-    artifacts: tuple[
-        str, ...
-    ] = ()  # files from earlier rules it needs (names in rmexplain.paths.RM_ARTIFACTS)
+    own_tokenizer = False  # its spec may name the RM's tokenizer (model or tokenizer): the token vocabulary
+    artifacts: tuple[str, ...] = ()  # files from earlier rules it needs (keys of paths.RM_ARTIFACTS)
+    # JSON-schema rules of its own spec keys (a plugin's; the built-ins' keys are in config/schema.yaml)
+    spec_schema: ClassVar[dict[str, Any]] = {}
 
     @staticmethod
     def gpus(spec: dict[str, Any]) -> int:
@@ -65,6 +67,7 @@ rm_backends: Registry[type[RewardModelBackend]] = Registry(
         "vllm": "rmexplain.score.vllm_backend",
         "remote": "rmexplain.score.remote",
     },
+    group="rmexplain.reward_models",
     error=ScoringError,
 )
 
@@ -93,7 +96,6 @@ def load_callable(reference: str) -> Callable[..., Any]:
     if not sep or not attr:
         raise ScoringError(f"{reference!r} is not of the form 'module:function' or 'file.py:function'")
     if module_name.endswith(".py"):
-        from pathlib import Path
 
         path = Path(module_name)
         if not path.is_file():

@@ -18,7 +18,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from rmexplain.config import ConfigError
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
     BUNDLED_MINILM,
@@ -28,6 +27,7 @@ from rmexplain.embeddings import (
     load_sentence_model,
 )
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
+from rmexplain.settings import ConfigError
 
 
 class BTHead(nn.Module):

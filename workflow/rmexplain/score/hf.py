@@ -12,19 +12,23 @@ locally (``vllm``, ``remote``) and for the token scans of ``rmexplain.tokens``:
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import functools
 import importlib
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 from tqdm.auto import tqdm
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
-from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -205,15 +209,51 @@ def chat_messages(spec: RewardModelSpec, prompt: str, response: str) -> list[dic
     return [*messages, {"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
 
 
+# The date chat templates see through ``strftime_now`` (transformers >= 4.45 gives templates the clock;
+# Llama 3.2 writes it into the system turn); None = today. Set with :func:`pinned_template_date`.
+_TEMPLATE_DATE: ContextVar[datetime.date | None] = ContextVar("rmexplain_template_date", default=None)
+
+
+@contextlib.contextmanager
+def pinned_template_date(date: datetime.date | None) -> Iterator[None]:
+    """Within the block, :func:`render_chat` gives templates that call ``strftime_now`` ``date`` instead of
+    today's date (None: no change)."""
+    token = _TEMPLATE_DATE.set(date)
+    try:
+        yield
+    finally:
+        _TEMPLATE_DATE.reset(token)
+
+
+# strftime directives a pinned date fills in (C99 and ISO week ones).
+_DATE_DIRECTIVES = "aAwdbBmyYjUWHIpMSfzZcxXGuV"
+
+
+def _pinned_template(template: str) -> str:
+    """``template`` with a ``strftime_now`` macro in front that formats the pinned date: transformers turns
+    callables passed to the renderer into plain data, so the template's clock is shadowed inside it."""
+    date = _TEMPLATE_DATE.get()
+    if date is None or "strftime_now" not in template:
+        return template
+    moment = datetime.datetime.combine(date, datetime.time())
+    fill = "".join(f"|replace('%{d}', {moment.strftime('%' + d)!r})" for d in _DATE_DIRECTIVES)
+    body = f"{{{{ format|replace('%%', '\x00'){fill}|replace('\x00', '%') }}}}"
+    return "{%- macro strftime_now(format) -%}" + body + "{%- endmacro %}" + template
+
+
 def render_chat(tokenizer: PreTrainedTokenizerBase, spec: RewardModelSpec, prompt: str, response: str) -> str:
-    """The formatted text of one pair: the spec's ``chat_template`` if set, else the tokenizer's own."""
+    """The formatted text of one pair: the spec's ``chat_template`` if set, else the tokenizer's own (with the
+    date of :func:`pinned_template_date` where one is pinned)."""
     if spec.chat_template is None and not getattr(tokenizer, "chat_template", None):
         raise ScoringError(
             f"{spec.key}: the tokenizer has no chat template; set chat_template, or input_format: pair "
             "for an encoder RM that reads (question, answer) pairs"
         )
+    template = spec.chat_template
+    if _TEMPLATE_DATE.get() is not None:
+        template = _pinned_template(tokenizer.get_chat_template(spec.chat_template))
     return tokenizer.apply_chat_template(
-        chat_messages(spec, prompt, response), chat_template=spec.chat_template, tokenize=False
+        chat_messages(spec, prompt, response), chat_template=template, tokenize=False
     )
 
 
@@ -392,6 +432,7 @@ class TransformersScorer(RewardModelBackend):
     """AutoModelForSequenceClassification RM: deduplicated inputs, length-sorted batches,
     ``torch.inference_mode``, bf16/fp16 on GPU, batch halving on CUDA out-of-memory."""
 
+    own_tokenizer = True
     exact_token_ids = True
 
     @staticmethod
@@ -404,7 +445,6 @@ class TransformersScorer(RewardModelBackend):
 
     @staticmethod
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
-        from rmexplain.hub import model_and_tokenizer_refs
 
         return model_and_tokenizer_refs(
             f"reward_models.{name}",
@@ -418,6 +458,11 @@ class TransformersScorer(RewardModelBackend):
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         check_model_spec(name, spec)
+
+    @staticmethod
+    def check_model(spec: RewardModelSpec) -> None:
+        """Its part of the model-spec check: the weights to load."""
+        require_model(spec)
 
     def __init__(
         self,

@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from rmexplain.config import ConfigError
 from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
+from rmexplain.settings import ConfigError
 
 
 @rm_backends.register("python")

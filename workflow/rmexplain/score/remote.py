@@ -31,6 +31,7 @@ import torch
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm.auto import tqdm
 
+from rmexplain.hub import hub_ref
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import (
     chat_messages,
@@ -87,10 +88,11 @@ def parse_vectors(spec: RewardModelSpec, payload: Any, expected: int) -> list[li
 class RemoteScorer(RewardModelBackend):
     """Scores (prompt, response) pairs through a vLLM-compatible HTTP endpoint."""
 
+    own_tokenizer = True
+
     @staticmethod
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
         """The tokenizer that formats inputs locally (none when sending chat messages)."""
-        from rmexplain.hub import hub_ref
 
         if spec.get("send", "token_ids") == "messages":
             return []
@@ -110,6 +112,18 @@ class RemoteScorer(RewardModelBackend):
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         check_model_spec(name, spec)
+
+    @staticmethod
+    def check_model(spec: RewardModelSpec) -> None:
+        """Its part of the model-spec check: the server's URL; a tokenizer where inputs are formatted here."""
+        if not spec.url:
+            raise ScoringError(f"{spec.key}.url (e.g. http://host:8000) is required for backend 'remote'")
+        if spec.send != "messages" and not spec.tokenizer_source:
+            raise ScoringError(
+                f"{spec.key}: send: {spec.send} formats inputs locally and needs model or tokenizer (a local "
+                "path or hub id of the RM's tokenizer); or use send: messages to let the server apply its "
+                "chat template"
+            )
 
     def __init__(self, name: str, spec: RewardModelSpec | dict[str, Any], **artifacts: Any) -> None:
         self.spec = as_spec(spec, name)

@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rmexplain.score.base import ScoringError
+from rmexplain.score.base import ScoringError, rm_backends
+from rmexplain.settings import ConfigError
 
-MODEL_BACKENDS = ("transformers", "vllm", "remote")
 INPUT_FORMATS = ("chat", "pair")
 KINDS = ("bradley_terry", "multi_objective")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -191,32 +191,24 @@ def _check_multi_objective(spec: RewardModelSpec) -> None:
 
 
 def _check_backend(spec: RewardModelSpec) -> None:
+    """The backend takes a model spec (it declares ``check_model``), and the spec passes that check."""
     key = spec.key
-    _check(spec.backend in MODEL_BACKENDS, f"{key}.backend: {spec.backend!r} is not one of {MODEL_BACKENDS}")
-    if spec.backend in ("transformers", "vllm"):
-        _check(
-            bool(spec.model), f"{key}.model (hub id or local path) is required for backend {spec.backend!r}"
-        )
-    if spec.backend == "vllm":
-        _check(
-            spec.input_format == "chat",
-            f"{key}: vLLM serves decoder RMs only; input_format 'pair' (encoder RMs such as DeBERTa) "
-            "must use backend: transformers",
-        )
-    if spec.backend == "remote":
-        _check(bool(spec.url), f"{key}.url (e.g. http://host:8000) is required for backend 'remote'")
-        _check(
-            spec.send == "messages" or bool(spec.tokenizer_source),
-            f"{key}: send: {spec.send} formats inputs locally and needs model or tokenizer (a local path or "
-            "hub id of the RM's tokenizer); or use send: messages to let the server apply its chat template",
-        )
+    check_model = getattr(rm_backends.get(spec.backend), "check_model", None)
+    _check(check_model is not None, f"{key}.backend: {spec.backend!r} does not take a model spec")
+    check_model(spec)
     if spec.input_format == "pair":
         _check(spec.chat_template is None, f"{key}.chat_template is only used with input_format: chat")
 
 
+def require_model(spec: RewardModelSpec) -> None:
+    """``model`` is set (backends that load the RM's weights)."""
+    _check(
+        bool(spec.model), f"{spec.key}.model (hub id or local path) is required for backend {spec.backend!r}"
+    )
+
+
 def check_model_spec(name: str, spec: Mapping[str, Any]) -> None:
     """The config check of a model backend's spec: ``ConfigError`` naming the key."""
-    from rmexplain.config import ConfigError
 
     try:
         parse_spec(name, spec)

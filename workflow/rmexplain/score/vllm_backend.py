@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 
+from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import Encoded, encode, load_tokenizer, max_length_of, read_reward, unique_pairs
-from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec
+from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 log = logging.getLogger(__name__)
 VLLM_VERSION = "0.16.0"
@@ -73,6 +74,7 @@ def token_prompts(encoded: Sequence[Encoded]) -> list[dict[str, list[int]]]:
 class VLLMScorer(RewardModelBackend):
     """A decoder RM in a vLLM pooling engine; raw logits, one reward per (prompt, response)."""
 
+    own_tokenizer = True
     conda_env = "vllm"
 
     @staticmethod
@@ -86,8 +88,6 @@ class VLLMScorer(RewardModelBackend):
     def hub_refs(name: str, spec: dict[str, Any]) -> list[Any]:
         """Model and tokenizer as the engine loads them (``engine_kwargs`` win; vLLM's
         ``tokenizer_revision`` defaults to ``revision``)."""
-        from rmexplain.hub import model_and_tokenizer_refs
-
         engine = spec.get("engine_kwargs") or {}
         revision = engine.get("revision", spec.get("revision"))
         return model_and_tokenizer_refs(
@@ -102,6 +102,16 @@ class VLLMScorer(RewardModelBackend):
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         check_model_spec(name, spec)
+
+    @staticmethod
+    def check_model(spec: RewardModelSpec) -> None:
+        """Its part of the model-spec check: the weights to load, and a decoder RM."""
+        require_model(spec)
+        if spec.input_format != "chat":
+            raise ScoringError(
+                f"{spec.key}: vLLM serves decoder RMs only; input_format 'pair' (encoder RMs such as "
+                "DeBERTa) must use backend: transformers"
+            )
 
     def __init__(self, name: str, spec: RewardModelSpec | dict[str, Any], **artifacts: Any) -> None:
         self.spec = as_spec(spec, name)

@@ -49,9 +49,10 @@ def loss_sign(objective: str) -> float:
     return OBJECTIVES[objective]
 
 
-def allowed_tokens(tokenizer: Any, n_embeddings: int, mode: str) -> torch.Tensor:
+def allowed_tokens(tokenizer: Any, n_embeddings: int, mode: str, allow_empty: bool = False) -> torch.Tensor:
     """Boolean mask over embedding rows the search may use: never special tokens or rows past the tokenizer;
-    ``ascii``: only tokens whose decoded text is printable ASCII (as in the GCG paper); ``all``: any other."""
+    ``ascii``: only tokens whose decoded text is printable ASCII (as in the GCG paper), a token decoding to
+    nothing only with ``allow_empty`` (the paper's fork: ``"".isascii()`` is true); ``all``: any other."""
     mask = torch.zeros(n_embeddings, dtype=torch.bool)
     n = min(len(tokenizer), n_embeddings)
     mask[:n] = True
@@ -60,7 +61,9 @@ def allowed_tokens(tokenizer: Any, n_embeddings: int, mode: str) -> torch.Tensor
     mask[[i for i in special if i < n_embeddings]] = False
     if mode == "ascii":
         texts = tokenizer.batch_decode([[i] for i in range(n)], clean_up_tokenization_spaces=False)
-        ok = torch.tensor([bool(t) and t.isascii() and t.isprintable() for t in texts], dtype=torch.bool)
+        ok = torch.tensor(
+            [(allow_empty or bool(t)) and t.isascii() and t.isprintable() for t in texts], dtype=torch.bool
+        )
         mask[:n] &= ok
     elif mode != "all":
         raise ScoringError(f"tokens.gcg.allowed: {mode!r} is not 'ascii' or 'all'")
@@ -230,6 +233,8 @@ INIT_CHARS = (
     "*",
     "w",
     "x",
+    "y",
+    "z",
 )
 
 
@@ -323,8 +328,10 @@ def paper_gcg_search(
     """Run the paper's GCG for one prompt and objective; one row per step (step 0 = the initial sequence).
 
     Each step moves to the lowest-loss new candidate even when it is worse than the current sequence (the
-    fork does; the history keeps it from cycling); ``best_score`` is the reward of the lowest-loss sequence so
-    far, and ``loss`` the step's loss. Sequences are scored by exact ids (prefix KV cache where it checks
+    fork does; the history of candidates keeps it from cycling, and the starting sequence, never in it, may
+    come back as a candidate); ``best_score`` is the reward of the lowest-loss step so far, steps 1 on (the
+    fork's result leaves the start out; step 0's row carries the start's own score), and ``loss`` the step's
+    loss. Sequences are scored by exact ids (prefix KV cache where it checks
     out), reading the reward by the spec's ``read`` rule.
     """
     from rmexplain.score.hf import prompt_prefix_suffix_ids
@@ -344,7 +351,7 @@ def paper_gcg_search(
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     weight = model.get_input_embeddings().weight
-    allowed = allowed_tokens(tokenizer, weight.shape[0], settings.allowed)
+    allowed = allowed_tokens(tokenizer, weight.shape[0], settings.allowed, allow_empty=True)
     scorer = PrefixScorer(model, spec, prefix, suffix)
     cached = choose_cache(scorer, torch.tensor([init]), scan) if spec.input_format == "chat" else False
 
@@ -364,10 +371,11 @@ def paper_gcg_search(
         zip(buffer_loss.tolist(), buffer_reward.tolist(), buffer_ids.tolist(), strict=True),
         key=lambda e: e[0],
     )[: max(1, settings.buffer_size)]
-    history: set[tuple[int, ...]] = {tuple(ids) for ids in buffer_ids.tolist()}
-    best_loss, best_reward, current_ids = buffer[0]
+    history: set[tuple[int, ...]] = set()  # the fork records candidates only, never the starting sequences
+    start_loss, start_reward, current_ids = buffer[0]
     current = torch.tensor(current_ids, dtype=torch.long)
-    rows = [{**_row(0, current, best_reward, best_reward, tokenizer), "loss": best_loss}]
+    rows = [{**_row(0, current, start_reward, start_reward, tokenizer), "loss": start_loss}]
+    best_loss, best_reward = math.inf, start_reward  # the fork's best is over the steps, not the start
     for step in range(1, settings.steps + 1):
         grad, _ = mse_gradient(model, spec, prefix, current.tolist(), suffix, gradient_target)
         if settings.distance_weight:

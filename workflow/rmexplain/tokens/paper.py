@@ -22,6 +22,7 @@ import polars as pl
 from scipy import stats
 
 from rmexplain.tokens.paper_models import hub_to_short
+from rmexplain.tokens.stats import mds_coordinates, tau_square
 from rmexplain.tokens.vocab import normalise_text
 
 log = logging.getLogger(__name__)
@@ -92,11 +93,6 @@ def read_official_file(file: str | Path, rm: str) -> pl.DataFrame:
     ]
     log.info("%s: %d tokens, prompts %s", rm, table.height, prompts)
     return pl.concat(parts)
-
-
-def official_file_name(hub_id: str) -> str:
-    """The paper's file name of an RM's scan: ``<org>--<model>.csv``."""
-    return hub_id.replace("/", "--") + ".csv"
 
 
 def read_official_scores(directory: str | Path, names: Mapping[str, str] | None = None) -> pl.DataFrame:
@@ -228,6 +224,61 @@ def kendall_tau_table(shared: pl.DataFrame, prompt_ids: Sequence[str]) -> pl.Dat
                     "n_shared": wide.height,
                 }
             )
+    return pl.DataFrame(rows)
+
+
+def paper_mds_coordinates(
+    dissimilarity: np.ndarray,
+    random_state: int = 42,
+    n_init: int = 4,
+    max_iter: int = 300,
+    eps: float = 1e-3,
+) -> np.ndarray:
+    """Fig. 2B's map: ``MDS(n_components=2, dissimilarity='precomputed', random_state=42).fit_transform`` as
+    scikit-learn up to 1.6 computed it (the paper's script passes no other option): metric SMACOF from
+    ``n_init`` uniform random starts drawn in turn from one ``RandomState(random_state)``, Guttman updates
+    until the stress, divided by the summed point norms, falls by less than ``eps`` (at most ``max_iter``
+    steps), the run of lowest raw stress kept. scikit-learn 1.7 changed this criterion and 1.9 the defaults,
+    so the algorithm is written out here. Fewer than three RMs: the exact segment of
+    :func:`rmexplain.tokens.stats.mds_coordinates` (SMACOF would give the same distances, rotated)."""
+    from sklearn.metrics import euclidean_distances
+
+    d = np.asarray(dissimilarity, dtype=float)
+    n = d.shape[0]
+    if n < 3:
+        return mds_coordinates(d)
+    rng = np.random.RandomState(random_state)
+    best_stress, best = math.inf, np.zeros((n, 2))
+    for _ in range(n_init):
+        x = rng.uniform(size=n * 2).reshape((n, 2))
+        old = None
+        for _step in range(max_iter):
+            dis = euclidean_distances(x)
+            stress = ((dis.ravel() - d.ravel()) ** 2).sum() / 2
+            dis[dis == 0] = 1e-5
+            b = -d / dis
+            b[np.arange(n), np.arange(n)] += (d / dis).sum(axis=1)
+            x = np.dot(b, x) / n
+            norm = np.sqrt((x**2).sum(axis=1)).sum()
+            if old is not None and (old - stress / norm) < eps:
+                break
+            old = stress / norm
+        if stress < best_stress:
+            best_stress, best = stress, x.copy()
+    return best
+
+
+def mds_table(tau: pl.DataFrame, prompt_ids: Sequence[str], random_state: int = 42) -> pl.DataFrame:
+    """Fig. 2B per prompt: :func:`paper_mds_coordinates` of 1 − τ (``prompt_id, rm, x, y``; RMs in the τ
+    table's order)."""
+    rows = []
+    for prompt_id in prompt_ids:
+        rms, square = tau_square(tau, prompt_id)
+        coords = paper_mds_coordinates(1.0 - square, random_state)
+        rows += [
+            {"prompt_id": prompt_id, "rm": rm, "x": float(x), "y": float(y)}
+            for rm, (x, y) in zip(rms, coords, strict=True)
+        ]
     return pl.DataFrame(rows)
 
 

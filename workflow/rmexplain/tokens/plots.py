@@ -8,15 +8,18 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
+from rmexplain.figures import FigureOptions
 from rmexplain.tokens.stats import tau_square
 
 
 def _figure(options: dict[str, Any], n_panels: int, height_ratio: float = 0.4) -> tuple[Any, np.ndarray]:
-    width = float(options.get("width", 10))
+    width = FigureOptions.from_config(options).width
     fig, axes = plt.subplots(
         1, n_panels, figsize=(width, max(3.2, width * height_ratio)), squeeze=False, constrained_layout=True
     )
@@ -24,7 +27,7 @@ def _figure(options: dict[str, Any], n_panels: int, height_ratio: float = 0.4) -
 
 
 def _save(fig: Any, output: str, options: dict[str, Any]) -> None:
-    fig.savefig(output, dpi=int(options.get("dpi", 150)))
+    fig.savefig(output, dpi=FigureOptions.from_config(options).dpi)
     plt.close(fig)
 
 
@@ -67,7 +70,7 @@ def tau_heatmap(tau: pl.DataFrame, options: dict[str, Any], output: str) -> None
     """Pairwise Kendall τ between RMs over the shared decoded vocabulary, one panel per prompt (Fig. 2A)."""
     prompt_ids = list(dict.fromkeys(tau["prompt_id"].to_list()))
     n = len(prompt_ids)  # one panel: a narrower, taller figure, so the matrix fills it
-    width = float(options.get("width", 10)) * min(1.0, 0.35 + 0.35 * n)
+    width = FigureOptions.from_config(options).width * min(1.0, 0.35 + 0.35 * n)
     fig, axes = _figure({**options, "width": width}, n, 0.38 if n > 1 else 0.75)
     image = None
     for ax, prompt_id in zip(axes, prompt_ids, strict=True):
@@ -217,7 +220,6 @@ def human_disagreements_figure(disagreements: pl.DataFrame, options: dict[str, A
 
 
 def _wrap(text: str, width: int = 40) -> str:
-    import textwrap
 
     return "\n".join(textwrap.wrap(text, width))
 
@@ -248,7 +250,8 @@ def raw_framing_figure(
 
 def scan_modes_figure(comparison: pl.DataFrame, options: dict[str, Any], output: str) -> None:
     """Exact-id against official scans per RM × prompt: Kendall τ-b over the vocabulary, the shares of the
-    top and bottom n tokens both scans agree on, and the share of ids whose scored sequence differs."""
+    top and bottom n tokens both scans agree on, and the shares of ids whose scored sequence differs (at all,
+    and beyond the official route's second BOS)."""
     labels = [f"{rm} · {p}" for rm, p in comparison.select("rm", "prompt_id").iter_rows()]
     n = comparison["n_extreme"].cast(pl.Float64)
     series = {
@@ -256,6 +259,7 @@ def scan_modes_figure(comparison: pl.DataFrame, options: dict[str, Any], output:
         "top-n overlap": comparison["top_overlap"] / n,
         "bottom-n overlap": comparison["bottom_overlap"] / n,
         "sequence differs": comparison["share_sequence_differs"],
+        "differs beyond BOS": comparison["share_differs_beyond_bos"],
     }
     fig, axes = _figure(options, 1, 0.1 + 0.05 * len(labels))
     ax = axes[0]

@@ -16,6 +16,7 @@ text as the response through ``Scorer.score`` (exact-id scoring does not apply t
 from __future__ import annotations
 
 import copy
+import datetime
 import logging
 import math
 import time
@@ -28,6 +29,7 @@ import torch
 from scipy import stats
 
 from rmexplain.score.base import ScoringError
+from rmexplain.tokens.vocab import decode_tokens
 
 log = logging.getLogger(__name__)
 
@@ -226,18 +228,35 @@ def scan_transformers(
         settings = ScanSettings(**{**settings.__dict__, "prefix_cache": "never"})
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
     check_bos(tokenizer, prefix, suffix, spec.key)
-    log.info(
-        "%s: prefix %d ids, suffix %d ids: %r",
-        spec.key,
-        len(prefix),
-        len(suffix),
-        tokenizer.decode(prefix + suffix),
-    )
+    log_rendered_prompt(tokenizer, spec, prompt)
+    log.info("%s: prefix %d ids, suffix %d ids", spec.key, len(prefix), len(suffix))
     scorer = PrefixScorer(model, spec, prefix, suffix)
     scores = scan_ids(scorer, vocabulary["token_id"].to_list(), settings)
     return vocabulary.select("token_id", "piece", "text").with_columns(
         pl.Series("score", scores, dtype=pl.Float64)
     )
+
+
+def parse_template_date(value: str | datetime.date | None) -> datetime.date | None:
+    """``tokens.scan.template_date`` (``"YYYY-MM-DD"``) as a date; None = the run's date."""
+    if value is None or isinstance(value, datetime.date):
+        return value
+    try:
+        return datetime.date.fromisoformat(str(value))
+    except ValueError:
+        raise ScoringError(f"tokens.scan.template_date: {value!r} is not a date YYYY-MM-DD") from None
+
+
+def log_rendered_prompt(tokenizer: Any, spec: Any, prompt: str) -> str | None:
+    """Log the chat template rendered around the response slot (``{response}``), as every scored sequence of
+    the scan sees it (a template that reads the date shows it here); None for pair encoders."""
+    if spec.input_format != "chat":
+        return None
+    from rmexplain.score.hf import SENTINEL, render_chat
+
+    text = render_chat(tokenizer, spec, prompt, SENTINEL).replace(SENTINEL, "{response}")
+    log.info("%s: rendered prompt: %r", spec.key, text)
+    return text
 
 
 def check_bos(tokenizer: Any, prefix: Sequence[int], suffix: Sequence[int], key: str) -> None:
@@ -289,17 +308,23 @@ def exact_token_ids(tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[
     return [[*prefix, int(t), *suffix] for t in token_ids]
 
 
-def official_token_ids(tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[int]) -> list[list[int]]:
-    """The sequences the paper's code scores: ``tokenizer.decode([id])`` with the tokenizer's defaults, that
-    text as the assistant turn of the chat template rendered as text (``tokenize=False``), and the rendered
-    string tokenised with the tokenizer's defaults (``truncation=True``): where the template writes
-    ``{{ bos_token }}`` and the tokenizer adds one too, the sequence starts with two BOS; the template's
-    ``trim`` and re-tokenisation may change or drop the token. (The paper pads each batch; these are not
-    padded.)
+def official_token_ids(
+    tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[int], texts: Sequence[str] | None = None
+) -> list[list[int]]:
+    """The sequences the paper's code scores: the decoded text of each id (``texts``, e.g. the vocabulary
+    table's, aligned with ``token_ids``; default the ids decoded as the paper's transformers 4.43 did,
+    :func:`rmexplain.tokens.vocab.decode_tokens`) as the assistant turn of the chat template rendered as text
+    (``tokenize=False``), and the rendered string tokenised with the tokenizer's defaults
+    (``truncation=True``): where the template writes ``{{ bos_token }}`` and the tokenizer adds one too, the
+    sequence starts with two BOS; the template's ``trim`` and re-tokenisation may change or drop the token.
+    (The paper pads each batch; these are not padded.)
     """
     from rmexplain.score.hf import render_chat
 
-    texts = [tokenizer.decode([int(t)]) for t in token_ids]
+    if texts is None:
+        texts = decode_tokens(tokenizer, token_ids, "paper")
+    if len(texts) != len(token_ids):
+        raise ScoringError(f"{spec.key}: {len(texts)} texts for {len(token_ids)} token ids")
     rendered = [render_chat(tokenizer, spec, prompt, text) for text in texts]
     if not rendered:
         return []
@@ -331,10 +356,11 @@ def score_sequences(
 def scan_official(
     model: Any, tokenizer: Any, spec: Any, prompt: str, vocabulary: pl.DataFrame, settings: ScanSettings
 ) -> pl.DataFrame:
-    """Scan ``vocabulary`` as the paper's code did (:func:`official_token_ids`); same columns as
-    :func:`scan_transformers`."""
+    """Scan ``vocabulary`` as the paper's code did (:func:`official_token_ids` of its ``text`` column, the
+    text the paper put into the template); same columns as :func:`scan_transformers`."""
     token_ids = vocabulary["token_id"].to_list()
-    sequences = official_token_ids(tokenizer, spec, prompt, token_ids)
+    log_rendered_prompt(tokenizer, spec, prompt)
+    sequences = official_token_ids(tokenizer, spec, prompt, token_ids, vocabulary["text"].to_list())
     bos = getattr(tokenizer, "bos_token_id", None)
     if bos is not None and sequences:
         doubled = sum(1 for s in sequences if len(s) > 1 and s[0] == bos and s[1] == bos)
@@ -364,11 +390,13 @@ def compare_scans(
     n: int = 100,
     sequences_a: Sequence[Sequence[int]] | None = None,
     sequences_b: Sequence[Sequence[int]] | None = None,
+    bos_id: int | None = None,
 ) -> dict[str, Any]:
     """Agreement of two scans of one RM × prompt (e.g. exact and official), joined on token id: Kendall τ-b
     (``scipy.stats.kendalltau``) over the common ids, overlaps of their top and bottom ``n`` (see
     :func:`extreme_ids`), and, given the scored sequences of each (aligned with ``a``'s and ``b``'s rows),
-    the share of common ids whose sequences differ."""
+    the share of common ids whose sequences differ, and, given ``bos_id``, the share that still differ once
+    leading repeats of it are collapsed to one (what the official route changes beyond its second BOS)."""
     joined = a.select("token_id", pl.col("score").alias("score_a")).join(
         b.select("token_id", pl.col("score").alias("score_b")), on="token_id", how="inner"
     )
@@ -379,11 +407,15 @@ def compare_scans(
     top_a, bottom_a = extreme_ids(a.join(common, on="token_id"), n)
     top_b, bottom_b = extreme_ids(b.join(common, on="token_id"), n)
     differs: float | None = None
+    beyond_bos: float | None = None
     if sequences_a is not None and sequences_b is not None:
         seq_a = {int(t): list(s) for t, s in zip(a["token_id"].to_list(), sequences_a, strict=True)}
         seq_b = {int(t): list(s) for t, s in zip(b["token_id"].to_list(), sequences_b, strict=True)}
         ids = joined["token_id"].to_list()
         differs = sum(seq_a[t] != seq_b[t] for t in ids) / len(ids)
+        if bos_id is not None:
+            one_bos = [(_one_leading(seq_a[t], bos_id), _one_leading(seq_b[t], bos_id)) for t in ids]
+            beyond_bos = sum(x != y for x, y in one_bos) / len(ids)
     return {
         "n_tokens": joined.height,
         "kendall_tau_b": float(tau.statistic),
@@ -392,4 +424,13 @@ def compare_scans(
         "top_overlap": len(top_a & top_b),
         "bottom_overlap": len(bottom_a & bottom_b),
         "share_sequence_differs": differs,
+        "share_differs_beyond_bos": beyond_bos,
     }
+
+
+def _one_leading(ids: list[int], bos_id: int) -> list[int]:
+    """``ids`` with a leading run of ``bos_id`` collapsed to one."""
+    start = 0
+    while start + 1 < len(ids) and ids[start] == ids[start + 1] == bos_id:
+        start += 1
+    return ids[start:]

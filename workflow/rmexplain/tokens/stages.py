@@ -7,42 +7,40 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rmexplain import schemas as S
+from rmexplain.embeddings import resolve_model_path
+from rmexplain.score.base import backend_of, build_scorer
+from rmexplain.score.specs import parse_spec
+from rmexplain.settings import schema_defaults
 from rmexplain.tokens import elo, paper, plots, stats
 from rmexplain.tokens.paper_models import paper_model_properties
+from rmexplain.tokens.vocab import select_vocabulary
 
 log = logging.getLogger(__name__)
 
 
 def _is_exact(spec: Mapping[str, Any]) -> bool:
-    from rmexplain.score.base import backend_of
-
     return backend_of(dict(spec)).exact_token_ids
 
 
 def _spec(name: str, spec: Mapping[str, Any]) -> Any:
-    from rmexplain.score.specs import parse_spec
-
     return parse_spec(name, spec)
 
 
 def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer: str) -> Any:
     """The RM's own tokenizer where its spec names one (transformers; vllm/remote with model or tokenizer),
     else ``text_tokenizer`` (``bundled-minilm`` or a path), e.g. for the demo and python RMs."""
-    if spec.get("backend") in ("transformers", "vllm", "remote") and (
-        spec.get("tokenizer") or spec.get("model")
-    ):
+    if backend_of(dict(spec)).own_tokenizer and (spec.get("tokenizer") or spec.get("model")):
         from rmexplain.score.hf import load_tokenizer
 
         return load_tokenizer(_spec(name, spec))
     from transformers import AutoTokenizer
-
-    from rmexplain.embeddings import resolve_model_path
 
     log.info(
         "%s: backend %s has no tokenizer of its own; scanning the vocabulary of %s",
@@ -55,7 +53,6 @@ def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer
 
 def run_vocabulary(name: str, spec: Mapping[str, Any], vocabulary: Mapping[str, Any], output: str) -> None:
     """Write the VOCABULARY table of RM ``name``."""
-    from rmexplain.tokens.vocab import select_vocabulary
 
     tokenizer = load_vocabulary_tokenizer(name, spec, vocabulary["text_tokenizer"])
     table = select_vocabulary(
@@ -66,8 +63,20 @@ def run_vocabulary(name: str, spec: Mapping[str, Any], vocabulary: Mapping[str, 
         max_tokens=vocabulary.get("max_tokens"),
         list_path=vocabulary.get("list_path"),
         list_kind=vocabulary["list_kind"],
+        clean_up=vocabulary.get("clean_up", "paper"),
     )
     S.write_table(table, output, S.TOKEN_VOCABULARY, "token vocabulary")
+
+
+def template_date(scan: Mapping[str, Any]) -> Any:
+    """A context in which chat templates see ``tokens.scan.template_date`` as today (no change when unset)."""
+    from rmexplain.score.hf import pinned_template_date
+    from rmexplain.tokens.scan import parse_template_date
+
+    date = parse_template_date(scan.get("template_date"))
+    if date is not None:
+        log.info("chat templates see the date %s (tokens.scan.template_date)", date.isoformat())
+    return pinned_template_date(date)
 
 
 def set_threads(threads: int) -> None:
@@ -79,7 +88,6 @@ def set_threads(threads: int) -> None:
 
 def scan_settings(scan: Mapping[str, Any]) -> Any:
     """``tokens.scan`` as ScanSettings (the keys that are not scan settings, such as ``mode``, left out)."""
-    from dataclasses import fields
 
     from rmexplain.tokens.scan import ScanSettings
 
@@ -114,12 +122,11 @@ def run_scan(
         parsed = _spec(name, spec)
         model, tokenizer = load_model_and_tokenizer(parsed)
         route = scan_official if mode == "official" else scan_transformers
-        table = route(model, tokenizer, parsed, prompt, vocabulary, settings)
+        with template_date(scan):
+            table = route(model, tokenizer, parsed, prompt, vocabulary, settings)
     elif mode == "official":
         raise ValueError(f"reward_models.{name}: tokens.scan official mode needs backend transformers")
     else:
-        from rmexplain.score.base import build_scorer
-
         log.info(
             "%s: backend %s scores text: each token's decoded text is the response", name, spec.get("backend")
         )
@@ -234,8 +241,10 @@ def run_human_scores(
     prompt: str,
     output: str,
     threads: int = 1,
+    scan: Mapping[str, Any] | None = None,
 ) -> None:
-    """Score every item of the human ranking as a response to ``prompt`` (ordinary text scoring). An RM whose
+    """Score every item of the human ranking as a response to ``prompt`` (ordinary text scoring; chat
+    templates see ``scan``'s ``template_date``). An RM whose
     model hub id is a column of the file (an EloEverything export, as the paper's data) takes its scores from
     that column instead, as the paper's Fig. 5 does."""
     ranking = stats.read_human_ranking(ranking_path)
@@ -247,11 +256,10 @@ def run_human_scores(
         )
         scores = stats.read_ranking_file(ranking_path)[column].cast(pl.Float64).to_list()
     else:
-        from rmexplain.score.base import build_scorer
-
         set_threads(threads)
         scorer = build_scorer(name, dict(spec), **artifacts)
-        scores = scorer.score([prompt] * len(items), items)
+        with template_date(scan or {}):
+            scores = scorer.score([prompt] * len(items), items)
     table = ranking.with_columns(pl.Series("score", scores, dtype=pl.Float64), pl.lit(name).alias("rm"))
     S.write_table(table, output, S.TOKEN_HUMAN_SCORES, f"human-ranking scores {name}")
 
@@ -297,9 +305,21 @@ def run_gcg(
     parsed = _spec(name, spec)
     model, tokenizer = load_model_and_tokenizer(parsed)
     settings = GCGSettings(**{k: v for k, v in gcg.items() if k not in {"enabled", "objectives", "prompts"}})
-    history = gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
+    with template_date(scan):
+        history = gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
     table = history.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
     S.write_table(table, output, S.TOKEN_GCG, f"GCG {name}/{prompt_id}/{objective}")
+
+
+def gcg_best_row(history: pl.DataFrame) -> dict[str, Any]:
+    """The best step of one GCG run: with a ``loss`` column (the paper's GCG) the first step from 1 on of
+    lowest loss, as the fork's result (``losses.index(min(losses))``); else the highest (optimal) or lowest
+    (pessimal) score of any step, the earliest on ties."""
+    if "loss" in history.columns and history.height > 1:
+        steps = history.filter(pl.col("step") >= 1).sort("step")
+        return steps.row(int(steps["loss"].arg_min()), named=True)
+    sign = -1.0 if history["objective"][0] == "optimal" else 1.0
+    return history.sort([pl.col("score") * sign, pl.col("step")]).row(0, named=True)
 
 
 def run_gcg_summary(paths: Sequence[str], output: str) -> None:
@@ -307,8 +327,7 @@ def run_gcg_summary(paths: Sequence[str], output: str) -> None:
     rows = []
     for path in paths:
         history = S.read_table(path, S.TOKEN_GCG, "GCG")
-        sign = -1.0 if history["objective"][0] == "optimal" else 1.0
-        best = history.sort(pl.col("score") * sign).row(0, named=True)
+        best = gcg_best_row(history)
         rows.append(
             {
                 "rm": best["rm"],
@@ -348,19 +367,11 @@ def run_figures(
 
 
 # ---- the paper's computations (Christian et al.): official scans and CSVs, paper tables, Fig. 5, GCG ----
+# The paper's computations' options: tokens.paper_analysis without its switches (enabled, properties).
 PAPER_ANALYSIS_DEFAULTS: dict[str, Any] = {
-    "match": "exact",
-    "duplicates": "drop",
-    "drop_na_like": True,
-    "ddof": 0,
-    "bias": True,
-    "n_table2": 22,
-    "n_top_bottom": 20,
-    "afinn_lexicon": "AFINN-111",
-    "afinn_join": "paper",
-    "frequency_list": None,
-    "rsa_permutations": 10000,
-    "mds_seed": 0,
+    key: value
+    for key, value in schema_defaults("tokens", "paper_analysis").items()
+    if key not in ("enabled", "properties")
 }
 
 
@@ -404,8 +415,10 @@ def run_paper_analyses(
 ) -> None:
     """The paper's tables from scans: ``moments`` (Table 3, every prompt), ``kendall_tau``, ``mds``, ``rsa``,
     ``table2`` (raw vocabulary), ``top_bottom`` (shared vocabulary; every prompt plus best±worst of each
-    framing pair), ``framing`` (raw-score correlations), ``sentiment_slopes``, ``frequency_slopes``,
-    ``slope_summary`` (with ``afinn_join``) and ``afinn_joins`` (both joins reported). ``options``: keys of
+    framing pair), ``framing`` (raw-score correlations), ``sentiment_slopes``, ``frequency_slopes`` (on
+    ``frequency_list``, the paper's BNC list, or else on wordfreq: its file and its ``slope_summary`` rows,
+    fit ``frequency_wordfreq``, are named for it), ``slope_summary`` (with ``afinn_join``) and ``afinn_joins``
+    (both joins reported). ``options``: keys of
     :data:`PAPER_ANALYSIS_DEFAULTS`; ``properties`` None = the paper's RSA properties of its ten RMs."""
     opts = {**PAPER_ANALYSIS_DEFAULTS, **options}
     scans = read_scans(scan_paths)
@@ -414,7 +427,7 @@ def run_paper_analyses(
     _write_csv(moments, outputs["moments"])
     tau = paper.kendall_tau_table(shared, prompt_ids)
     _write_csv(tau, outputs["kendall_tau"])
-    _write_csv(stats.mds_table(tau, prompt_ids, opts["mds_seed"]), outputs["mds"])
+    _write_csv(paper.mds_table(tau, prompt_ids, opts["mds_seed"]), outputs["mds"])
     props = paper_model_properties() if properties is None else properties
     rms = list(dict.fromkeys(scans["rm"].to_list()))
     _write_csv(
@@ -455,16 +468,18 @@ def run_paper_analyses(
     if opts["frequency_list"]:
         frequencies = paper.read_bnc_frequencies(opts["frequency_list"])
     else:
+        log.info("frequency fit on wordfreq, not the paper's BNC list (tokens.paper_analysis.frequency_list)")
         frequencies = paper.wordfreq_frequencies(matches["token"].unique().to_list())
     frequency = paper.frequency_slopes(matches, frequencies)
     _write_csv(frequency, outputs["frequency_slopes"])
+    fit = "frequency" if opts["frequency_list"] else "frequency_wordfreq"
     summary = pl.concat(
         [
             paper.slope_summary(sentiment, ["prompt_id", "affect"]).with_columns(
                 pl.lit("sentiment").alias("fit")
             ),
             paper.slope_summary(frequency, ["prompt_id"]).with_columns(
-                pl.lit("frequency").alias("fit"), pl.lit(None, dtype=pl.String).alias("affect")
+                pl.lit(fit).alias("fit"), pl.lit(None, dtype=pl.String).alias("affect")
             ),
         ],
         how="diagonal",
@@ -529,29 +544,47 @@ def run_scan_comparison(
     prompts: Mapping[str, str],
     n: int,
     output: str,
+    scan: Mapping[str, Any] | None = None,
 ) -> None:
     """One row per (RM, prompt) comparing its exact and official scans (``scan.compare_scans``); ``pairs`` are
-    ``(rm, prompt_id, exact_path, official_path)``. Sequences are rebuilt from the RM's tokenizer."""
+    ``(rm, prompt_id, exact_path, official_path)``. Sequences are rebuilt from the RM's tokenizer (the
+    official ones from the scanned texts), under ``scan``'s ``template_date``."""
+    rows = []
+    with template_date(scan or {}):
+        for rm, prompt_id, exact_path, official_path in pairs:
+            rows.append(_scan_comparison_row(rm, prompt_id, exact_path, official_path, specs, prompts, n))
+    _write_csv(pl.DataFrame(rows), output)
+
+
+def _scan_comparison_row(
+    rm: str,
+    prompt_id: str,
+    exact_path: str,
+    official_path: str,
+    specs: Mapping[str, Mapping[str, Any]],
+    prompts: Mapping[str, str],
+    n: int,
+) -> dict[str, Any]:
     from rmexplain.score.hf import load_tokenizer
-    from rmexplain.score.specs import parse_spec
     from rmexplain.tokens.scan import compare_scans, exact_token_ids, official_token_ids
 
-    rows = []
-    for rm, prompt_id, exact_path, official_path in pairs:
-        exact = S.read_table(exact_path, S.TOKEN_SCORES, "token scores")
-        official = S.read_table(official_path, S.TOKEN_SCORES, "official token scores")
-        parsed = parse_spec(rm, dict(specs[rm]))
-        tokenizer = load_tokenizer(parsed)
-        report = compare_scans(
-            exact,
-            official,
-            n,
-            exact_token_ids(tokenizer, parsed, prompts[prompt_id], exact["token_id"].to_list()),
-            official_token_ids(tokenizer, parsed, prompts[prompt_id], official["token_id"].to_list()),
-        )
-        log.info("%s/%s exact vs official: %s", rm, prompt_id, report)
-        rows.append({"rm": rm, "prompt_id": prompt_id, **report})
-    _write_csv(pl.DataFrame(rows), output)
+    exact = S.read_table(exact_path, S.TOKEN_SCORES, "token scores")
+    official = S.read_table(official_path, S.TOKEN_SCORES, "official token scores")
+    parsed = parse_spec(rm, dict(specs[rm]))
+    tokenizer = load_tokenizer(parsed)
+    prompt = prompts[prompt_id]
+    report = compare_scans(
+        exact,
+        official,
+        n,
+        exact_token_ids(tokenizer, parsed, prompt, exact["token_id"].to_list()),
+        official_token_ids(
+            tokenizer, parsed, prompt, official["token_id"].to_list(), official["text"].to_list()
+        ),
+        bos_id=tokenizer.bos_token_id,
+    )
+    log.info("%s/%s exact vs official: %s", rm, prompt_id, report)
+    return {"rm": rm, "prompt_id": prompt_id, **report}
 
 
 def run_paper_gcg(
@@ -567,10 +600,8 @@ def run_paper_gcg(
 ) -> None:
     """The paper's GCG for one (RM, prompt, objective); ``gcg`` holds :class:`PaperGCGSettings` keys (others
     ignored). Writes TOKEN_GCG (plus a ``loss`` column)."""
-    from dataclasses import fields
 
     from rmexplain.score.hf import load_model_and_tokenizer
-    from rmexplain.score.specs import parse_spec
     from rmexplain.tokens.gcg import PaperGCGSettings, paper_gcg_search
 
     set_threads(threads)
@@ -578,7 +609,8 @@ def run_paper_gcg(
     model, tokenizer = load_model_and_tokenizer(parsed)
     keys = {f.name for f in fields(PaperGCGSettings)}
     settings = PaperGCGSettings(**{k: v for k, v in gcg.items() if k in keys})
-    history = paper_gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
+    with template_date(scan):
+        history = paper_gcg_search(model, tokenizer, parsed, prompt, objective, settings, scan_settings(scan))
     table = history.with_columns(pl.lit(name).alias("rm"), pl.lit(prompt_id).alias("prompt_id"))
     S.write_table(table, output, S.TOKEN_GCG, f"paper GCG {name}/{prompt_id}/{objective}")
 
@@ -602,9 +634,10 @@ def run_scan_modes(
     figures: Mapping[str, Any],
     table_out: str,
     figure_out: str,
+    scan: Mapping[str, Any] | None = None,
 ) -> None:
     """The exact-vs-official comparison table (:func:`run_scan_comparison`) and its figure."""
-    run_scan_comparison(pairs, specs, prompts, n, table_out)
+    run_scan_comparison(pairs, specs, prompts, n, table_out, scan)
     plots.scan_modes_figure(pl.read_csv(table_out), dict(figures), figure_out)
 
 

@@ -3,6 +3,12 @@
 Every row keeps the exact token id. ``text`` is what the id decodes to on its own; ``retokenizes_same``
 records whether encoding that text gives back exactly ``[token_id]`` (for a Llama-3 vocabulary about half
 of the ids do not — the reason the scan never decodes and re-tokenises).
+
+``clean_up`` decides the text: ``paper`` (default) as the paper's runs decoded it with transformers 4.43,
+whose ``decode`` applied :data:`CLEAN_UP_REPLACEMENTS` whenever the tokenizer's
+``clean_up_tokenization_spaces`` was true (Llama 3: `` .`` decodes to ``.``); transformers 5 skips that
+step for BPE tokenizers, so the replacements are applied here, whatever transformers is installed.
+``none`` keeps the decoder's raw text.
 """
 
 from __future__ import annotations
@@ -17,6 +23,21 @@ import polars as pl
 log = logging.getLogger(__name__)
 
 MODES = ("all", "word", "english", "list")
+CLEAN_UP = ("paper", "none")
+# transformers 4.43's ``PreTrainedTokenizerBase.clean_up_tokenization``: the fixed replacements, in order,
+# that its ``decode`` made when ``clean_up_tokenization_spaces`` was true (the paper's requirements pin 4.43).
+CLEAN_UP_REPLACEMENTS = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
 
 
 class VocabularyError(ValueError):
@@ -40,19 +61,45 @@ def is_word(text: str) -> bool:
     return bool(stripped) and stripped.isalpha()
 
 
+def clean_up_tokenization(text: str) -> str:
+    """``text`` after transformers 4.43's clean-up (:data:`CLEAN_UP_REPLACEMENTS`, applied in order)."""
+    for old, new in CLEAN_UP_REPLACEMENTS:
+        text = text.replace(old, new)
+    return text
+
+
+def paper_cleans_up(tokenizer: Any) -> bool:
+    """Whether transformers 4.43 cleaned up this tokenizer's decoded text: the
+    ``clean_up_tokenization_spaces`` its config sets (Llama 3: true, Gemma 2: false), true where the config
+    leaves it out (4.43's default; transformers 5 defaults to false)."""
+    value = getattr(tokenizer, "init_kwargs", {}).get("clean_up_tokenization_spaces")
+    return True if value is None else bool(value)
+
+
+def decode_tokens(tokenizer: Any, token_ids: Sequence[int], clean_up: str = "paper") -> list[str]:
+    """What each id decodes to on its own (special tokens kept): ``clean_up`` ``paper`` as transformers 4.43
+    decoded it (:func:`paper_cleans_up`, :func:`clean_up_tokenization`), ``none`` the decoder's raw text."""
+    if clean_up not in CLEAN_UP:
+        raise VocabularyError(
+            f"tokens.vocabulary.clean_up: unknown {clean_up!r}; choose one of {list(CLEAN_UP)}"
+        )
+    texts = tokenizer.batch_decode(
+        [[int(i)] for i in token_ids], skip_special_tokens=False, clean_up_tokenization_spaces=False
+    )
+    if clean_up == "paper" and paper_cleans_up(tokenizer):
+        texts = [clean_up_tokenization(t) for t in texts]
+    return texts
+
+
 def _special_ids(tokenizer: Any) -> set[int]:
     ids = set(tokenizer.all_special_ids)
     ids.update(i for i, token in getattr(tokenizer, "added_tokens_decoder", {}).items() if token.special)
     return ids
 
 
-def vocabulary_table(
-    tokenizer: Any, include_special: bool = False, clean_up_tokenization_spaces: bool | None = False
-) -> pl.DataFrame:
-    """Every token id of ``tokenizer`` with its raw piece and its decoded text (no round-trip flag yet).
-
-    ``clean_up_tokenization_spaces``: False (default) decodes each piece as it is; None uses the tokenizer's
-    own default, as the paper's ``batch_decode`` did (e.g. Llama 3 then decodes `` .`` to ``.``)."""
+def vocabulary_table(tokenizer: Any, include_special: bool = False, clean_up: str = "paper") -> pl.DataFrame:
+    """Every token id of ``tokenizer`` with its raw piece and its decoded text (no round-trip flag yet);
+    ``clean_up``: see :func:`decode_tokens`."""
     special = _special_ids(tokenizer)
     ids = [i for i in range(len(tokenizer)) if include_special or i not in special]
     if len(ids) < len(tokenizer):
@@ -61,12 +108,7 @@ def vocabulary_table(
             len(tokenizer) - len(ids),
         )
     pieces = tokenizer.convert_ids_to_tokens(ids)
-    clean = (
-        {}
-        if clean_up_tokenization_spaces is None
-        else {"clean_up_tokenization_spaces": clean_up_tokenization_spaces}
-    )
-    texts = tokenizer.batch_decode([[i] for i in ids], skip_special_tokens=False, **clean)
+    texts = decode_tokens(tokenizer, ids, clean_up)
     return pl.DataFrame(
         {"token_id": ids, "piece": [p if p is not None else "" for p in pieces], "text": texts},
         schema={"token_id": pl.Int64, "piece": pl.String, "text": pl.String},
@@ -131,21 +173,19 @@ def select_vocabulary(
     max_tokens: int | None = None,
     list_path: str | None = None,
     list_kind: str = "text",
-    clean_up_tokenization_spaces: bool | None = False,
+    clean_up: str = "paper",
 ) -> pl.DataFrame:
     """The tokens to scan, as a VOCABULARY table (see ``rmexplain.schemas``).
 
     ``all``: every id (special tokens only with ``include_special``); ``word``: ids whose decoded text is one
     alphabetic word; ``english``: words with ``wordfreq`` Zipf frequency >= ``min_zipf`` (most frequent
     first); ``list``: ids or decoded texts listed one per line in ``list_path``. ``max_tokens`` keeps the
-    first rows (lowest ids; for ``english`` the most frequent words). ``clean_up_tokenization_spaces``: see
-    :func:`vocabulary_table` (None: the tokenizer's default, as the paper decoded).
+    first rows (lowest ids; for ``english`` the most frequent words). ``clean_up``: ``paper`` decodes as the
+    paper's transformers 4.43 did, ``none`` keeps the raw text (:func:`decode_tokens`).
     """
     if mode not in MODES:
         raise VocabularyError(f"tokens.vocabulary.mode: unknown mode {mode!r}; choose one of {list(MODES)}")
-    table = vocabulary_table(
-        tokenizer, include_special=include_special, clean_up_tokenization_spaces=clean_up_tokenization_spaces
-    )
+    table = vocabulary_table(tokenizer, include_special=include_special, clean_up=clean_up)
     if mode == "word":
         table = table.filter(pl.col("text").map_elements(is_word, return_dtype=pl.Boolean))
     elif mode == "english":

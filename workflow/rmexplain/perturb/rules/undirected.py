@@ -17,8 +17,9 @@ from typing import Any
 
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.rules.method import EDITORS, perturb
+from rmexplain.settings import schema_defaults
 
-RULES_RANDOM_DEFAULTS: dict[str, Any] = {"n": 15, "seed": 0}
+RULES_RANDOM_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "rules_random")
 DIRECTIONS = ("worse", "better")
 
 

@@ -1,10 +1,28 @@
+# The explanations: each perturbation categorised per RM (CF/SF), then evaluated (coverage, distances,
+# diversity: the paper's Tables 1, 2 and 5) and drawn.
+
+
+rule categorise:
+    input:
+        comparisons=paths.COMPARISONS,
+        originals=paths.ORIGINAL_SCORES,
+        perturbations=perturbations_explained,
+        rewards=paths.PERTURBATION_REWARDS,
+    output:
+        paths.EXPLANATIONS,
+    log:
+        "logs/categorise/{dataset}/{method}/{rm}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/categorise.py"
 
 
 rule distances:
     input:
         comparisons=paths.COMPARISONS,
         perturbations=paths.PERTURBATIONS,
-        hub=ancient(hub.models_for_distances(config)),  # the embedding model (download.smk)
+        hub=ancient(downloads.models_for_distances(design)),  # the embedding model (data.smk)
     output:
         paths.DISTANCES,
     log:
@@ -39,12 +57,12 @@ rule evaluate:
 
 rule evaluation_tables:
     input:
-        lambda w: paths.metric_files(config),
+        lambda w: targets.metric_files(design),
     output:
         expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["csv", "md"]),
         report(
             expand(paths.TABLE, table=paths.EVALUATION_TABLES, ext=["html"]),
-            category=paths.report_category(config, "Evaluation"),
+            category=design.report_category("Evaluation"),
             caption="../report/evaluation_tables.rst",
         ),
     log:
@@ -62,7 +80,7 @@ rule figure_methods:
     output:
         report(
             paths.FIGURE.replace("{figure}", "methods"),
-            category=paths.report_category(config, "Evaluation"),
+            category=design.report_category("Evaluation"),
             caption="../report/figure_methods.rst",
         ),
     log:
@@ -70,6 +88,6 @@ rule figure_methods:
     conda:
         "../../envs/core.yaml"
     params:
-        figures=config["figures"],
+        figures=design.figures.as_params(),
     script:
         "../scripts/figure_methods.py"

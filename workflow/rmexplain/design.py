@@ -1,0 +1,419 @@
+"""What a checked config means, built once: the typed design that rules, the plan, hub downloads, job
+resources and the CLI query.
+
+``Design.from_config(config)`` interprets a config that passed the schema (defaults filled) and the name
+checks of ``rmexplain.config``: which datasets run with which RMs, orienters, methods and stages; which
+perturbation methods call an LLM and with which prompt files; what the analyses, the token part and the
+report show. Nothing else in the project reads these decisions from the raw config. File paths are
+``rmexplain.paths`` (patterns) and ``rmexplain.targets`` (the file lists of a design).
+
+A dataset entry may carry its own design (paper §3's per-RM sets for the evaluation tables, §4's shared set
+for the analyses): its seeds, orientation, shared RMs, RMs, methods and stages; unset keys fall back to the
+global settings. Both designs then live side by side under their dataset names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from rmexplain import paths
+from rmexplain.data.sources import source_of
+from rmexplain.figures import FigureOptions
+from rmexplain.llm.base import llm_backends
+from rmexplain.llm.prompts import template_path
+from rmexplain.perturb.base import method_entry, method_settings, registered_method
+from rmexplain.score.base import backend_of
+from rmexplain.settings import Config, section
+
+SHARED_ORIENTER = "shared"  # the orienter of a dataset whose perturbations all RMs share (paper §4)
+STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tables, the attribute analyses
+SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}  # example slot names of a pair's sides
+REPORT_SECTIONS = (
+    "Reproduction",
+    "Evaluation",
+    "Analyses",
+    "Representative examples",
+    "Attribute discovery",
+    "Optimal and pessimal tokens",
+)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A configured perturbation method: a registered method or a ``perturb.variants`` entry of one."""
+
+    name: str
+    registered: str  # the registered method behind it (itself, or a variant's ``method``)
+    settings: Mapping[str, Any]  # ``perturb.<method>`` with a variant's own keys over it
+    entry: Any  # the registry entry, with its declarations
+
+    @property
+    def uses_llm(self) -> bool:
+        return bool(self.entry.uses_llm)
+
+    @property
+    def attribute_conditioned(self) -> bool:
+        return bool(self.entry.attribute_conditioned)
+
+    @property
+    def is_variant(self) -> bool:
+        return self.registered != self.name
+
+    def prompt_files(self) -> dict[str, str]:
+        """Prompt-template files its jobs read, by rule-input name (what the method declares)."""
+        return dict(self.entry.prompt_inputs(self.settings))
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset entry with its own design resolved against the global settings."""
+
+    name: str
+    spec: Mapping[str, Any]
+    seeds: tuple[int, ...]
+    n_per_seed: int
+    rms: tuple[str, ...]
+    methods: tuple[str, ...]
+    orientation: str  # ``per_rm`` (paper §3) or ``shared`` (§4)
+    shared_rms: tuple[str, ...]
+    stages: tuple[str, ...]
+
+    @property
+    def orienters(self) -> tuple[str, ...]:
+        """Distinct perturbation sets generated per method."""
+        return (SHARED_ORIENTER,) if self.orientation == "shared" else self.rms
+
+    def orienter_for(self, rm: str) -> str:
+        """Which perturbation set RM ``rm`` is explained with."""
+        return SHARED_ORIENTER if self.orientation == "shared" else rm
+
+    def orienting_rms(self, orienter: str) -> tuple[str, ...]:
+        """RMs whose original scores orient the perturbation set ``orienter``."""
+        return self.shared_rms if orienter == SHARED_ORIENTER else (orienter,)
+
+    @property
+    def source_files(self) -> list[str]:
+        """Local files the dataset is read from (bundled part or user file); hub datasets have none."""
+        return source_of(self.spec).files(self.spec)
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The token part: which RMs scan which prompts, in which mode, and what is analysed."""
+
+    enabled: bool
+    settings: Mapping[str, Any]  # the ``tokens`` section, defaults filled
+    rms: tuple[str, ...]
+    imported: Mapping[str, str]  # RM -> its published scan (``tokens.official_scores``)
+    compared_rms: tuple[str, ...]  # scanned in both modes (``tokens.scan.compare``)
+    gcg_rms: tuple[str, ...]
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        return tuple(self.settings.get("prompts") or ())
+
+    @property
+    def scan_mode(self) -> str:
+        """Which scans the analyses read: ``exact`` or ``official`` (``tokens.scan.mode``)."""
+        return self.settings["scan"].get("mode", "exact")
+
+    @property
+    def gcg_prompts(self) -> tuple[str, ...]:
+        return tuple(self.settings["gcg"].get("prompts") or self.prompts)
+
+    @property
+    def gcg_objectives(self) -> tuple[str, ...]:
+        return tuple(self.settings["gcg"]["objectives"])
+
+    @property
+    def paper_analysis(self) -> bool:
+        return bool(self.settings["paper_analysis"].get("enabled"))
+
+    @property
+    def human_ranking(self) -> Mapping[str, Any] | None:
+        return self.settings.get("human_ranking") or None
+
+    @property
+    def framing_pairs(self) -> list[tuple[str, str]]:
+        return [(a, b) for a, b in self.settings["analysis"]["framing_pairs"]]
+
+    @property
+    def framing_names(self) -> list[str]:
+        """``framing_<a>_<b>`` for each configured pair."""
+        return [f"framing_{a}_{b}" for a, b in self.framing_pairs]
+
+    @property
+    def elo_prompts(self) -> list[str]:
+        """Bundled EloEverything prompts whose Fig. 5 tables are written (``tokens.elo``)."""
+        elo = self.settings.get("elo") or {}
+        return list(elo.get("prompts") or []) if elo.get("enabled") else []
+
+
+class Design:
+    """The interpreted config. Build it with :meth:`from_config` from a checked config."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.reward_models: dict[str, Mapping[str, Any]] = dict(section(config, "reward_models"))
+        self.methods: dict[str, Method] = {
+            name: self._method(name) for name in section(config, "perturb").get("methods") or []
+        }
+        self.datasets: dict[str, Dataset] = {
+            name: self._dataset(name, spec) for name, spec in section(config, "datasets").items()
+        }
+
+    @classmethod
+    def from_config(cls, config: Config) -> Design:
+        """The design of a config that passed ``rmexplain.config.check`` (or at least its schema)."""
+        return cls(config)
+
+    def _method(self, name: str) -> Method:
+        perturb = section(self.config, "perturb")
+        entry = method_entry(perturb, name)
+        return Method(name, registered_method(perturb, name), method_settings(perturb, name), entry)
+
+    def _dataset(self, name: str, spec: Mapping[str, Any]) -> Dataset:
+        config, perturb = self.config, section(self.config, "perturb")
+        rms = tuple(spec.get("reward_models") or self.reward_models)
+        return Dataset(
+            name=name,
+            spec=spec,
+            seeds=tuple(spec.get("seeds") or config["sample"]["seeds"]),
+            n_per_seed=int(spec.get("n_per_seed", config["sample"]["n_per_seed"])),
+            rms=rms,
+            methods=tuple(spec.get("methods") or self.methods),
+            orientation=spec.get("orientation") or perturb.get("orientation", "per_rm"),
+            shared_rms=tuple(spec.get("shared_rms") or perturb.get("shared_rms") or rms),
+            stages=tuple(spec.get("stages", STAGES)),
+        )
+
+    @cached_property
+    def figures(self) -> FigureOptions:
+        return FigureOptions.from_config(section(self.config, "figures"))
+
+    # ── datasets, RMs, methods ───────────────────────────────────────────────────────────────────────────
+    def dataset(self, name: str) -> Dataset:
+        return self.datasets[name]
+
+    def stage_datasets(self, stage: str) -> list[str]:
+        """Datasets that feed ``stage`` (``evaluation`` or ``analysis``; ``datasets.<name>.stages``)."""
+        return [name for name, d in self.datasets.items() if stage in d.stages]
+
+    def rm_backend(self, rm: str) -> Any:
+        """The registered backend class of RM ``rm``."""
+        return backend_of(self.reward_models[rm])
+
+    def method(self, name: str) -> Method:
+        """A configured method, or any registered method or variant by name."""
+        return self.methods.get(name) or self._method(name)
+
+    @cached_property
+    def llm_methods(self) -> list[str]:
+        """Configured perturbation methods that call the LLM."""
+        return [name for name, m in self.methods.items() if m.uses_llm]
+
+    def datasets_of_method(self, method: str) -> list[str]:
+        """Datasets on which ``method`` runs."""
+        return [name for name, d in self.datasets.items() if method in d.methods]
+
+    def shared_request_source(self, dataset: str, method: str) -> str | None:
+        """For an LLM variant whose method also runs on ``dataset``: that method, whose job's cached requests
+        (two_step's step 1) the variant reuses, so it waits for it. None otherwise."""
+        entry = self.methods[method]
+        if not entry.is_variant or not entry.uses_llm:
+            return None
+        return entry.registered if entry.registered in self.datasets[dataset].methods else None
+
+    # ── the LLM ──────────────────────────────────────────────────────────────────────────────────────────
+    @property
+    def discovery(self) -> Mapping[str, Any]:
+        return section(self.config, "perturb").get("discover") or {}
+
+    @property
+    def discovery_enabled(self) -> bool:
+        """Whether attribute discovery runs (``perturb.discover.enabled``)."""
+        return bool(self.discovery.get("enabled", False))
+
+    def discovery_orienter(self, dataset: str) -> str:
+        """Whose preference and scores go into the discovery prompts on ``dataset``: ``perturb.discover.rm``,
+        else the dataset's first orienter (its first RM, or ``shared``)."""
+        return self.discovery.get("rm") or self.datasets[dataset].orienters[0]
+
+    def discovery_prompt_file(self) -> str:
+        """The App. A template file the discovery jobs read."""
+
+        return str(template_path("discover", self.discovery.get("prompt")))
+
+    @property
+    def llm_needed(self) -> bool:
+        """Whether any perturbation or discovery job calls the LLM."""
+        return bool(self.llm_methods) or self.discovery_enabled
+
+    @property
+    def judge(self) -> Mapping[str, Any]:
+        return section(self.config, "analysis").get("judge") or {}
+
+    @property
+    def judge_enabled(self) -> bool:
+        """Whether the optional LLM attribute-change judge runs."""
+        return bool(self.judge.get("enabled", False))
+
+    @property
+    def llm(self) -> Config:
+        return self.config.get("llm") or {}
+
+    @property
+    def judge_llm(self) -> tuple[str, Config]:
+        """The judge's config key and effective LLM section (``llm`` with ``analysis.judge.llm`` over it)."""
+        overrides = self.judge.get("llm") or {}
+        return ("analysis.judge.llm" if overrides else "llm"), {**self.llm, **overrides}
+
+    @cached_property
+    def llm_sections(self) -> dict[str, Config]:
+        """Config key -> effective ``llm`` section, for the jobs that will run: perturbation and discovery
+        (``llm``), and the analysis judge."""
+        sections = {"llm": self.llm} if self.llm_needed else {}
+        if self.judge_enabled:
+            key, llm = self.judge_llm
+            sections[key] = llm
+        return sections
+
+    def llm_backend(self, llm: Config) -> Any:
+        """The registered backend class of an ``llm`` section (default ``openai``)."""
+        return llm_backends.get(llm.get("backend", "openai"))
+
+    # ── analyses ─────────────────────────────────────────────────────────────────────────────────────────
+    @property
+    def analysis(self) -> Config:
+        return section(self.config, "analysis")
+
+    @cached_property
+    def analysed_methods(self) -> list[str]:
+        """Methods the attribute analyses run on (default: every attribute-conditioned one)."""
+        chosen = self.analysis.get("methods")
+        if chosen:
+            return list(chosen)
+        return [name for name, m in self.methods.items() if m.attribute_conditioned]
+
+    def dataset_analysed_methods(self, dataset: str) -> list[str]:
+        """Analysed methods that run on ``dataset``."""
+        return [m for m in self.analysed_methods if m in self.datasets[dataset].methods]
+
+    @cached_property
+    def analysed_pairs(self) -> list[tuple[str, str]]:
+        """Every analysed (dataset, method): analysis datasets × their analysed methods."""
+        return [(d, m) for d in self.stage_datasets("analysis") for m in self.dataset_analysed_methods(d)]
+
+    @property
+    def probes_enabled(self) -> bool:
+        """Whether any probe phrase is configured."""
+        return bool(self.analysis.get("probes"))
+
+    def example_rms(self, dataset: str) -> list[str]:
+        """RMs of ``dataset`` that get a one-RM representative example (default: all)."""
+        chosen = self.analysis.get("examples", {}).get("rms")
+        rms = self.datasets[dataset].rms
+        return [rm for rm in chosen if rm in rms] if chosen else list(rms)
+
+    def example_pairs(self, dataset: str) -> list[tuple[str, str]]:
+        """RM pairs of ``dataset`` that get a two-RM representative example (default: every pair)."""
+        pairs = self.analysis.get("examples", {}).get("pairs")
+        rms = self.datasets[dataset].rms
+        if pairs:
+            return [(a, b) for a, b in pairs if a in rms and b in rms]
+        return list(combinations(rms, 2))
+
+    def example_slots(self, dataset: str) -> dict[str, dict[str, list]]:
+        """Every example slot of ``dataset`` (one-RM examples first, then each pair's Y+ and Y−) with what it
+        shows, as ``run_examples`` arguments: ``rms``, ``pairs``, ``sides``."""
+        slots = {rm: {"rms": [rm], "pairs": [], "sides": []} for rm in self.example_rms(dataset)}
+        for a, b in self.example_pairs(dataset):
+            for side, label in SIDE_LABELS.items():
+                slots[f"{a}_vs_{b}_{label}"] = {"rms": [], "pairs": [[a, b]], "sides": [side]}
+        return slots
+
+    def example_slot(self, dataset: str, slot: str) -> dict[str, list]:
+        """What one example slot of ``dataset`` shows (:meth:`example_slots`)."""
+        slots = self.example_slots(dataset)
+        if slot not in slots:
+            raise KeyError(f"{slot!r} is no example of dataset {dataset!r}")
+        return slots[slot]
+
+    @cached_property
+    def rewards_example(self) -> dict[str, Any] | None:
+        """The resolved ``analysis.rewards_example`` (paper Fig. 6), or None when it is off: ``dataset``,
+        ``method``, ``rm`` (whose representative example), ``comparison_id``, ``rms`` (the dataset's RMs)."""
+        settings = self.analysis.get("rewards_example") or {}
+        if not settings.get("enabled"):
+            return None
+        dataset = settings.get("dataset") or self.stage_datasets("analysis")[0]
+        rms = list(self.datasets[dataset].rms)
+        return {
+            "dataset": dataset,
+            "method": settings.get("method") or self.dataset_analysed_methods(dataset)[0],
+            "rm": settings.get("rm") or rms[0],
+            "comparison_id": settings.get("comparison_id"),
+            "rms": rms,
+        }
+
+    @property
+    def reproduce(self) -> Config:
+        return self.config.get("reproduce") or {}
+
+    # ── optimal and pessimal tokens ──────────────────────────────────────────────────────────────────────
+    @cached_property
+    def tokens(self) -> Tokens:
+        settings = section(self.config, "tokens")
+        enabled = bool(settings.get("enabled", False))
+        rms = tuple(settings.get("reward_models") or self.reward_models)
+        imported = self._imported_scans(settings, rms) if enabled else {}
+        exact = [rm for rm in rms if self.rm_backend(rm).exact_token_ids]
+        compare = enabled and (settings.get("scan") or {}).get("compare")
+        gcg = enabled and (settings.get("gcg") or {}).get("enabled")
+        return Tokens(
+            enabled=enabled,
+            settings=settings,
+            rms=rms,
+            imported=imported,
+            compared_rms=tuple(rm for rm in exact if rm not in imported) if compare else (),
+            gcg_rms=tuple(exact) if gcg else (),
+        )
+
+    def _imported_scans(self, settings: Mapping[str, Any], rms: tuple[str, ...]) -> dict[str, str]:
+        """Token RMs whose scans come from the paper's published CSVs (``tokens.official_scores``): RM -> the
+        ``<org>--<model>.csv`` of its hub id, where that file exists."""
+        official = settings.get("official_scores")
+        if not official:
+            return {}
+        found = {}
+        for rm in rms:
+            model = self.reward_models[rm].get("model")
+            path = Path(official["path"]) / paths.official_file_name(model) if model else None
+            if path is not None and path.is_file():
+                found[rm] = str(path)
+        return found
+
+    # ── the report ───────────────────────────────────────────────────────────────────────────────────────
+    @cached_property
+    def report_sections(self) -> list[str]:
+        """The report's result sections this config fills, in reading order."""
+        present = {
+            "Reproduction": bool(self.reproduce),
+            "Evaluation": bool(self.stage_datasets("evaluation")),
+            "Analyses": bool(self.analysed_pairs),
+            "Representative examples": bool(self.analysed_pairs),
+            "Attribute discovery": self.discovery_enabled,
+            "Optimal and pessimal tokens": self.tokens.enabled,
+        }
+        return [name for name in REPORT_SECTIONS if present[name]]
+
+    def report_category(self, name: str) -> str:
+        """A report category, numbered by its place among the sections present (the report's menu sorts
+        categories by name, so the number keeps the reading order: Reproduction first)."""
+        sections = self.report_sections
+        return f"{sections.index(name) + 1}. {name}" if name in sections else name

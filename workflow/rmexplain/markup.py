@@ -1,0 +1,41 @@
+"""Tables as text: GitHub-flavoured Markdown and a standalone HTML page (what the Snakemake report shows)."""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+
+def to_markdown(frame: pl.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |", "|" + "---|" * frame.width]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
+    "table{border-collapse:collapse;font-size:0.9em}"
+    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+    "th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even){background:#fafafa}"
+)
+
+
+def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
+    """A standalone HTML page with one table (what the Snakemake report shows)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in frame.iter_rows()
+    )
+    note_html = f"<p>{html.escape(note)}</p>" if note else ""
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_CSS}</style></head><body><h2>{html.escape(title)}</h2>{note_html}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+    )

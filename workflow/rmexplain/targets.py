@@ -1,0 +1,310 @@
+"""The files a design asks for: rule inputs that depend on the config, and every target list of ``rule all``.
+
+The rule files (``import rmexplain.targets as targets``) and the input functions of
+``workflow/rules/common.smk`` use these with the design built once there, so the layout of ``results/`` is
+``rmexplain.paths`` and what a config runs is ``rmexplain.design``; this module only combines the two.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rmexplain import paths
+from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
+from rmexplain.design import Design
+
+
+# ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
+def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
+    """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``)."""
+    return paths.rm_artifact_files(design.rm_backend(rm).artifacts, rm)
+
+
+def orientation_score_files(design: Design, dataset: str, orienter: str) -> list[str]:
+    """The original-score tables that orient perturbation set ``orienter``."""
+    rms = design.dataset(dataset).orienting_rms(orienter)
+    return [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in rms]
+
+
+def perturbation_file(dataset: str, method: str, orienter: str) -> str:
+    return paths.fmt(paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter)
+
+
+def perturbation_files_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
+    """All perturbation tables that RM ``rm`` scores on ``dataset`` (every method of the dataset)."""
+    d = design.dataset(dataset)
+    return [perturbation_file(dataset, m, d.orienter_for(rm)) for m in d.methods]
+
+
+def shared_request_input(design: Design, dataset: str, method: str, orienter: str) -> list[str]:
+    """For an LLM variant whose method also runs on ``dataset``: that method's perturbation table, so the
+    variant's job starts after it and finds the requests they share (two_step's step 1) in the cache."""
+    source = design.shared_request_source(dataset, method)
+    return [] if source is None else [perturbation_file(dataset, source, orienter)]
+
+
+def metric_files(design: Design) -> list[str]:
+    """All per-(dataset, method, RM) metric tables of the evaluation datasets."""
+    return [
+        paths.fmt(paths.METRICS, dataset=d, method=m, rm=r)
+        for d in design.stage_datasets("evaluation")
+        for m in design.dataset(d).methods
+        for r in design.dataset(d).rms
+    ]
+
+
+def evaluation_table_files() -> list[str]:
+    """The paper's Tables 1, 2 and 5 as CSV, Markdown and HTML."""
+    return [paths.table_file(t, e) for t in paths.EVALUATION_TABLES for e in paths.TABLE_EXTS]
+
+
+def explanation_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of the explanation stage: the evaluation tables and figures."""
+    if not design.stage_datasets("evaluation"):
+        return []
+    return [*evaluation_table_files(), paths.fmt(paths.FIGURE, figure="methods", ext=design.figures.format)]
+
+
+# ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
+def discovery_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of attribute discovery (none unless ``perturb.discover.enabled``)."""
+    if not design.discovery_enabled:
+        return []
+    return [
+        paths.fmt(pattern, dataset=dataset, orienter=design.discovery_orienter(dataset))
+        for dataset in design.datasets
+        for pattern in (paths.DISCOVERY_ANSWERS, paths.DISCOVERY_CSV, paths.DISCOVERY_MD)
+    ]
+
+
+# ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
+def _per_dataset_method(design: Design, pattern: str, **extra: str) -> list[str]:
+    return [paths.fmt(pattern, dataset=d, method=m, **extra) for d, m in design.analysed_pairs]
+
+
+def analysis_table_inputs(design: Design, table: str) -> list[str]:
+    """The per-(dataset, method) Parquet files one summary table is built from."""
+    return analysis_table(table).parts(design)
+
+
+def analysis_tables(design: Design) -> list[str]:
+    """Names of the summary tables this config produces."""
+    return [name for name, table in ANALYSIS_TABLES.items() if table.enabled(design)]
+
+
+def summary_figures(design: Design) -> list[str]:
+    """Names of the figures summarising all datasets and methods."""
+    names = ["rank_similarity"]
+    if design.stage_datasets("evaluation"):
+        names.append("correctness")
+    if design.rewards_example:
+        names.append("rewards_example")
+    if design.probes_enabled:
+        names.append("probe_win_rate")
+    if design.judge_enabled:
+        names.append("attribute_judge")
+    return names
+
+
+def example_slot_file(design: Design, part: str) -> str:
+    """Pattern of one part (``figure``, ``html``, ``md``) of an example (wildcards dataset, method, slot)."""
+    return paths.example_slot_file(part, design.figures.format)
+
+
+def example_outputs(design: Design, dataset: str, method: str) -> dict[str, list[str]]:
+    """The example files of one (dataset, method) by part: figures, HTML pages, Markdown pages."""
+    slots = design.example_slots(dataset)
+    return {
+        part: [
+            paths.fmt(example_slot_file(design, part), dataset=dataset, method=method, slot=s) for s in slots
+        ]
+        for part in paths.EXAMPLE_PARTS
+    }
+
+
+def example_files(design: Design) -> list[str]:
+    """Figures and pages of every representative example."""
+    return [
+        f for d, m in design.analysed_pairs for files in example_outputs(design, d, m).values() for f in files
+    ]
+
+
+def analysis_figure_files(design: Design) -> list[str]:
+    """Every analysis figure (per-dataset PFR and local-τ figures, summaries, examples)."""
+    ext = design.figures.format
+    files = _per_dataset_method(design, paths.PFR_FIGURE, ext=ext)
+    files += _per_dataset_method(design, paths.LOCAL_TAU_FIGURE, ext=ext)
+    files += [paths.summary_figure(f, ext) for f in summary_figures(design)]
+    return files + example_files(design)
+
+
+def analysis_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of the analysis stage: tables (CSV, Markdown, HTML), figures, example pages."""
+    if not design.analysed_pairs:
+        # Only unconditioned methods (random, polyjuice): no attributes to analyse; Table 5 still applies.
+        return [paths.summary_figure("correctness", design.figures.format)]
+    tables = [paths.table_file(t, e) for t in analysis_tables(design) for e in paths.TABLE_EXTS]
+    return tables + analysis_figure_files(design)
+
+
+# ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
+def _scan_file(design: Design, rm: str, prompt: str, mode: str) -> str:
+    """The scan of (``rm``, ``prompt``) in ``mode``, or its import when ``rm`` has a published scan."""
+    if rm in design.tokens.imported:
+        return paths.fmt(paths.TOKEN_SCAN_IMPORTED, rm=rm, prompt=prompt)
+    return paths.fmt(paths.TOKEN_SCAN_IN, scan_dir=paths.SCAN_DIRS[mode], rm=rm, prompt=prompt)
+
+
+def token_scan_files(design: Design, prompts: list[str] | None = None) -> list[str]:
+    """Every scan the analyses read (all RMs × the given prompts, default all), in ``tokens.scan.mode``."""
+    tokens = design.tokens
+    return [
+        _scan_file(design, rm, p, tokens.scan_mode) for rm in tokens.rms for p in (prompts or tokens.prompts)
+    ]
+
+
+def scan_comparisons(design: Design) -> list[tuple[str, str, str, str]]:
+    """``(rm, prompt, exact scan, official scan)`` compared when ``tokens.scan.compare``."""
+    return [
+        (rm, p, _scan_file(design, rm, p, "exact"), _scan_file(design, rm, p, "official"))
+        for rm in design.tokens.compared_rms
+        for p in design.tokens.prompts
+    ]
+
+
+def human_scores_in_file(design: Design, rm: str) -> bool:
+    """Whether RM ``rm`` reads its human-ranking scores from the ranking file (its model names a column)."""
+    from rmexplain.tokens.stages import scores_in_ranking_file  # heavy (matplotlib): only with a ranking
+
+    human = design.tokens.human_ranking
+    return bool(human) and scores_in_ranking_file(design.reward_models[rm], human["path"]) is not None
+
+
+def token_figure(design: Design, name: str) -> str:
+    """Path of one token figure in the configured format; ``name`` may hold wildcards such as ``{a}``."""
+    return paths.token_figure(name, design.figures.format)
+
+
+def elo_figure(design: Design, prompt: str, part: str) -> str:
+    return paths.elo_figure(prompt, part, design.figures.format)
+
+
+def elo_prompt_ids() -> list[str]:
+    """The bundled EloEverything prompts (the ``elo_prompt`` wildcard's values)."""
+    from rmexplain.tokens.elo import ELO_PROMPTS  # heavy (scipy)
+
+    return list(ELO_PROMPTS)
+
+
+def elo_data_file(prompt: str) -> str:
+    """The bundled EloEverything Parquet file of one prompt (an input, so a data update reruns the rule)."""
+    from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS  # heavy (scipy)
+
+    return str(Path(DATA_DIR) / ELO_PROMPTS[prompt].file)
+
+
+def paper_token_tables(design: Design) -> dict[str, str]:
+    """The paper's token tables by ``run_paper_analyses`` key (empty unless enabled)."""
+    if not design.tokens.paper_analysis:
+        return {}
+    tables = {name: paths.token_table(f"paper_{name}") for name in paths.PAPER_TOKEN_TABLES}
+    if not design.tokens.settings["paper_analysis"].get("frequency_list"):  # the fit on wordfreq, named so
+        tables["frequency_slopes"] = paths.token_table("paper_frequency_slopes_wordfreq")
+    return tables
+
+
+def paper_token_figures(design: Design) -> dict[str, str]:
+    """Fig. 1 (``violins``) and Fig. 4 (``framing_<a>_<b>``) as the paper draws them (empty when off)."""
+    if not design.tokens.paper_analysis:
+        return {}
+    names = ["violins", *design.tokens.framing_names]
+    return {name: token_figure(design, f"paper_{name}") for name in names}
+
+
+def token_human_files(design: Design) -> list[str]:
+    """Per-RM scores of the human-ranking items."""
+    if not design.tokens.human_ranking:
+        return []
+    return [paths.fmt(paths.TOKEN_HUMAN_SCORES, rm=rm) for rm in design.tokens.rms]
+
+
+def gcg_files(design: Design) -> list[str]:
+    """Every GCG run (RM × prompt × objective)."""
+    tokens = design.tokens
+    return [
+        paths.fmt(paths.TOKEN_GCG, rm=rm, prompt=p, objective=o)
+        for rm in tokens.gcg_rms
+        for p in tokens.gcg_prompts
+        for o in tokens.gcg_objectives
+    ]
+
+
+def token_figure_files(design: Design) -> list[str]:
+    """All token figures of the report."""
+    tokens = design.tokens
+    names = ["violins", "tau_heatmap", "mds", "sentiment_slopes", "frequency_slopes", *tokens.framing_names]
+    if tokens.human_ranking:
+        names.append("human_disagreements")
+    if tokens.compared_rms:
+        names.append("scan_modes")
+    elo = [elo_figure(design, p, part) for p in tokens.elo_prompts for part in paths.ELO_AGREEMENT_FIGURES]
+    return [token_figure(design, n) for n in names] + list(paper_token_figures(design).values()) + elo
+
+
+def token_table_files(design: Design) -> list[str]:
+    """All token tables."""
+    tokens = design.tokens
+    names = ["extremes", *paths.TOKEN_AGREEMENT_TABLES, *paths.TOKEN_LEXICAL_TABLES, *tokens.framing_names]
+    if tokens.human_ranking:
+        names += [*paths.TOKEN_HUMAN_TABLES, *(f"human_figure5_{part}" for part in paths.ELO_TABLES)]
+    if tokens.gcg_rms:
+        names.append("gcg")
+    if tokens.compared_rms:
+        names.append("scan_modes")
+    tables = [paths.token_table(n) for n in names] + list(paper_token_tables(design).values())
+    parts = (*paths.ELO_TABLES, *paths.ELO_AGREEMENT_TABLES)
+    return tables + [paths.elo_table(p, part) for p in tokens.elo_prompts for part in parts]
+
+
+def token_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of the token part (none unless ``tokens.enabled``)."""
+    if not design.tokens.enabled:
+        return []
+    compared = [path for *_, exact, official in scan_comparisons(design) for path in (exact, official)]
+    return [
+        *dict.fromkeys([*token_scan_files(design), *compared]),
+        *token_table_files(design),
+        *token_figure_files(design),
+        *gcg_files(design),
+    ]
+
+
+# ── reproduction ──────────────────────────────────────────────────────────────────────────────────────────
+def reproduction_inputs(design: Design) -> dict[str, list[str]]:
+    """The files the reproduction table reads: evaluation metrics and the analyses' τ and probe tables."""
+    return {
+        "metrics": metric_files(design),
+        "tau_rms": analysis_table_inputs(design, "tau_rms"),
+        "tau_sides": analysis_table_inputs(design, "tau_sides"),
+        "probes": analysis_table_inputs(design, "probe_win_rate") if design.probes_enabled else [],
+    }
+
+
+def reproduction_targets(design: Design) -> list[str]:
+    """The reproduction table and figure, when the config declares a paper's design (``reproduce``)."""
+    if not design.reproduce:
+        return []
+    tables = [paths.table_file(paths.REPRODUCTION, e) for e in paths.TABLE_EXTS]
+    return [*tables, paths.fmt(paths.REPRODUCTION_FIGURE, ext=design.figures.format)]
+
+
+# ── everything ────────────────────────────────────────────────────────────────────────────────────────────
+def all_targets(design: Design) -> list[str]:
+    """Every file ``rule all`` asks for."""
+    return [
+        *reproduction_targets(design),
+        *explanation_targets(design),
+        *discovery_targets(design),
+        *analysis_targets(design),
+        *token_targets(design),
+    ]

@@ -1,4 +1,5 @@
-"""Shared fixtures: a throwaway copy of the workflow to run Snakemake in."""
+"""Shared fixtures (a throwaway copy of the workflow to run Snakemake in) and the test tiers (tests/tiers.py):
+every test is marked ``unit`` or ``workflow``/``slow`` at collection, and guarded while it runs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+pytest.register_assert_rewrite("tiers")
+pytest_plugins = ["tiers", "pytester"]  # the tiers' markers and guards; pytester for test_tiers
+
+import tiers  # noqa: E402
+import yaml  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -30,6 +36,7 @@ class WorkflowCopy:
         return path
 
     def snakemake(self, *args: str, check: bool = True, timeout: int = 900) -> subprocess.CompletedProcess:
+        tiers.require_workflow("calls WorkflowCopy.snakemake")
         env = {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
         result = subprocess.run(
             [*SNAKEMAKE, *args], cwd=self.root, capture_output=True, text=True, timeout=timeout, env=env

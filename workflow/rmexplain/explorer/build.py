@@ -412,21 +412,22 @@ def _static(name: str) -> str:
 
 
 def render_page(manifest: Mapping[str, Any], title: str) -> str:
-    """``index.html``: the template with the CSS, the JavaScript and the manifest inlined."""
+    """``index.html``: the template with the CSS, the JavaScript, the manifest and the title filled in (one
+    pass over the template, so nothing inserted is scanned for markers again)."""
     script = _static("explorer.js")
     if re.search(r"</script", script, re.IGNORECASE):
         raise ExplorerError("explorer.js must not contain '</script' (it is inlined into index.html)")
+    fill = {
+        "/*CSS*/": _static("explorer.css"),
+        "/*MANIFEST*/": js_literal(manifest),
+        "/*JS*/": script,
+        "<!--TITLE-->": html.escape(title),
+    }
     page = _static("index.html")
-    for marker, value in (
-        ("/*CSS*/", _static("explorer.css")),
-        ("/*MANIFEST*/", js_literal(manifest)),
-        ("/*JS*/", script),
-        ("<!--TITLE-->", html.escape(title)),
-    ):
-        if marker not in page:
-            raise ExplorerError(f"the page template has no {marker} marker")
-        page = page.replace(marker, value, 1)
-    return page
+    missing = [marker for marker in fill if marker not in page]
+    if missing:
+        raise ExplorerError(f"the page template has no {missing} marker")
+    return re.sub("|".join(re.escape(m) for m in fill), lambda m: fill[m.group(0)], page)
 
 
 def read_inputs(inputs: ExplorerInputs) -> dict[str, pl.DataFrame]:

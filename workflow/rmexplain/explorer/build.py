@@ -156,8 +156,12 @@ class _Dataset:
 def _datasets(comparisons: pl.DataFrame) -> dict[str, _Dataset]:
     out = {}
     for name in _first_seen(comparisons["dataset"]):
-        rows = comparisons.filter(pl.col("dataset") == name).unique("comparison_id", keep="first", maintain_order=True)
-        out[_safe(name, "dataset")] = _Dataset(name, rows, {c: i for i, c in enumerate(rows["comparison_id"])})
+        rows = comparisons.filter(pl.col("dataset") == name).unique(
+            "comparison_id", keep="first", maintain_order=True
+        )
+        out[_safe(name, "dataset")] = _Dataset(
+            name, rows, {c: i for i, c in enumerate(rows["comparison_id"])}
+        )
     return out
 
 
@@ -210,7 +214,9 @@ def _rm_file(rows: pl.DataFrame, data: _Dataset, attributes: list[str]) -> dict[
     attr_index = {a: i for i, a in enumerate(attributes)}
     missing = [c for c in rows["comparison_id"].unique().to_list() if c not in data.index]
     if missing:
-        raise ExplorerError(f"explanations name comparison {sorted(missing)[0]!r}, not in {data.name}'s table")
+        raise ExplorerError(
+            f"explanations name comparison {sorted(missing)[0]!r}, not in {data.name}'s table"
+        )
     return {
         "pid": rows["perturbation_id"].to_list(),
         "c": [data.index[c] for c in rows["comparison_id"]],
@@ -245,20 +251,29 @@ def _edit_files(
 ) -> None:
     """The perturbations of (dataset, method) as edits of their originals, one file per comparison shard."""
     attr_index = {a: i for i, a in enumerate(attributes)}
-    originals = data.comparisons.select("comparison_id", "chosen", "rejected")
-    rows = perturbations.join(originals, on="comparison_id", how="left", maintain_order="left")
-    rows = rows.with_columns(
-        pl.col("comparison_id").replace_strict(data.index, return_dtype=pl.Int64).alias("_c")
-    ).sort("_c", maintain_order=True)
+    texts = {
+        c: (chosen, rejected)
+        for c, chosen, rejected in data.comparisons.select("comparison_id", "chosen", "rejected").iter_rows()
+    }
+    stray = [c for c in perturbations["comparison_id"].to_list() if c not in texts]
+    if stray:
+        raise ExplorerError(
+            f"{data.name}/{method}: a perturbation names comparison {stray[0]!r}, not in its table"
+        )
+    # Comparison order, then table order within a comparison (a stable sort).
+    rows = sorted(perturbations.iter_rows(named=True), key=lambda r: data.index[r["comparison_id"]])
     shards: dict[int, dict[str, list[Any]]] = {}
-    for r in rows.iter_rows(named=True):
-        original = r["chosen"] if r["target"] == "chosen" else r["rejected"]
+    for r in rows:
+        c = data.index[r["comparison_id"]]
+        original = texts[r["comparison_id"]][TARGETS[r["target"]]]
         edit = word_edit(original, r["text"])
         if apply_edit(original, edit) != r["text"]:
-            raise ExplorerError(f"perturbation {r['perturbation_id']}: its word edit does not give its text back")
-        part = shards.setdefault(data.shard(r["_c"], per_file), {k: [] for k in _EDIT_COLUMNS})
+            raise ExplorerError(
+                f"perturbation {r['perturbation_id']}: its word edit does not give its text back"
+            )
+        part = shards.setdefault(data.shard(c, per_file), {k: [] for k in _EDIT_COLUMNS})
         part["pid"].append(r["perturbation_id"])
-        part["c"].append(r["_c"])
+        part["c"].append(c)
         part["orienter"].append(r["orienter"])
         part["target"].append(TARGETS[r["target"]])
         part["attr"].append(attr_index.get(r["attribute"], -1))
@@ -272,7 +287,19 @@ def _edit_files(
         writer.put(f"datasets/{data.name}/{method}/edits-{k}.js", f"edits/{data.name}/{method}/{k}", payload)
 
 
-_EDIT_COLUMNS = ("pid", "c", "orienter", "target", "attr", "variant", "direction", "generator", "focus", "edit", "judge")
+_EDIT_COLUMNS = (
+    "pid",
+    "c",
+    "orienter",
+    "target",
+    "attr",
+    "variant",
+    "direction",
+    "generator",
+    "focus",
+    "edit",
+    "judge",
+)
 
 
 def _pfr_rows(pfr: pl.DataFrame) -> list[dict[str, Any]]:
@@ -309,18 +336,24 @@ def _method_entry(
     rms = [_safe(rm, "RM") for rm in _first_seen(explained["rm"])]
     attributes = _attributes(explained)
     orienters: dict[str, str] = {}
-    ids = explained["perturbation_id"].unique(maintain_order=True)
-    perturbations = tables["perturbations"].filter(pl.col("perturbation_id").is_in(ids.implode()))
+    ids = explained["perturbation_id"].unique(maintain_order=True).to_list()
+    perturbations = tables["perturbations"].filter(pl.col("perturbation_id").is_in(ids))
     perturbations = perturbations.unique("perturbation_id", keep="first", maintain_order=True)
-    if perturbations.height != ids.len():
-        missing = sorted(set(ids.to_list()) - set(perturbations["perturbation_id"].to_list()))
+    if perturbations.height != len(ids):
+        missing = sorted(set(ids) - set(perturbations["perturbation_id"].to_list()))
         raise ExplorerError(f"{data.name}/{method}: perturbation {missing[0]!r} is in no perturbation table")
     orienter_of = dict(zip(perturbations["perturbation_id"], perturbations["orienter"], strict=True))
     for rm in rms:
         rows = explained.filter(pl.col("rm") == rm)
         orienters[rm] = ", ".join(_first_seen(orienter_of[p] for p in rows["perturbation_id"]))
-        writer.put(f"datasets/{data.name}/{method}/rm-{rm}.js", f"rm/{data.name}/{method}/{rm}", _rm_file(rows, data, attributes))
-    judged = _judge_rows(tables["judgements"].filter((pl.col("dataset") == data.name) & (pl.col("method") == method)))
+        writer.put(
+            f"datasets/{data.name}/{method}/rm-{rm}.js",
+            f"rm/{data.name}/{method}/{rm}",
+            _rm_file(rows, data, attributes),
+        )
+    judged = _judge_rows(
+        tables["judgements"].filter((pl.col("dataset") == data.name) & (pl.col("method") == method))
+    )
     _edit_files(writer, data, method, perturbations, attributes, judged, per_file)
     in_pair = (pl.col("dataset") == data.name) & (pl.col("method") == method)
     pfr = tables["pfr"].filter(in_pair)
@@ -337,7 +370,9 @@ def _method_entry(
     }
 
 
-def _dataset_entries(writer: _Writer, tables: Mapping[str, pl.DataFrame], per_file: int) -> list[dict[str, Any]]:
+def _dataset_entries(
+    writer: _Writer, tables: Mapping[str, pl.DataFrame], per_file: int
+) -> list[dict[str, Any]]:
     explanations = tables["explanations"]
     entries = []
     for data in _datasets(tables["comparisons"]).values():
@@ -347,7 +382,11 @@ def _dataset_entries(writer: _Writer, tables: Mapping[str, pl.DataFrame], per_fi
             continue
         in_dataset = tables["originals"].filter(pl.col("comparison_id").is_in(list(data.index)))
         rms = _first_seen([*mine["rm"], *in_dataset["rm"]])
-        writer.put(f"datasets/{data.name}/comparisons.js", f"comparisons/{data.name}", _comparison_file(data, in_dataset, rms))
+        writer.put(
+            f"datasets/{data.name}/comparisons.js",
+            f"comparisons/{data.name}",
+            _comparison_file(data, in_dataset, rms),
+        )
         n_files = _text_files(writer, data, per_file)
         entries.append(
             {
@@ -470,3 +509,15 @@ def build_explorer(inputs: ExplorerInputs, out_dir: str | Path, settings: Explor
     page = render_page(manifest, settings.title).encode("utf-8")
     (root / "index.html").write_bytes(page)
     return {"index.html": len(page), **dict(sorted(writer.sizes.items()))}
+
+
+def run_explorer(
+    inputs: Mapping[str, Sequence[str]], index: str, settings: Mapping[str, Any]
+) -> dict[str, int]:
+    """The rule's call: build the explorer whose page is ``index`` (its data files go beside it, in
+    ``data/``) from input files by ``ExplorerInputs`` field and ``ExplorerSettings`` keys."""
+    unknown = set(inputs) - set(ExplorerInputs.__dataclass_fields__)
+    if unknown:
+        raise ExplorerError(f"unknown explorer input(s) {sorted(unknown)}")
+    files = ExplorerInputs(**{name: list(paths) for name, paths in inputs.items()})
+    return build_explorer(files, Path(index).parent, ExplorerSettings(**settings))

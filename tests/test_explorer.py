@@ -593,7 +593,7 @@ def tiny_explorer_config() -> dict:
 def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
     config = tiny_explorer_config()
     path = workflow_copy.write_config(config)
-    workflow_copy.snakemake("--cores", "2", "--configfile", str(path), "explorer")
+    workflow_copy.snakemake("explorer", "--cores", "2", "--configfile", str(path))
     root = workflow_copy.root / "results/explorer"
     manifest = manifest_of(root / "index.html")
     (harmless,) = manifest["datasets"]
@@ -609,6 +609,6 @@ def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
     assert text_of(browser, "#pert-count") == "6 of 6 perturbations shown"  # 3 attributes x 2 sides
 
     # In the report: the page, with a link to the one on disk beside the report.
-    workflow_copy.snakemake("--configfile", str(path), "--report", "results/report.html")
+    workflow_copy.snakemake("explorer", "--configfile", str(path), "--report", "results/report.html")
     report = (workflow_copy.root / "results/report.html").read_text(encoding="utf-8")
     assert "explorer/index.html" in report

@@ -253,7 +253,7 @@
     });
     var body = el("tbody");
     rows.forEach(function (r) { add(body, r); });
-    return el("table", { id: id || null }, el("thead", null, head), body);
+    return el("table", { id: id || null, class: "long" }, el("thead", null, head), body);
   }
 
   // ── view: flip rates ────────────────────────────────────────────────────────────────────────────────
@@ -306,9 +306,8 @@
               " comparisons, " + r.n_perturbations + " perturbations",
           },
           el("span", { class: "fill", style: "width:" + pct(r.pfr) }),
-          el("span", { class: "ci", style: "left:" + pct(r.low) + ";width:calc(" + pct(r.high) + " - " + pct(r.low) + ")" }),
-          el("span", { class: "val" }, fmt(r.pfr, 2)));
-          add(tr, el("td", null, bar));
+          el("span", { class: "ci", style: "left:" + pct(r.low) + ";width:calc(" + pct(r.high) + " - " + pct(r.low) + ")" }));
+          add(tr, el("td", null, bar, el("span", { class: "val" }, fmt(r.pfr, 2))));
         });
       });
       add(body, tr);
@@ -359,7 +358,7 @@
           el("td", { class: "num" }, fmt(ncf / js.length, 2)), el("td", { class: "num" }, fmt(md)));
       });
       add(view, el("h3", null, order.length + " comparisons"));
-      add(view, el("table", { id: "bar-comparisons" }, el("thead", null, el("tr", null, ["", "comparison", "prompt", "perturbations", "CFs", "CF share", "mean Δ"].map(function (h, i) {
+      add(view, el("table", { id: "bar-comparisons", class: "long" }, el("thead", null, el("tr", null, ["", "comparison", "prompt", "perturbations", "CFs", "CF share", "mean Δ"].map(function (h, i) {
         return el("th", { class: i >= 3 ? "num" : null }, h);
       }))), el("tbody", null, rows)));
       var list = [];
@@ -371,7 +370,7 @@
           el("td", null, cmp.id[c]), el("td", null, TARGET[f.target[j]]), el("td", { class: "num" }, f.variant[j]),
           el("td", null, kindBadge(f.kind[j], f.sub[j])), el("td", { class: "num" }, fmt(f.r[j])), el("td", { class: "num" }, fmt(f.delta[j])));
       });
-      add(view, el("table", { id: "bar-perturbations" }, el("thead", null, el("tr", null, ["perturbation", "comparison", "perturbed", "variant", "kind", "reward", "Δ against preference"].map(function (h, i) {
+      add(view, el("table", { id: "bar-perturbations", class: "long" }, el("thead", null, el("tr", null, ["perturbation", "comparison", "perturbed", "variant", "kind", "reward", "Δ against preference"].map(function (h, i) {
         return el("th", { class: i === 3 || i >= 5 ? "num" : null }, h);
       }))), el("tbody", null, prow)));
     });
@@ -688,7 +687,7 @@
     add(box, el("h3", null, "Results for " + quoted(q)));
     if (!rows.length) add(box, el("p", { class: "note", id: "token-none" }, "No token matches."));
     else {
-      add(box, el("table", { id: "token-table" }, el("thead", null, el("tr", null, ["RM", "prompt", "token", "score", "rank", "percentile", "match"].map(function (h, i) {
+      add(box, el("table", { id: "token-table", class: "long" }, el("thead", null, el("tr", null, ["RM", "prompt", "token", "score", "rank", "percentile", "match"].map(function (h, i) {
         return el("th", { class: i >= 3 && i <= 5 ? "num" : null }, h);
       }))), el("tbody", null, rows.map(function (r) {
         var n = r.s.text.length;

@@ -24,6 +24,7 @@ from rmexplain.explorer.build import (
     ExplorerSettings,
     build_explorer,
     js_literal,
+    token_bucket,
 )
 from rmexplain.explorer.edits import apply_edit, word_edit, words
 from rmexplain.explorer.inputs import explorer_inputs, explorer_settings
@@ -352,8 +353,8 @@ def test_build_writes_escaped_deterministic_files(tmp_path):
         "score": [1.0, 2.0],
         "rank": [2, 1],
     }
-    _, scan = data_payload(tmp_path / "one/data/tokens/rm-a/best.js")
-    assert scan["text"][:2] == ["love", " Love"] and scan["score"] == [5.0, 4.0, 3.0, 2.0, 1.0]
+    _, scan = data_payload(tmp_path / f"one/data/tokens/rm-a/best/{token_bucket('love')}.js")
+    assert scan == {"text": ["love", " Love"], "score": [5.0, 4.0], "rank": [1, 2]}
 
 
 def test_build_names_what_does_not_fit(tmp_path):
@@ -552,6 +553,12 @@ def test_click_through_in_headless_chromium(tmp_path, browser):
     wait_ready(browser)
     assert XSS_TOKEN in text_of(browser, "#token-table")
     no_code_ran(browser)
+
+    # The page finds a word's search file where the builder put it.
+    samples = ["love", " Love\n", "", "   ", "Ñandú", "🙂x", "ÉCOLE", "\u00a0x", "İstanbul", "\u2003em"]
+    assert browser.execute_script("return arguments[0].map(RMX.tokenBucket)", samples) == [
+        token_bucket(s) for s in samples
+    ]
 
     # A representative example from the flip-rate view.
     click(browser, "#tab-flips")

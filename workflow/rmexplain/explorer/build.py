@@ -12,8 +12,9 @@ loaded with a ``<script>`` tag when a view needs it (Chromium blocks ``fetch()``
   sub-kind, reward delta) of every perturbation it was explained with;
 - ``data/datasets/<dataset>/<method>/edits-<k>.js``: the perturbations of comparison shard ``k`` as word-level
   edits of their originals (``rmexplain.explorer.edits``), with the judge's verdicts where the judge ran;
-- ``data/tokens/<rm>/<prompt>.js``: one token scan, tokens sorted by score (best first);
-  ``data/tokens/human.js``: each RM's scores and ranks of the human ranking's items.
+- ``data/tokens/<rm>/<prompt>/<b>.js``: the tokens of one scan whose search key falls in bucket ``b``
+  (``token_bucket``), with their scores and ranks; ``data/tokens/human.js``: each RM's scores and ranks of the
+  human ranking's items.
 
 Each data file is one call ``RMX.put(key, payload)``. Every text reaches the page as JSON whose ``<``, ``>``,
 ``&``, U+2028 and U+2029 are written as ``\\uXXXX`` escapes (``js_literal``), so no text can end a
@@ -46,6 +47,8 @@ SUBKINDS = {None: 0, "between": 1, "beyond": 2}
 SIDES = {"plus": 0, "minus": 1}
 TARGETS = {"chosen": 0, "rejected": 1}
 SNIPPET = 200  # characters of a prompt in the comparison list
+TOKEN_BUCKETS = 32  # search files per token scan
+_ASCII_SPACE = " \t\n\r\f\v"
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _JS_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -401,8 +404,23 @@ def _dataset_entries(
 
 
 # ── tokens ────────────────────────────────────────────────────────────────────────────────────────────────
+def token_key(text: str) -> str:
+    """What a token search compares: the text without surrounding ASCII whitespace, lower-cased (the page's
+    ``norm``)."""
+    return text.strip(_ASCII_SPACE).lower()
+
+
+def token_bucket(text: str) -> int:
+    """The search file of a token: its key's first character's code point modulo TOKEN_BUCKETS (0 for an
+    empty key), so a search for a word or a prefix of one loads one small file per scan (the page's
+    ``bucket``)."""
+    key = token_key(text)
+    return ord(key[0]) % TOKEN_BUCKETS if key else 0
+
+
 def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSettings) -> dict[str, Any] | None:
-    """One file per (RM, prompt) scan, tokens best first; the manifest keeps the top and bottom lists."""
+    """Each (RM, prompt) scan ranked best first (ties by token id), split into TOKEN_BUCKETS search files
+    of ``[text, score, rank]`` columns; the manifest keeps the size and the top and bottom lists."""
     if scans.is_empty():
         return None
     n = settings.n_extremes
@@ -416,13 +434,21 @@ def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSetti
                 continue
             scan = scan.sort(["score", "token_id"], descending=[True, False])
             texts, scores = scan["text"].to_list(), [_num(s) for s in scan["score"]]
-            writer.put(f"tokens/{rm}/{prompt}.js", f"tokens/{rm}/{prompt}", {"text": texts, "score": scores})
+            buckets: dict[int, dict[str, list[Any]]] = {}
+            for rank, (text, score) in enumerate(zip(texts, scores, strict=True), start=1):
+                part = buckets.setdefault(token_bucket(text), {"text": [], "score": [], "rank": []})
+                part["text"].append(text)
+                part["score"].append(score)
+                part["rank"].append(rank)
+            for b, part in sorted(buckets.items()):
+                writer.put(f"tokens/{rm}/{prompt}/{b}.js", f"tokens/{rm}/{prompt}/{b}", part)
             pairs = list(zip(texts, scores, strict=True))
             files.setdefault(rm, {})[prompt] = {"n": len(texts), "top": pairs[:n], "bottom": pairs[-n:][::-1]}
     return {
         "rms": rms,
         "prompts": [{"id": p, "text": settings.token_prompts.get(p)} for p in prompts],
         "scans": files,
+        "buckets": TOKEN_BUCKETS,
     }
 
 

@@ -20,6 +20,7 @@
     manifest: M,
     applyEdit: applyEdit,
     words: words,
+    tokenBucket: function (s) { return bucket(s); },
   };
 
   // ── DOM ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -85,7 +86,10 @@
     return load("data/datasets/" + d + "/" + m + "/edits-" + k + ".js", "edits/" + d + "/" + m + "/" + k)
       .catch(function () { return null; }); // a shard without perturbations has no file
   }
-  function scanOf(rm, p) { return load("data/tokens/" + rm + "/" + p + ".js", "tokens/" + rm + "/" + p); }
+  function scanPart(rm, p, b) { // one search file of a scan; a bucket without tokens has none
+    return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b)
+      .catch(function () { return { text: [], score: [], rank: [] }; });
+  }
 
   // ── edits (rmexplain.explorer.edits, replayed) ──────────────────────────────────────────────────────
   function words(text) { return text.match(/[ \t\n\r\f\v]+|[^ \t\n\r\f\v]+[ \t\n\r\f\v]*/g) || []; }
@@ -380,9 +384,8 @@
   function viewList(view, ctx, params) {
     var d = ctx.d, m = ctx.m, rm = ctx.rm;
     add(view, el("h2", null, "Comparisons · " + d.name + " · " + m.name + " · explained for " + rm));
-    var files = [comparisonsOf(d.name)].concat(m.rms.map(function (r) { return rmFile(d.name, m.name, r); }));
-    return Promise.all(files).then(function (res) {
-      var cmp = res[0], f = res[1 + m.rms.indexOf(rm)], rep = representative(m), per = byComparison(f);
+    return Promise.all([comparisonsOf(d.name), rmFile(d.name, m.name, rm)]).then(function (res) {
+      var cmp = res[0], f = res[1], rep = representative(m), per = byComparison(f);
       var rows = cmp.id.map(function (id, i) {
         var js = per[i] || [], rw = rewardsOf(cmp, rm, i);
         var cfp = 0, cfm = 0;
@@ -540,7 +543,9 @@
     }
     [attrSel, cfBox, disBox, sortSel].forEach(function (c) { c.addEventListener("change", sync); });
     add(controls, el("label", null, "attribute ", attrSel), el("label", null, cfBox, " CFs only (for " + rm + ")"));
-    if (m.rms.length > 1) add(controls, el("label", { title: "perturbations that are a CF for one RM and an SF for another" }, disBox, " RMs disagree"));
+    if (perts.some(function (x) { return x.results.length > 1; })) {
+      add(controls, el("label", { title: "perturbations that are a CF for one RM and an SF for another" }, disBox, " RMs disagree"));
+    }
     add(controls, el("label", null, "sort ", sortSel));
     var out = el("div", { id: "perturbations" });
     add(view, el("h3", null, "Perturbations"), controls, out);
@@ -621,7 +626,7 @@
     var form = el("form", { class: "controls", id: "token-form" });
     var box = el("input", { type: "search", id: "token-search", placeholder: "a token or word", value: q });
     add(form, el("label", null, "Search ", box), el("button", { type: "submit", id: "token-go" }, "search"),
-      el("span", { class: "meta" }, "exact match after trimming and lower-casing; otherwise tokens containing it"));
+      el("span", { class: "meta" }, "exact match after trimming and lower-casing; otherwise tokens starting with it"));
     form.addEventListener("submit", function (ev) { ev.preventDefault(); go(["tokens"], { q: box.value }); });
     add(view, form);
     var results = el("div", { id: "token-results" });
@@ -629,8 +634,11 @@
     var prompts = T.prompts.map(function (p) { return p.id; });
     var jobs = [];
     if (q) {
+      var b = bucket(q);
       T.rms.forEach(function (rm) {
-        prompts.forEach(function (p) { if (T.scans[rm] && T.scans[rm][p]) jobs.push(scanOf(rm, p).then(function (s) { return { rm: rm, p: p, s: s }; })); });
+        prompts.forEach(function (p) {
+          if (T.scans[rm] && T.scans[rm][p]) jobs.push(scanPart(rm, p, b).then(function (s) { return { rm: rm, p: p, s: s, n: T.scans[rm][p].n }; }));
+        });
       });
       if (M.human) jobs.push(load("data/tokens/human.js", "human").then(function (h) { return { human: h }; }));
     }
@@ -664,7 +672,9 @@
     }
     return done;
   }
-  function norm(s) { return String(s).trim().toLowerCase(); }
+  // The search key and file of a token, as rmexplain.explorer.build.token_key and token_bucket compute them.
+  function norm(s) { return String(s).replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, "").toLowerCase(); }
+  function bucket(s) { var k = norm(s); return k ? k.codePointAt(0) % M.tokens.buckets : 0; }
   function drawSearch(box, q, scans) {
     var nq = norm(q), human = null, rows = [];
     scans.forEach(function (x) {
@@ -673,9 +683,9 @@
       x.s.text.forEach(function (t, j) {
         var n = norm(t);
         if (n === nq) hits.push(j);
-        else if (nq && part.length < 5 && n.indexOf(nq) >= 0) part.push(j);
+        else if (nq && part.length < 5 && n.indexOf(nq) === 0) part.push(j);
       });
-      (hits.length ? hits : part).forEach(function (j) { rows.push({ rm: x.rm, p: x.p, j: j, exact: hits.length > 0, s: x.s }); });
+      (hits.length ? hits : part).forEach(function (j) { rows.push({ rm: x.rm, p: x.p, j: j, n: x.n, exact: hits.length > 0, s: x.s }); });
     });
     var humanRank = {};
     if (human) {
@@ -690,10 +700,10 @@
       add(box, el("table", { id: "token-table", class: "long" }, el("thead", null, el("tr", null, ["RM", "prompt", "token", "score", "rank", "percentile", "match"].map(function (h, i) {
         return el("th", { class: i >= 3 && i <= 5 ? "num" : null }, h);
       }))), el("tbody", null, rows.map(function (r) {
-        var n = r.s.text.length;
+        var n = r.n, rank = r.s.rank[r.j];
         return el("tr", null, el("td", null, r.rm), el("td", null, r.p), el("td", null, el("span", { class: "tok" }, quoted(r.s.text[r.j]))),
-          el("td", { class: "num" }, fmt(r.s.score[r.j])), el("td", { class: "num" }, (r.j + 1) + " / " + n),
-          el("td", { class: "num" }, fmt(100 * (1 - r.j / Math.max(1, n - 1)), 1)), el("td", null, r.exact ? "exact" : "contains"));
+          el("td", { class: "num" }, fmt(r.s.score[r.j])), el("td", { class: "num" }, rank + " / " + n),
+          el("td", { class: "num" }, fmt(100 * (1 - (rank - 1) / Math.max(1, n - 1)), 1)), el("td", null, r.exact ? "exact" : "starts with"));
       }))));
     }
     var hr = Object.keys(humanRank);

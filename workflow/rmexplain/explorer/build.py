@@ -150,10 +150,7 @@ def _first_seen(values: Iterable[str]) -> list[str]:
 class _Dataset:
     name: str
     comparisons: pl.DataFrame  # COMPARISONS rows of this dataset, in table order
-    index: dict[str, int]  # comparison id -> position
-
-    def shard(self, position: int, per_file: int) -> int:
-        return position // per_file
+    index: dict[str, int]  # comparison id -> position (its shard: position // comparisons_per_file)
 
 
 def _datasets(comparisons: pl.DataFrame) -> dict[str, _Dataset]:
@@ -243,6 +240,29 @@ def _judge_rows(judgements: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _edit_entry(
+    r: Mapping[str, Any], original: str, c: int, attr_index: Mapping[str, int], judged: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One perturbation for the page: its word-level edit of ``original`` (checked to give its text back),
+    where it comes from, and the judge's verdicts on it (null where the judge did not run)."""
+    edit = word_edit(original, r["text"])
+    if apply_edit(original, edit) != r["text"]:
+        raise ExplorerError(f"perturbation {r['perturbation_id']}: its word edit does not give its text back")
+    return {
+        "pid": r["perturbation_id"],
+        "c": c,
+        "orienter": r["orienter"],
+        "target": TARGETS[r["target"]],
+        "attr": attr_index.get(r["attribute"], -1),
+        "variant": r["variant"],
+        "direction": r["direction"],
+        "generator": r["generator"],
+        "focus": list(r["focus_words"]),
+        "edit": edit,
+        "judge": judged.get(r["perturbation_id"]),
+    }
+
+
 def _edit_files(
     writer: _Writer,
     data: _Dataset,
@@ -252,7 +272,8 @@ def _edit_files(
     judged: Mapping[str, list[dict[str, Any]]],
     per_file: int,
 ) -> None:
-    """The perturbations of (dataset, method) as edits of their originals, one file per comparison shard."""
+    """The perturbations of (dataset, method) as columns of edits, one file per comparison shard, in
+    comparison order and table order within a comparison."""
     attr_index = {a: i for i, a in enumerate(attributes)}
     texts = {
         c: (chosen, rejected)
@@ -263,46 +284,16 @@ def _edit_files(
         raise ExplorerError(
             f"{data.name}/{method}: a perturbation names comparison {stray[0]!r}, not in its table"
         )
-    # Comparison order, then table order within a comparison (a stable sort).
     rows = sorted(perturbations.iter_rows(named=True), key=lambda r: data.index[r["comparison_id"]])
     shards: dict[int, dict[str, list[Any]]] = {}
     for r in rows:
         c = data.index[r["comparison_id"]]
-        original = texts[r["comparison_id"]][TARGETS[r["target"]]]
-        edit = word_edit(original, r["text"])
-        if apply_edit(original, edit) != r["text"]:
-            raise ExplorerError(
-                f"perturbation {r['perturbation_id']}: its word edit does not give its text back"
-            )
-        part = shards.setdefault(data.shard(c, per_file), {k: [] for k in _EDIT_COLUMNS})
-        part["pid"].append(r["perturbation_id"])
-        part["c"].append(c)
-        part["orienter"].append(r["orienter"])
-        part["target"].append(TARGETS[r["target"]])
-        part["attr"].append(attr_index.get(r["attribute"], -1))
-        part["variant"].append(r["variant"])
-        part["direction"].append(r["direction"])
-        part["generator"].append(r["generator"])
-        part["focus"].append(list(r["focus_words"]))
-        part["edit"].append(edit)
-        part["judge"].append(judged.get(r["perturbation_id"]))
+        entry = _edit_entry(r, texts[r["comparison_id"]][TARGETS[r["target"]]], c, attr_index, judged)
+        part = shards.setdefault(c // per_file, {k: [] for k in entry})
+        for key, value in entry.items():
+            part[key].append(value)
     for k, payload in sorted(shards.items()):
         writer.put(f"datasets/{data.name}/{method}/edits-{k}.js", f"edits/{data.name}/{method}/{k}", payload)
-
-
-_EDIT_COLUMNS = (
-    "pid",
-    "c",
-    "orienter",
-    "target",
-    "attr",
-    "variant",
-    "direction",
-    "generator",
-    "focus",
-    "edit",
-    "judge",
-)
 
 
 def _pfr_rows(pfr: pl.DataFrame) -> list[dict[str, Any]]:

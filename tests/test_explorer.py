@@ -454,6 +454,13 @@ def wait_ready(driver: Any, timeout: float = 30) -> None:
     )
 
 
+def find(driver: Any, css: str, timeout: float = 30) -> Any:
+    """The element once it is there (a <details> fills itself on its toggle event, after the click)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.find_element("css selector", css))
+
+
 def click(driver: Any, css: str) -> None:
     element = driver.find_element("css selector", css)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
@@ -509,7 +516,7 @@ def test_click_through_in_headless_chromium(tmp_path, browser):
 
     # Open its diff: deleted and inserted words, and the perturbed text (without the deletions) is its text.
     click(browser, 'details[data-pid="p0cc"] > summary')
-    diff = browser.find_element("css selector", 'details[data-pid="p0cc"] .diff')
+    diff = find(browser, 'details[data-pid="p0cc"] .diff')
     assert diff.find_elements("css selector", "ins")
     assert XSS_EDIT in diff.find_element("css selector", "ins").text
     shown = browser.execute_script(

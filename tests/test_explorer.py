@@ -584,9 +584,10 @@ def test_without_its_data_files_the_page_says_where_to_open_it(tmp_path, browser
     browser.get((tmp_path / "explorer/index.html").as_uri())
     wait_ready(browser)
     assert len(browser.find_elements("css selector", "#flip-table a.bar")) == 8
-    click(browser, "#tab-list")
-    wait_ready(browser)
-    assert "open results/explorer/index.html" in text_of(browser, "#load-error")
+    for route in ("#list/toy/rules/rm-a", "#cmp/toy/rules/rm-a/toy-s0-1", "#tokens?q=love"):
+        browser.execute_script("location.hash = arguments[0]", route)
+        wait_ready(browser)
+        assert "open results/explorer/index.html" in text_of(browser, "#load-error"), route
 
 
 # ── the rule, on the tiny demo ────────────────────────────────────────────────────────────────────────────

@@ -271,9 +271,9 @@ def _edit_files(
     attributes: list[str],
     judged: Mapping[str, list[dict[str, Any]]],
     per_file: int,
-) -> None:
+) -> list[int]:
     """The perturbations of (dataset, method) as columns of edits, one file per comparison shard, in
-    comparison order and table order within a comparison."""
+    comparison order and table order within a comparison; returns the shards written."""
     attr_index = {a: i for i, a in enumerate(attributes)}
     texts = {
         c: (chosen, rejected)
@@ -294,6 +294,7 @@ def _edit_files(
             part[key].append(value)
     for k, payload in sorted(shards.items()):
         writer.put(f"datasets/{data.name}/{method}/edits-{k}.js", f"edits/{data.name}/{method}/{k}", payload)
+    return sorted(shards)
 
 
 def _pfr_rows(pfr: pl.DataFrame) -> list[dict[str, Any]]:
@@ -348,7 +349,7 @@ def _method_entry(
     judged = _judge_rows(
         tables["judgements"].filter((pl.col("dataset") == data.name) & (pl.col("method") == method))
     )
-    _edit_files(writer, data, method, perturbations, attributes, judged, per_file)
+    shards = _edit_files(writer, data, method, perturbations, attributes, judged, per_file)
     in_pair = (pl.col("dataset") == data.name) & (pl.col("method") == method)
     pfr = tables["pfr"].filter(in_pair)
     return {
@@ -359,6 +360,7 @@ def _method_entry(
         "n_perturbations": perturbations.height,
         "n_explained": explained.height,
         "judged": bool(judged),
+        "edit_files": shards,  # shards with perturbations (a view loads no file for the others)
         "pfr": _pfr_rows(pfr),
         "examples": _example_rows(tables["examples"].filter(in_pair)),
     }
@@ -434,7 +436,12 @@ def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSetti
             for b, part in sorted(buckets.items()):
                 writer.put(f"tokens/{rm}/{prompt}/{b}.js", f"tokens/{rm}/{prompt}/{b}", part)
             pairs = list(zip(texts, scores, strict=True))
-            files.setdefault(rm, {})[prompt] = {"n": len(texts), "top": pairs[:n], "bottom": pairs[-n:][::-1]}
+            files.setdefault(rm, {})[prompt] = {
+                "n": len(texts),
+                "top": pairs[:n],
+                "bottom": pairs[-n:][::-1],
+                "buckets": sorted(buckets),  # the search files written
+            }
     return {
         "rms": rms,
         "prompts": [{"id": p, "text": settings.token_prompts.get(p)} for p in prompts],

@@ -82,13 +82,13 @@
   function comparisonsOf(d) { return load("data/datasets/" + d + "/comparisons.js", "comparisons/" + d); }
   function rmFile(d, m, rm) { return load("data/datasets/" + d + "/" + m + "/rm-" + rm + ".js", "rm/" + d + "/" + m + "/" + rm); }
   function textsOf(d, k) { return load("data/datasets/" + d + "/texts-" + k + ".js", "texts/" + d + "/" + k); }
-  function editsOf(d, m, k) {
-    return load("data/datasets/" + d + "/" + m + "/edits-" + k + ".js", "edits/" + d + "/" + m + "/" + k)
-      .catch(function () { return null; }); // a shard without perturbations has no file
+  function editsOf(d, m, k) { // the method's shard k; null where no perturbation falls in it
+    if (m.edit_files.indexOf(k) < 0) return Promise.resolve(null);
+    return load("data/datasets/" + d + "/" + m.name + "/edits-" + k + ".js", "edits/" + d + "/" + m.name + "/" + k);
   }
-  function scanPart(rm, p, b) { // one search file of a scan; a bucket without tokens has none
-    return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b)
-      .catch(function () { return { text: [], score: [], rank: [] }; });
+  function scanPart(rm, p, b) { // one search file of a scan; none where no token falls in bucket b
+    if (M.tokens.scans[rm][p].buckets.indexOf(b) < 0) return Promise.resolve({ text: [], score: [], rank: [] });
+    return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b);
   }
 
   // ── edits (rmexplain.explorer.edits, replayed) ──────────────────────────────────────────────────────
@@ -466,7 +466,7 @@
       var cmp = res[0], i = cmp.id.indexOf(cid);
       if (i < 0) throw new Error("No comparison " + cid + " in " + d.name);
       var k = Math.floor(i / M.per_file);
-      return Promise.all([textsOf(d.name, k), editsOf(d.name, m.name, k)]).then(function (more) {
+      return Promise.all([textsOf(d.name, k), editsOf(d.name, m, k)]).then(function (more) {
         drawComparison(view, ctx, cmp, i, res.slice(1), more[0], more[1], params);
       });
     });

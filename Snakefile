@@ -28,6 +28,7 @@ include: "workflow/rules/perturb.smk"
 include: "workflow/rules/explanations.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/tokens.smk"
+include: "workflow/rules/explorer.smk"
 
 
 rule all:
@@ -38,3 +39,4 @@ rule all:
         targets.discovery_targets(design),
         targets.analysis_targets(design),
         targets.token_targets(design),
+        paths.EXPLORER,

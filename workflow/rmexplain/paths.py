@@ -141,3 +141,8 @@ def official_file_name(hub_id: str) -> str:
 def embedded_data_file(part: str) -> str:
     """Path of a bundled JSONL part (an input of the rules that read it, so edits to it rerun them)."""
     return str(resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl")
+
+
+# ── the explanation explorer ──────────────────────────────────────────────────────────────────────────────
+EXPLORER = "results/explorer/index.html"  # the page; its data files are under EXPLORER_DATA
+EXPLORER_DATA = "results/explorer/data"

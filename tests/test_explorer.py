@@ -1,0 +1,629 @@
+"""The explanation explorer: word-level edits, escaping, deterministic files, its inputs for the bundled
+configs, a click-through in headless Chromium, and the rule on the tiny demo."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+import yaml
+from conftest import REPO, tiny_demo_config
+
+from rmexplain import schemas as S
+from rmexplain.config import check
+from rmexplain.design import Design
+from rmexplain.explorer.build import (
+    ExplorerError,
+    ExplorerInputs,
+    ExplorerSettings,
+    build_explorer,
+    js_literal,
+    token_bucket,
+)
+from rmexplain.explorer.edits import apply_edit, word_edit, words
+from rmexplain.explorer.inputs import explorer_inputs, explorer_settings
+
+# Texts that would run code if the page ever put them into the document as markup.
+XSS_PROMPT = "Is <script>window.__pwned = 1</script> safe?"
+XSS_CHOSEN = 'Yes. <img src=x onerror="window.__pwned = 2"> It is fine & calm.'
+XSS_EDIT = "</script><script>window.__pwned = 3</script>"
+XSS_TOKEN = "</script><script>window.__pwned = 4</script>"
+RMS = ("rm-a", "rm-b")
+ATTRIBUTES = ("clarity", "verbosity")
+
+
+# ── word-level edits ──────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize(
+    ("original", "perturbed"),
+    [
+        ("Hello world, how are you?", "Hello there world, how are they?"),
+        ("same text", "same text"),
+        ("", "something new"),
+        ("all of it goes", ""),
+        ("  leading space\tand\ttabs\n\nnew paragraph ", "leading space and tabs\nnew paragraph"),
+        ("non\u00a0breaking\u2003spaces and émojis 🙂 stay", "non\u00a0breaking spaces and émojis 🙂🙂 stay"),
+        ("a a a a b a a a", "a a b b a a a a a"),
+    ],
+)
+def test_word_edit_gives_the_perturbed_text_back(original, perturbed):
+    edit = word_edit(original, perturbed)
+    assert apply_edit(original, edit) == perturbed
+    assert "".join(words(original)) == original
+    if original == perturbed:
+        assert edit == []
+
+
+def test_word_edit_stores_only_what_changed():
+    original = " ".join(f"word{i}" for i in range(500))
+    perturbed = original.replace("word250", "something else entirely")
+    edit = word_edit(original, perturbed)
+    assert edit == [[250, 1, "something else entirely "]]
+
+
+def test_a_malformed_edit_is_an_error():
+    with pytest.raises(ValueError, match="runs past"):
+        apply_edit("two words", [[1, 5, "x"]])
+
+
+# ── escaping ──────────────────────────────────────────────────────────────────────────────────────────────
+def test_js_literal_cannot_end_a_script_element():
+    value = {"t": "</script><!-- & \u2028 \u2029 <b>", "n": [1.5, None]}
+    text = js_literal(value)
+    assert not re.search(r"[<>&\u2028\u2029]", text)
+    assert json.loads(text) == value
+    with pytest.raises(ValueError):
+        js_literal(float("nan"))
+
+
+# ── a small set of tables, written through their contracts ────────────────────────────────────────────────
+def _kind(side: str, r_plus: float, r_minus: float, r_new: float) -> tuple[str, str | None, float]:
+    """CF/SF, sub-kind and delta as the categorise stage defines them."""
+    if side == "plus":
+        flipped, delta, beyond = r_new < r_minus, r_plus - r_new, r_new > r_plus
+    else:
+        flipped, delta, beyond = r_new > r_plus, r_new - r_minus, r_new < r_minus
+    if flipped:
+        return "counterfactual", None, delta
+    return "semifactual", "beyond" if beyond else "between", delta
+
+
+def toy_tables(root: Path) -> tuple[ExplorerInputs, dict[str, Any]]:
+    """One dataset, one method, two RMs sharing one perturbation set; texts that try to run code; the
+    expected counts a reader of the page should see."""
+    root.mkdir(parents=True, exist_ok=True)
+    ids = [f"toy-s0-{i}" for i in range(3)]
+    comparisons = pl.DataFrame(
+        {
+            "comparison_id": ids,
+            "dataset": ["toy"] * 3,
+            "seed": [0] * 3,
+            "source_index": [str(i) for i in range(3)],
+            "prompt": [XSS_PROMPT, "How do I boil an egg?", "Name a colour."],
+            "chosen": [XSS_CHOSEN, "Boil it for nine minutes, then cool it in cold water.", "Blue."],
+            "rejected": ["No idea.", "Just cook it.", "I would rather not say."],
+        }
+    )
+    # Original rewards (chosen, rejected) per RM: rm-b prefers the rejected response of the second comparison.
+    originals = {"rm-a": [(2.0, 0.0), (3.0, 1.0), (1.0, 0.5)], "rm-b": [(1.0, -1.0), (0.0, 2.0), (4.0, 0.0)]}
+    score_rows = [
+        {
+            "comparison_id": c,
+            "rm": rm,
+            "reward_chosen": rc,
+            "reward_rejected": rr,
+            "plus_target": "chosen" if rc > rr else "rejected",
+            "agrees_with_human": rc > rr,
+        }
+        for rm, rewards in originals.items()
+        for c, (rc, rr) in zip(ids, rewards, strict=True)
+    ]
+    perturbations, explanations = [], []
+    new_reward = {  # r(y') per RM of each perturbation, by (comparison, target, attribute)
+        "rm-a": {(0, "chosen", "clarity"): -1.0, (1, "rejected", "verbosity"): 5.0},
+        "rm-b": {(0, "chosen", "clarity"): 0.5, (1, "chosen", "verbosity"): 3.0},
+    }
+    for i, c in enumerate(ids):
+        for target in ("chosen", "rejected"):
+            original = comparisons[target][i]
+            for attribute in ATTRIBUTES:
+                pid = f"p{i}{target[0]}{attribute[0]}"
+                text = f"{original} ({attribute} changed)"
+                if (i, target, attribute) == (0, "chosen", "clarity"):
+                    text = original.replace("It is fine", f"It is {XSS_EDIT} fine")
+                perturbations.append(
+                    {
+                        "perturbation_id": pid,
+                        "comparison_id": c,
+                        "target": target,
+                        "direction": "worse" if target == "chosen" else "better",
+                        "attribute": attribute,
+                        "variant": 0,
+                        "text": text,
+                        "method": "rules",
+                        "orienter": "shared",
+                        "focus_words": ["It"],
+                        "generator": f"rules:{attribute}:test",
+                    }
+                )
+                for rm in RMS:
+                    rc, rr = originals[rm][i]
+                    plus_target = "chosen" if rc > rr else "rejected"
+                    side = "plus" if target == plus_target else "minus"
+                    r_plus, r_minus = max(rc, rr), min(rc, rr)
+                    own = r_plus if side == "plus" else r_minus
+                    default = own - 0.1 if side == "plus" else own + 0.1
+                    r_new = new_reward[rm].get((i, target, attribute), default)
+                    kind, sub, delta = _kind(side, r_plus, r_minus, r_new)
+                    explanations.append(
+                        {
+                            "dataset": "toy",
+                            "rm": rm,
+                            "method": "rules",
+                            "comparison_id": c,
+                            "seed": 0,
+                            "perturbation_id": pid,
+                            "target": target,
+                            "side": side,
+                            "attribute": attribute,
+                            "variant": 0,
+                            "reward_plus": r_plus,
+                            "reward_minus": r_minus,
+                            "reward_perturbed": r_new,
+                            "kind": kind,
+                            "sf_subkind": sub,
+                            "reward_delta": delta,
+                            "agrees_with_human": plus_target == "chosen",
+                        }
+                    )
+    explained = pl.DataFrame(explanations)
+    pfr = [
+        {
+            "dataset": "toy",
+            "method": "rules",
+            "rm": rm,
+            "side": side,
+            "attribute": a,
+            "pfr": 0.25 if a == "clarity" else 0.1,
+            "pfr_low": 0.0,
+            "pfr_high": 0.5,
+            "mean_delta": 0.3,
+            "delta_low": 0.1,
+            "delta_high": 0.5,
+            "n_comparisons": 3,
+            "n_perturbations": 3,
+        }
+        for rm in RMS
+        for side in ("plus", "minus")
+        for a in ATTRIBUTES
+    ]
+    examples = [
+        {
+            "dataset": "toy",
+            "method": "rules",
+            "kind": "rm",
+            "rm_a": "rm-a",
+            "rm_b": None,
+            "side": None,
+            "comparison_id": ids[0],
+            "score": 1.5,
+            "tau_1": 0.7,
+            "tau_2": 0.8,
+            "n_eligible": 3,
+        }
+    ]
+    judgements = [
+        {
+            "dataset": "toy",
+            "method": "rules",
+            "orienter": "shared",
+            "perturbation_id": "p0cc",
+            "comparison_id": ids[0],
+            "attribute": "clarity",
+            "intended": "worse",
+            "verdict": "worse",
+            "agrees": True,
+            "answer": "worse <b>really</b>",
+            "judge": "test-judge",
+        }
+    ]
+    tokens = ["love", " Love", "hate", XSS_TOKEN, "ok"]
+    scans = [
+        {"rm": rm, "prompt_id": "best", "token_id": k, "piece": t, "text": t, "score": float(s)}
+        for rm, scores in (("rm-a", [5, 4, 1, 3, 2]), ("rm-b", [1, 2, 5, 4, 3]))
+        for k, (t, s) in enumerate(zip(tokens, scores, strict=True))
+    ]
+    human = [
+        {"rm": rm, "item": item, "human_rank": rank, "score": score}
+        for rm, scores in (("rm-a", [2.0, 1.0]), ("rm-b", [1.0, 2.0]))
+        for (item, rank), score in zip((("love", 1), ("hate", 2)), scores, strict=True)
+    ]
+    files = {
+        "comparisons": (comparisons, S.COMPARISONS),
+        "originals": (pl.DataFrame(score_rows), S.ORIGINAL_SCORES),
+        "perturbations": (pl.DataFrame(perturbations), S.PERTURBATIONS),
+        "pfr": (pl.DataFrame(pfr), S.PFR),
+        "examples": (pl.DataFrame(examples), S.EXAMPLES),
+        "judgements": (pl.DataFrame(judgements), S.JUDGEMENTS),
+        "token_scans": (pl.DataFrame(scans), S.TOKEN_SCORES),
+        "token_human": (pl.DataFrame(human), S.TOKEN_HUMAN_SCORES),
+    }
+    paths: dict[str, list[str]] = {}
+    for name, (frame, contract) in files.items():
+        S.write_table(frame, root / f"{name}.parquet", contract, name)
+        paths[name] = [str(root / f"{name}.parquet")]
+    paths["explanations"] = []
+    for rm in RMS:
+        S.write_table(explained.filter(pl.col("rm") == rm), root / f"{rm}.parquet", S.EXPLANATIONS, rm)
+        paths["explanations"].append(str(root / f"{rm}.parquet"))
+    expected = {
+        "texts": {p["perturbation_id"]: p["text"] for p in perturbations},
+        "cf": {
+            (rm, c): explained.filter(
+                (pl.col("rm") == rm) & (pl.col("comparison_id") == c) & (pl.col("kind") == "counterfactual")
+            ).height
+            for rm in RMS
+            for c in ids
+        },
+        "ids": ids,
+    }
+    return ExplorerInputs(**paths), expected
+
+
+SETTINGS = ExplorerSettings(
+    title="Toy <explorer>", comparisons_per_file=2, token_prompts={"best": "The best <thing>?"}, n_extremes=2
+)
+
+
+def data_payload(path: Path) -> tuple[str, Any]:
+    """(key, payload) of one data file, ``RMX.put(key, payload);``."""
+    text = path.read_text(encoding="utf-8")
+    match = re.fullmatch(r"RMX\.put\((\"[^\"]*\"),(.*)\);\n", text, re.S)
+    assert match, f"{path} is not one RMX.put call"
+    return json.loads(match.group(1)), json.loads(match.group(2))
+
+
+def manifest_of(index: Path) -> dict[str, Any]:
+    page = index.read_text(encoding="utf-8")
+    match = re.search(r'<script type="application/json" id="rmx-manifest">(.*?)</script>', page, re.S)
+    assert match
+    return json.loads(match.group(1))
+
+
+# ── the builder ───────────────────────────────────────────────────────────────────────────────────────────
+def test_build_writes_escaped_deterministic_files(tmp_path):
+    inputs, expected = toy_tables(tmp_path / "tables")
+    sizes = build_explorer(inputs, tmp_path / "one", SETTINGS)
+    build_explorer(inputs, tmp_path / "two", SETTINGS)
+    one = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    two = sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    assert one == two and sorted(map(str, one)) == sorted(sizes)
+    for rel in one:
+        assert (tmp_path / "one" / rel).read_bytes() == (tmp_path / "two" / rel).read_bytes(), rel
+
+    page = (tmp_path / "one/index.html").read_text(encoding="utf-8")
+    assert page.count("</script>") == 2  # the manifest and the app: no text closes either early
+    assert "<title>Toy &lt;explorer&gt;</title>" in page
+    for path in (tmp_path / "one/data").rglob("*.js"):
+        assert not re.search(r"[<>]", path.read_text(encoding="utf-8")), path
+
+    manifest = manifest_of(tmp_path / "one/index.html")
+    (toy,) = manifest["datasets"]
+    (rules,) = toy["methods"]
+    assert (toy["n_comparisons"], toy["n_files"], rules["rms"], rules["attributes"]) == (
+        3,
+        2,
+        list(RMS),
+        list(ATTRIBUTES),
+    )
+    assert rules["judged"] and len(rules["pfr"]) == 8 and rules["examples"][0]["comparison_id"] == "toy-s0-0"
+    assert manifest["tokens"]["scans"]["rm-a"]["best"]["top"] == [["love", 5.0], [" Love", 4.0]]
+    assert manifest["tokens"]["scans"]["rm-b"]["best"]["bottom"] == [["love", 1.0], [" Love", 2.0]]
+
+    # Every perturbation's edit gives its text back; the judge's verdict rides along.
+    texts: dict[str, str] = {}
+    for k in range(2):
+        _, comparison_texts = data_payload(tmp_path / f"one/data/datasets/toy/texts-{k}.js")
+        key, edits = data_payload(tmp_path / f"one/data/datasets/toy/rules/edits-{k}.js")
+        assert key == f"edits/toy/rules/{k}"
+        for pid, c, target, edit, judge in zip(
+            edits["pid"], edits["c"], edits["target"], edits["edit"], edits["judge"], strict=True
+        ):
+            t = c - comparison_texts["first"]
+            original = comparison_texts["chosen" if target == 0 else "rejected"][t]
+            texts[pid] = apply_edit(original, edit)
+            assert (judge is not None) == (pid == "p0cc")
+    assert texts == expected["texts"]
+
+    _, rm_a = data_payload(tmp_path / "one/data/datasets/toy/rules/rm-rm-a.js")
+    cfs = {
+        c: sum(k for k, cc in zip(rm_a["kind"], rm_a["c"], strict=True) if cc == i)
+        for i, c in enumerate(expected["ids"])
+    }
+    assert cfs == {c: expected["cf"]["rm-a", c] for c in expected["ids"]}
+    _, human = data_payload(tmp_path / "one/data/tokens/human.js")
+    assert human["rms"]["rm-b"] == {
+        "item": ["love", "hate"],
+        "human_rank": [1, 2],
+        "score": [1.0, 2.0],
+        "rank": [2, 1],
+    }
+    _, scan = data_payload(tmp_path / f"one/data/tokens/rm-a/best/{token_bucket('love')}.js")
+    assert scan == {"text": ["love", " Love"], "score": [5.0, 4.0], "rank": [1, 2]}
+
+
+def test_build_names_what_does_not_fit(tmp_path):
+    inputs, _ = toy_tables(tmp_path / "tables")
+    with pytest.raises(ExplorerError, match="comparisons_per_file"):
+        build_explorer(inputs, tmp_path / "out", ExplorerSettings(comparisons_per_file=0))
+    lonely = ExplorerInputs(
+        comparisons=inputs.comparisons,
+        originals=inputs.originals,
+        perturbations=[],
+        explanations=inputs.explanations,
+    )
+    with pytest.raises(ExplorerError, match="toy/rules: perturbation 'p0c"):
+        build_explorer(lonely, tmp_path / "out", SETTINGS)
+    frame = pl.read_parquet(inputs.comparisons[0]).with_columns(pl.lit("bad name").alias("dataset"))
+    frame.write_parquet(tmp_path / "bad.parquet")
+    with pytest.raises(ExplorerError, match="dataset 'bad name'"):
+        build_explorer(
+            ExplorerInputs([str(tmp_path / "bad.parquet")], [], [], []), tmp_path / "out", SETTINGS
+        )
+
+
+# ── inputs for the bundled configs ────────────────────────────────────────────────────────────────────────
+def design_of(name: str) -> Design:
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    check(config)
+    return Design.from_config(config)
+
+
+def test_inputs_of_the_demo_and_the_paper():
+    demo = explorer_inputs(design_of("config.yaml"))
+    counts = {name: len(files) for name, files in demo.items()}
+    assert counts == {
+        "comparisons": 2,
+        "originals": 4,
+        "perturbations": 8,  # 2 datasets x 2 methods x 2 RMs orienting their own sets
+        "explanations": 8,
+        "pfr": 2,  # rules only: rules_random is not attribute-conditioned
+        "examples": 2,
+        "judgements": 0,
+        "token_scans": 6,
+        "token_human": 2,
+    }
+    assert "results/perturbations/helpful/rules_random/demo-harmless.parquet" in demo["perturbations"]
+    paper_design = design_of("paper.yaml")
+    paper = explorer_inputs(paper_design)
+    assert "results/perturbations/harmless_global/two_step/shared.parquet" in paper["perturbations"]
+    assert "results/explanations/harmless_global/two_step/skywork-8b.parquet" in paper["explanations"]
+    assert len(paper["pfr"]) == 3 and paper["token_scans"] == []
+    settings = explorer_settings(paper_design)
+    assert settings["level"] == 0.95 and settings["token_prompts"] == {}
+    ExplorerSettings(**settings)  # the rule's params are the builder's settings
+
+
+# ── the page in a real browser ────────────────────────────────────────────────────────────────────────────
+def find_chromium() -> tuple[str, str] | None:
+    """(browser, chromedriver) executables, or None."""
+    browser = next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+    )
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    found = find_chromium()
+    if found is None:
+        pytest.skip("no chromium and chromedriver on PATH (Debian: apt-get install chromium chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = found[0]
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(found[1]), options=options)
+    driver.set_script_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_ready(driver: Any, timeout: float = 30) -> None:
+    """Until the page has drawn the view its address names."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(
+        lambda d: d.execute_script("return document.body.getAttribute('data-ready') === location.hash")
+    )
+
+
+def find(driver: Any, css: str, timeout: float = 30) -> Any:
+    """The element once it is there (a <details> fills itself on its toggle event, after the click)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.find_element("css selector", css))
+
+
+def click(driver: Any, css: str) -> None:
+    element = driver.find_element("css selector", css)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
+def text_of(driver: Any, css: str) -> str:
+    return driver.find_element("css selector", css).text
+
+
+def no_code_ran(driver: Any) -> None:
+    assert driver.execute_script("return window.__pwned === undefined")
+    assert driver.execute_script("return document.querySelectorAll('img, b').length") == 0
+
+
+def shot(driver: Any, path: Path) -> None:
+    driver.save_screenshot(str(path))
+    assert path.stat().st_size > 5_000
+
+
+def test_click_through_in_headless_chromium(tmp_path, browser):
+    inputs, expected = toy_tables(tmp_path / "tables")
+    build_explorer(inputs, tmp_path / "explorer", SETTINGS)
+    browser.get((tmp_path / "explorer/index.html").as_uri())
+    wait_ready(browser)
+    assert "Preference flip rates · toy · rules" in text_of(browser, "h2")
+    assert len(browser.find_elements("css selector", "#flip-table a.bar")) == 8
+    shot(browser, tmp_path / "flips.png")
+
+    # A flip-rate bar leads to the comparisons and perturbations behind it.
+    click(browser, 'a.bar[data-rm="rm-a"][data-side="plus"][data-attribute="clarity"]')
+    wait_ready(browser)
+    assert "PFR 0.250 [0.000, 0.500]" in text_of(browser, "#bar-summary")
+    assert len(browser.find_elements("css selector", "#bar-comparisons tbody tr")) == 3
+    assert len(browser.find_elements("css selector", "#bar-perturbations tbody tr")) == 3
+    shot(browser, tmp_path / "bar.png")
+    click(browser, "#bar-comparisons a.cmp-link")
+    wait_ready(browser)
+
+    # One comparison: the texts shown as text, the attribute filter carried over.
+    assert text_of(browser, "#prompt") == XSS_PROMPT
+    assert XSS_CHOSEN in text_of(browser, "#response-chosen")
+    assert browser.find_element("css selector", "#filter-attr").get_attribute("value") == "clarity"
+    assert text_of(browser, "#pert-count") == "2 of 4 perturbations shown"
+    browser.execute_script(
+        "var s = document.getElementById('filter-attr'); s.value = ''; s.dispatchEvent(new Event('change'))"
+    )
+    click(browser, "#filter-cf")
+    assert text_of(browser, "#pert-count") == f"{expected['cf']['rm-a', 'toy-s0-0']} of 4 perturbations shown"
+    click(browser, "#filter-cf")
+    click(browser, "#filter-disagree")  # p0cc: a CF for rm-a, an SF for rm-b
+    assert text_of(browser, "#pert-count") == "1 of 4 perturbations shown"
+
+    # Open its diff: deleted and inserted words, and the perturbed text (without the deletions) is its text.
+    click(browser, 'details[data-pid="p0cc"] > summary')
+    diff = find(browser, 'details[data-pid="p0cc"] .diff')
+    assert diff.find_elements("css selector", "ins")
+    assert XSS_EDIT in diff.find_element("css selector", "ins").text
+    shown = browser.execute_script(
+        "var d = arguments[0].cloneNode(true); d.querySelectorAll('del').forEach(e => e.remove());"
+        " return d.textContent",
+        diff,
+    )
+    assert shown == expected["texts"]["p0cc"]
+    assert "judge: worse ✓" in text_of(browser, 'details[data-pid="p0cc"] > summary')
+    no_code_ran(browser)
+    shot(browser, tmp_path / "comparison.png")
+
+    # The comparison list: sort, and the RMs' split preference.
+    click(browser, "#tab-list")
+    wait_ready(browser)
+    assert text_of(browser, "#list-count") == "3 of 3 comparisons"
+    assert "★" in text_of(browser, 'tr[data-id="toy-s0-0"]')
+    click(browser, "#list-split")
+    assert text_of(browser, "#list-count") == "1 of 3 comparisons"
+    shot(browser, tmp_path / "list.png")
+
+    # Tokens: search a word, its rank under each RM and its human rank.
+    click(browser, "#tab-tokens")
+    wait_ready(browser)
+    box = browser.find_element("css selector", "#token-search")
+    box.send_keys("LOVE")
+    click(browser, "#token-go")
+    wait_ready(browser)
+    rows = [r.text for r in browser.find_elements("css selector", "#token-table tbody tr")]
+    assert rows == [
+        'rm-a best "love" 5.000 1 / 5 100.0 exact',
+        'rm-a best " Love" 4.000 2 / 5 75.0 exact',
+        'rm-b best " Love" 2.000 4 / 5 25.0 exact',
+        'rm-b best "love" 1.000 5 / 5 0.0 exact',
+    ]
+    assert "rm-a ranks it 1" in text_of(browser, "#token-human") and "rm-b ranks it 2" in text_of(
+        browser, "#token-human"
+    )
+    shot(browser, tmp_path / "tokens.png")
+    browser.execute_script("location.hash = '#tokens?q=' + encodeURIComponent(arguments[0])", XSS_TOKEN)
+    wait_ready(browser)
+    assert XSS_TOKEN in text_of(browser, "#token-table")
+    no_code_ran(browser)
+
+    # The page finds a word's search file where the builder put it.
+    samples = ["love", " Love\n", "", "   ", "Ñandú", "🙂x", "ÉCOLE", "\u00a0x", "İstanbul", "\u2003em"]
+    assert browser.execute_script("return arguments[0].map(RMX.tokenBucket)", samples) == [
+        token_bucket(s) for s in samples
+    ]
+
+    # A representative example from the flip-rate view.
+    click(browser, "#tab-flips")
+    wait_ready(browser)
+    click(browser, "#examples a.example-link")
+    wait_ready(browser)
+    assert "★ rm-a" in text_of(browser, "#comparison-title")
+    no_code_ran(browser)
+
+
+def test_without_its_data_files_the_page_says_where_to_open_it(tmp_path, browser):
+    """As the copy in the Snakemake report is: the manifest draws the flip rates, the rest says why not."""
+    inputs, _ = toy_tables(tmp_path / "tables")
+    build_explorer(inputs, tmp_path / "explorer", SETTINGS)
+    shutil.rmtree(tmp_path / "explorer/data")
+    browser.get((tmp_path / "explorer/index.html").as_uri())
+    wait_ready(browser)
+    assert len(browser.find_elements("css selector", "#flip-table a.bar")) == 8
+    for route in ("#list/toy/rules/rm-a", "#cmp/toy/rules/rm-a/toy-s0-1", "#tokens?q=love"):
+        browser.execute_script("location.hash = arguments[0]", route)
+        wait_ready(browser)
+        assert "open results/explorer/index.html" in text_of(browser, "#load-error"), route
+
+
+# ── the rule, on the tiny demo ────────────────────────────────────────────────────────────────────────────
+def tiny_explorer_config() -> dict:
+    """The tiny demo with a small token part (one prompt, 60 tokens) and the example human ranking."""
+    config = tiny_demo_config()
+    tokens = config["tokens"]
+    tokens["enabled"] = True
+    tokens["prompts"] = {"best": tokens["prompts"]["best"]}
+    tokens["vocabulary"]["max_tokens"] = 60
+    tokens["analysis"]["framing_pairs"] = []
+    tokens["elo"]["enabled"] = False
+    tokens["paper_analysis"] = {"enabled": False}
+    return config
+
+
+@pytest.mark.slow
+def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
+    config = tiny_explorer_config()
+    path = workflow_copy.write_config(config)
+    workflow_copy.snakemake("explorer", "--cores", "2", "--configfile", str(path))
+    root = workflow_copy.root / "results/explorer"
+    manifest = manifest_of(root / "index.html")
+    (harmless,) = manifest["datasets"]
+    assert harmless["n_comparisons"] == 8 and [m["name"] for m in harmless["methods"]] == ["rules"]
+    assert manifest["tokens"]["scans"]["demo-harmless"]["best"]["n"] > 0 and manifest["human"]
+    assert (root / "data/datasets/harmless/rules/rm-demo-harmless.js").is_file()
+
+    browser.get((root / "index.html").as_uri() + "#list/harmless/rules/demo-harmless")
+    wait_ready(browser)
+    assert text_of(browser, "#list-count") == "8 of 8 comparisons"
+    click(browser, "#comparison-table a.cmp-link")
+    wait_ready(browser)
+    assert text_of(browser, "#pert-count") == "6 of 6 perturbations shown"  # 3 attributes x 2 sides
+
+    # In the report: the page, with a link to the one on disk beside the report.
+    workflow_copy.snakemake("explorer", "--configfile", str(path), "--report", "results/report.html")
+    report = (workflow_copy.root / "results/report.html").read_text(encoding="utf-8")
+    assert "explorer/index.html" in report

@@ -1,0 +1,770 @@
+// rmexplain explanation explorer: plain JavaScript, no framework, no network.
+// Every text from the data is put on the page with textContent (el() below), never parsed as HTML.
+// Data files are loaded with <script> tags (fetch() of file:// is blocked in Chromium); each calls RMX.put.
+(function () {
+  "use strict";
+
+  var M = JSON.parse(document.getElementById("rmx-manifest").textContent);
+  var store = {};
+  var pending = {};
+  var KIND = ["SF", "CF"];
+  var SUB = [null, "between", "beyond"];
+  var SIDE = ["plus", "minus"];
+  var SIDE_LABEL = { plus: "Y+", minus: "Y−" };
+  var TARGET = ["chosen", "rejected"];
+  var PAGE = 200; // rows of a long list shown at once
+  var BAR_LIMIT = 1000; // perturbations listed behind a flip-rate bar
+
+  window.RMX = {
+    put: function (key, value) { store[key] = value; },
+    manifest: M,
+    applyEdit: applyEdit,
+    words: words,
+    tokenBucket: function (s) { return bucket(s); },
+  };
+
+  // ── DOM ─────────────────────────────────────────────────────────────────────────────────────────────
+  function el(tag, props) {
+    var e = document.createElement(tag);
+    if (props) {
+      Object.keys(props).forEach(function (k) {
+        var v = props[k];
+        if (v === null || v === undefined || v === false) return;
+        if (k === "class") e.className = v;
+        else if (k === "text") e.textContent = String(v);
+        else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), v);
+        else if (k === "href") {
+          if (String(v).charAt(0) !== "#") throw new Error("only in-page links");
+          e.setAttribute("href", v);
+        } else e.setAttribute(k, String(v));
+      });
+    }
+    for (var i = 2; i < arguments.length; i++) add(e, arguments[i]);
+    return e;
+  }
+  function add(parent) { // add(parent, child, ...): nodes as they are, anything else as text
+    for (var i = 1; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) child.forEach(function (c) { add(parent, c); });
+      else if (child instanceof Node) parent.appendChild(child);
+      else parent.appendChild(document.createTextNode(String(child)));
+    }
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function fmt(x, digits) {
+    if (x === null || x === undefined) return "–";
+    return Number(x).toFixed(digits === undefined ? 3 : digits);
+  }
+  function quoted(text) { return JSON.stringify(text); }
+
+  // ── data files ──────────────────────────────────────────────────────────────────────────────────────
+  function load(path, key) {
+    if (Object.prototype.hasOwnProperty.call(store, key)) return Promise.resolve(store[key]);
+    if (pending[key]) return pending[key];
+    pending[key] = new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.charset = "utf-8";
+      s.src = path.split("/").map(encodeURIComponent).join("/");
+      s.onload = function () {
+        if (Object.prototype.hasOwnProperty.call(store, key)) resolve(store[key]);
+        else reject(new Error(path + " did not define its data"));
+      };
+      s.onerror = function () {
+        delete pending[key];
+        reject(new Error("Could not load " + path + ". The explorer reads its data files from the folder " +
+          "of index.html: open results/explorer/index.html itself (from disk or a copy of the folder)."));
+      };
+      document.head.appendChild(s);
+    });
+    return pending[key];
+  }
+  function comparisonsOf(d) { return load("data/datasets/" + d + "/comparisons.js", "comparisons/" + d); }
+  function rmFile(d, m, rm) { return load("data/datasets/" + d + "/" + m + "/rm-" + rm + ".js", "rm/" + d + "/" + m + "/" + rm); }
+  function textsOf(d, k) { return load("data/datasets/" + d + "/texts-" + k + ".js", "texts/" + d + "/" + k); }
+  function editsOf(d, m, k) { // the method's shard k; null where no perturbation falls in it
+    if (m.edit_files.indexOf(k) < 0) return Promise.resolve(null);
+    return load("data/datasets/" + d + "/" + m.name + "/edits-" + k + ".js", "edits/" + d + "/" + m.name + "/" + k);
+  }
+  function scanPart(rm, p, b) { // one search file of a scan; none where no token falls in bucket b
+    if (M.tokens.scans[rm][p].buckets.indexOf(b) < 0) return Promise.resolve({ text: [], score: [], rank: [] });
+    return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b);
+  }
+
+  // ── edits (rmexplain.explorer.edits, replayed) ──────────────────────────────────────────────────────
+  function words(text) { return text.match(/[ \t\n\r\f\v]+|[^ \t\n\r\f\v]+[ \t\n\r\f\v]*/g) || []; }
+  function applyEdit(original, edit) {
+    var a = words(original), out = [], pos = 0;
+    edit.forEach(function (step) {
+      out.push(a.slice(pos, pos + step[0]).join(""), step[2]);
+      pos += step[0] + step[1];
+    });
+    out.push(a.slice(pos).join(""));
+    return out.join("");
+  }
+  function renderEdit(original, edit) {
+    var a = words(original), box = el("div", { class: "diff" }), pos = 0;
+    edit.forEach(function (step) {
+      var keep = step[0], drop = step[1], ins = step[2];
+      if (keep) add(box, a.slice(pos, pos + keep).join(""));
+      if (drop) add(box, el("del", { title: "deleted" }, a.slice(pos + keep, pos + keep + drop).join("")));
+      if (ins) add(box, el("ins", { title: "inserted" }, ins));
+      pos += keep + drop;
+    });
+    if (pos < a.length) add(box, a.slice(pos).join(""));
+    return box;
+  }
+  function editPreview(original, edit) {
+    if (!edit.length) return "(unchanged)";
+    var a = words(original), pos = 0, step = edit[0];
+    pos += step[0];
+    var gone = a.slice(pos, pos + step[1]).join("").trim(), put = step[2].trim(), s = "";
+    if (gone) s += "− " + gone.slice(0, 40) + (gone.length > 40 ? "…" : "") + " ";
+    if (put) s += "+ " + put.slice(0, 60) + (put.length > 60 ? "…" : "");
+    return s + (edit.length > 1 ? " (+" + (edit.length - 1) + " more)" : "");
+  }
+
+  // ── routes ──────────────────────────────────────────────────────────────────────────────────────────
+  function href(parts, params) {
+    var h = "#" + parts.map(function (p) { return encodeURIComponent(String(p)); }).join("/");
+    if (params) {
+      var q = new URLSearchParams();
+      Object.keys(params).forEach(function (k) {
+        if (params[k] !== null && params[k] !== undefined && params[k] !== "" && params[k] !== false) q.set(k, params[k]);
+      });
+      var s = q.toString();
+      if (s) h += "?" + s;
+    }
+    return h;
+  }
+  function parseRoute() {
+    var raw = location.hash.replace(/^#/, "");
+    var cut = raw.indexOf("?");
+    var path = cut < 0 ? raw : raw.slice(0, cut);
+    var params = new URLSearchParams(cut < 0 ? "" : raw.slice(cut + 1));
+    var parts = path ? path.split("/").map(function (p) {
+      try { return decodeURIComponent(p); } catch (e) { return p; }
+    }) : [];
+    return { view: parts[0] || "", args: parts.slice(1), params: params };
+  }
+  function go(parts, params) { location.hash = href(parts, params); }
+
+  function dataset(name) {
+    return M.datasets.filter(function (d) { return d.name === name; })[0] || M.datasets[0];
+  }
+  function method(d, name) {
+    return d.methods.filter(function (m) { return m.name === name; })[0] || d.methods[0];
+  }
+  function context(args) {
+    var d = dataset(args[0]);
+    if (!d) return null;
+    var m = method(d, args[1]);
+    var rm = m.rms.indexOf(args[2]) >= 0 ? args[2] : m.rms[0];
+    return { d: d, m: m, rm: rm };
+  }
+  function firstAnalysed() {
+    for (var i = 0; i < M.datasets.length; i++) {
+      for (var j = 0; j < M.datasets[i].methods.length; j++) {
+        if (M.datasets[i].methods[j].pfr.length) return [M.datasets[i].name, M.datasets[i].methods[j].name];
+      }
+    }
+    return null;
+  }
+
+  // ── header: tabs and pickers ────────────────────────────────────────────────────────────────────────
+  function header(route, ctx) {
+    var tabs = clear(document.getElementById("tabs"));
+    var cur = ctx ? [ctx.d.name, ctx.m.name, ctx.rm] : [];
+    var items = [];
+    if (M.datasets.length) {
+      items.push(["flips", "Flip rates", href(["flips", cur[0] || "", cur[1] || ""])]);
+      items.push(["list", "Comparisons", href(["list"].concat(cur))]);
+    }
+    if (M.tokens) items.push(["tokens", "Tokens", href(["tokens"])]);
+    items.forEach(function (t) {
+      var active = route.view === t[0] || (t[0] === "list" && (route.view === "cmp" || route.view === "bar"));
+      add(tabs, el("a", { href: t[2], class: active ? "active" : null, id: "tab-" + t[0] }, t[1]));
+    });
+    var pickers = clear(document.getElementById("pickers"));
+    if (!ctx) return;
+    var view = route.view === "bar" || route.view === "cmp" ? "list" : route.view;
+    function picker(label, id, options, value, onchange) {
+      var s = el("select", { id: id, onchange: function () { onchange(s.value); } });
+      options.forEach(function (o) { add(s, el("option", { value: o, selected: o === value ? "selected" : null }, o)); });
+      return el("label", null, label, s);
+    }
+    add(pickers, picker("dataset", "pick-dataset", M.datasets.map(function (d) { return d.name; }), ctx.d.name,
+      function (v) { go([view, v]); }));
+    add(pickers, picker("method", "pick-method", ctx.d.methods.map(function (m) { return m.name; }), ctx.m.name,
+      function (v) { go([view, ctx.d.name, v, ctx.rm]); }));
+    if (view !== "flips") {
+      add(pickers, picker("RM", "pick-rm", ctx.m.rms, ctx.rm, function (v) {
+        var r = parseRoute();
+        if (r.view === "cmp") go(["cmp", ctx.d.name, ctx.m.name, v, r.args[3]], paramsObject(r.params));
+        else go([view, ctx.d.name, ctx.m.name, v]);
+      }));
+    }
+  }
+  function paramsObject(params) {
+    var o = {};
+    params.forEach(function (v, k) { o[k] = v; });
+    return o;
+  }
+
+  // ── helpers over the data ───────────────────────────────────────────────────────────────────────────
+  function representative(m) {
+    var rep = {};
+    m.examples.forEach(function (x) {
+      if (!x.comparison_id) return;
+      var who = x.kind === "rm" ? x.rm_a : x.rm_a + " vs " + x.rm_b + " (" + SIDE_LABEL[x.side] + ")";
+      (rep[x.comparison_id] = rep[x.comparison_id] || []).push(who);
+    });
+    return rep;
+  }
+  function plusTarget(cmp, rm, i) {
+    var p = cmp.plus[rm] ? cmp.plus[rm][i] : null;
+    return p === null || p === undefined ? null : p;
+  }
+  function rewardsOf(cmp, rm, i) {
+    var r = cmp.rewards[rm] ? cmp.rewards[rm][i] : null;
+    if (!r) return null;
+    var p = plusTarget(cmp, rm, i);
+    var plus = p === null ? null : r[p], minus = p === null ? null : r[1 - p];
+    return { chosen: r[0], rejected: r[1], plus: plus, minus: minus, margin: p === null ? 0 : plus - minus };
+  }
+  function byComparison(file) {
+    var out = {};
+    file.c.forEach(function (c, j) { (out[c] = out[c] || []).push(j); });
+    return out;
+  }
+  function attrName(m, a) { return a < 0 ? "(no attribute)" : m.attributes[a]; }
+  function kindBadge(kind, sub) {
+    var label = KIND[kind] + (kind === 0 && SUB[sub] ? " · " + SUB[sub] : "");
+    return el("span", { class: "badge " + (kind ? "cf" : "sf"), title: kind ? "counterfactual: the preference flipped" : "semifactual: the preference held" }, label);
+  }
+  function showError(err) {
+    var view = document.getElementById("view");
+    add(view, el("p", { class: "error", id: "load-error" }, String(err && err.message ? err.message : err)));
+  }
+  function sortableTable(columns, rows, sortKey, onSort, id) {
+    var head = el("tr");
+    columns.forEach(function (c) {
+      add(head, el("th", {
+        class: (c.num ? "num " : "") + (c.sort ? "sortable" : ""),
+        title: c.tip || null,
+        onclick: c.sort ? function () { onSort(c.key); } : null,
+      }, c.label + (sortKey && sortKey.key === c.key ? (sortKey.desc ? " ▼" : " ▲") : "")));
+    });
+    var body = el("tbody");
+    rows.forEach(function (r) { add(body, r); });
+    return el("table", { id: id || null, class: "long" }, el("thead", null, head), body);
+  }
+
+  // ── view: flip rates ────────────────────────────────────────────────────────────────────────────────
+  function viewFlips(view, ctx) {
+    var m = ctx.m, d = ctx.d;
+    add(view, el("h2", null, "Preference flip rates · " + d.name + " · " + m.name));
+    if (!m.pfr.length) {
+      add(view, el("p", { class: "note" }, "No flip rates for this method: the analyses run on the attribute-" +
+        "conditioned methods of the analysis datasets. Browse its comparisons instead: ",
+        el("a", { href: href(["list", d.name, m.name, m.rms[0]]) }, "comparisons")));
+      var other = firstAnalysed();
+      if (other) add(view, el("p", null, el("a", { href: href(["flips", other[0], other[1]]) }, "Flip rates of " + other.join(" · "))));
+      return;
+    }
+    add(view, el("p", { class: "note" }, "Share of perturbations of an attribute that flip the RM's preference " +
+      "(mean over comparisons), with its " + Math.round(M.level * 100) + "% bootstrap interval. " +
+      "Click a bar for the comparisons and perturbations behind it."));
+    var rms = [], attrs = [];
+    m.pfr.forEach(function (r) {
+      if (rms.indexOf(r.rm) < 0) rms.push(r.rm);
+      if (attrs.indexOf(r.attribute) < 0) attrs.push(r.attribute);
+    });
+    var mean = {};
+    attrs.forEach(function (a) {
+      var xs = m.pfr.filter(function (r) { return r.attribute === a && r.pfr !== null; });
+      mean[a] = xs.reduce(function (s, r) { return s + r.pfr; }, 0) / Math.max(1, xs.length);
+    });
+    attrs.sort(function (a, b) { return mean[b] - mean[a] || (a < b ? -1 : 1); });
+    var max = Math.max(0.05, Math.max.apply(null, m.pfr.map(function (r) { return r.high === null ? 0 : r.high; })));
+    var cell = {};
+    m.pfr.forEach(function (r) { cell[r.rm + "\u0000" + r.side + "\u0000" + r.attribute] = r; });
+    var head = el("tr", null, el("th", null, "attribute"));
+    SIDE.forEach(function (side) {
+      rms.forEach(function (rm) { add(head, el("th", null, SIDE_LABEL[side] + " · " + rm)); });
+    });
+    var body = el("tbody");
+    attrs.forEach(function (a) {
+      var tr = el("tr", null, el("td", null, a));
+      SIDE.forEach(function (side) {
+        rms.forEach(function (rm) {
+          var r = cell[rm + "\u0000" + side + "\u0000" + a];
+          if (!r) { add(tr, el("td", { class: "muted" }, "–")); return; }
+          var pct = function (x) { return (100 * (x === null ? 0 : x) / max).toFixed(2) + "%"; };
+          var bar = el("a", {
+            class: "bar " + side, role: "button",
+            href: href(["bar", d.name, m.name, rm, side, a]),
+            "data-rm": rm, "data-side": side, "data-attribute": a,
+            title: rm + ", " + SIDE_LABEL[side] + ", " + a + ": PFR " + fmt(r.pfr) + " [" + fmt(r.low) + ", " +
+              fmt(r.high) + "], mean reward delta " + fmt(r.mean_delta) + "; " + r.n_comparisons +
+              " comparisons, " + r.n_perturbations + " perturbations",
+          },
+          el("span", { class: "fill", style: "width:" + pct(r.pfr) }),
+          el("span", { class: "ci", style: "left:" + pct(r.low) + ";width:calc(" + pct(r.high) + " - " + pct(r.low) + ")" }));
+          add(tr, el("td", null, bar, el("span", { class: "val" }, fmt(r.pfr, 2))));
+        });
+      });
+      add(body, tr);
+    });
+    add(view, el("table", { class: "bars", id: "flip-table" }, el("thead", null, head), body));
+    examplesTable(view, ctx);
+  }
+  function examplesTable(view, ctx) {
+    var m = ctx.m;
+    if (!m.examples.length) return;
+    add(view, el("h3", null, "Representative examples (§4.2)"));
+    add(view, el("p", { class: "note" }, "The comparison whose local reward deltas best match an RM's global " +
+      "flip-rate ranking (sum of local τ); marked ★ in the comparison lists."));
+    var rows = m.examples.map(function (x) {
+      var who = x.kind === "rm" ? x.rm_a : x.rm_a + " vs " + x.rm_b + " (" + SIDE_LABEL[x.side] + ")";
+      var rm = x.rm_a;
+      return el("tr", null, el("td", null, "★ " + who), el("td", { class: "num" }, fmt(x.score)),
+        el("td", null, x.comparison_id ? el("a", { href: href(["cmp", ctx.d.name, m.name, rm, x.comparison_id]), class: "example-link" }, x.comparison_id) : "none eligible"));
+    });
+    add(view, el("table", { id: "examples" }, el("thead", null, el("tr", null, el("th", null, "example"), el("th", { class: "num" }, "score"), el("th", null, "comparison"))), el("tbody", null, rows)));
+  }
+
+  // ── view: behind a bar ──────────────────────────────────────────────────────────────────────────────
+  function viewBar(view, ctx, args) {
+    var d = ctx.d, m = ctx.m, rm = args[2], side = args[3], attr = args[4];
+    var row = m.pfr.filter(function (r) { return r.rm === rm && r.side === side && r.attribute === attr; })[0];
+    add(view, el("h2", null, "Behind the bar: " + rm + " · " + SIDE_LABEL[side] + " · " + attr));
+    add(view, el("p", null, el("a", { href: href(["flips", d.name, m.name]) }, "← flip rates")));
+    if (row) {
+      add(view, el("p", { class: "note", id: "bar-summary" }, "PFR " + fmt(row.pfr) + " [" + fmt(row.low) + ", " + fmt(row.high) +
+        "] over " + row.n_comparisons + " comparisons and " + row.n_perturbations + " perturbations; mean reward delta " + fmt(row.mean_delta) + "."));
+    }
+    var a = m.attributes.indexOf(attr), s = SIDE.indexOf(side);
+    return Promise.all([comparisonsOf(d.name), rmFile(d.name, m.name, rm)]).then(function (res) {
+      var cmp = res[0], f = res[1], rep = representative(m), groups = {}, order = [];
+      f.c.forEach(function (c, j) {
+        if (f.side[j] !== s || f.attr[j] !== a) return;
+        if (!groups[c]) { groups[c] = []; order.push(c); }
+        groups[c].push(j);
+      });
+      order.sort(function (x, y) { return x - y; });
+      var rows = order.map(function (c) {
+        var js = groups[c], ncf = js.filter(function (j) { return f.kind[j] === 1; }).length;
+        var md = js.reduce(function (t, j) { return t + f.delta[j]; }, 0) / js.length;
+        return el("tr", { class: rep[cmp.id[c]] ? "rep" : null }, el("td", null, rep[cmp.id[c]] ? "★" : ""),
+          el("td", null, el("a", { href: href(["cmp", d.name, m.name, rm, cmp.id[c]], { attr: attr }), class: "cmp-link" }, cmp.id[c])),
+          el("td", null, cmp.prompt[c]), el("td", { class: "num" }, js.length), el("td", { class: "num" }, ncf),
+          el("td", { class: "num" }, fmt(ncf / js.length, 2)), el("td", { class: "num" }, fmt(md)));
+      });
+      add(view, el("h3", null, order.length + " comparisons"));
+      add(view, el("table", { id: "bar-comparisons", class: "long" }, el("thead", null, el("tr", null, ["", "comparison", "prompt", "perturbations", "CFs", "CF share", "mean Δ"].map(function (h, i) {
+        return el("th", { class: i >= 3 ? "num" : null }, h);
+      }))), el("tbody", null, rows)));
+      var list = [];
+      order.forEach(function (c) { groups[c].forEach(function (j) { list.push(j); }); });
+      add(view, el("h3", null, list.length + " perturbations" + (list.length > BAR_LIMIT ? " (the first " + BAR_LIMIT + " shown)" : "")));
+      var prow = list.slice(0, BAR_LIMIT).map(function (j) {
+        var c = f.c[j];
+        return el("tr", null, el("td", null, el("a", { href: href(["cmp", d.name, m.name, rm, cmp.id[c]], { attr: attr, open: f.pid[j] }), class: "pert-link" }, f.pid[j])),
+          el("td", null, cmp.id[c]), el("td", null, TARGET[f.target[j]]), el("td", { class: "num" }, f.variant[j]),
+          el("td", null, kindBadge(f.kind[j], f.sub[j])), el("td", { class: "num" }, fmt(f.r[j])), el("td", { class: "num" }, fmt(f.delta[j])));
+      });
+      add(view, el("table", { id: "bar-perturbations", class: "long" }, el("thead", null, el("tr", null, ["perturbation", "comparison", "perturbed", "variant", "kind", "reward", "Δ against preference"].map(function (h, i) {
+        return el("th", { class: i === 3 || i >= 5 ? "num" : null }, h);
+      }))), el("tbody", null, prow)));
+    });
+  }
+
+  // ── view: comparison list ───────────────────────────────────────────────────────────────────────────
+  function viewList(view, ctx, params) {
+    var d = ctx.d, m = ctx.m, rm = ctx.rm;
+    add(view, el("h2", null, "Comparisons · " + d.name + " · " + m.name + " · explained for " + rm));
+    return Promise.all([comparisonsOf(d.name), rmFile(d.name, m.name, rm)]).then(function (res) {
+      var cmp = res[0], f = res[1], rep = representative(m), per = byComparison(f);
+      var rows = cmp.id.map(function (id, i) {
+        var js = per[i] || [], rw = rewardsOf(cmp, rm, i);
+        var cfp = 0, cfm = 0;
+        js.forEach(function (j) { if (f.kind[j] === 1) { if (f.side[j] === 0) cfp++; else cfm++; } });
+        var pluses = m.rms.map(function (r) { return plusTarget(cmp, r, i); }).filter(function (p) { return p !== null; });
+        return {
+          i: i, id: id, seed: cmp.seed[i], prompt: cmp.prompt[i], plus: plusTarget(cmp, rm, i),
+          margin: rw ? rw.margin : null, n: js.length, cfp: cfp, cfm: cfm, cf: cfp + cfm,
+          split: pluses.some(function (p) { return p !== pluses[0]; }), rep: rep[id] || null,
+        };
+      });
+      var state = { key: params.get("sort") || "i", desc: params.get("desc") === "1", q: params.get("q") || "",
+        cf: params.get("cf") === "1", split: params.get("split") === "1", shown: PAGE };
+      var controls = el("div", { class: "controls" });
+      var out = el("div");
+      var search = el("input", { type: "search", id: "list-search", placeholder: "filter by id or prompt", value: state.q });
+      search.addEventListener("input", function () { state.q = search.value; state.shown = PAGE; draw(); });
+      var cfBox = el("input", { type: "checkbox", id: "list-cf", checked: state.cf ? "checked" : null });
+      cfBox.addEventListener("change", function () { state.cf = cfBox.checked; state.shown = PAGE; draw(); });
+      add(controls, search, el("label", null, cfBox, " with CFs for " + rm));
+      if (m.rms.length > 1) {
+        var spBox = el("input", { type: "checkbox", id: "list-split", checked: state.split ? "checked" : null });
+        spBox.addEventListener("change", function () { state.split = spBox.checked; state.shown = PAGE; draw(); });
+        add(controls, el("label", null, spBox, " RMs prefer different responses"));
+      }
+      add(view, controls, out);
+      var columns = [
+        { key: "rep", label: "★", tip: "representative example" },
+        { key: "i", label: "comparison", sort: true },
+        { key: "prompt", label: "prompt", sort: true },
+        { key: "plus", label: "y+ of " + rm, sort: true, tip: "which response the RM prefers" },
+        { key: "margin", label: "margin", num: true, sort: true, tip: "r(y+) − r(y−) under " + rm },
+        { key: "n", label: "perturbations", num: true, sort: true },
+        { key: "cfp", label: "CF on Y+", num: true, sort: true },
+        { key: "cfm", label: "CF on Y−", num: true, sort: true },
+        { key: "cf", label: "CFs", num: true, sort: true },
+      ];
+      function draw() {
+        clear(out);
+        var q = state.q.toLowerCase();
+        var shown = rows.filter(function (r) {
+          return (!q || r.id.toLowerCase().indexOf(q) >= 0 || r.prompt.toLowerCase().indexOf(q) >= 0) &&
+            (!state.cf || r.cf > 0) && (!state.split || r.split);
+        });
+        shown.sort(function (x, y) {
+          var a = x[state.key], b = y[state.key];
+          if (a === null) return 1; if (b === null) return -1;
+          var c = a < b ? -1 : a > b ? 1 : x.i - y.i;
+          return state.desc ? -c : c;
+        });
+        add(out, el("p", { class: "note", id: "list-count" }, shown.length + " of " + rows.length + " comparisons"));
+        var trs = shown.slice(0, state.shown).map(function (r) {
+          return el("tr", { class: r.rep ? "rep" : null, "data-id": r.id },
+            el("td", { title: r.rep ? "representative: " + r.rep.join("; ") : null }, r.rep ? "★" : ""),
+            el("td", null, el("a", { href: href(["cmp", d.name, m.name, rm, r.id]), class: "cmp-link" }, r.id)),
+            el("td", null, r.prompt),
+            el("td", null, r.plus === null ? "tie" : TARGET[r.plus]),
+            el("td", { class: "num" }, fmt(r.margin)), el("td", { class: "num" }, r.n),
+            el("td", { class: "num" }, r.cfp), el("td", { class: "num" }, r.cfm), el("td", { class: "num" }, r.cf));
+        });
+        add(out, sortableTable(columns, trs, state, function (key) {
+          if (state.key === key) state.desc = !state.desc; else { state.key = key; state.desc = key !== "i" && key !== "prompt"; }
+          draw();
+        }, "comparison-table"));
+        if (shown.length > state.shown) {
+          add(out, el("p", { class: "pager" }, el("button", { class: "link", onclick: function () { state.shown += PAGE; draw(); } }, "show " + Math.min(PAGE, shown.length - state.shown) + " more")));
+        }
+      }
+      draw();
+    });
+  }
+
+  // ── view: one comparison ────────────────────────────────────────────────────────────────────────────
+  function viewComparison(view, ctx, cid, params) {
+    var d = ctx.d, m = ctx.m, rm = ctx.rm;
+    var files = [comparisonsOf(d.name)].concat(m.rms.map(function (r) { return rmFile(d.name, m.name, r); }));
+    return Promise.all(files).then(function (res) {
+      var cmp = res[0], i = cmp.id.indexOf(cid);
+      if (i < 0) throw new Error("No comparison " + cid + " in " + d.name);
+      var k = Math.floor(i / M.per_file);
+      return Promise.all([textsOf(d.name, k), editsOf(d.name, m, k)]).then(function (more) {
+        drawComparison(view, ctx, cmp, i, res.slice(1), more[0], more[1], params);
+      });
+    });
+  }
+  function drawComparison(view, ctx, cmp, i, rmFiles, texts, edits, params) {
+    var d = ctx.d, m = ctx.m, rm = ctx.rm, cid = cmp.id[i], rep = representative(m)[cid];
+    var t = i - texts.first;
+    var original = [texts.chosen[t], texts.rejected[t]];
+    var p = plusTarget(cmp, rm, i);
+    var nav = el("p", null, el("a", { href: href(["list", d.name, m.name, rm]) }, "← comparisons"), " · ",
+      i > 0 ? el("a", { href: href(["cmp", d.name, m.name, rm, cmp.id[i - 1]]), id: "prev" }, "previous") : "previous", " · ",
+      i + 1 < cmp.id.length ? el("a", { href: href(["cmp", d.name, m.name, rm, cmp.id[i + 1]]), id: "next" }, "next") : "next");
+    add(view, nav, el("h2", { id: "comparison-title" }, cid, rep ? el("span", { class: "badge rep", title: "representative example" }, "★ " + rep.join("; ")) : null));
+    add(view, el("p", { class: "meta" }, "seed " + cmp.seed[i] + " · method " + m.name + " · perturbations explained for " + rm +
+      " (set: " + (m.orienters[rm] || "–") + ")"));
+    add(view, el("h4", null, "Prompt"), el("div", { class: "text prompt", id: "prompt" }, texts.prompt[t]));
+    var order = p === null ? [0, 1] : [p, 1 - p];
+    add(view, el("div", { class: "texts" }, order.map(function (target, n) {
+      var label = (p === null ? "" : (n === 0 ? "y+ · " : "y− · ")) + TARGET[target] +
+        (target === 0 ? " (human-preferred)" : " (human-rejected)") + (p === null ? " · " + rm + " ties" : "");
+      return el("div", null, el("h4", null, label), el("div", { class: "text " + (p === null ? "" : SIDE[n]), id: "response-" + TARGET[target] }, original[target]));
+    })));
+    // every RM's rewards of the two originals
+    var rwRows = m.rms.map(function (r) {
+      var rw = rewardsOf(cmp, r, i), pr = plusTarget(cmp, r, i);
+      return el("tr", null, el("td", null, r), el("td", { class: "num" }, rw ? fmt(rw.chosen) : "–"), el("td", { class: "num" }, rw ? fmt(rw.rejected) : "–"),
+        el("td", null, pr === null ? "tie" : TARGET[pr]), el("td", { class: "num" }, rw ? fmt(rw.margin) : "–"));
+    });
+    add(view, el("h4", null, "Rewards of the originals"), el("table", { id: "original-rewards" }, el("thead", null, el("tr", null, el("th", null, "RM"), el("th", { class: "num" }, "r(chosen)"),
+      el("th", { class: "num" }, "r(rejected)"), el("th", null, "prefers"), el("th", { class: "num" }, "margin r(y+) − r(y−)"))), el("tbody", null, rwRows)));
+
+    // the perturbations explained for the chosen RM, with every RM's result on each
+    var index = {};
+    rmFiles.forEach(function (f, n) {
+      f.pid.forEach(function (pid, j) { if (f.c[j] === i) (index[pid] = index[pid] || {})[m.rms[n]] = j; });
+    });
+    var mine = rmFiles[m.rms.indexOf(rm)];
+    var perts = [];
+    if (edits) {
+      edits.pid.forEach(function (pid, j) {
+        if (edits.c[j] !== i || !index[pid] || index[pid][rm] === undefined) return;
+        var jr = index[pid][rm];
+        var results = m.rms.filter(function (r) { return index[pid][r] !== undefined; }).map(function (r) {
+          var f = rmFiles[m.rms.indexOf(r)], jj = index[pid][r], rw = rewardsOf(cmp, r, i);
+          var margin = rw ? (f.side[jj] === 0 ? f.r[jj] - rw.minus : rw.plus - f.r[jj]) : null;
+          return { rm: r, side: f.side[jj], r: f.r[jj], kind: f.kind[jj], sub: f.sub[jj], delta: f.delta[jj], margin: margin };
+        });
+        var kinds = results.map(function (x) { return x.kind; });
+        perts.push({
+          j: j, pid: pid, side: mine.side[jr], attr: edits.attr[j], target: edits.target[j], variant: edits.variant[j],
+          kind: mine.kind[jr], delta: mine.delta[jr], r: mine.r[jr], results: results,
+          disagree: kinds.some(function (x) { return x !== kinds[0]; }),
+          size: edits.edit[j].reduce(function (s, st) { return s + st[1] + words(st[2]).length; }, 0),
+        });
+      });
+    }
+    var state = { attr: params.get("attr") || "", cf: params.get("cf") === "1", dis: params.get("dis") === "1",
+      sort: params.get("sort") || "attribute", open: params.get("open") || "" };
+    var controls = el("div", { class: "controls", id: "pert-controls" });
+    var attrSel = el("select", { id: "filter-attr" }, el("option", { value: "" }, "all attributes"));
+    m.attributes.concat(perts.some(function (x) { return x.attr < 0; }) ? ["(no attribute)"] : []).forEach(function (a) {
+      add(attrSel, el("option", { value: a, selected: a === state.attr ? "selected" : null }, a));
+    });
+    var cfBox = el("input", { type: "checkbox", id: "filter-cf", checked: state.cf ? "checked" : null });
+    var disBox = el("input", { type: "checkbox", id: "filter-disagree", checked: state.dis ? "checked" : null });
+    var sortSel = el("select", { id: "sort-perts" });
+    [["attribute", "attribute"], ["delta", "Δ against preference (largest first)"], ["reward", "reward (highest first)"], ["size", "words changed (most first)"]].forEach(function (o) {
+      add(sortSel, el("option", { value: o[0], selected: o[0] === state.sort ? "selected" : null }, o[1]));
+    });
+    function sync() {
+      state.attr = attrSel.value; state.cf = cfBox.checked; state.dis = disBox.checked; state.sort = sortSel.value;
+      history.replaceState(null, "", href(["cmp", d.name, m.name, rm, cid], { attr: state.attr, cf: state.cf ? 1 : 0, dis: state.dis ? 1 : 0, sort: state.sort === "attribute" ? "" : state.sort, open: state.open }));
+      draw();
+    }
+    [attrSel, cfBox, disBox, sortSel].forEach(function (c) { c.addEventListener("change", sync); });
+    add(controls, el("label", null, "attribute ", attrSel), el("label", null, cfBox, " CFs only (for " + rm + ")"));
+    if (perts.some(function (x) { return x.results.length > 1; })) {
+      add(controls, el("label", { title: "perturbations that are a CF for one RM and an SF for another" }, disBox, " RMs disagree"));
+    }
+    add(controls, el("label", null, "sort ", sortSel));
+    var out = el("div", { id: "perturbations" });
+    add(view, el("h3", null, "Perturbations"), controls, out);
+    if (m.judged) add(controls, el("span", { class: "meta" }, "judge verdicts shown where the judge ran"));
+
+    function draw() {
+      clear(out);
+      var shown = perts.filter(function (x) {
+        return (!state.attr || attrName(m, x.attr) === state.attr) && (!state.cf || x.kind === 1) && (!state.dis || x.disagree);
+      });
+      var sorters = {
+        attribute: function (x, y) { return attrName(m, x.attr) < attrName(m, y.attr) ? -1 : attrName(m, x.attr) > attrName(m, y.attr) ? 1 : x.variant - y.variant || x.j - y.j; },
+        delta: function (x, y) { return y.delta - x.delta || x.j - y.j; },
+        reward: function (x, y) { return y.r - x.r || x.j - y.j; },
+        size: function (x, y) { return y.size - x.size || x.j - y.j; },
+      };
+      shown.sort(sorters[state.sort] || sorters.attribute);
+      add(out, el("p", { class: "note", id: "pert-count" }, shown.length + " of " + perts.length + " perturbations shown"));
+      SIDE.forEach(function (side, s) {
+        var mineSide = shown.filter(function (x) { return x.side === s; });
+        var target = p === null ? null : (s === 0 ? p : 1 - p);
+        add(out, el("h3", { class: "side-head" }, "Perturbations of " + SIDE_LABEL[side] + (target === null ? "" : " (" + TARGET[target] + ")") + " · " + mineSide.length));
+        var lastAttr = null;
+        mineSide.forEach(function (x) {
+          if (state.sort === "attribute" && x.attr !== lastAttr) {
+            add(out, el("h4", { class: "attr-head" }, attrName(m, x.attr)));
+            lastAttr = x.attr;
+          }
+          add(out, perturbationCard(x, original[x.target]));
+        });
+      });
+      if (state.open) {
+        var target = document.getElementById("p-" + state.open);
+        if (target) { target.open = true; target.scrollIntoView({ block: "center" }); }
+      }
+    }
+    function perturbationCard(x, orig) {
+      var j = x.j, edit = edits.edit[j], judge = edits.judge[j];
+      var summary = el("summary", null, el("span", { class: "badge " + SIDE[x.side] }, SIDE_LABEL[SIDE[x.side]]), attrName(m, x.attr) + " #" + x.variant + " ",
+        x.results.map(function (r) {
+          return el("span", { title: r.rm + ": reward " + fmt(r.r) + ", Δ " + fmt(r.delta) }, m.rms.length > 1 ? r.rm + " " : "", kindBadge(r.kind, r.sub));
+        }),
+        judge ? judge.map(function (v) { return el("span", { class: "badge judge", title: "judge: " + v.answer }, "judge: " + (v.verdict || "unparsed") + (v.agrees === true ? " ✓" : v.agrees === false ? " ✗" : "")); }) : null,
+        el("span", { class: "preview" }, editPreview(orig, edit)));
+      var body = el("div", { class: "pert-body" });
+      var card = el("details", { class: "pert", id: "p-" + x.pid, "data-pid": x.pid }, summary, body);
+      var filled = false;
+      function fill() {
+        if (filled) return;
+        filled = true;
+        add(body, el("p", { class: "meta" }, "edit of the " + TARGET[x.target] + " response · direction " + edits.direction[j] + " · generator " + edits.generator[j] +
+          (edits.focus[j].length ? " · focus: " + edits.focus[j].join(", ") : "") + " · set " + edits.orienter[j] + " · id " + x.pid));
+        add(body, renderEdit(orig, edit));
+        var rows = x.results.map(function (r) {
+          return el("tr", null, el("td", null, r.rm), el("td", null, SIDE_LABEL[SIDE[r.side]]), el("td", { class: "num" }, fmt(r.r)),
+            el("td", { class: "num", title: "preference margin after the edit: positive where the original preference holds" }, fmt(r.margin)),
+            el("td", null, kindBadge(r.kind, r.sub)), el("td", { class: "num" }, fmt(r.delta)));
+        });
+        add(body, el("table", { class: "results" }, el("thead", null, el("tr", null, el("th", null, "RM"), el("th", null, "side"), el("th", { class: "num" }, "r(y′)"),
+          el("th", { class: "num" }, "margin after edit"), el("th", null, "kind"), el("th", { class: "num" }, "Δ against preference"))), el("tbody", null, rows)));
+        if (judge) judge.forEach(function (v) {
+          add(body, el("p", { class: "meta" }, "Judge (" + v.judge + "): intended " + v.intended + ", verdict " + (v.verdict || "unparsed") + " — " + v.answer));
+        });
+      }
+      card.addEventListener("toggle", function () { if (card.open) fill(); });
+      if (state.open === x.pid) fill();
+      return card;
+    }
+    draw();
+  }
+
+  // ── view: tokens ────────────────────────────────────────────────────────────────────────────────────
+  function viewTokens(view, params) {
+    var T = M.tokens;
+    add(view, el("h2", null, "Optimal and pessimal tokens"));
+    if (!T) { add(view, el("p", { class: "note" }, "This run scanned no tokens (tokens.enabled is off).")); return; }
+    var q = params.get("q") || "";
+    var form = el("form", { class: "controls", id: "token-form" });
+    var box = el("input", { type: "search", id: "token-search", placeholder: "a token or word", value: q });
+    add(form, el("label", null, "Search ", box), el("button", { type: "submit", id: "token-go" }, "search"),
+      el("span", { class: "meta" }, "exact match after trimming and lower-casing; otherwise tokens starting with it"));
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); go(["tokens"], { q: box.value }); });
+    add(view, form);
+    var results = el("div", { id: "token-results" });
+    add(view, results);
+    var prompts = T.prompts.map(function (p) { return p.id; });
+    var jobs = [];
+    if (q) {
+      var b = bucket(q);
+      T.rms.forEach(function (rm) {
+        prompts.forEach(function (p) {
+          if (T.scans[rm] && T.scans[rm][p]) jobs.push(scanPart(rm, p, b).then(function (s) { return { rm: rm, p: p, s: s, n: T.scans[rm][p].n }; }));
+        });
+      });
+      if (M.human) jobs.push(load("data/tokens/human.js", "human").then(function (h) { return { human: h }; }));
+    }
+    var done = Promise.all(jobs).then(function (scans) {
+      if (q) drawSearch(results, q, scans);
+    });
+    // top and bottom lists
+    T.prompts.forEach(function (p) {
+      add(view, el("h3", null, "Prompt " + p.id + (p.text ? ": " + p.text : "")));
+      var cols = el("div", { class: "cols" });
+      T.rms.forEach(function (rm) {
+        var e = T.scans[rm] && T.scans[rm][p.id];
+        if (!e) return;
+        var list = function (items, from) {
+          return el("ol", { start: from }, items.map(function (it) {
+            return el("li", null, el("a", { href: href(["tokens"], { q: it[0] }), class: "tok" }, quoted(it[0])), " " + fmt(it[1], 2));
+          }));
+        };
+        add(cols, el("div", { class: "extremes", "data-rm": rm }, el("h4", null, rm + " (" + e.n + " tokens)"),
+          el("div", { class: "meta" }, "top"), list(e.top, 1), el("div", { class: "meta" }, "bottom"),
+          el("ol", { reversed: "reversed", start: e.n }, e.bottom.map(function (it) {
+            return el("li", null, el("a", { href: href(["tokens"], { q: it[0] }), class: "tok" }, quoted(it[0])), " " + fmt(it[1], 2));
+          }))));
+      });
+      add(view, cols);
+    });
+    if (M.human) {
+      var humanBox = el("div", { id: "human" });
+      add(view, el("h3", null, "Human ranking" + (M.human_prompt ? " · prompt: " + M.human_prompt : "")), humanBox);
+      done = done.then(function () { return load("data/tokens/human.js", "human"); }).then(function (h) { drawHuman(humanBox, h, q); });
+    }
+    return done;
+  }
+  // The search key and file of a token, as rmexplain.explorer.build.token_key and token_bucket compute them.
+  function norm(s) { return String(s).replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, "").toLowerCase(); }
+  function bucket(s) { var k = norm(s); return k ? k.codePointAt(0) % M.tokens.buckets : 0; }
+  function drawSearch(box, q, scans) {
+    var nq = norm(q), human = null, rows = [];
+    scans.forEach(function (x) {
+      if (x.human) { human = x.human; return; }
+      var hits = [], part = [];
+      x.s.text.forEach(function (t, j) {
+        var n = norm(t);
+        if (n === nq) hits.push(j);
+        else if (nq && part.length < 5 && n.indexOf(nq) === 0) part.push(j);
+      });
+      (hits.length ? hits : part).forEach(function (j) { rows.push({ rm: x.rm, p: x.p, j: j, n: x.n, exact: hits.length > 0, s: x.s }); });
+    });
+    var humanRank = {};
+    if (human) {
+      Object.keys(human.rms).forEach(function (rm) {
+        var h = human.rms[rm];
+        h.item.forEach(function (it, k) { if (norm(it) === nq) humanRank[rm] = { human: h.human_rank[k], rank: h.rank[k], n: h.item.length, score: h.score[k] }; });
+      });
+    }
+    add(box, el("h3", null, "Results for " + quoted(q)));
+    if (!rows.length) add(box, el("p", { class: "note", id: "token-none" }, "No token matches."));
+    else {
+      add(box, el("table", { id: "token-table", class: "long" }, el("thead", null, el("tr", null, ["RM", "prompt", "token", "score", "rank", "percentile", "match"].map(function (h, i) {
+        return el("th", { class: i >= 3 && i <= 5 ? "num" : null }, h);
+      }))), el("tbody", null, rows.map(function (r) {
+        var n = r.n, rank = r.s.rank[r.j];
+        return el("tr", null, el("td", null, r.rm), el("td", null, r.p), el("td", null, el("span", { class: "tok" }, quoted(r.s.text[r.j]))),
+          el("td", { class: "num" }, fmt(r.s.score[r.j])), el("td", { class: "num" }, rank + " / " + n),
+          el("td", { class: "num" }, fmt(100 * (1 - (rank - 1) / Math.max(1, n - 1)), 1)), el("td", null, r.exact ? "exact" : "starts with"));
+      }))));
+    }
+    var hr = Object.keys(humanRank);
+    if (hr.length) {
+      add(box, el("p", { id: "token-human" }, "Human ranking: " + quoted(q) + " is item " + humanRank[hr[0]].human + " of " + humanRank[hr[0]].n + " by human rank; " +
+        hr.map(function (rm) { return rm + " ranks it " + humanRank[rm].rank + " (score " + fmt(humanRank[rm].score) + ")"; }).join(", ") + "."));
+    }
+  }
+  function drawHuman(box, h, q) {
+    var rms = Object.keys(h.rms);
+    if (!rms.length) return;
+    var first = h.rms[rms[0]], nq = norm(q);
+    var rows = first.item.map(function (it, k) {
+      return el("tr", { class: norm(it) === nq ? "rep" : null }, el("td", { class: "num" }, first.human_rank[k]),
+        el("td", null, el("a", { href: href(["tokens"], { q: it }), class: "tok" }, quoted(it))),
+        rms.map(function (rm) {
+          var r = h.rms[rm], kk = r.item.indexOf(it);
+          return el("td", { class: "num" }, kk < 0 ? "–" : r.rank[kk] + " (" + fmt(r.score[kk], 2) + ")");
+        }));
+    });
+    add(box, el("p", { class: "note" }, "Each item's human rank (1 = best) beside each RM's rank of it among the items (its reward in brackets)."));
+    add(box, el("table", { id: "human-table" }, el("thead", null, el("tr", null, el("th", { class: "num" }, "human rank"), el("th", null, "item"),
+      rms.map(function (rm) { return el("th", { class: "num" }, rm + " rank"); }))), el("tbody", null, rows)));
+  }
+
+  // ── dispatch ────────────────────────────────────────────────────────────────────────────────────────
+  function render() {
+    var route = parseRoute();
+    var view = clear(document.getElementById("view"));
+    if (!route.view) {
+      var first = firstAnalysed();
+      if (first) route = { view: "flips", args: first, params: route.params };
+      else if (M.datasets.length) route = { view: "list", args: [], params: route.params };
+      else route = { view: "tokens", args: [], params: route.params };
+    }
+    var ctx = route.view === "tokens" || !M.datasets.length ? null : context(route.args);
+    header(route, ctx);
+    var done;
+    try {
+      if (route.view === "flips" && ctx) done = viewFlips(view, ctx);
+      else if (route.view === "bar" && ctx) done = viewBar(view, ctx, route.args);
+      else if (route.view === "list" && ctx) done = viewList(view, ctx, route.params);
+      else if (route.view === "cmp" && ctx) {
+        add(view, el("p", { class: "note", id: "loading" }, "Loading " + route.args[3] + "…"));
+        done = viewComparison(view, ctx, route.args[3], route.params).then(function () {
+          var l = document.getElementById("loading");
+          if (l) l.remove();
+        });
+      } else done = viewTokens(view, route.params);
+    } catch (err) {
+      showError(err);
+    }
+    Promise.resolve(done).then(function () {
+      document.body.setAttribute("data-ready", location.hash);
+    }, function (err) {
+      var l = document.getElementById("loading");
+      if (l) l.remove();
+      showError(err);
+      document.body.setAttribute("data-ready", location.hash);
+    });
+  }
+  window.addEventListener("hashchange", function () { document.body.removeAttribute("data-ready"); render(); });
+  render();
+})();

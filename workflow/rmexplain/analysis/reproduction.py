@@ -264,9 +264,7 @@ def reproduction_table(
             run = RunValue(None)
         verdict = Verdict()
         if run.mean is not None:
-            verdict = _verdict(
-                cell["mean"], _finite(cell["sd"]), bool(cell["sign_uncertain"]), run, mapping
-            )
+            verdict = _verdict(cell["mean"], _finite(cell["sd"]), bool(cell["sign_uncertain"]), run, mapping)
         rows.append(
             {
                 "table": table,

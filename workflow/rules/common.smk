@@ -25,7 +25,7 @@ if _llm_envvars:
 wildcard_constraints:
     dataset="[A-Za-z0-9][A-Za-z0-9_.-]*",
     rm="[A-Za-z0-9][A-Za-z0-9_.-]*",
-    method="[a-z_]+",
+    method="[a-z][a-z0-9_]*",
     orienter="[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 

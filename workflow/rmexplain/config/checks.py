@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 
 from rmexplain.analysis.probes import probes_from_config
+from rmexplain.analysis.reference import load_reference, paper_names
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config.schema import load_schema
@@ -139,6 +140,12 @@ def check_analysis(config: Config) -> None:
         "analysis.methods",
         "one of perturb.methods",
     )
+    for name in analysis.get("methods") or []:
+        _require(
+            bool(method_entry(config["perturb"], name).attribute_conditioned),
+            f"analysis.methods: {name!r} does not perturb along attributes, so every attribute analysis "
+            "of it would be empty; name attribute-conditioned methods (or null for all of them)",
+        )
     examples = analysis.get("examples") or {}
     _known(examples.get("rms") or [], rms, "analysis.examples.rms", "a key of reward_models")
     for i, pair in enumerate(examples.get("pairs") or []):
@@ -166,6 +173,8 @@ def check_reproduce(design: Design) -> None:
     reproduce = config.get("reproduce")
     if not reproduce:
         return
+    for key, names in paper_names(load_reference(reproduce["paper"])).items():
+        _known(reproduce[key], names, f"reproduce.{key}", f"one of the paper's names for {key}")
     _known(
         reproduce["reward_models"].values(),
         config["reward_models"],

@@ -1,0 +1,47 @@
+"""Wrong inputs a new user gives fail at config-check time, naming the key, file or row."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, tiny_demo_config
+
+from rmexplain.config import ConfigError, check, load_schema
+
+
+def test_duplicate_seeds_are_refused():
+    config = tiny_demo_config()
+    config["sample"]["seeds"] = [0, 0]
+    with pytest.raises(ConfigError, match="sample.*seeds"):
+        check(config)
+    config = tiny_demo_config()
+    config["datasets"]["harmless"]["seeds"] = [3, 3]
+    with pytest.raises(ConfigError, match="seeds"):
+        check(config)
+
+
+def test_misspelled_paper_names_in_reproduce_are_refused():
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    check(copy.deepcopy(paper))
+    for key, wrong, right in (
+        ("reward_models", "V1", "v1"),
+        ("datasets", "harmles", "harmless"),
+        ("methods", "ours", "OURS"),
+    ):
+        broken = copy.deepcopy(paper)
+        broken["reproduce"][key][wrong] = broken["reproduce"][key].pop(right)
+        with pytest.raises(ConfigError, match=rf"reproduce\.{key}: '{wrong}' .*'{right}'"):
+            check(broken)
+
+
+def test_method_wildcard_accepts_every_name_the_schema_accepts():
+    schema = load_schema()
+    pattern = schema["properties"]["perturb"]["properties"]["variants"]["propertyNames"]["pattern"]
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    constraint = re.search(r'^\s+method="([^"]+)",', common, re.M).group(1)
+    assert f"^{constraint}$" == pattern
+    assert re.fullmatch(constraint, "rules2") and not re.fullmatch(constraint, "2rules")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,7 +15,7 @@ from rmexplain.config import ConfigError, check, load_schema
 def test_duplicate_seeds_are_refused():
     config = tiny_demo_config()
     config["sample"]["seeds"] = [0, 0]
-    with pytest.raises(ConfigError, match="sample.*seeds"):
+    with pytest.raises(ConfigError, match=r"sample.*seeds"):
         check(config)
     config = tiny_demo_config()
     config["datasets"]["harmless"]["seeds"] = [3, 3]

@@ -221,9 +221,7 @@ def check_rewards_example(design: Design) -> None:
         f"{key}.method",
         f"an analysed method of {dataset!r}",
     )
-    _require(
-        bool(design.dataset_analysed_methods(dataset)), f"{key}: {dataset!r} has no analysed method"
-    )
+    _require(bool(design.dataset_analysed_methods(dataset)), f"{key}: {dataset!r} has no analysed method")
     if settings.get("rm"):
         _known([settings["rm"]], design.dataset(dataset).rms, f"{key}.rm", f"an RM of {dataset!r}")
 

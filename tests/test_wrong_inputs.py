@@ -9,7 +9,8 @@ import pytest
 import yaml
 from conftest import REPO, tiny_demo_config
 
-from rmexplain.config import ConfigError, check, load_schema
+from rmexplain.config import ConfigError, check, load, load_schema
+from rmexplain.yaml_unique import load_yaml
 
 
 def test_duplicate_seeds_are_refused():
@@ -44,3 +45,24 @@ def test_method_wildcard_accepts_every_name_the_schema_accepts():
     constraint = re.search(r'^\s+method="([^"]+)",', common, re.M).group(1)
     assert f"^{constraint}$" == pattern
     assert re.fullmatch(constraint, "rules2") and not re.fullmatch(constraint, "2rules")
+
+
+def test_a_key_given_twice_names_the_key_and_file(tmp_path):
+    path = tmp_path / "twice.yaml"
+    text = (REPO / "config" / "config.yaml").read_text()
+    path.write_text(text + "\nsample:\n  n_per_seed: 3\n")
+    with pytest.raises(ConfigError, match=r"twice\.yaml.*'sample' is given twice"):
+        load(path)
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("a:\n  b: 1\n  b: 2\n")
+    with pytest.raises(ConfigError, match=r"nested\.yaml.*'b' is given twice.*line 2"):
+        load_yaml(nested)
+    assert load_yaml(REPO / "config" / "config.yaml") == yaml.safe_load(text)
+
+
+def test_snakemake_refuses_a_config_file_with_a_key_given_twice(workflow_copy):
+    twice = workflow_copy.root / "twice.yaml"
+    twice.write_text("sample:\n  n_per_seed: 3\nsample:\n  n_per_seed: 4\n")
+    result = workflow_copy.snakemake("-n", "--configfile", "config/config.yaml", str(twice), check=False)
+    assert result.returncode != 0
+    assert "'sample' is given twice" in result.stdout + result.stderr

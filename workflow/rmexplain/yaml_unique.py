@@ -37,7 +37,7 @@ def load_yaml(path: str | Path) -> Any:
     """The YAML document in ``path``; a key given twice in a mapping raises ``ConfigError`` naming the key,
     the file and the line."""
     try:
-        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except (OSError, yaml.YAMLError) as err:
         raise ConfigError(f"{path}: cannot read the config: {err}") from None
 

@@ -66,3 +66,13 @@ def test_snakemake_refuses_a_config_file_with_a_key_given_twice(workflow_copy):
     result = workflow_copy.snakemake("-n", "--configfile", "config/config.yaml", str(twice), check=False)
     assert result.returncode != 0
     assert "'sample' is given twice" in result.stdout + result.stderr
+
+
+def test_a_human_ranking_file_without_its_columns_fails_the_config_check(tmp_path):
+    ranking = tmp_path / "ranking.csv"
+    ranking.write_text("thing,place\ndogs,1\ncats,2\n")
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["tokens"]["enabled"] = True
+    config["tokens"]["human_ranking"] = {"path": str(ranking)}
+    with pytest.raises(ConfigError, match=r"tokens\.human_ranking\.path: .*ranking\.csv lacks column"):
+        check(config)

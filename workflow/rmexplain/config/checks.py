@@ -22,6 +22,7 @@ from rmexplain.downloads import hub_models
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
+from rmexplain.tokens import stats as token_stats
 
 
 def _require(condition: bool, message: str) -> None:
@@ -255,6 +256,10 @@ def check_tokens(config: Config) -> None:
         _require(
             Path(human["path"]).is_file(), f"tokens.human_ranking.path: file {human['path']!r} does not exist"
         )
+        try:  # its columns, ranks and items, before any job starts
+            token_stats.read_human_ranking(human["path"])
+        except token_stats.AnalysisError as err:
+            raise ConfigError(str(err)) from None
 
 
 def _is_date(value: object) -> bool:

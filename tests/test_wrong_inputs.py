@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
+import logging
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 from conftest import REPO, tiny_demo_config
 
 from rmexplain.config import ConfigError, check, load, load_schema
+from rmexplain.data.readers import DataError, read_table_file
+from rmexplain.perturb.base import MethodContext, PerturbationError, PerturbTask
+from rmexplain.perturb.from_file import file_method
 from rmexplain.yaml_unique import load_yaml
 
 
@@ -76,3 +83,58 @@ def test_a_human_ranking_file_without_its_columns_fails_the_config_check(tmp_pat
     config["tokens"]["human_ranking"] = {"path": str(ranking)}
     with pytest.raises(ConfigError, match=r"tokens\.human_ranking\.path: .*ranking\.csv lacks column"):
         check(config)
+
+
+def _tasks() -> list[PerturbTask]:
+    """Two seeds drawing source item 3 (the same texts) and one drawing item 4."""
+    make = lambda cid, prompt: PerturbTask(cid, "chosen", "worse", prompt, "yes", "no", 1.0, 0.0)  # noqa: E731
+    return [make("mine-s0-3", "q3"), make("mine-s1-3", "q3"), make("mine-s0-4", "q4")]
+
+
+def _context(path: Path) -> MethodContext:
+    return MethodContext({"tone": "how it sounds"}, {"path": str(path)}, logging.getLogger("test"))
+
+
+def _write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _row(comparison_id: str, variant: object = 0) -> dict:
+    return {"comparison_id": comparison_id, "target": "chosen", "attribute": "tone", "variant": variant,
+            "text": "yes!"}  # fmt: skip
+
+
+def test_file_perturbations_accept_the_users_own_ids(tmp_path):
+    path = _write_jsonl(tmp_path / "p.jsonl", [_row("3"), _row("mine-s0-4", 1)])
+    drafts = file_method(_tasks(), _context(path))
+    assert sorted((d.comparison_id, d.variant) for d in drafts) == [
+        ("mine-s0-3", 0), ("mine-s0-4", 1), ("mine-s1-3", 0)
+    ]  # fmt: skip
+
+
+def test_file_perturbations_naming_no_explained_comparison_fail_naming_the_format(tmp_path):
+    path = _write_jsonl(tmp_path / "p.jsonl", [_row("item-3"), _row("item-4")])
+    with pytest.raises(PerturbationError, match=r"none of its 2 rows .*\{dataset\}-s\{seed\}-\{source id\}"):
+        file_method(_tasks(), _context(path))
+    tasks = _tasks()
+    tasks[1] = dataclasses.replace(tasks[1], prompt="another")  # seed 1's item 3 differs: ambiguous
+    path = _write_jsonl(tmp_path / "q.jsonl", [_row("3")])
+    with pytest.raises(PerturbationError, match=r"row 0: comparison_id '3' is the source id of several"):
+        file_method(tasks, _context(path))
+
+
+def test_a_non_integer_variant_names_the_file_and_row(tmp_path):
+    for bad in (1.5, "first"):
+        path = _write_jsonl(tmp_path / "p.jsonl", [_row("mine-s0-3"), _row("mine-s0-4", bad)])
+        with pytest.raises(
+            PerturbationError, match=rf"p\.jsonl: row 1: variant must be an integer, got {bad!r}"
+        ):
+            file_method(_tasks(), _context(path))
+
+
+def test_a_jsonl_line_that_is_an_array_names_the_file_and_line(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"prompt": "q", "chosen": "a", "rejected": "b"}\n\n["q", "a", "b"]\n')
+    with pytest.raises(DataError, match=r"pairs\.jsonl: line 3 is a JSON list, not an object"):
+        read_table_file(path)

@@ -9,14 +9,17 @@ import logging
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 import yaml
 from conftest import REPO, tiny_demo_config
 
 from rmexplain.config import ConfigError, check, load, load_schema
 from rmexplain.data.readers import DataError, read_table_file
+from rmexplain.explanations.categorise import orient
 from rmexplain.perturb.base import MethodContext, PerturbationError, PerturbTask
 from rmexplain.perturb.from_file import file_method
+from rmexplain.score.stages import AllTiedError, check_not_all_tied
 from rmexplain.yaml_unique import load_yaml
 
 
@@ -138,3 +141,16 @@ def test_a_jsonl_line_that_is_an_array_names_the_file_and_line(tmp_path):
     path.write_text('{"prompt": "q", "chosen": "a", "rejected": "b"}\n\n["q", "a", "b"]\n')
     with pytest.raises(DataError, match=r"pairs\.jsonl: line 3 is a JSON list, not an object"):
         read_table_file(path)
+
+
+def test_an_rm_that_ties_every_comparison_is_an_error(tmp_path):
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["d-s0-0", "d-s0-1"], "prompt": ["q", "r"], "chosen": ["a", "b"],
+         "rejected": ["c", "d"]}
+    )  # fmt: skip
+    tied = orient(comparisons, "flat", [0.5, 0.5], [0.5, 0.5])
+    with pytest.raises(
+        AllTiedError, match=r"flat scores chosen and rejected exactly equal on all 2 .*0 kept"
+    ):
+        check_not_all_tied(tied, "flat", "comparisons.parquet")
+    check_not_all_tied(orient(comparisons, "ok", [0.5, 0.7], [0.5, 0.1]), "ok", "comparisons.parquet")

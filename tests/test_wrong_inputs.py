@@ -154,3 +154,12 @@ def test_an_rm_that_ties_every_comparison_is_an_error(tmp_path):
     ):
         check_not_all_tied(tied, "flat", "comparisons.parquet")
     check_not_all_tied(orient(comparisons, "ok", [0.5, 0.7], [0.5, 0.1]), "ok", "comparisons.parquet")
+
+
+def test_a_variant_named_with_a_digit_builds_the_dag(workflow_copy):
+    config = tiny_demo_config()
+    config["perturb"]["variants"] = {"rules2": {"method": "rules"}}
+    config["perturb"]["methods"] = ["rules", "rules2"]
+    workflow_copy.write_config(config)
+    result = workflow_copy.snakemake("-n", "--configfile", "config/test.yaml")
+    assert re.search(r"method=rules2\b", result.stdout + result.stderr)

@@ -47,6 +47,10 @@ def test_schema_fills_defaults_and_rejects_bad_values():
         ({"examples": {"pairs": [["demo-helpful", "nope"]]}}, r"analysis\.examples\.pairs\[0\]: 'nope'"),
         ({"examples": {"pairs": [["demo-helpful", "demo-helpful"]]}}, r"two different RMs"),
         ({"methods": ["two_step"]}, r"analysis\.methods: 'two_step'"),
+        (
+            {"methods": ["rules_random"]},
+            r"analysis\.methods: 'rules_random' does not perturb along attributes",
+        ),
         ({"probes": {"x": {"pattern": "(", "regex": True}}}, r"analysis\.probes\.x\.pattern"),
         (
             {"probes": {"x": {"pattern": "a", "attributes": ["tone"]}}},

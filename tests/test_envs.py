@@ -21,6 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # pyproject.toml's [project] dependencies (tomllib is Python 3.11+; the project supports 3.10).
@@ -147,3 +150,46 @@ def sdm_conda_dry_run(root: Path, scratch: Path, *args: str) -> subprocess.Compl
 def envs_to_create(output: str) -> set[str]:
     """The env files a ``--sdm conda`` dry run says it will create."""
     return set(re.findall(r"Conda environment envs/(\w+)\.yaml will be created", output))
+
+
+def test_env_files_are_valid_conda_env_files():
+    """Each env file is valid YAML with ``channels``, a sane ``python=3.x`` pin, ``pip`` and a pip section.
+
+    No conda solver runs here: this checks the file's shape, not that conda-forge can build the env."""
+    supported = range(10, 15)  # requires-python >= 3.10; 3.14 is the newest CPython with wheels for the deps
+    for env_file in ENV_FILES:
+        env = yaml.safe_load(env_file.read_text())  # invalid YAML raises here
+        assert isinstance(env, dict), env_file.name
+        channels = env.get("channels")
+        assert isinstance(channels, list) and channels, f"{env_file.name}: no channels"
+        assert all(isinstance(c, str) and c for c in channels), env_file.name
+        dependencies = env.get("dependencies")
+        assert isinstance(dependencies, list), f"{env_file.name}: dependencies is not a list"
+        pythons = [d for d in dependencies if isinstance(d, str) and re.match(r"python\b", d)]
+        assert len(pythons) == 1, f"{env_file.name}: one python pin expected, got {pythons}"
+        pin = re.fullmatch(r"python=3\.(\d+)", pythons[0])
+        assert pin and int(pin[1]) in supported, f"{env_file.name}: bogus python pin {pythons[0]!r}"
+        assert "pip" in dependencies, f"{env_file.name}: conda's pip is not in dependencies"
+        assert pip_section(env_file), f"{env_file.name}: empty pip section"
+        extra = [d for d in dependencies if not isinstance(d, str | dict)]
+        assert not extra, (env_file.name, extra)
+
+
+def test_ci_floors_pin_pyprojects_declared_floors():
+    """``.ci/floors.txt`` pins exactly pyproject.toml's floors (torch excepted: the floors job installs its
+    own CPU build)."""
+    floors = {}
+    for line in (REPO / ".ci" / "floors.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement = Requirement(line)
+            (pin,) = requirement.specifier
+            assert pin.operator == "==", line
+            floors[canonicalize_name(requirement.name)] = Version(pin.version)
+    declared = {}
+    for dependency in DEPENDENCIES:
+        requirement = Requirement(dependency)
+        lower = [s.version for s in requirement.specifier if s.operator == ">="]
+        assert len(lower) == 1, f"pyproject.toml: {dependency!r} has no single >= floor"
+        declared[canonicalize_name(requirement.name)] = Version(lower[0])
+    del declared["torch"]
+    assert floors == declared

@@ -19,7 +19,7 @@ import yaml
 from conftest import WorkflowCopy
 
 from rmexplain.analysis.reference import load_reference
-from rmexplain.analysis.reproduction import Mapping, reproduction_table
+from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
 from rmexplain.ids import text_id
 from rmexplain.llm.devserver import ChatServer
 
@@ -223,6 +223,7 @@ def test_reproduction_cells_by_hand():
             "tau": [-0.2],
             "ci_low": [-0.3],
             "ci_high": [-0.05],
+            "n_attributes": [12],
         }
     )
     probes = pl.DataFrame(
@@ -246,21 +247,98 @@ def test_reproduction_cells_by_hand():
     both_cf = cell.filter(pl.col("column") == "Both/CF cov.").row(0, named=True)
     assert both_cf["run_mean"] == pytest.approx(0.65)
     assert both_cf["run_sd"] == pytest.approx(0.1 / 2**0.5)
-    # paper 0.69: |0.69 - 0.65| = 0.04 <= 2 x 0.0707
-    assert both_cf["paper_mean"] == 0.69 and both_cf["agrees"] is True
+    # paper 0.69 ± 0.111 over 5 seeds; run se 0.0707 / sqrt(2) = 0.05; rounding 0.005 in quadrature:
+    # se = sqrt(0.111^2 / 5 + 0.05^2 + 0.005^2) = 0.0707, z = -0.04 / 0.0707 = -0.566, |z| <= 2.
+    se = (0.111**2 / 5 + 0.05**2 + 0.005**2) ** 0.5
+    assert both_cf["se"] == pytest.approx(se) and both_cf["z"] == pytest.approx(-0.04 / se)
+    assert both_cf["paper_mean"] == 0.69 and both_cf["agrees"] is True and both_cf["run_n"] == 2
     assert both_cf["difference"] == pytest.approx(0.65 - 0.69)
     # Table 3, harmless/Y+ of (v1, v2): the pair is found in either order; the paper's 0.16 has an uncertain
-    # sign, and -0.16 lies in [-0.3, -0.05].
+    # sign. Rule changed: se = sqrt((0.25 / 3.92)^2 + 0.005^2) = 0.064; as printed z = -5.6 (differs), with
+    # the sign flipped z = -0.62 (agrees): sign-dependent, not counted as agreeing (was: agrees).
     tau = table.filter(
         (pl.col("table") == "3") & (pl.col("row") == "v1, v2") & (pl.col("column") == "harmless/Y+")
-    )
-    assert tau["run_mean"][0] == -0.2 and tau["agrees"][0] is True
-    # Table 7, Llama OB: paper 0.30 lies in the Wilson interval [0.1, 0.5].
+    ).row(0, named=True)
+    tau_se = ((0.25 / (2 * 1.959963984540054)) ** 2 + 0.005**2) ** 0.5
+    assert tau["run_mean"] == -0.2 and tau["agrees"] is None and tau["run_n"] == 12
+    assert tau["z"] == pytest.approx(-0.36 / tau_se) and tau["z_flipped"] == pytest.approx(-0.04 / tau_se)
+    assert tau["verdict"] == "sign-dependent: agrees only with the sign flipped"
+    # Table 7, Llama OB: paper 0.30 in the Wilson interval [0.1, 0.5], but rule changed: the run's se
+    # 0.4 / 3.92 = 0.102 > max_se 0.1 and n = 8 < min_items 10: inconclusive (was: agrees).
     win = table.filter((pl.col("table") == "7") & (pl.col("column") == "Llama OB")).row(0, named=True)
-    assert (win["run_mean"], win["agrees"]) == (0.25, True)
+    assert (win["run_mean"], win["agrees"], win["run_n"]) == (0.25, None, 8)
+    assert win["verdict"].startswith("inconclusive")
     # No run value: hs2 (not mapped), helpful, and PJ (no method) stay null.
     assert table.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
     assert table.filter(pl.col("row") == "PJ")["agrees"].is_null().all()
+
+
+def _one_cell(reference: pl.DataFrame, mean: float, sd: float | None, uncertain: bool, table: str):
+    """The first cell of ``table`` with the given published value."""
+    cell = reference.filter(pl.col("table") == table).head(1)
+    return cell.with_columns(
+        mean=pl.lit(mean), sd=pl.lit(sd, dtype=pl.Float64), sign_uncertain=pl.lit(uncertain)
+    )
+
+
+def _evaluation_run(cell: pl.DataFrame, per_seed: list[float]) -> tuple[Mapping, pl.DataFrame]:
+    row = cell.row(0, named=True)
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b", "pythia": "c"},
+        datasets={row["block"]: {"evaluation": "e"}},
+        methods={row["row"]: "m"},
+    )
+    values = {(rm, seed): v for seed, v in enumerate(per_seed) for rm in "abc"}
+    rows = [r | {"dataset": "e"} for r in _metrics(values, row["metric"], "m")]
+    return mapping, pl.DataFrame(rows)
+
+
+def test_verdict_a_large_run_sd_makes_nothing_agree():
+    cell = _one_cell(load_reference("jiang2025"), 0.69, 0.111, False, "1")
+    mapping, metrics = _evaluation_run(cell, [0.0, 1.0])  # mean 0.5, sd 0.71: the old rule said agrees
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert row["run_sd"] == pytest.approx(0.5**0.5) and row["agrees"] is None
+    assert row["verdict"].startswith("inconclusive: run se")
+
+
+def test_verdict_counts_the_papers_sd_and_rounding():
+    cell = _one_cell(load_reference("jiang2025"), 0.99, 0.008, False, "1")
+    mapping, metrics = _evaluation_run(cell, [1.0, 1.0, 1.0])  # sd 0: the old rule said differs
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    se = (0.008**2 / 5 + 0.005**2) ** 0.5  # rounding's 0.005 added in quadrature
+    assert row["se"] == pytest.approx(se) and row["z"] == pytest.approx(0.01 / se)
+    assert (row["verdict"], row["agrees"]) == ("agrees", True)
+
+
+def test_verdict_never_lets_a_lost_minus_agree_silently():
+    cell = _one_cell(load_reference("jiang2025"), 0.16, None, True, "3")
+    row = cell.row(0, named=True)
+    block, side = row["column"].split("/")
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b"}, datasets={block: {"analysis": "g"}}, methods={"OURS": "m"}
+    )
+    tau_rms = pl.DataFrame(
+        {
+            "dataset": ["g"],
+            "method": ["m"],
+            "side": ["plus" if side == "Y+" else "minus"],
+            "rm_a": ["a"],
+            "rm_b": ["b"],
+            "tau": [-0.2],
+            "ci_low": [-0.25],
+            "ci_high": [-0.15],
+            "n_attributes": [40],
+        }
+    )
+    table = reproduction_table(cell, mapping, tau_rms=tau_rms)
+    got = table.row(0, named=True)
+    assert got["agrees"] is None and got["verdict"].startswith("sign-dependent")
+    assert abs(got["z"]) > 2 >= abs(got["z_flipped"])
+    summary = agreement_summary(table).row(0, named=True)
+    assert (summary["agree"], summary["sign_dependent"]) == (0, 1)
+    # too few attributes: no verdict at all, n shown
+    few = reproduction_table(cell, mapping, tau_rms=tau_rms.with_columns(n_attributes=pl.lit(5)))
+    assert few["verdict"][0] == "inconclusive: n 5 < min_items 10" and few["run_n"][0] == 5
 
 
 def test_paper_config_dry_run_lists_every_part_of_the_paper(workflow_copy, monkeypatch):

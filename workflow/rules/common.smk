@@ -7,8 +7,10 @@ import rmexplain.targets as targets
 from rmexplain.analysis.catalog import ANALYSIS_TABLES
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
+from rmexplain.yaml_unique import check_unique_keys
 
 try:
+    check_unique_keys(workflow.configfiles)  # Snakemake's reading keeps the last of a repeated key
     check(config)  # schema (fills defaults) and every section's cross-key checks
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
@@ -25,7 +27,7 @@ if _llm_envvars:
 wildcard_constraints:
     dataset="[A-Za-z0-9][A-Za-z0-9_.-]*",
     rm="[A-Za-z0-9][A-Za-z0-9_.-]*",
-    method="[a-z_]+",
+    method="[a-z][a-z0-9_]*",
     orienter="[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 

@@ -41,3 +41,13 @@ def load_reference(name: str = "jiang2025") -> pl.DataFrame:
     path = resources.files("rmexplain.analysis") / "reference" / f"{name}.csv"
     with resources.as_file(path) as local:
         return pl.read_csv(local, schema=SCHEMA)
+
+
+def paper_names(reference: pl.DataFrame) -> dict[str, set[str]]:
+    """The paper's names a ``reproduce`` mapping may use, per key: ``reward_models`` (Tables 3, 6, 7),
+    ``datasets`` (the blocks) and ``methods`` (the rows of Tables 1, 2, 4)."""
+    rows = lambda *tables: reference.filter(pl.col("table").is_in(tables))  # noqa: E731
+    rms = {name.strip() for pair in rows("3")["row"] for name in pair.split(",")}
+    rms |= set(rows("6")["row"]) | set(rows("7")["column"])
+    methods = set(rows("1", "2", "4")["row"])
+    return {"reward_models": rms, "datasets": set(reference["block"].drop_nulls()), "methods": methods}

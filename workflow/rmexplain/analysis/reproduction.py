@@ -6,12 +6,19 @@ value is computed:
 
 - Tables 1, 2, 4, 5 (§3, App. D, E): the evaluation metrics of the paper's three RMs (v1, v2, pythia),
   averaged over the RMs per seed, then mean and sd over seeds, as the evaluation tables do; Table 5 on the
-  ``correct`` / ``wrong`` subsets of OURS. A cell *agrees* when the paper's mean lies within this run's
-  mean ± ``within_sd`` sd.
+  ``correct`` / ``wrong`` subsets of OURS.
 - Tables 3 and 6 (§4.1, App. F): Kendall τ between two RMs' flip-rate rankings (``tau_rms``) and between one
-  RM's Y+ and Y− rankings (``tau_sides``) on the analysis datasets; a cell agrees when the paper's value lies
-  in the run's bootstrap interval. Where the paper's sign is uncertain (flattened PDF), either sign counts.
+  RM's Y+ and Y− rankings (``tau_sides``) on the analysis datasets, with their bootstrap intervals.
 - Table 7 (App. G): the probe win rate on the harmless analysis dataset; the interval is Wilson's.
+
+The verdict of a cell is a two-sided z test of the difference run − paper against its standard error from
+both sides: the paper's sd over its n = 5 seeds (sd / √5), this run's sd over its seeds (sd / √seeds) or,
+for interval cells, the interval's half-width / 1.96, and the paper's rounding to two decimals (its largest
+error, 0.005, added in quadrature). A cell agrees when |z| ≤ ``within_sd``; it is *inconclusive* when
+this run's standard error exceeds ``max_se`` (a large run sd makes nothing agree), or when a τ / win-rate
+cell rests on fewer than ``min_items`` items (attributes / perturbations; ``run_n`` shows the count).
+Where the paper's sign may be lost (flattened PDF) both readings are reported (``z``, ``z_flipped``); a
+cell whose verdict depends on the sign is ``sign-dependent`` with ``agrees`` null, never counted as agreement.
 
 A cell this run has no value for (a method, RM or dataset not mapped or not run) keeps its row with nulls.
 """
@@ -25,8 +32,11 @@ import polars as pl
 
 from rmexplain.explanations.stages import mean_over_rms
 
-SD_RULE = "mean ± {k} sd over seeds"
-INTERVAL_RULE = "run's interval"
+SD_RULE = "|z| <= {k}, se from the paper's sd (n=5), the run's sd over seeds, rounding"
+INTERVAL_RULE = "|z| <= {k}, se from the paper's sd (n=5), the run's interval, rounding"
+PAPER_SEEDS = 5  # "mean and standard deviation across the five random seeds"
+ROUNDING = 0.005  # the paper prints two decimals: its largest rounding error, added in quadrature
+Z_95 = 1.959963984540054
 PAPER_RMS = ("v1", "v2", "pythia")  # the RMs Tables 1, 2, 4 and 5 average over
 SIDE_OF_COLUMN = {"Y+": "plus", "Y-": "minus"}
 
@@ -43,8 +53,13 @@ COLUMNS: dict[str, Any] = {
     "run_sd": pl.Float64,
     "run_low": pl.Float64,
     "run_high": pl.Float64,
+    "run_n": pl.Int64,
     "difference": pl.Float64,
+    "se": pl.Float64,
+    "z": pl.Float64,
+    "z_flipped": pl.Float64,
     "check": pl.String,
+    "verdict": pl.String,
     "agrees": pl.Boolean,
     "source": pl.String,
 }
@@ -59,6 +74,8 @@ class Mapping:
     methods: dict[str, str]
     probe: str | None = None
     within_sd: float = 2.0
+    min_items: int = 10
+    max_se: float = 0.1
 
     @classmethod
     def from_config(cls, section: dict[str, Any]) -> Mapping:
@@ -69,6 +86,8 @@ class Mapping:
             methods=dict(section["methods"]),
             probe=section.get("probe"),
             within_sd=float(section.get("within_sd", 2.0)),
+            min_items=int(section.get("min_items", 10)),
+            max_se=float(section.get("max_se", 0.1)),
         )
 
     def dataset(self, block: str | None, stage: str) -> str | None:
@@ -78,13 +97,14 @@ class Mapping:
 
 @dataclass(frozen=True)
 class RunValue:
-    """One cell of this run: a mean, and an sd over seeds or an interval."""
+    """One cell of this run: a mean, and an sd over ``n`` seeds or an interval over ``n`` items."""
 
     mean: float | None
     sd: float | None = None
     low: float | None = None
     high: float | None = None
     source: str = ""
+    n: int | None = None
 
 
 def _finite(value: Any) -> float | None:
@@ -112,14 +132,16 @@ def _evaluation_value(cell: dict, summary: pl.DataFrame, mapping: Mapping) -> Ru
         return RunValue(None)
     row = hit.row(0, named=True)
     source = f"{dataset}/{method}/{subset}, {row['seeds']} seeds"
-    return RunValue(_finite(row["mean"]), _finite(row["sd"]), source=source)
+    return RunValue(_finite(row["mean"]), _finite(row["sd"]), source=source, n=int(row["seeds"]))
 
 
-def _interval_value(hit: pl.DataFrame, column: str, source: str) -> RunValue:
+def _interval_value(hit: pl.DataFrame, column: str, source: str, n_column: str) -> RunValue:
     if hit.height == 0:
         return RunValue(None)
     row = hit.row(0, named=True)
-    return RunValue(_finite(row[column]), None, _finite(row["ci_low"]), _finite(row["ci_high"]), source)
+    n = row.get(n_column)
+    low, high = _finite(row["ci_low"]), _finite(row["ci_high"])
+    return RunValue(_finite(row[column]), None, low, high, source, None if n is None else int(n))
 
 
 def _tau_pair_value(cell: dict, tau_rms: pl.DataFrame, mapping: Mapping) -> RunValue:
@@ -135,7 +157,7 @@ def _tau_pair_value(cell: dict, tau_rms: pl.DataFrame, mapping: Mapping) -> RunV
         & (pl.col("side") == SIDE_OF_COLUMN[side])
         & pair
     )
-    return _interval_value(hit, "tau", f"{dataset}/{method} {a} vs {b}")
+    return _interval_value(hit, "tau", f"{dataset}/{method} {a} vs {b}", "n_attributes")
 
 
 def _tau_sides_value(cell: dict, tau_sides: pl.DataFrame, mapping: Mapping) -> RunValue:
@@ -146,7 +168,7 @@ def _tau_sides_value(cell: dict, tau_sides: pl.DataFrame, mapping: Mapping) -> R
     hit = tau_sides.filter(
         (pl.col("dataset") == dataset) & (pl.col("method") == method) & (pl.col("rm") == rm)
     )
-    return _interval_value(hit, "tau", f"{dataset}/{method} {rm}")
+    return _interval_value(hit, "tau", f"{dataset}/{method} {rm}", "n_attributes")
 
 
 def _probe_value(cell: dict, probes: pl.DataFrame, mapping: Mapping) -> RunValue:
@@ -160,21 +182,55 @@ def _probe_value(cell: dict, probes: pl.DataFrame, mapping: Mapping) -> RunValue
         & (pl.col("rm") == rm)
         & (pl.col("probe") == mapping.probe)
     )
-    value = _interval_value(hit, "win_rate", f"{dataset}/{method} {rm}, probe {mapping.probe}")
+    value = _interval_value(
+        hit, "win_rate", f"{dataset}/{method} {rm}, probe {mapping.probe}", "n_perturbations"
+    )
     if hit.height:
-        return RunValue(
-            value.mean, None, value.low, value.high, f"{value.source}, n={hit['n_perturbations'][0]}"
-        )
+        return RunValue(value.mean, None, value.low, value.high, f"{value.source}, n={value.n}", value.n)
     return value
 
 
-def _agrees(paper: float, uncertain: bool, run: RunValue, k: float) -> tuple[str, bool | None]:
-    candidates = [paper, -paper] if uncertain else [paper]
-    if run.sd is not None:
-        return SD_RULE.format(k=f"{k:g}"), any(abs(p - run.mean) <= k * run.sd for p in candidates)
+@dataclass(frozen=True)
+class Verdict:
+    """How one cell compares: the standard error of the difference, both readings' z, the verdict."""
+
+    check: str = ""
+    se: float | None = None
+    z: float | None = None
+    z_flipped: float | None = None
+    verdict: str = ""
+    agrees: bool | None = None
+
+
+def _run_se(run: RunValue) -> float | None:
+    """This run's standard error: sd / √seeds, or an interval's half-width / 1.96."""
+    if run.sd is not None and run.n:
+        return run.sd / run.n**0.5
     if run.low is not None and run.high is not None:
-        return INTERVAL_RULE, any(run.low <= p <= run.high for p in candidates)
-    return "", None
+        return (run.high - run.low) / (2 * Z_95)
+    return None
+
+
+def _verdict(paper: float, paper_sd: float | None, uncertain: bool, run: RunValue, m: Mapping) -> Verdict:
+    """The z test of run − paper; both sign readings where the paper's sign may be lost."""
+    run_se = _run_se(run)
+    if run_se is None:
+        return Verdict(verdict="no run sd (one seed)")
+    interval = run.sd is None
+    rule = (INTERVAL_RULE if interval else SD_RULE).format(k=f"{m.within_sd:g}")
+    paper_se = (paper_sd or 0.0) / PAPER_SEEDS**0.5
+    se = (paper_se**2 + run_se**2 + ROUNDING**2) ** 0.5
+    z = (run.mean - paper) / se
+    z_flipped = (run.mean + paper) / se if uncertain else None
+    if run_se > m.max_se:
+        return Verdict(rule, se, z, z_flipped, f"inconclusive: run se {run_se:.3f} > max_se {m.max_se:g}")
+    if interval and (run.n is None or run.n < m.min_items):
+        return Verdict(rule, se, z, z_flipped, f"inconclusive: n {run.n} < min_items {m.min_items}")
+    agrees = abs(z) <= m.within_sd
+    if z_flipped is not None and (abs(z_flipped) <= m.within_sd) != agrees:
+        which = "as printed" if agrees else "with the sign flipped"
+        return Verdict(rule, se, z, z_flipped, f"sign-dependent: agrees only {which}")
+    return Verdict(rule, se, z, z_flipped, "agrees" if agrees else "differs", agrees)
 
 
 def reproduction_table(
@@ -206,9 +262,9 @@ def reproduction_table(
             run = _probe_value(cell, probes, mapping)
         else:
             run = RunValue(None)
-        check, agrees = ("", None)
+        verdict = Verdict()
         if run.mean is not None:
-            check, agrees = _agrees(cell["mean"], bool(cell["sign_uncertain"]), run, mapping.within_sd)
+            verdict = _verdict(cell["mean"], _finite(cell["sd"]), bool(cell["sign_uncertain"]), run, mapping)
         rows.append(
             {
                 "table": table,
@@ -223,9 +279,14 @@ def reproduction_table(
                 "run_sd": run.sd,
                 "run_low": run.low,
                 "run_high": run.high,
+                "run_n": run.n,
                 "difference": None if run.mean is None else run.mean - cell["mean"],
-                "check": check,
-                "agrees": agrees,
+                "se": verdict.se,
+                "z": verdict.z,
+                "z_flipped": verdict.z_flipped,
+                "check": verdict.check,
+                "verdict": verdict.verdict,
+                "agrees": verdict.agrees,
                 "source": run.source,
             }
         )
@@ -233,13 +294,17 @@ def reproduction_table(
 
 
 def agreement_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per table: published cells, cells with a run value, and how many of those agree."""
+    """Per table: published cells, cells with a run value, how many agree, differ, are inconclusive, and
+    whose verdict depends on a lost sign (never counted as agreeing)."""
     return (
         table.group_by("table", maintain_order=True)
         .agg(
             cells=pl.len(),
             with_run_value=pl.col("run_mean").is_not_null().sum(),
             agree=pl.col("agrees").fill_null(False).sum(),
+            differ=(pl.col("verdict") == "differs").sum(),
+            inconclusive=pl.col("verdict").str.starts_with("inconclusive").sum(),
+            sign_dependent=pl.col("verdict").str.starts_with("sign-dependent").sum(),
             mean_abs_difference=pl.col("difference").abs().mean(),
         )
         .sort("table")

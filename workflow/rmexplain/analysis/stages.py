@@ -349,8 +349,10 @@ def run_reproduction(
     summary = agreement_summary(table)
     for row in summary.iter_rows(named=True):
         log.info(
-            "Table %s: %d cells, %d with a value from this run, %d agree",
-            row["table"], row["cells"], row["with_run_value"], row["agree"],
+            "Table %s: %d cells, %d with a value from this run, %d agree, %d differ, %d inconclusive, "
+            "%d sign-dependent (not counted as agreeing)",
+            row["table"], row["cells"], row["with_run_value"], row["agree"], row["differ"],
+            row["inconclusive"], row["sign_dependent"],
         )  # fmt: skip
     Path(outputs["csv"]).parent.mkdir(parents=True, exist_ok=True)
     table.write_csv(outputs["csv"], float_precision=4)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from rmexplain.config.checks import check_sections
 from rmexplain.config.schema import load_schema, validate_schema
 from rmexplain.settings import Config, ConfigError, schema_defaults, section
+from rmexplain.yaml_unique import load_yaml
 
 __all__ = [
     "Config",
@@ -40,9 +39,5 @@ def check(config: Config) -> Config:
 
 
 def load(path: str | Path) -> Config:
-    """Read a YAML config file and :func:`check` it."""
-    try:
-        config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"{path}: cannot read the config: {err}") from None
-    return check(config)
+    """Read a YAML config file (a key given twice is an error naming it and the file) and :func:`check` it."""
+    return check(load_yaml(path))

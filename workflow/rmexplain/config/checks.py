@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 
 from rmexplain.analysis.probes import probes_from_config
+from rmexplain.analysis.reference import load_reference, paper_names
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config.schema import load_schema
@@ -21,6 +22,7 @@ from rmexplain.downloads import hub_models
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
+from rmexplain.tokens import stats as token_stats
 
 
 def _require(condition: bool, message: str) -> None:
@@ -139,6 +141,12 @@ def check_analysis(config: Config) -> None:
         "analysis.methods",
         "one of perturb.methods",
     )
+    for name in analysis.get("methods") or []:
+        _require(
+            bool(method_entry(config["perturb"], name).attribute_conditioned),
+            f"analysis.methods: {name!r} does not perturb along attributes, so every attribute analysis "
+            "of it would be empty; name attribute-conditioned methods (or null for all of them)",
+        )
     examples = analysis.get("examples") or {}
     _known(examples.get("rms") or [], rms, "analysis.examples.rms", "a key of reward_models")
     for i, pair in enumerate(examples.get("pairs") or []):
@@ -166,6 +174,8 @@ def check_reproduce(design: Design) -> None:
     reproduce = config.get("reproduce")
     if not reproduce:
         return
+    for key, names in paper_names(load_reference(reproduce["paper"])).items():
+        _known(reproduce[key], names, f"reproduce.{key}", f"one of the paper's names for {key}")
     _known(
         reproduce["reward_models"].values(),
         config["reward_models"],
@@ -212,9 +222,7 @@ def check_rewards_example(design: Design) -> None:
         f"{key}.method",
         f"an analysed method of {dataset!r}",
     )
-    _require(
-        bool(design.dataset_analysed_methods(dataset)), f"{key}: {dataset!r} has no analysed method"
-    )
+    _require(bool(design.dataset_analysed_methods(dataset)), f"{key}: {dataset!r} has no analysed method")
     if settings.get("rm"):
         _known([settings["rm"]], design.dataset(dataset).rms, f"{key}.rm", f"an RM of {dataset!r}")
 
@@ -248,6 +256,10 @@ def check_tokens(config: Config) -> None:
         _require(
             Path(human["path"]).is_file(), f"tokens.human_ranking.path: file {human['path']!r} does not exist"
         )
+        try:  # its columns, ranks and items, before any job starts
+            token_stats.read_human_ranking(human["path"])
+        except token_stats.AnalysisError as err:
+            raise ConfigError(str(err)) from None
 
 
 def _is_date(value: object) -> bool:

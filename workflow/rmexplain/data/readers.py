@@ -174,10 +174,24 @@ def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
+            if not isinstance(record, dict):
+                kind = type(record).__name__
+                raise DataError(f"{path}: line {number} is a JSON {kind}, not an object of named columns")
+            records.append(record)
     return records
+
+
+def _records_frame(records: list[dict[str, Any]], path: Path) -> pl.DataFrame:
+    """Records as a frame (a column whose rows mix types is read as text)."""
+    if not records:
+        return pl.DataFrame()
+    try:
+        return pl.DataFrame(records, infer_schema_length=None)
+    except (TypeError, ValueError, pl.exceptions.PolarsError) as err:
+        raise DataError(f"{path}: cannot read the records as a table: {err}") from None
 
 
 def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS) -> pl.DataFrame:
@@ -187,7 +201,7 @@ def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS
         frame = pl.read_parquet(path)
     elif path.suffix == ".jsonl":
         records = read_jsonl_records(path)
-        frame = pl.DataFrame(records, infer_schema_length=None) if records else pl.DataFrame()
+        frame = _records_frame(records, path)
     else:
         raise DataError(f"{path}: expected a .jsonl or .parquet file")
     missing = [c for c in required if c not in frame.columns]

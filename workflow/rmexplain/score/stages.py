@@ -23,6 +23,7 @@ def score_originals(
     prompts = comparisons["prompt"].to_list() * 2
     rewards = scorer.score(prompts, comparisons["chosen"].to_list() + comparisons["rejected"].to_list())
     frame = orient(comparisons, rm, rewards[:n], rewards[n:])
+    check_not_all_tied(frame, rm, comparisons_path)
     agree = frame["agrees_with_human"].drop_nulls()
     log.info(
         "%s: %d comparisons, %d ties, agreement with human labels %.3f",
@@ -32,6 +33,20 @@ def score_originals(
         agree.mean() if agree.len() else float("nan"),
     )
     return frame
+
+
+class AllTiedError(ValueError):
+    """An RM scored chosen and rejected exactly equal on every comparison: nothing to explain."""
+
+
+def check_not_all_tied(frame: pl.DataFrame, rm: str, comparisons_path: str) -> None:
+    """Raise when ``rm`` ties every comparison (0 kept): every table downstream would be empty."""
+    if frame.height and frame["plus_target"].null_count() == frame.height:
+        raise AllTiedError(
+            f"{rm} scores chosen and rejected exactly equal on all {frame.height} comparisons of "
+            f"{comparisons_path} (0 kept): nothing can be explained. Check the RM (a constant or untrained "
+            "head, the wrong model, texts cut to the same prefix) or drop it from the dataset"
+        )
 
 
 def score_perturbations(

@@ -94,17 +94,21 @@ class CachedChat:
         return self._backend
 
     def complete(self, requests: Sequence[ChatRequest], desc: str = "llm") -> list[str]:
-        """Texts of all requests, in order. Raises LLMError if some failed after all retries
-        (the others are cached, so a rerun only repeats the failed ones)."""
+        """Texts of all requests, in order (see ``completions``)."""
+        return [c.text or "" for c in self.completions(requests, desc)]
+
+    def completions(self, requests: Sequence[ChatRequest], desc: str = "llm") -> list[Completion]:
+        """Completions (text, usage, finish reason) of all requests, in order. Raises LLMError if some
+        failed after all retries (the others are cached, so a rerun only repeats the failed ones)."""
         keys = [request_key(self.model_id, r) for r in requests]
-        answers: dict[str, str] = {}
+        answers: dict[str, Completion] = {}
         missing: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
             if key in answers or key in missing:
                 continue
             cached = self.cache.get(key)
             if cached is not None and cached.text is not None:
-                answers[key] = cached.text
+                answers[key] = cached
             else:
                 missing[key] = request
         self.stats.requests += len(requests)
@@ -112,9 +116,10 @@ class CachedChat:
         self.stats.cache_hits += len(answers)
         if missing:
             self._call(missing, answers, desc)
+        self.stats.truncated += sum(1 for c in answers.values() if c.finish_reason == "length")
         return [answers[k] for k in keys]
 
-    def _call(self, missing: dict[str, ChatRequest], answers: dict[str, str], desc: str) -> None:
+    def _call(self, missing: dict[str, ChatRequest], answers: dict[str, Completion], desc: str) -> None:
         order = list(missing)
         errors: list[str] = []
         progress = tqdm(total=len(order), desc=desc, mininterval=5.0, file=None)
@@ -129,10 +134,8 @@ class CachedChat:
                 self.stats.failures += 1
                 errors.append(str(completion.error))
                 return
-            if completion.finish_reason == "length":
-                self.stats.truncated += 1
             self.cache.put(key, self.model_id, completion)
-            answers[key] = completion.text  # type: ignore[assignment]
+            answers[key] = completion
 
         try:
             self.backend().complete([missing[k] for k in order], on_result)
@@ -156,6 +159,11 @@ class CachedChat:
             s.tokens_in, s.tokens_out, s.cost(prices),
             prices.get("input_per_million", 0), prices.get("output_per_million", 0),
         )  # fmt: skip
+        if s.truncated:
+            self.log.warning(
+                "%s: %d answers stopped at max_tokens; raise llm.sampling.max_tokens (or the method's "
+                "sampling override, e.g. perturb.two_step.step2_sampling.max_tokens)", what, s.truncated,
+            )  # fmt: skip
 
     def close(self) -> None:
         self.cache.close()

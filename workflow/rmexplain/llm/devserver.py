@@ -7,7 +7,8 @@ attribute-change judge: a verdict in a sentence; OpenAI's 400 errors for reasoni
 ``max_tokens`` or non-default sampling),
 and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
 ``retry-after-ms``), answers slower than the client's timeout, and 200 answers whose body is not a
-chat completion. It counts every request, fault and success, so tests can check that a rerun makes
+chat completion. Answers longer than a request's ``max_tokens`` (in words) stop there with
+``finish_reason: length``. It counts every request, fault and success, so tests can check that a rerun makes
 exactly the missing calls.
 
 Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]``, then
@@ -275,14 +276,19 @@ class ChatServer:
 
     @staticmethod
     def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+        """The chat completion of ``text``; tokens are words, and an answer longer than the request's
+        ``max_tokens`` is cut there with ``finish_reason: length``, as OpenAI does."""
         prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
+        limit, finish = body.get("max_tokens") or body.get("max_completion_tokens"), "stop"
+        if limit is not None and len(text.split()) > int(limit):
+            text, finish = " ".join(text.split()[: int(limit)]), "length"
         return {
             "id": "chatcmpl-dev",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "dev"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,

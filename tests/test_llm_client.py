@@ -218,7 +218,7 @@ def test_transformers_backend_batches_with_the_chat_template_and_caches(tiny_lla
 def test_two_step_through_the_transformers_backend(tiny_llama, tmp_path):
     """A random model writes no 'attribute: words' lines and never stops before max_tokens: every attribute
     is a recorded step-1 failure, step 2 still asks for every slot (on_unparsed: pass), and every step-2
-    answer, cut off at max_tokens, is a recorded skip, never a perturbation (the plumbing, not the quality)."""
+    answer, cut off at max_tokens, is a recorded skip, never a perturbation (plumbing, not quality)."""
     from test_llm_methods import ATTRIBUTES, run_method
 
     torch.set_num_threads(1)

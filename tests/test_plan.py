@@ -6,11 +6,15 @@ import re
 import subprocess
 import sys
 
+import polars as pl
 import yaml
 from conftest import SNAKEMAKE
 from test_llm_workflow import write_project
 
+from rmexplain import paths
+from rmexplain.config import load
 from rmexplain.llm.devserver import ChatServer
+from rmexplain.plan import make_plan, plan_markdown
 
 
 def plan(root, config) -> str:
@@ -65,3 +69,30 @@ def test_paper_plan_needs_no_network_and_no_key(workflow_copy):
     assert "- `score_perturbations` (dataset=harmless, rm=pythia-1.4b): gpu=1" in out
     assert "- model OpenAssistant/reward-model-deberta-v3-large-v2@" in out and "to download" in out
     assert "- dataset nvidia/HelpSteer2 (datasets.hs2)" in out
+
+
+def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config_path = write_project(tmp_path, ChatServer())  # never started: the plan sends nothing
+    config = yaml.safe_load(config_path.read_text())
+    config["perturb"]["random"] = {"n": 3, "sampling": {"max_tokens": 20}}  # two_step: llm's 1024
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    unsampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    unknown = "WARNING toy / random: answer length unknown until the comparisons are sampled (max_tokens 20)"
+    assert unknown in unsampled
+    comparisons = tmp_path / paths.fmt(paths.COMPARISONS, dataset="toy")
+    comparisons.parent.mkdir(parents=True)
+    long = "word " * 20  # 100 characters: ~25 tokens, over 80 % of 20, far under 1024
+    pl.DataFrame(
+        {
+            "comparison_id": ["toy-s0-0", "toy-s0-1"], "dataset": ["toy"] * 2, "seed": [0, 0],
+            "source_index": ["0", "1"], "prompt": ["q", "q"], "chosen": [long, "short"],
+            "rejected": ["no", "no"],
+        }
+    ).write_parquet(comparisons)  # fmt: skip
+    sampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    assert (
+        "WARNING toy / random: 1 of 4 responses are ≥ 80% of max_tokens 20 (longest ~25 tokens); rewrites of "
+        "them may stop at the limit and be skipped" in sampled
+    ), sampled
+    assert "toy / two_step" not in sampled

@@ -8,6 +8,9 @@
   attributes whose step-1 line did not parse);
 - estimated input and output tokens and the cost at ``llm.prices`` (tokens estimated as characters / 4 of
   the rendered prompts where the comparisons exist, else not estimated);
+- warnings where a dataset's perturbation answers may stop at their ``max_tokens`` (a rewrite is about as
+  long as the response it rewrites: responses of the sampled comparisons, in tokens ≈ characters / 4, that
+  reach ``LENGTH_WARNING`` of the limit; unknown until sampled);
 - the jobs that request GPUs and how many each (``resources: gpu``);
 - the hub models and datasets to download, and which models are downloaded already;
 - what is cached: the completions in ``llm.cache_dir`` and the LLM jobs whose outputs exist.
@@ -27,12 +30,14 @@ from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.llm.cache import CompletionCache
+from rmexplain.perturb.llm_methods import answer_max_tokens
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, read_table
 from rmexplain.settings import Config
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
+LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class Plan:
     hub_datasets: list[tuple[str, str]] = field(default_factory=list)  # (dataset, hub id)
     cached_completions: int = 0
     prices: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def requests(self) -> int:
@@ -113,6 +119,42 @@ def _token_estimate(
             tokens_in += per_task * prompt
             tokens_out += per_task * _tokens(response)
     return tokens_in, tokens_out
+
+
+def _response_tokens(root: Path, dataset: str) -> list[int] | None:
+    """Estimated tokens of every sampled response of ``dataset`` (None: not sampled yet)."""
+    comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+    if not comparisons.is_file():
+        return None
+    frame = read_table(comparisons, COMPARISONS, "comparisons")
+    return [_tokens(t) for column in ("chosen", "rejected") for t in frame[column].to_list()]
+
+
+def length_warnings(design: Design, root: Path) -> list[str]:
+    """One line per (dataset, LLM method) whose answers may stop at ``max_tokens``, or whose length is
+    unknown because the dataset is not sampled yet."""
+    warnings = []
+    for method in design.llm_methods:
+        entry = design.method(method)
+        limit = answer_max_tokens(entry.registered, dict(entry.settings), design.config.get("llm"))
+        if limit is None:
+            continue
+        for dataset in design.datasets_of_method(method):
+            lengths = _response_tokens(root, dataset)
+            if lengths is None:
+                warnings.append(
+                    f"{dataset} / {method}: answer length unknown until the comparisons are sampled "
+                    f"(max_tokens {limit})"
+                )
+                continue
+            near = sum(n >= LENGTH_WARNING * limit for n in lengths)
+            if near:
+                warnings.append(
+                    f"{dataset} / {method}: {near} of {len(lengths)} responses are ≥ {LENGTH_WARNING:.0%} of "
+                    f"max_tokens {limit} (longest ~{max(lengths)} tokens); rewrites of them may stop at the "
+                    "limit and be skipped: raise the method's answer max_tokens or llm.sampling.max_tokens"
+                )
+    return warnings
 
 
 def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
@@ -219,6 +261,7 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
         hub_datasets=datasets,
         cached_completions=_cached_completions(config, root) if design.llm_sections else 0,
         prices=dict((config.get("llm") or {}).get("prices") or {}),
+        warnings=length_warnings(design, root),
     )
 
 
@@ -251,6 +294,8 @@ def plan_markdown(plan: Plan) -> str:
         ]
     else:
         lines.append("None: no configured method or stage calls an LLM.")
+    if plan.warnings:
+        lines += ["", "### Answers near their max_tokens", ""] + [f"- WARNING {w}" for w in plan.warnings]
     lines += ["", f"Completions already cached: {plan.cached_completions}.", "", "## GPU jobs", ""]
     lines += [f"- `{rule}` ({wildcards}): gpu={gpus}" for rule, wildcards, gpus in plan.gpu_jobs] or ["None."]
     lines += ["", "## Hub downloads", ""]

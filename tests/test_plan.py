@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import yaml
@@ -20,7 +21,8 @@ from rmexplain.plan import make_plan, plan_markdown
 def plan(root, config) -> str:
     run = subprocess.run(
         [sys.executable, "-m", "rmexplain.cli", "plan", "--config", str(config)],
-        cwd=root, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"},
+        cwd=root, capture_output=True, text=True, check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(root) / "workflow")},  # this checkout's code
     )  # fmt: skip
     return run.stdout
 
@@ -96,3 +98,63 @@ def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypat
         "them may stop at the limit and be skipped" in sampled
     ), sampled
     assert "toy / two_step" not in sampled
+
+
+TOY_RMS = '''
+def _base(p, r):
+    return 0.1 * len(r.split()) + 0.01 * len(p) + 0.5 * ("please" in r)
+
+
+def score_a(prompts, responses):
+    """Ties on the Peru comparison: rm-a perturbs the other four."""
+    return [0.0 if "Peru" in p else _base(p, r) for p, r in zip(prompts, responses)]
+
+
+def score_b(prompts, responses):
+    return [_base(p, r) for p, r in zip(prompts, responses)]
+
+
+def score_c(prompts, responses):
+    return [-_base(p, r) for p, r in zip(prompts, responses)]
+'''
+
+
+def test_plan_counts_what_the_server_receives_with_the_cache_and_the_judge(tmp_path):
+    """random over three RMs (per_rm): its prompts depend only on the response, so the second and third RM
+    reuse the first's answers (rm-b adds the comparison rm-a tied on); the judge is on and judges the rule
+    edits (the random baseline carries no attribute, so it is not analysed), once per distinct prompt."""
+    with ChatServer() as server:
+        config_path = write_project(tmp_path, server)
+        (tmp_path / "toy_rms.py").write_text(TOY_RMS)
+        config = yaml.safe_load(config_path.read_text())
+        rms = {f"rm-{x}": {"backend": "python", "callable": f"toy_rms.py:score_{x}"} for x in "abc"}
+        config["reward_models"] = rms
+        config["perturb"] = {"methods": ["rules", "random"], "random": {"n": 2}}
+        config["analysis"]["judge"] = {"enabled": True}
+        config["llm"]["api_key_env"] = None
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        scores = [paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm=rm) for rm in rms]
+        scores += [paths.fmt(paths.PERTURBATIONS, dataset="toy", method="rules", orienter=rm) for rm in rms]
+        options = ["--cores", "1", "--configfile", str(config_path)]  # --configfile takes several: last
+        subprocess.run([*SNAKEMAKE, *scores, *options], cwd=tmp_path, check=True, capture_output=True)
+        assert server.stats.requests == 0
+
+        before = plan(tmp_path, config_path)
+        rows = {
+            m.group(1): int(m.group(2))
+            for m in re.finditer(r"\| perturb \| toy \| random \| (rm-\w) \| \d+ \| (\d+) \|", before)
+        }
+        assert rows == {"rm-a": 4 * 2 * 2, "rm-b": 1 * 2 * 2, "rm-c": 0}, before
+        judged = [int(n) for n in re.findall(r"\| judge \| toy \| rules \| rm-\w \| \d+ \| (\d+) \|", before)]
+        assert len(judged) == 3 and judged[0] > 0, before
+        assert "| judge | toy | random |" not in before
+        announced = re.search(r"Requests still to make: (\d+) \(", before)
+        assert announced and int(announced.group(1)) == 20 + sum(judged), before
+
+        judgements = [paths.fmt(paths.JUDGEMENTS, dataset="toy", method="rules", orienter=rm) for rm in rms]
+        perturbations = [
+            paths.fmt(paths.PERTURBATIONS, dataset="toy", method="random", orienter=rm) for rm in rms
+        ]
+        targets = [*perturbations, *judgements]
+        subprocess.run([*SNAKEMAKE, *targets, *options], cwd=tmp_path, check=True, capture_output=True)
+        assert server.stats.requests == int(announced.group(1))

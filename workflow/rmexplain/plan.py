@@ -5,7 +5,11 @@
 - the LLM requests per stage, dataset, method and orienter: exact when the comparisons and the orienting
   RMs' original scores already exist (the comparisons the job will perturb are then known), otherwise an
   upper bound from the sampling settings; two-step's step 2 is at most one request per attribute (it skips
-  attributes whose step-1 line did not parse);
+  attributes whose step-1 line did not parse); requests another job asks first are not counted again
+  (the cache answers them: the random baseline's prompts depend only on the response, so with
+  ``per_rm`` orientation the second and third RM reuse the first's; variants reuse their method's step 1;
+  the attribute judge's identical prompts across perturbation sets), nor are the judge's requests
+  for methods it does not analyse; completions cached by earlier runs are not subtracted;
 - estimated input and output tokens and the cost at ``llm.prices`` (tokens estimated as characters / 4 of
   the rendered prompts where the comparisons exist, else not estimated);
 - warnings where a dataset's perturbation answers may stop at their ``max_tokens`` (a rewrite is about as
@@ -25,18 +29,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from rmexplain import paths, resources, targets
+from rmexplain.analysis.judge import judge_inputs, judge_prompts
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.llm.cache import CompletionCache
-from rmexplain.perturb.llm_methods import answer_max_tokens
+from rmexplain.perturb.llm_methods import answer_max_tokens, response_only_requests
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, read_table
 from rmexplain.settings import Config
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
+JUDGE_ANSWER_TOKENS = 4  # a verdict word, perhaps a few more
 LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
 
 
@@ -71,6 +79,12 @@ class Plan:
     @property
     def requests(self) -> int:
         return sum(job.requests for job in self.llm_jobs if not job.done)
+
+    def requests_line(self) -> str:
+        """The pending requests: exact when every pending job's count is, else an upper bound."""
+        if all(job.exact for job in self.llm_jobs if not job.done):
+            return f"{self.requests} (requests the cache will answer not counted)"
+        return f"at most {self.requests} (requests the cache will answer not counted where known)"
 
     def cost(self) -> float | None:
         """Estimated cost of the jobs not done yet, or None when some token count is unknown."""
@@ -164,6 +178,7 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
         entry = design.method(method)
         settings = dict(entry.settings)
         for dataset in design.datasets_of_method(method):
+            seen: set[str] = set()  # responses an earlier orienter's job asked about (response-only requests)
             for orienter in design.dataset(dataset).orienters:
                 done = root / paths.fmt(
                     paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
@@ -174,6 +189,13 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
                 if design.shared_request_source(dataset, method):
                     # a variant after its method: the requests they share come from the cache
                     requests -= entry.entry.shared_requests_per_task * 2 * n
+                if oriented is not None and response_only_requests(entry.registered):
+                    # the same response asked again (another orienter's job) is answered by the cache
+                    responses = oriented["chosen"].to_list() + oriented["rejected"].to_list()
+                    new = set(responses) - seen
+                    seen |= new
+                    requests = entry.entry.llm_requests(len(new), n_attributes, settings)
+                    oriented = oriented.filter(pl.col("chosen").is_in(new) | pl.col("rejected").is_in(new))
                 tokens = (
                     (None, None)
                     if oriented is None
@@ -183,6 +205,45 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
                 jobs.append(
                     LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
                 )
+    return jobs
+
+
+def _judge_prompts(design: Design, root: Path, perturbations: Path, dataset: str) -> list[str]:
+    """The judge's prompts for one perturbation set (as the ``analyse_judge`` job builds them)."""
+    attributes = dict(design.config["attributes"])
+    comparisons = read_table(root / paths.fmt(paths.COMPARISONS, dataset=dataset), COMPARISONS, "comparisons")
+    cap = design.judge.get("max_per_attribute")
+    rows = judge_inputs(pl.read_parquet(perturbations), comparisons, attributes, cap)
+    return judge_prompts(rows, attributes)
+
+
+def _judge_jobs(design: Design, root: Path) -> list[LLMJob]:
+    """The attribute judge's requests per perturbation set: one per distinct judge prompt (the same prompt
+    in another set is answered by the cache), exact once the perturbations exist; else an upper bound of one
+    per (response, attribute), at most ``max_per_attribute`` per attribute. Methods without attributes (the
+    random baseline) are not analysed, so not judged."""
+    if not design.judge_enabled:
+        return []
+    n_attributes = len(design.config["attributes"])
+    cap = design.judge.get("max_per_attribute")
+    seen: set[str] = set()
+    jobs = []
+    for dataset, method in design.analysed_pairs:
+        for orienter in design.dataset(dataset).orienters:
+            wildcards = {"dataset": dataset, "method": method, "orienter": orienter}
+            perturbations = root / paths.fmt(paths.PERTURBATIONS, **wildcards)
+            done = (root / paths.fmt(paths.JUDGEMENTS, **wildcards)).is_file()
+            oriented = _oriented_comparisons(design, dataset, orienter, root)
+            n = _sampled(design, dataset) if oriented is None else oriented.height
+            if perturbations.is_file():
+                new = set(_judge_prompts(design, root, perturbations, dataset)) - seen
+                seen |= new
+                requests, exact = len(new), True
+                tokens = (sum(_tokens(p) for p in new), JUDGE_ANSWER_TOKENS * len(new))
+            else:
+                requests, exact = min(cap or 2 * n, 2 * n) * n_attributes, False
+                tokens = (None, None)
+            jobs.append(LLMJob("judge", dataset, method, orienter, n, requests, exact, *tokens, done))
     return jobs
 
 
@@ -255,7 +316,7 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
     root, design = Path(root), Design.from_config(config)
     models, datasets = _hub(design, root)
     return Plan(
-        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root),
+        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root) + _judge_jobs(design, root),
         gpu_jobs=_gpu_jobs(design),
         hub_models=models,
         hub_datasets=datasets,
@@ -288,7 +349,7 @@ def plan_markdown(plan: Plan) -> str:
         )  # fmt: skip
         lines += [
             "",
-            f"Requests still to make: at most {plan.requests} (some may be cached). "
+            f"Requests still to make: {plan.requests_line()}. "
             f"Estimated cost: {estimate}, "
             f"at {plan.prices or 'no prices (llm.prices)'} per 1M tokens.",
         ]

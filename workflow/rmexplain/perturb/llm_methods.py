@@ -151,6 +151,16 @@ def answer_max_tokens(method: str, settings: dict[str, Any], llm: dict[str, Any]
     return Sampling.from_config(LLM_DEFAULTS["sampling"], llm_sampling, settings.get(key)).max_tokens
 
 
+# Methods whose requests depend only on the response (not on the RM's scores or direction): another
+# orienter's job on the same response finds them in the cache (the plan counts them once).
+RESPONSE_ONLY_REQUESTS = frozenset({"random"})
+
+
+def response_only_requests(method: str) -> bool:
+    """Whether registered ``method``'s requests are the same for every orienter of a response."""
+    return method in RESPONSE_ONLY_REQUESTS
+
+
 def cut_off_reason(method: str, sampling: Sampling) -> str:
     """The skip reason of an answer that stopped at ``max_tokens``, naming the settings to raise."""
     key = ANSWER_SAMPLING_KEY[method]

@@ -22,6 +22,8 @@ from typing import Any
 import openai
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
+from rmexplain.llm.ratelimit import ClientLimiter, request_tokens
+from rmexplain.settings import schema_defaults
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,8 @@ class OpenAIBackend(LLMBackend):
         self.malformed_retries = int(settings["malformed_retries"])
         self.extra_body = dict(settings["extra_body"] or {})
         self.http_client = str(settings["http_client"])
+        limits = {**schema_defaults("llm", "rate_limit"), **(config.get("rate_limit") or {})}
+        self.limiter = ClientLimiter(limits.get("tokens_per_minute"), limits.get("requests_per_minute"))
         self.token_limit_param, self.omitted = request_params(
             self.model, settings["token_limit_param"], settings["omit_params"]
         )
@@ -153,6 +157,8 @@ class OpenAIBackend(LLMBackend):
                 async with semaphore:
                     if rejections:
                         return  # not sent: the job stops, and a rerun sends it with fixed parameters
+                    contents = [content for _, content in request.messages]
+                    await self.limiter.acquire(request_tokens(contents, request.sampling.max_tokens))
                     try:
                         completion = await self._complete_one(client, request)
                     except LLMError as err:

@@ -15,7 +15,7 @@ from test_llm_workflow import write_project
 from rmexplain import paths
 from rmexplain.config import load
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import make_plan, plan_markdown
+from rmexplain.plan import LLMJob, Plan, make_plan, plan_markdown
 
 
 def plan(root, config) -> str:
@@ -158,3 +158,22 @@ def test_plan_counts_what_the_server_receives_with_the_cache_and_the_judge(tmp_p
         targets = [*perturbations, *judgements]
         subprocess.run([*SNAKEMAKE, *targets, *options], cwd=tmp_path, check=True, capture_output=True)
         assert server.stats.requests == int(announced.group(1))
+
+
+def test_plan_states_the_duration_at_the_rate_limit():
+    jobs = [
+        LLMJob("perturb", "d", "random", "rm", 5, 100, True, 20_000, 5_000, False, 200),
+        LLMJob("judge", "d", "rules", "rm", 5, 50, True, 10_000, 200, False, 8),
+        LLMJob("perturb", "d", "random", "rm2", 5, 999, True, 1, 1, True, 200),  # done: not counted
+    ]
+    plan = Plan(llm_jobs=jobs, rate_limit={"tokens_per_minute": 10_000, "requests_per_minute": 30})
+    metered = 20_000 + 100 * 200 + 10_000 + 50 * 8  # prompts + max_tokens per request
+    assert plan.duration_line() == (
+        f"Duration at llm.rate_limit: 5.0 min at 30 requests/min; {metered / 10_000:.1f} min at 10000 "
+        f"tokens/min (~{metered} metered tokens) (the longer one holds)."
+    )
+    assert "Duration at llm.rate_limit" in plan_markdown(plan)
+    assert Plan(llm_jobs=jobs).duration_line() is None
+    unknown = Plan(llm_jobs=[LLMJob("discover", "d", "discover", "rm", None, 9, False, None, None, False)],
+                   rate_limit={"tokens_per_minute": 10_000})  # fmt: skip
+    assert "unknown at 10000 tokens/min until the comparisons are sampled" in unknown.duration_line()

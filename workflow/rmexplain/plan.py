@@ -15,6 +15,8 @@
 - warnings where a dataset's perturbation answers may stop at their ``max_tokens`` (a rewrite is about as
   long as the response it rewrites: responses of the sampled comparisons, in tokens ≈ characters / 4, that
   reach ``LENGTH_WARNING`` of the limit; unknown until sampled);
+- the run's duration at ``llm.rate_limit`` (requests per minute; tokens per minute counting each request's
+  prompt and its ``max_tokens``, as the provider meters it);
 - the jobs that request GPUs and how many each (``resources: gpu``);
 - the hub models and datasets to download, and which models are downloaded already;
 - what is cached: the completions in ``llm.cache_dir`` and the LLM jobs whose outputs exist.
@@ -41,10 +43,11 @@ from rmexplain.perturb.llm_methods import answer_max_tokens, response_only_reque
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, read_table
-from rmexplain.settings import Config
+from rmexplain.settings import Config, schema_defaults
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 JUDGE_ANSWER_TOKENS = 4  # a verdict word, perhaps a few more
+JUDGE_MAX_TOKENS = 8  # the judge's default answer limit
 LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
 
 
@@ -62,6 +65,7 @@ class LLMJob:
     tokens_in: int | None
     tokens_out: int | None
     done: bool
+    max_tokens: int | None = None  # the answers' limit, which counts against a tokens-per-minute limit
 
 
 @dataclass
@@ -75,6 +79,29 @@ class Plan:
     cached_completions: int = 0
     prices: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    rate_limit: dict[str, float | None] = field(default_factory=dict)
+    default_max_tokens: int = 1024
+
+    def duration_line(self) -> str | None:
+        """How long the pending requests take at ``llm.rate_limit`` (None without a limit): each request
+        counts its prompt tokens plus its ``max_tokens``, as the provider meters it."""
+        tpm, rpm = self.rate_limit.get("tokens_per_minute"), self.rate_limit.get("requests_per_minute")
+        if not tpm and not rpm:
+            return None
+        pending = [job for job in self.llm_jobs if not job.done]
+        parts = []
+        if rpm:
+            parts.append(f"{self.requests / rpm:.1f} min at {rpm:g} requests/min")
+        if tpm:
+            if any(job.tokens_in is None for job in pending):
+                parts.append(f"unknown at {tpm:g} tokens/min until the comparisons are sampled")
+            else:
+                metered = sum(
+                    (job.tokens_in or 0) + job.requests * (job.max_tokens or self.default_max_tokens)
+                    for job in pending
+                )
+                parts.append(f"{metered / tpm:.1f} min at {tpm:g} tokens/min (~{metered} metered tokens)")
+        return "Duration at llm.rate_limit: " + "; ".join(parts) + " (the longer one holds)."
 
     @property
     def requests(self) -> int:
@@ -202,8 +229,20 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
                     else _token_estimate(design, method, oriented, n_attributes, settings)
                 )
                 exact = oriented is not None and entry.entry.exact_requests
+                limit = answer_max_tokens(entry.registered, settings, design.config.get("llm"))
                 jobs.append(
-                    LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
+                    LLMJob(
+                        "perturb",
+                        dataset,
+                        method,
+                        orienter,
+                        n,
+                        requests,
+                        exact,
+                        *tokens,
+                        done.is_file(),
+                        limit,
+                    )
                 )
     return jobs
 
@@ -243,7 +282,11 @@ def _judge_jobs(design: Design, root: Path) -> list[LLMJob]:
             else:
                 requests, exact = min(cap or 2 * n, 2 * n) * n_attributes, False
                 tokens = (None, None)
-            jobs.append(LLMJob("judge", dataset, method, orienter, n, requests, exact, *tokens, done))
+            jobs.append(
+                LLMJob(
+                    "judge", dataset, method, orienter, n, requests, exact, *tokens, done, JUDGE_MAX_TOKENS
+                )
+            )
     return jobs
 
 
@@ -323,6 +366,11 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
         cached_completions=_cached_completions(config, root) if design.llm_sections else 0,
         prices=dict((config.get("llm") or {}).get("prices") or {}),
         warnings=length_warnings(design, root),
+        rate_limit=dict((config.get("llm") or {}).get("rate_limit") or {}),
+        default_max_tokens=int(
+            ((config.get("llm") or {}).get("sampling") or {}).get("max_tokens")
+            or schema_defaults("llm", "sampling")["max_tokens"]
+        ),
     )
 
 
@@ -355,6 +403,9 @@ def plan_markdown(plan: Plan) -> str:
         ]
     else:
         lines.append("None: no configured method or stage calls an LLM.")
+    duration = plan.duration_line() if plan.llm_jobs else None
+    if duration:
+        lines += ["", duration]
     if plan.warnings:
         lines += ["", "### Answers near their max_tokens", ""] + [f"- WARNING {w}" for w in plan.warnings]
     lines += ["", f"Completions already cached: {plan.cached_completions}.", "", "## GPU jobs", ""]

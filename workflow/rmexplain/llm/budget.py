@@ -68,6 +68,7 @@ class Budget:
     max_requests: int | None
     max_cost_usd: float | None
     prices: dict[str, Any]
+    _unsaved: tuple[int, float] = (0, 0.0)  # spent without limits, not yet in the ledger
 
     @classmethod
     def from_config(cls, llm: dict[str, Any], cache_dir: str | Path) -> Budget:
@@ -135,22 +136,30 @@ class Budget:
 
     def settle(self, request: ChatRequest, completion: Completion) -> None:
         """Record one request sent and what it really cost (from the usage the server returned), releasing
-        its reservation; recorded with or without limits, so a limit set later counts earlier jobs."""
+        its reservation; recorded with or without limits, so a limit set later counts earlier jobs
+        (without limits, in memory until ``release``: no file lock per answer)."""
+        tokens = (completion.prompt_tokens, completion.completion_tokens)
+        if not self.active:
+            self._unsaved = (self._unsaved[0] + 1, self._unsaved[1] + request_cost(*tokens, self.prices))
+            return
         with self._lock():
             data = self._read()
             mine = data["reserved"].setdefault(str(os.getpid()), {"requests": 0, "cost_usd": 0.0})
             mine["requests"] = max(0, mine["requests"] - 1)
             mine["cost_usd"] = max(0.0, mine["cost_usd"] - worst_case_cost(request, self.prices))
             data["requests"] += 1
-            tokens = (completion.prompt_tokens, completion.completion_tokens)
             data["cost_usd"] += request_cost(*tokens, self.prices)
             self._write(data)
 
     def release(self) -> None:
-        """Drop this process's remaining reservations (after a batch, whatever happened)."""
-        if not self.active:
+        """Drop this process's remaining reservations and write what was spent without limits (after a
+        batch, whatever happened)."""
+        if not self.active and not self._unsaved[0]:
             return
         with self._lock():
             data = self._read()
             data["reserved"].pop(str(os.getpid()), None)
+            data["requests"] += self._unsaved[0]
+            data["cost_usd"] += self._unsaved[1]
+            self._unsaved = (0, 0.0)
             self._write(data)

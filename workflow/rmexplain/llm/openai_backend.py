@@ -134,10 +134,11 @@ class OpenAIBackend(LLMBackend):
         thread.join()
 
     def _client(self) -> openai.AsyncOpenAI:
-        http_client = None
+        hooks = {"response": [self._observe]} if self.limiter.active else {}
+        http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks) if hooks else None
         if self.http_client == "aiohttp":  # the openai client's aiohttp transport: less CPU per request
             try:
-                http_client = openai.DefaultAioHttpClient()
+                http_client = openai.DefaultAioHttpClient(event_hooks=hooks)
             except RuntimeError:
                 log.warning("llm.http_client aiohttp: aiohttp is not installed; using httpx")
         return openai.AsyncOpenAI(
@@ -147,6 +148,10 @@ class OpenAIBackend(LLMBackend):
             timeout=self.timeout,
             http_client=http_client,
         )
+
+    async def _observe(self, response: Any) -> None:
+        """Every HTTP answer's status and rate-limit headers, for the client's buckets (retries included)."""
+        self.limiter.observe(response.status_code, response.headers)
 
     async def _complete_all(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)

@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 CHARS_PER_TOKEN = 4
 
@@ -87,16 +88,44 @@ class ClientLimiter:
             if limit
         ]
         self.waited = 0.0
+        self.rejected = 0  # 429 answers seen
 
     @property
     def active(self) -> bool:
         return bool(self.buckets)
+
+    def observe(self, status: int, headers: Any) -> None:
+        """Adapt to what the server says: a 429 pauses every bucket for its ``retry-after``; a
+        ``x-ratelimit-remaining-*`` below a second's worth (another client shares the limit) holds the
+        bucket back until the server's refills."""
+        if status == 429:
+            self.rejected += 1
+            wait = _seconds(headers.get("retry-after-ms"), 1000.0) or _seconds(
+                headers.get("retry-after"), 1.0
+            )
+            for bucket, _ in self.buckets:
+                bucket.refill()
+                bucket.level = min(bucket.level, -(wait or 1.0) * bucket.rate)
+            return
+        for bucket, kind in self.buckets:
+            remaining = _seconds(headers.get(f"x-ratelimit-remaining-{kind}"), 1.0)
+            if remaining is not None and remaining < (bucket.capacity or 0.0):
+                bucket.refill()
+                bucket.level = min(bucket.level, remaining - (bucket.capacity or 0.0))
 
     async def acquire(self, tokens: int) -> None:
         wait = max((b.reserve(tokens if kind == "tokens" else 1) for b, kind in self.buckets), default=0.0)
         if wait > 0:
             self.waited += wait
             await asyncio.sleep(wait)
+
+
+def _seconds(value: str | None, per_second: float) -> float | None:
+    """A header's number (``"1.5"``, ``"1.5s"``) divided by ``per_second``; None if absent or unreadable."""
+    try:
+        return float(str(value).rstrip("s")) / per_second if value is not None else None
+    except ValueError:
+        return None
 
 
 class ServerLimiter:

@@ -70,3 +70,21 @@ def test_client_holds_the_tokens_per_minute_limit(tmp_path):
     throughput = tokens / wall * 60
     assert server.stats.rate_limited == 0 and server.stats.requests == 120
     assert 0.9 * tpm <= throughput <= 1.05 * tpm, (throughput, wall)
+
+
+def test_client_pauses_on_429s_when_another_client_shares_the_limit(tmp_path):
+    """The server's bucket owes 3 s of tokens to someone else: the first requests get 429s, the client sees
+    each one (with its retry-after), pauses, and every request is answered."""
+    tpm = 60_000
+    with ChatServer(tokens_per_minute=tpm) as server:
+        server.limiter.tokens.level = -3_000.0  # another client's burst
+        llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+               "concurrency": 4, "cache_dir": str(tmp_path), "max_retries": 8}  # fmt: skip
+        llm["rate_limit"] = {"tokens_per_minute": tpm}
+        chat = CachedChat(llm, LOG)
+        sampling = chat.sampling({"max_tokens": 16})
+        answers = chat.complete([chat.request(f"Shared limit {i}.", sampling, "t@1") for i in range(60)])
+        seen = chat.backend().limiter.rejected
+    assert len(answers) == 60 and chat.stats.failures == 0
+    assert 0 < server.stats.rate_limited == seen, "the client's hook sees every 429"
+    assert server.stats.requests - server.stats.rate_limited == 60

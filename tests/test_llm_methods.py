@@ -277,6 +277,42 @@ def test_random_gives_n_distinct_variants_and_reruns_from_cache(tmp_path):
     assert again.equals(frame)
 
 
+@pytest.mark.parametrize(
+    ("method", "settings", "stage", "key"),
+    [
+        ("random", {"n": 3, "sampling": {"max_tokens": 8}}, "generate", "sampling"),
+        ("two_step", {"step2_sampling": {"max_tokens": 8}}, "step2", "step2_sampling"),
+    ],
+)
+def test_answers_cut_off_at_max_tokens_are_skipped_never_used(tmp_path, caplog, method, settings, stage, key):
+    with ChatServer() as server, caplog.at_level(logging.INFO, logger=LOG.name):
+        frame = run_method(tmp_path, method, server_llm(server, tmp_path / "cache"), settings)
+    skips = pl.read_parquet(tmp_path / "out" / f"{method}.skips.parquet")
+    cut = skips.filter(pl.col("reason").str.contains("finish_reason 'length'"))
+    slots = 5 * 2 * (3 if method == "random" else len(ATTRIBUTES))
+    assert 0 < cut.height < slots, "the longer responses' answers stop at 8 words, the short ones do not"
+    assert cut.height + frame.height == slots
+    assert set(cut["stage"]) == {stage}
+    assert set(cut["reason"]) == {
+        f"LLM answer cut off at max_tokens=8 (finish_reason 'length'); raise "
+        f"perturb.<method or variant>.{key}.max_tokens or llm.sampling.max_tokens"
+    }
+    assert (cut["raw"].str.split(" ").list.len() == 8).all()  # the cut text is kept for inspection
+    ending = r"\(variant \d+\)$" if method == "random" else r"\]$"
+    assert frame["text"].str.contains(ending).all(), "only complete answers become perturbations"
+    assert f"{key}.max_tokens or llm.sampling.max_tokens" in caplog.text
+    assert f"{cut.height} answers stopped at max_tokens; raise llm.sampling.max_tokens" in caplog.text
+
+
+def test_step1_answer_cut_off_gives_no_focus_words(tmp_path):
+    with ChatServer() as server:
+        llm = server_llm(server, tmp_path / "cache")
+        frame = run_method(tmp_path, "two_step", llm, {"step1_sampling": {"max_tokens": 4}})
+    skips = pl.read_parquet(tmp_path / "out" / "two_step.skips.parquet").filter(pl.col("stage") == "step1")
+    assert skips.height == 5 * 2 * len(ATTRIBUTES) and frame.height == 0
+    assert skips["reason"].str.starts_with("step-1 answer cut off at max_tokens=4").all()
+
+
 def test_shared_orientation_keeps_agreed_comparisons_with_the_first_rms_scores(tmp_path):
     _, first = write_inputs(tmp_path, rm="rm-a", name="a")
     rewards_b = [(9.0, 0.0), (0.0, 9.0), (1.0, 0.0), (0.0, 1.0), (5.0, 5.0), (2.0, 1.0)]

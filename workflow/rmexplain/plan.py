@@ -5,9 +5,18 @@
 - the LLM requests per stage, dataset, method and orienter: exact when the comparisons and the orienting
   RMs' original scores already exist (the comparisons the job will perturb are then known), otherwise an
   upper bound from the sampling settings; two-step's step 2 is at most one request per attribute (it skips
-  attributes whose step-1 line did not parse);
+  attributes whose step-1 line did not parse); requests another job asks first are not counted again
+  (the cache answers them: the random baseline's prompts depend only on the response, so with
+  ``per_rm`` orientation the second and third RM reuse the first's; variants reuse their method's step 1;
+  the attribute judge's identical prompts across perturbation sets), nor are the judge's requests
+  for methods it does not analyse; completions cached by earlier runs are not subtracted;
 - estimated input and output tokens and the cost at ``llm.prices`` (tokens estimated as characters / 4 of
   the rendered prompts where the comparisons exist, else not estimated);
+- warnings where a dataset's perturbation answers may stop at their ``max_tokens`` (a rewrite is about as
+  long as the response it rewrites: responses of the sampled comparisons, in tokens ≈ characters / 4, that
+  reach ``LENGTH_WARNING`` of the limit; unknown until sampled);
+- the run's duration at ``llm.rate_limit`` (requests per minute; tokens per minute counting each request's
+  prompt and its ``max_tokens``, as the provider meters it);
 - the jobs that request GPUs and how many each (``resources: gpu``);
 - the hub models and datasets to download, and which models are downloaded already;
 - what is cached: the completions in ``llm.cache_dir`` and the LLM jobs whose outputs exist.
@@ -22,17 +31,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from rmexplain import paths, resources, targets
+from rmexplain.analysis.judge import judge_inputs, judge_prompts
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.llm.cache import CompletionCache
+from rmexplain.perturb.llm_methods import answer_max_tokens, response_only_requests
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, read_table
-from rmexplain.settings import Config
+from rmexplain.settings import Config, schema_defaults
 
 CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
+JUDGE_ANSWER_TOKENS = 4  # a verdict word, perhaps a few more
+JUDGE_MAX_TOKENS = 8  # the judge's default answer limit
+LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
 
 
 @dataclass(frozen=True)
@@ -49,6 +65,7 @@ class LLMJob:
     tokens_in: int | None
     tokens_out: int | None
     done: bool
+    max_tokens: int | None = None  # the answers' limit, which counts against a tokens-per-minute limit
 
 
 @dataclass
@@ -61,10 +78,40 @@ class Plan:
     hub_datasets: list[tuple[str, str]] = field(default_factory=list)  # (dataset, hub id)
     cached_completions: int = 0
     prices: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    rate_limit: dict[str, float | None] = field(default_factory=dict)
+    default_max_tokens: int = 1024
+
+    def duration_line(self) -> str | None:
+        """How long the pending requests take at ``llm.rate_limit`` (None without a limit): each request
+        counts its prompt tokens plus its ``max_tokens``, as the provider meters it."""
+        tpm, rpm = self.rate_limit.get("tokens_per_minute"), self.rate_limit.get("requests_per_minute")
+        if not tpm and not rpm:
+            return None
+        pending = [job for job in self.llm_jobs if not job.done]
+        parts = []
+        if rpm:
+            parts.append(f"{self.requests / rpm:.1f} min at {rpm:g} requests/min")
+        if tpm:
+            if any(job.tokens_in is None for job in pending):
+                parts.append(f"unknown at {tpm:g} tokens/min until the comparisons are sampled")
+            else:
+                metered = sum(
+                    (job.tokens_in or 0) + job.requests * (job.max_tokens or self.default_max_tokens)
+                    for job in pending
+                )
+                parts.append(f"{metered / tpm:.1f} min at {tpm:g} tokens/min (~{metered} metered tokens)")
+        return "Duration at llm.rate_limit: " + "; ".join(parts) + " (the longer one holds)."
 
     @property
     def requests(self) -> int:
         return sum(job.requests for job in self.llm_jobs if not job.done)
+
+    def requests_line(self) -> str:
+        """The pending requests: exact when every pending job's count is, else an upper bound."""
+        if all(job.exact for job in self.llm_jobs if not job.done):
+            return f"{self.requests} (requests the cache will answer not counted)"
+        return f"at most {self.requests} (requests the cache will answer not counted where known)"
 
     def cost(self) -> float | None:
         """Estimated cost of the jobs not done yet, or None when some token count is unknown."""
@@ -115,6 +162,42 @@ def _token_estimate(
     return tokens_in, tokens_out
 
 
+def _response_tokens(root: Path, dataset: str) -> list[int] | None:
+    """Estimated tokens of every sampled response of ``dataset`` (None: not sampled yet)."""
+    comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+    if not comparisons.is_file():
+        return None
+    frame = read_table(comparisons, COMPARISONS, "comparisons")
+    return [_tokens(t) for column in ("chosen", "rejected") for t in frame[column].to_list()]
+
+
+def length_warnings(design: Design, root: Path) -> list[str]:
+    """One line per (dataset, LLM method) whose answers may stop at ``max_tokens``, or whose length is
+    unknown because the dataset is not sampled yet."""
+    warnings = []
+    for method in design.llm_methods:
+        entry = design.method(method)
+        limit = answer_max_tokens(entry.registered, dict(entry.settings), design.config.get("llm"))
+        if limit is None:
+            continue
+        for dataset in design.datasets_of_method(method):
+            lengths = _response_tokens(root, dataset)
+            if lengths is None:
+                warnings.append(
+                    f"{dataset} / {method}: answer length unknown until the comparisons are sampled "
+                    f"(max_tokens {limit})"
+                )
+                continue
+            near = sum(n >= LENGTH_WARNING * limit for n in lengths)
+            if near:
+                warnings.append(
+                    f"{dataset} / {method}: {near} of {len(lengths)} responses are ≥ {LENGTH_WARNING:.0%} of "
+                    f"max_tokens {limit} (longest ~{max(lengths)} tokens); rewrites of them may stop at the "
+                    "limit and be skipped: raise the method's answer max_tokens or llm.sampling.max_tokens"
+                )
+    return warnings
+
+
 def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
     jobs = []
     n_attributes = len(design.config["attributes"])
@@ -122,6 +205,7 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
         entry = design.method(method)
         settings = dict(entry.settings)
         for dataset in design.datasets_of_method(method):
+            seen: set[str] = set()  # responses an earlier orienter's job asked about (response-only requests)
             for orienter in design.dataset(dataset).orienters:
                 done = root / paths.fmt(
                     paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
@@ -132,15 +216,77 @@ def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
                 if design.shared_request_source(dataset, method):
                     # a variant after its method: the requests they share come from the cache
                     requests -= entry.entry.shared_requests_per_task * 2 * n
+                if oriented is not None and response_only_requests(entry.registered):
+                    # the same response asked again (another orienter's job) is answered by the cache
+                    responses = oriented["chosen"].to_list() + oriented["rejected"].to_list()
+                    new = set(responses) - seen
+                    seen |= new
+                    requests = entry.entry.llm_requests(len(new), n_attributes, settings)
+                    oriented = oriented.filter(pl.col("chosen").is_in(new) | pl.col("rejected").is_in(new))
                 tokens = (
                     (None, None)
                     if oriented is None
                     else _token_estimate(design, method, oriented, n_attributes, settings)
                 )
                 exact = oriented is not None and entry.entry.exact_requests
+                limit = answer_max_tokens(entry.registered, settings, design.config.get("llm"))
                 jobs.append(
-                    LLMJob("perturb", dataset, method, orienter, n, requests, exact, *tokens, done.is_file())
+                    LLMJob(
+                        "perturb",
+                        dataset,
+                        method,
+                        orienter,
+                        n,
+                        requests,
+                        exact,
+                        *tokens,
+                        done.is_file(),
+                        limit,
+                    )
                 )
+    return jobs
+
+
+def _judge_prompts(design: Design, root: Path, perturbations: Path, dataset: str) -> list[str]:
+    """The judge's prompts for one perturbation set (as the ``analyse_judge`` job builds them)."""
+    attributes = dict(design.config["attributes"])
+    comparisons = read_table(root / paths.fmt(paths.COMPARISONS, dataset=dataset), COMPARISONS, "comparisons")
+    cap = design.judge.get("max_per_attribute")
+    rows = judge_inputs(pl.read_parquet(perturbations), comparisons, attributes, cap)
+    return judge_prompts(rows, attributes)
+
+
+def _judge_jobs(design: Design, root: Path) -> list[LLMJob]:
+    """The attribute judge's requests per perturbation set: one per distinct judge prompt (the same prompt
+    in another set is answered by the cache), exact once the perturbations exist; else an upper bound of one
+    per (response, attribute), at most ``max_per_attribute`` per attribute. Methods without attributes (the
+    random baseline) are not analysed, so not judged."""
+    if not design.judge_enabled:
+        return []
+    n_attributes = len(design.config["attributes"])
+    cap = design.judge.get("max_per_attribute")
+    seen: set[str] = set()
+    jobs = []
+    for dataset, method in design.analysed_pairs:
+        for orienter in design.dataset(dataset).orienters:
+            wildcards = {"dataset": dataset, "method": method, "orienter": orienter}
+            perturbations = root / paths.fmt(paths.PERTURBATIONS, **wildcards)
+            done = (root / paths.fmt(paths.JUDGEMENTS, **wildcards)).is_file()
+            oriented = _oriented_comparisons(design, dataset, orienter, root)
+            n = _sampled(design, dataset) if oriented is None else oriented.height
+            if perturbations.is_file():
+                new = set(_judge_prompts(design, root, perturbations, dataset)) - seen
+                seen |= new
+                requests, exact = len(new), True
+                tokens = (sum(_tokens(p) for p in new), JUDGE_ANSWER_TOKENS * len(new))
+            else:
+                requests, exact = min(cap or 2 * n, 2 * n) * n_attributes, False
+                tokens = (None, None)
+            jobs.append(
+                LLMJob(
+                    "judge", dataset, method, orienter, n, requests, exact, *tokens, done, JUDGE_MAX_TOKENS
+                )
+            )
     return jobs
 
 
@@ -213,12 +359,18 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
     root, design = Path(root), Design.from_config(config)
     models, datasets = _hub(design, root)
     return Plan(
-        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root),
+        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root) + _judge_jobs(design, root),
         gpu_jobs=_gpu_jobs(design),
         hub_models=models,
         hub_datasets=datasets,
         cached_completions=_cached_completions(config, root) if design.llm_sections else 0,
         prices=dict((config.get("llm") or {}).get("prices") or {}),
+        warnings=length_warnings(design, root),
+        rate_limit=dict((config.get("llm") or {}).get("rate_limit") or {}),
+        default_max_tokens=int(
+            ((config.get("llm") or {}).get("sampling") or {}).get("max_tokens")
+            or schema_defaults("llm", "sampling")["max_tokens"]
+        ),
     )
 
 
@@ -245,12 +397,17 @@ def plan_markdown(plan: Plan) -> str:
         )  # fmt: skip
         lines += [
             "",
-            f"Requests still to make: at most {plan.requests} (some may be cached). "
+            f"Requests still to make: {plan.requests_line()}. "
             f"Estimated cost: {estimate}, "
             f"at {plan.prices or 'no prices (llm.prices)'} per 1M tokens.",
         ]
     else:
         lines.append("None: no configured method or stage calls an LLM.")
+    duration = plan.duration_line() if plan.llm_jobs else None
+    if duration:
+        lines += ["", duration]
+    if plan.warnings:
+        lines += ["", "### Answers near their max_tokens", ""] + [f"- WARNING {w}" for w in plan.warnings]
     lines += ["", f"Completions already cached: {plan.cached_completions}.", "", "## GPU jobs", ""]
     lines += [f"- `{rule}` ({wildcards}): gpu={gpus}" for rule, wildcards, gpus in plan.gpu_jobs] or ["None."]
     lines += ["", "## Hub downloads", ""]

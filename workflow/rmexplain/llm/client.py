@@ -15,6 +15,7 @@ from typing import Any
 from tqdm import tqdm
 
 from rmexplain.llm.base import ChatBackend, ChatRequest, Completion, LLMError, Sampling, build_backend
+from rmexplain.llm.budget import Budget, BudgetExceeded
 from rmexplain.llm.cache import DEFAULT_CACHE_DIR, CompletionCache, request_key
 
 # Defaults of the `llm` config section (workflow/rmexplain/config/schema.yaml mirrors them; a test checks).
@@ -71,6 +72,7 @@ class CachedChat:
         self.model_id = model_id(self.config)
         self.log = log
         self.cache = cache or CompletionCache(self.config["cache_dir"])
+        self.budget = Budget.from_config(self.config, self.cache.directory)
         self.stats = ChatStats()
         self._backend = backend
 
@@ -94,17 +96,21 @@ class CachedChat:
         return self._backend
 
     def complete(self, requests: Sequence[ChatRequest], desc: str = "llm") -> list[str]:
-        """Texts of all requests, in order. Raises LLMError if some failed after all retries
-        (the others are cached, so a rerun only repeats the failed ones)."""
+        """Texts of all requests, in order (see ``completions``)."""
+        return [c.text or "" for c in self.completions(requests, desc)]
+
+    def completions(self, requests: Sequence[ChatRequest], desc: str = "llm") -> list[Completion]:
+        """Completions (text, usage, finish reason) of all requests, in order. Raises LLMError if some
+        failed after all retries (the others are cached, so a rerun only repeats the failed ones)."""
         keys = [request_key(self.model_id, r) for r in requests]
-        answers: dict[str, str] = {}
+        answers: dict[str, Completion] = {}
         missing: dict[str, ChatRequest] = {}
         for key, request in zip(keys, requests, strict=True):
             if key in answers or key in missing:
                 continue
             cached = self.cache.get(key)
             if cached is not None and cached.text is not None:
-                answers[key] = cached.text
+                answers[key] = cached
             else:
                 missing[key] = request
         self.stats.requests += len(requests)
@@ -112,30 +118,30 @@ class CachedChat:
         self.stats.cache_hits += len(answers)
         if missing:
             self._call(missing, answers, desc)
+        self.stats.truncated += sum(1 for c in answers.values() if c.finish_reason == "length")
         return [answers[k] for k in keys]
 
-    def _call(self, missing: dict[str, ChatRequest], answers: dict[str, str], desc: str) -> None:
+    def _call(self, missing: dict[str, ChatRequest], answers: dict[str, Completion], desc: str) -> None:
+        """Send the missing requests in the largest batches the budget allows (see ``Budget``)."""
         order = list(missing)
         errors: list[str] = []
         progress = tqdm(total=len(order), desc=desc, mininterval=5.0, file=None)
-
-        def on_result(index: int, completion: Completion) -> None:
-            key = order[index]
-            progress.update(1)
-            self.stats.calls += 1
-            self.stats.tokens_in += completion.prompt_tokens
-            self.stats.tokens_out += completion.completion_tokens
-            if not completion.ok:
-                self.stats.failures += 1
-                errors.append(str(completion.error))
-                return
-            if completion.finish_reason == "length":
-                self.stats.truncated += 1
-            self.cache.put(key, self.model_id, completion)
-            answers[key] = completion.text  # type: ignore[assignment]
-
+        sent = 0
         try:
-            self.backend().complete([missing[k] for k in order], on_result)
+            while sent < len(order):
+                batch = order[sent:]
+                n, why = self.budget.reserve([missing[k] for k in batch])
+                if n == 0:
+                    raise BudgetExceeded(
+                        f"{desc}: stopped before request {sent + 1} of {len(order)} to {self.model_id}: "
+                        f"{why}; "
+                        f"the {len(answers)} answers so far are cached. Raise the setting to go on."
+                    )
+                try:
+                    self._send(batch[:n], missing, answers, errors, progress)
+                finally:
+                    self.budget.release()
+                sent += n
         finally:
             progress.close()
         if errors:
@@ -144,6 +150,30 @@ class CachedChat:
                 f"(first error: {errors[0]}); the {len(order) - len(errors)} that succeeded are cached, "
                 "so rerunning the rule repeats only the failed ones"
             )
+
+    def _send(
+        self,
+        order: list[str],
+        missing: dict[str, ChatRequest],
+        answers: dict[str, Completion],
+        errors: list[str],
+        progress: tqdm,
+    ) -> None:
+        def on_result(index: int, completion: Completion) -> None:
+            key = order[index]
+            progress.update(1)
+            self.stats.calls += 1
+            self.stats.tokens_in += completion.prompt_tokens
+            self.stats.tokens_out += completion.completion_tokens
+            self.budget.settle(missing[key], completion)
+            if not completion.ok:
+                self.stats.failures += 1
+                errors.append(str(completion.error))
+                return
+            self.cache.put(key, self.model_id, completion)
+            answers[key] = completion
+
+        self.backend().complete([missing[k] for k in order], on_result)
 
     def log_summary(self, what: str = "llm") -> None:
         """One log line: requests, cache hits, calls, tokens, estimated cost."""
@@ -156,6 +186,11 @@ class CachedChat:
             s.tokens_in, s.tokens_out, s.cost(prices),
             prices.get("input_per_million", 0), prices.get("output_per_million", 0),
         )  # fmt: skip
+        if s.truncated:
+            self.log.warning(
+                "%s: %d answers stopped at max_tokens; raise llm.sampling.max_tokens (or the method's "
+                "sampling override, e.g. perturb.two_step.step2_sampling.max_tokens)", what, s.truncated,
+            )  # fmt: skip
 
     def close(self) -> None:
         self.cache.close()

@@ -7,8 +7,11 @@ attribute-change judge: a verdict in a sentence; OpenAI's 400 errors for reasoni
 ``max_tokens`` or non-default sampling),
 and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
 ``retry-after-ms``), answers slower than the client's timeout, and 200 answers whose body is not a
-chat completion. It counts every request, fault and success, so tests can check that a rerun makes
-exactly the missing calls.
+chat completion. Answers longer than a request's ``max_tokens`` (in words) stop there with
+``finish_reason: length``. With ``tokens_per_minute`` / ``requests_per_minute`` it meters requests as
+OpenAI does (``rmexplain.llm.ratelimit``) and answers 429 with ``retry-after`` and the ``x-ratelimit-*``
+headers when one does not fit. It counts every request, fault and success, so tests can check that a
+rerun makes exactly the missing calls.
 
 Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]``, then
 set ``llm: {backend: openai, base_url: http://127.0.0.1:8000/v1, api_key_env: null, model: dev}``.
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -28,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from rmexplain.llm.ratelimit import ServerLimiter, request_tokens
 
 FAULT_KINDS = ("429", "500", "slow", "malformed")
 DISCOVERY_POOL = (
@@ -170,6 +176,7 @@ class ServerStats:
     successes: Counter = field(default_factory=Counter)  # body key -> 200 answers with a completion
     kinds: dict[str, str] = field(default_factory=dict)  # body key -> request kind (``request_kind``)
     unauthorised: int = 0
+    rate_limited: int = 0  # 429 answers of the rate limit (not injected faults)
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -193,6 +200,8 @@ class ChatServer:
         expected_key: str | None = None,
         garble_step1: int = 0,
         port: int = 0,
+        tokens_per_minute: float | None = None,
+        requests_per_minute: float | None = None,
     ) -> None:
         self.latency = latency
         self.fault_pattern = fault_pattern
@@ -201,6 +210,7 @@ class ChatServer:
         self.garble_step1 = garble_step1
         self.port = port
         self.stats = ServerStats()
+        self.limiter = ServerLimiter(tokens_per_minute, requests_per_minute)
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -257,6 +267,9 @@ class ChatServer:
                 self.stats.requests += 1
                 self.stats.faults["unsupported_parameter"] += 1
             return web.json_response({"error": rejected}, status=400)
+        limited = self._rate_limit(body)
+        if limited is not None:
+            return limited
         key = hashlib.sha256(raw).hexdigest()
         fault = self._fault(key)
         if fault in ("429", "500"):
@@ -271,18 +284,48 @@ class ChatServer:
             with self._lock:
                 self.stats.successes[key] += 1
                 self.stats.kinds[key] = request_kind(str(body["messages"][-1]["content"]))
-        return web.json_response(self._completion(body, text))
+        return web.json_response(self._completion(body, text), headers=self._limit_headers())
+
+    def _limit_headers(self) -> dict[str, str]:
+        with self._lock:
+            return self.limiter.headers()
+
+    def _rate_limit(self, body: dict[str, Any]) -> web.Response | None:
+        """A 429 as OpenAI sends it when the request does not fit the tokens- or requests-per-minute limit."""
+        if not self.limiter.active:
+            return None
+        limit = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        tokens = request_tokens([str(m["content"]) for m in body["messages"]], limit)
+        with self._lock:
+            wait = self.limiter.admit(tokens)
+            if wait is None:
+                return None
+            self.stats.requests += 1
+            self.stats.rate_limited += 1
+            headers = self.limiter.headers()
+        headers |= {"retry-after": str(math.ceil(wait)), "retry-after-ms": str(math.ceil(wait * 1000))}
+        error = {
+            "message": f"Rate limit reached; try again in {wait:.3f}s",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+        return web.json_response({"error": error}, status=429, headers=headers)
 
     @staticmethod
     def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+        """The chat completion of ``text``; tokens are words, and an answer longer than the request's
+        ``max_tokens`` is cut there with ``finish_reason: length``, as OpenAI does."""
         prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
+        limit, finish = body.get("max_tokens") or body.get("max_completion_tokens"), "stop"
+        if limit is not None and len(text.split()) > int(limit):
+            text, finish = " ".join(text.split()[: int(limit)]), "length"
         return {
             "id": "chatcmpl-dev",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "dev"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -294,7 +337,10 @@ class ChatServer:
     async def _stats(self, request: web.Request) -> web.Response:
         with self._lock:
             s = self.stats
-            data = {"requests": s.requests, "faults": dict(s.faults), "successes": sum(s.successes.values())}
+            data = {
+                "requests": s.requests, "faults": dict(s.faults), "successes": sum(s.successes.values()),
+                "rate_limited": s.rate_limited,
+            }  # fmt: skip
         return web.json_response(data)
 
     async def _start(self) -> None:
@@ -339,9 +385,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
     parser.add_argument("--faults", action="store_true", help="inject faults on about 44%% of requests")
+    parser.add_argument("--tpm", type=float, default=None, help="tokens-per-minute limit (429 beyond it)")
+    parser.add_argument("--rpm", type=float, default=None, help="requests-per-minute limit (429 beyond it)")
     args = parser.parse_args()
     pattern = (0, 0, 1, 1, 2) if args.faults else (0,)
-    server = ChatServer(latency=args.latency, fault_pattern=pattern, port=args.port).start()
+    server = ChatServer(
+        latency=args.latency, fault_pattern=pattern, port=args.port,
+        tokens_per_minute=args.tpm, requests_per_minute=args.rpm,
+    ).start()  # fmt: skip
     print(f"serving OpenAI-compatible chat completions at {server.base_url} (Ctrl-C stops)", flush=True)
     try:
         threading.Event().wait()

@@ -22,6 +22,8 @@ from typing import Any
 import openai
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
+from rmexplain.llm.ratelimit import ClientLimiter, request_tokens
+from rmexplain.settings import schema_defaults
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,8 @@ class OpenAIBackend(LLMBackend):
         self.malformed_retries = int(settings["malformed_retries"])
         self.extra_body = dict(settings["extra_body"] or {})
         self.http_client = str(settings["http_client"])
+        limits = {**schema_defaults("llm", "rate_limit"), **(config.get("rate_limit") or {})}
+        self.limiter = ClientLimiter(limits.get("tokens_per_minute"), limits.get("requests_per_minute"))
         self.token_limit_param, self.omitted = request_params(
             self.model, settings["token_limit_param"], settings["omit_params"]
         )
@@ -130,10 +134,11 @@ class OpenAIBackend(LLMBackend):
         thread.join()
 
     def _client(self) -> openai.AsyncOpenAI:
-        http_client = None
+        hooks = {"response": [self._observe]} if self.limiter.active else {}
+        http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks) if hooks else None
         if self.http_client == "aiohttp":  # the openai client's aiohttp transport: less CPU per request
             try:
-                http_client = openai.DefaultAioHttpClient()
+                http_client = openai.DefaultAioHttpClient(event_hooks=hooks)
             except RuntimeError:
                 log.warning("llm.http_client aiohttp: aiohttp is not installed; using httpx")
         return openai.AsyncOpenAI(
@@ -144,6 +149,10 @@ class OpenAIBackend(LLMBackend):
             http_client=http_client,
         )
 
+    async def _observe(self, response: Any) -> None:
+        """Every HTTP answer's status and rate-limit headers, for the client's buckets (retries included)."""
+        self.limiter.observe(response.status_code, response.headers)
+
     async def _complete_all(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)
         rejections: list[str] = []  # a rejected request parameter: every other request would fail alike
@@ -153,6 +162,8 @@ class OpenAIBackend(LLMBackend):
                 async with semaphore:
                     if rejections:
                         return  # not sent: the job stops, and a rerun sends it with fixed parameters
+                    contents = [content for _, content in request.messages]
+                    await self.limiter.acquire(request_tokens(contents, request.sampling.max_tokens))
                     try:
                         completion = await self._complete_one(client, request)
                     except LLMError as err:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rmexplain.llm.base import ChatRequest
-from rmexplain.llm.client import CachedChat
+from rmexplain.llm.base import ChatRequest, Completion, Sampling
+from rmexplain.llm.client import LLM_DEFAULTS, CachedChat
 from rmexplain.llm.prompts import PromptTemplate, load_template, register_template, template_path
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
@@ -71,6 +71,10 @@ class Step1Result:
     failures: dict[str, str] = field(default_factory=dict)
 
 
+STEP1_CUT_OFF = (
+    "step-1 answer cut off at max_tokens={max_tokens} (finish_reason 'length'); "
+    "raise perturb.two_step.step1_sampling.max_tokens or llm.sampling.max_tokens"
+)
 _LINE = re.compile(r"^\s*(?:[-*•]+|\d+[.)])?\s*\**\s*(?P<name>[^:*]+?)\s*\**\s*:\s*(?P<words>.*)$")
 
 
@@ -131,6 +135,42 @@ def _settings(context: MethodContext, defaults: dict[str, Any], method: str) -> 
             f"perturb.{method}: unknown key(s) {sorted(unknown)}; allowed {sorted(defaults)}"
         )
     return {**defaults, **context.settings}
+
+
+# Where each method's answer length is set (the perturbation texts), for skip reasons and the plan.
+ANSWER_SAMPLING_KEY = {"two_step": "step2_sampling", "random": "sampling"}
+CUT_OFF = "LLM answer cut off at max_tokens={max_tokens} (finish_reason 'length'); raise {setting}"
+
+
+def answer_max_tokens(method: str, settings: dict[str, Any], llm: dict[str, Any] | None) -> int | None:
+    """``max_tokens`` of the answers that become perturbations of registered ``method`` (None: no LLM)."""
+    key = ANSWER_SAMPLING_KEY.get(method)
+    if key is None:
+        return None
+    llm_sampling = (llm or {}).get("sampling")
+    return Sampling.from_config(LLM_DEFAULTS["sampling"], llm_sampling, settings.get(key)).max_tokens
+
+
+# Methods whose requests depend only on the response (not on the RM's scores or direction): another
+# orienter's job on the same response finds them in the cache (the plan counts them once).
+RESPONSE_ONLY_REQUESTS = frozenset({"random"})
+
+
+def response_only_requests(method: str) -> bool:
+    """Whether registered ``method``'s requests are the same for every orienter of a response."""
+    return method in RESPONSE_ONLY_REQUESTS
+
+
+def cut_off_reason(method: str, sampling: Sampling) -> str:
+    """The skip reason of an answer that stopped at ``max_tokens``, naming the settings to raise."""
+    key = ANSWER_SAMPLING_KEY[method]
+    setting = f"perturb.<method or variant>.{key}.max_tokens or llm.sampling.max_tokens"
+    return CUT_OFF.format(max_tokens=sampling.max_tokens, setting=setting)
+
+
+def cut_off(completion: Completion) -> bool:
+    """Whether the answer stopped at its token limit (never a usable perturbation)."""
+    return completion.finish_reason == "length"
 
 
 @dataclass(frozen=True)
@@ -229,8 +269,14 @@ class TwoStep:
         requests = [
             self.chat.request(step1_prompt(t, names, template), sampling, template.version) for t in tasks
         ]
-        answers = self.chat.complete(requests, desc="two_step step 1")
-        parsed = [parse_step1(a, names) for a in answers]
+        completions = self.chat.completions(requests, desc="two_step step 1")
+        answers = [c.text or "" for c in completions]
+        parsed = [
+            Step1Result(failures=dict.fromkeys(names, STEP1_CUT_OFF.format(max_tokens=sampling.max_tokens)))
+            if cut_off(c)
+            else parse_step1(a, names)
+            for c, a in zip(completions, answers, strict=True)
+        ]
         self.log.info(
             "two_step step 1: %d answers; %d of %d (task, attribute) pairs without usable words",
             len(answers), sum(len(p.failures) for p in parsed), len(tasks) * len(names),
@@ -303,24 +349,22 @@ def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft
     run = TwoStep(context)
     answers, parsed = run.step1(tasks)
     slots, requests = run.step2_requests(tasks, answers, parsed)
-    texts = run.chat.complete(requests, desc="two_step step 2")
-    return _drafts(slots, texts, run.skips)
+    completions = run.chat.completions(requests, desc="two_step step 2")
+    reason = cut_off_reason("two_step", run.chat.sampling(run.settings["step2_sampling"]))
+    return _drafts(slots, completions, run.skips, reason)
 
 
-def _drafts(slots: Sequence[Slot], texts: Sequence[str], skips: SkipRecorder) -> list[Draft]:
+def _drafts(
+    slots: Sequence[Slot], completions: Sequence[Completion], skips: SkipRecorder, cut_off_why: str
+) -> list[Draft]:
     drafts: list[Draft] = []
-    for slot, raw in zip(slots, texts, strict=True):
+    for slot, completion in zip(slots, completions, strict=True):
+        raw = completion.text or ""
         text = clean_answer(raw)
         task = slot.task
-        if not text:
-            skips.add(
-                task.comparison_id,
-                "step2",
-                "empty LLM answer",
-                target=task.target,
-                attribute=slot.attribute,
-                raw=raw,
-            )
+        why = cut_off_why if cut_off(completion) else None if text else "empty LLM answer"
+        if why is not None:
+            skips.add(task.comparison_id, "step2", why, target=task.target, attribute=slot.attribute, raw=raw)
             continue
         drafts.append(
             Draft(
@@ -358,21 +402,17 @@ def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -
         for t in tasks
         for v in range(n)
     ]
-    texts = chat.complete(requests, desc="random")
+    completions = chat.completions(requests, desc="random")
+    cut_off_why = cut_off_reason("random", sampling)
     drafts: list[Draft] = []
     generator = f"{chat.model_id} {template.version}"
-    for index, raw in enumerate(texts):
+    for index, completion in enumerate(completions):
         task, variant = tasks[index // n], index % n
+        raw = completion.text or ""
         text = clean_answer(raw)
-        if not text:
-            skips.add(
-                task.comparison_id,
-                "generate",
-                "empty LLM answer",
-                target=task.target,
-                variant=variant,
-                raw=raw,
-            )
+        why = cut_off_why if cut_off(completion) else None if text else "empty LLM answer"
+        if why is not None:
+            skips.add(task.comparison_id, "generate", why, target=task.target, variant=variant, raw=raw)
             continue
         drafts.append(
             Draft(task.comparison_id, task.target, task.direction, None, variant, text, [], generator)

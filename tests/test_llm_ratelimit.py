@@ -1,0 +1,90 @@
+"""Rate limits: the dev server meters tokens and requests per minute as OpenAI does (429, retry-after and
+the x-ratelimit-* headers), and the client (llm.rate_limit) sends at the limit without being rejected."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from rmexplain.llm.client import CachedChat
+from rmexplain.llm.devserver import ChatServer
+from rmexplain.llm.ratelimit import request_tokens
+
+LOG = logging.getLogger("test_llm_ratelimit")
+
+
+def post(server: ChatServer, content: str, max_tokens: int) -> tuple[int, dict[str, str]]:
+    body = {"model": "dev", "messages": [{"role": "user", "content": content}], "max_tokens": max_tokens}
+    request = urllib.request.Request(
+        server.base_url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers)
+
+
+@pytest.mark.parametrize(
+    ("limits", "kind", "fits"),
+    [({"tokens_per_minute": 300}, "tokens", 3), ({"requests_per_minute": 4}, "requests", 4)],
+)
+def test_server_answers_429_with_openais_headers_beyond_the_limit(limits, kind, fits):
+    content = "x" * 396  # 99 tokens + max_tokens 1 = 100 per request
+    assert request_tokens([content], 1) == 100
+    with ChatServer(**limits) as server:
+        answers = [post(server, content, 1) for _ in range(fits + 1)]
+        assert [status for status, _ in answers] == [200] * fits + [429]
+        ok, rejected = answers[0][1], answers[-1][1]
+        limit = next(iter(limits.values()))
+        assert ok[f"x-ratelimit-limit-{kind}"] == str(limit)
+        assert int(ok[f"x-ratelimit-remaining-{kind}"]) == limit - (100 if kind == "tokens" else 1)
+        assert ok[f"x-ratelimit-reset-{kind}"].endswith("s")
+        assert int(rejected["retry-after"]) >= 1 and int(rejected["retry-after-ms"]) > 0
+        assert int(rejected[f"x-ratelimit-remaining-{kind}"]) < (100 if kind == "tokens" else 1)
+        assert server.stats.rate_limited == 1
+
+
+def test_client_holds_the_tokens_per_minute_limit(tmp_path):
+    """Without llm.rate_limit the 3,000 tokens go out at once (the server's bucket holds a minute's worth);
+    with it the client sends at the limit, and nothing is rejected."""
+    tpm = 60_000  # 1,000 tokens a second; each request is ~25 tokens
+    with ChatServer(tokens_per_minute=tpm) as server:
+        llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+               "concurrency": 8, "cache_dir": str(tmp_path)}  # fmt: skip
+        llm["rate_limit"] = {"tokens_per_minute": tpm}
+        chat = CachedChat(llm, LOG)
+        sampling = chat.sampling({"max_tokens": 16})
+        requests = [chat.request(f"Rate limited request {i}.", sampling, "t@1") for i in range(120)]
+        chat.backend()
+        start = time.perf_counter()
+        chat.complete(requests)
+        wall = time.perf_counter() - start
+        chat.close()
+    tokens = sum(request_tokens([c for _, c in r.messages], 16) for r in requests)
+    throughput = tokens / wall * 60
+    assert server.stats.rate_limited == 0 and server.stats.requests == 120
+    assert 0.9 * tpm <= throughput <= 1.05 * tpm, (throughput, wall)
+
+
+def test_client_pauses_on_429s_when_another_client_shares_the_limit(tmp_path):
+    """The server's bucket owes 3 s of tokens to someone else: the first requests get 429s, the client sees
+    each one (with its retry-after), pauses, and every request is answered."""
+    tpm = 60_000
+    with ChatServer(tokens_per_minute=tpm) as server:
+        server.limiter.tokens.level = -3_000.0  # another client's burst
+        llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+               "concurrency": 4, "cache_dir": str(tmp_path), "max_retries": 8}  # fmt: skip
+        llm["rate_limit"] = {"tokens_per_minute": tpm}
+        chat = CachedChat(llm, LOG)
+        sampling = chat.sampling({"max_tokens": 16})
+        answers = chat.complete([chat.request(f"Shared limit {i}.", sampling, "t@1") for i in range(60)])
+        seen = chat.backend().limiter.rejected
+    assert len(answers) == 60 and chat.stats.failures == 0
+    assert 0 < server.stats.rate_limited == seen, "the client's hook sees every 429"
+    assert server.stats.requests - server.stats.rate_limited == 60

@@ -132,7 +132,7 @@ def test_judge_over_http_with_an_openai_compatible_server(tmp_path):
     with ChatServer() as server:
         llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
                "cache_dir": str(tmp_path / "cache")}  # fmt: skip
-        complete, _ = build_complete(llm, {"sampling": {"max_tokens": 4}}, LOG)
+        complete, _ = build_complete(llm, {"sampling": {"max_tokens": 8}}, LOG)
         first = run_judge(PERTURBATIONS_FRAME, COMPS, ATTRIBUTES, complete, ("d", "rules", "r"), "dev")
         calls = server.stats.requests
         again = run_judge(PERTURBATIONS_FRAME, COMPS, ATTRIBUTES, complete, ("d", "rules", "r"), "dev")

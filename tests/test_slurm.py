@@ -205,4 +205,4 @@ def test_demo_on_slurm_equals_local_run_and_failures_surface(slurm_cluster, tmp_
 
     dry = sdm_conda_dry_run(cluster, tmp_path, "--forceall", *TARGETS, "--workflow-profile", str(profile))
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
-    assert envs_to_create(dry.stdout + dry.stderr) == {"core", "llm", "scoring"}
+    assert envs_to_create(dry.stdout + dry.stderr) == {"core", "scoring"}

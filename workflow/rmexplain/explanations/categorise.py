@@ -23,15 +23,28 @@ SEMIFACTUAL = "semifactual"
 
 
 def orient(
-    comparisons: pl.DataFrame, rm: str, chosen: Sequence[float], rejected: Sequence[float]
+    comparisons: pl.DataFrame,
+    rm: str,
+    chosen: Sequence[float | None],
+    rejected: Sequence[float | None],
+    truncated: tuple[Sequence[bool | None], Sequence[bool | None]] | None = None,
+    max_length: int | None = None,
 ) -> pl.DataFrame:
-    """ORIGINAL_SCORES rows: each comparison's rewards, the RM's y+ and agreement with the human label."""
+    """ORIGINAL_SCORES rows: each comparison's rewards, the RM's y+ and agreement with the human label.
+
+    A null reward (an original skipped for length) leaves the comparison unoriented, like a tie;
+    ``truncated`` = (chosen, rejected) flags of the length check (default: unknown)."""
+    unknown = [None] * comparisons.height
+    cut_chosen, cut_rejected = truncated or (unknown, unknown)
     frame = pl.DataFrame(
         {
             "comparison_id": comparisons["comparison_id"],
             "rm": [rm] * comparisons.height,
             "reward_chosen": pl.Series(chosen, dtype=pl.Float64),
             "reward_rejected": pl.Series(rejected, dtype=pl.Float64),
+            "truncated_chosen": pl.Series(cut_chosen, dtype=pl.Boolean),
+            "truncated_rejected": pl.Series(cut_rejected, dtype=pl.Boolean),
+            "max_length": pl.Series([max_length] * comparisons.height, dtype=pl.Int64),
         }
     ).with_columns(
         plus_target=pl.when(pl.col("reward_chosen") > pl.col("reward_rejected"))
@@ -42,6 +55,11 @@ def orient(
     )
     frame = frame.with_columns(agrees_with_human=pl.col("plus_target") == "chosen")
     return conform(frame, ORIGINAL_SCORES, f"original_scores[{rm}]")
+
+
+def skipped_for_length(originals: pl.DataFrame) -> pl.DataFrame:
+    """ORIGINAL_SCORES rows with an original left unscored (``overlong: skip``): not oriented, not tied."""
+    return originals.filter(pl.any_horizontal(pl.col("reward_chosen", "reward_rejected").is_null()))
 
 
 def classify(
@@ -73,9 +91,12 @@ def categorise(
 ) -> pl.DataFrame:
     """EXPLANATIONS rows for one (dataset, RM, method): every perturbation as a CF or an SF."""
     oriented = originals.filter(pl.col("plus_target").is_not_null())
-    ties = originals.height - oriented.height
+    too_long = skipped_for_length(originals).height
+    ties = originals.height - oriented.height - too_long
     if ties:
         log.warning("%d comparisons skipped: the RM scores chosen and rejected exactly equal", ties)
+    if too_long:
+        log.warning("%d comparisons skipped: an original is over the RM's token limit (skipped)", too_long)
     table = (
         perturbations.join(
             comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner"
@@ -86,9 +107,9 @@ def categorise(
                 lambda r: text_id(r["prompt"], r["text"]), return_dtype=pl.String
             )
         )
-        .join(rewards.select("text_id", "reward"), on="text_id", how="left")
+        .join(rewards.select("text_id", "reward", scored=pl.lit(True)), on="text_id", how="left")
     )
-    unscored = table.filter(pl.col("reward").is_null())
+    unscored = table.filter(pl.col("scored").is_null())
     if unscored.height:
         raise ValueError(
             f"{unscored.height} perturbations have no reward from {rm} "
@@ -98,6 +119,10 @@ def categorise(
     skipped = perturbations.height - table.height
     if skipped:
         log.warning("%d perturbations skipped: their comparison is tied or not oriented for %s", skipped, rm)
+    cut = table.filter(pl.col("reward").is_null()).height
+    if cut:
+        log.warning("%d perturbations skipped: their text is over the RM's token limit (overlong: skip)", cut)
+    table = table.filter(pl.col("reward").is_not_null())
     rows = []
     for row in table.iter_rows(named=True):
         side = "plus" if row["target"] == row["plus_target"] else "minus"

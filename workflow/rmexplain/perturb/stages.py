@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from rmexplain.explanations.categorise import skipped_for_length
 from rmexplain.llm.client import build_chat
 from rmexplain.perturb.base import (
     MethodContext,
@@ -48,7 +49,8 @@ def orientation(
 
     One score table: that RM orients (paper §3). Several (``shared`` orientation, §4): keep the
     comparisons on which all RMs prefer the same response, with the first RM's rewards in prompts.
-    Ties, disagreements and comparisons without scores are recorded as skips and logged.
+    Ties, disagreements, originals left unscored for length and comparisons without scores are recorded
+    as skips and logged.
     """
     paths = _as_list(score_paths)
     tables = [read_table(p, ORIGINAL_SCORES, "original scores") for p in paths]
@@ -58,12 +60,16 @@ def orientation(
     verdicts = [
         dict(zip(t["comparison_id"].to_list(), t["plus_target"].to_list(), strict=True)) for t in tables
     ]
+    too_long = [set(skipped_for_length(t)["comparison_id"]) for t in tables]
     keep: list[str] = []
     for cid in comparison_ids:
         unscored = [rm for rm, v in zip(rms, verdicts, strict=True) if cid not in v]
+        cut = [rm for rm, ids in zip(rms, too_long, strict=True) if cid in ids]
         tied = [rm for rm, v in zip(rms, verdicts, strict=True) if cid in v and v[cid] is None]
         if unscored:
             skips.add(cid, "orientation", f"no original score from {', '.join(unscored)}")
+        elif cut:
+            skips.add(cid, "orientation", f"an original over the token limit of {', '.join(cut)} (skipped)")
         elif tied:
             skips.add(cid, "orientation", f"tie in original rewards under {', '.join(tied)}")
         elif len({v[cid] for v in verdicts}) > 1:
@@ -71,7 +77,7 @@ def orientation(
         else:
             keep.append(cid)
     log.info(
-        "orientation by %s: %d of %d comparisons kept, %d skipped (ties, disagreements or no score)",
+        "orientation by %s: %d of %d comparisons kept, %d skipped (ties, length, disagreements, no score)",
         "+".join(rms), len(keep), len(comparison_ids), len(comparison_ids) - len(keep),
     )  # fmt: skip
     return tables[0].select(ORIENTATION_COLUMNS).filter(pl.col("comparison_id").is_in(keep))
@@ -81,7 +87,6 @@ def method_services(method: str, llm: dict[str, Any] | None, log: logging.Logger
     """Shared services for a method: the skip recorder, and the cached LLM client for LLM methods."""
     services: dict[str, Any] = {"skips": SkipRecorder()}
     if methods.get(method).uses_llm:
-
         services["chat"] = build_chat(llm, log)
     return services
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -27,6 +28,31 @@ class Scorer(Protocol):
 
 class ScoringError(RuntimeError):
     """A reward model could not be built or could not score its inputs."""
+
+
+# What the scoring stage does with an input longer than the RM reads (``reward_models.<rm>.overlong``):
+# score it cut, leave it unscored (a counted skip), or fail.
+OVERLONG = ("truncate", "skip", "error")
+
+
+@dataclass(frozen=True)
+class LengthCheck:
+    """Which inputs an RM cuts at its token limit, before scoring.
+
+    ``cut`` has one flag per (prompt, response), or is None when the backend cannot tell (a black-box
+    ``python`` RM, a server that tokenises for itself): unknown, not "nothing cut". ``limit`` is the
+    token limit checked against (None: none known); ``policy`` the RM's ``overlong`` setting (None: the
+    backend has none).
+    """
+
+    cut: list[bool] | None
+    limit: int | None
+    policy: str | None
+
+    @classmethod
+    def unknown(cls) -> LengthCheck:
+        """A backend that cannot see the RM's tokens."""
+        return cls(cut=None, limit=None, policy=None)
 
 
 class RewardModelBackend:
@@ -57,6 +83,14 @@ class RewardModelBackend:
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         """Raise ``ConfigError`` naming ``reward_models.<name>.<key>`` for a wrong spec (config check)."""
 
+    def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
+        """Rewards r(x, y), one per pair, in input order."""
+        raise NotImplementedError
+
+    def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
+        """Which pairs this RM would cut at its token limit; the default: it cannot tell."""
+        return LengthCheck.unknown()
+
 
 rm_backends: Registry[type[RewardModelBackend]] = Registry(
     "reward_models.<rm>.backend",
@@ -77,7 +111,7 @@ def backend_of(spec: dict[str, Any]) -> type[RewardModelBackend]:
     return rm_backends.get(spec.get("backend"))
 
 
-def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> Scorer:
+def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> RewardModelBackend:
     """Build the scorer for RM ``name`` from its config spec.
 
     ``artifacts`` carries files produced by earlier rules (e.g. ``head=`` for the demo RMs).
@@ -96,7 +130,6 @@ def load_callable(reference: str) -> Callable[..., Any]:
     if not sep or not attr:
         raise ScoringError(f"{reference!r} is not of the form 'module:function' or 'file.py:function'")
     if module_name.endswith(".py"):
-
         path = Path(module_name)
         if not path.is_file():
             raise ScoringError(f"{reference!r}: file {path} does not exist")

@@ -26,7 +26,7 @@ from rmexplain.embeddings import (
     embedding_dimension,
     load_sentence_model,
 )
-from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.base import OVERLONG, LengthCheck, RewardModelBackend, ScoringError, rm_backends
 from rmexplain.settings import ConfigError
 
 
@@ -106,32 +106,50 @@ class DemoScorer(RewardModelBackend):
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         if spec.get("train_part") not in {"helpful", "harmless"}:
             raise ConfigError(f"reward_models.{name}.train_part must be helpful or harmless")
+        if "max_length_policy" in spec:
+            raise ConfigError(
+                f"reward_models.{name}.max_length_policy was renamed overlong (truncate, skip or error), "
+                "the key all backends share: rename it"
+            )
+        if spec.get("overlong", "truncate") not in OVERLONG:
+            raise ConfigError(
+                f"reward_models.{name}.overlong: {spec['overlong']!r} is not one of {list(OVERLONG)}"
+            )
 
     def __init__(self, name: str, spec: dict[str, Any], head: str | Path | None = None) -> None:
         if head is None:
             raise ScoringError(f"reward_models.{name}: a demo RM needs its trained head (rule train_demo_rm)")
         saved = torch.load(head, map_location="cpu", weights_only=True)
         self.name = name
-        self.policy = spec.get("max_length_policy", "truncate")
+        self.policy = spec.get("overlong", "truncate")
         self.encoder = load_sentence_model(BUNDLED_MINILM)
         self.head = BTHead(saved["meta"]["embedding_dim"], saved["meta"]["hidden"])
         self.head.load_state_dict(saved["state_dict"])
         self.head.eval()
         self.log = logging.getLogger(f"rmexplain.score.demo.{name}")
 
-    def _check_lengths(self, responses: Sequence[str]) -> None:
-        over = count_overlength(responses, self.encoder)
+    def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
+        """A pair is cut when its prompt or its response is over the encoder's ``max_seq_length`` (each is
+        embedded on its own)."""
+        distinct = list(dict.fromkeys([*prompts, *responses]))
+        over = {distinct[i] for i in count_overlength(distinct, self.encoder)} if distinct else set()
+        cut = [p in over or r in over for p, r in zip(prompts, responses, strict=True)]
+        return LengthCheck(cut=cut, limit=self.encoder.max_seq_length, policy=self.policy)
+
+    def _check_lengths(self, prompts: Sequence[str], responses: Sequence[str]) -> None:
+        cut = self.length_check(prompts, responses).cut or []
+        over = [i for i, flag in enumerate(cut) if flag]
         if not over:
             return
         message = (
-            f"reward model {self.name!r}: {len(over)} of {len(responses)} responses exceed the encoder's "
-            f"{self.encoder.max_seq_length} tokens (input rows {over[:10]})"
+            f"reward model {self.name!r}: {len(over)} of {len(responses)} inputs have a prompt or response "
+            f"over the encoder's {self.encoder.max_seq_length} tokens (input rows {over[:10]})"
         )
         if self.policy == "error":
-            raise ScoringError(message + "; set max_length_policy: truncate to score them truncated")
+            raise ScoringError(message + "; set overlong: truncate to score them truncated")
         self.log.warning("%s; truncated to the first %d tokens", message, self.encoder.max_seq_length)
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
-        self._check_lengths(responses)
+        self._check_lengths(prompts, responses)
         with torch.inference_mode():
             return self.head(pair_features(prompts, responses, self.encoder)).tolist()

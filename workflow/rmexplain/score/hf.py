@@ -28,7 +28,13 @@ import torch
 from tqdm.auto import tqdm
 
 from rmexplain.hub import model_and_tokenizer_refs
-from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
+from rmexplain.score.base import (
+    LengthCheck,
+    RewardModelBackend,
+    ScoringError,
+    load_callable,
+    rm_backends,
+)
 from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 if TYPE_CHECKING:
@@ -364,8 +370,24 @@ def _too_long(spec: RewardModelSpec, row: int, length: int, limit: int) -> None:
     if spec.overlong == "error":
         raise ScoringError(
             f"{spec.key}: input row {row} is {length} tokens long, over max_length {limit} "
-            "(set overlong: truncate to cut it, or raise max_length)"
+            "(set overlong: truncate to cut it, overlong: skip to leave it unscored, or raise max_length)"
         )
+
+
+def check_lengths(
+    tokenizer: PreTrainedTokenizerBase,
+    spec: RewardModelSpec,
+    limit: int | None,
+    prompts: Sequence[str],
+    responses: Sequence[str],
+) -> LengthCheck:
+    """Per pair, whether its formatted token ids (:func:`chat_token_ids`) are over ``limit``, i.e. what
+    :func:`encode` would cut; distinct pairs are tokenised once. No limit: nothing is cut."""
+    pairs, rows = unique_pairs(prompts, responses)
+    if limit is None:
+        return LengthCheck(cut=[False] * len(rows), limit=None, policy=spec.overlong)
+    over = [len(chat_token_ids(tokenizer, spec, p, r)) > limit for p, r in pairs]
+    return LengthCheck(cut=[over[i] for i in rows], limit=limit, policy=spec.overlong)
 
 
 def encode(
@@ -376,7 +398,8 @@ def encode(
     limit: int | None,
     row: int = 0,
 ) -> Encoded:
-    """Format and tokenise one pair, applying ``max_length`` / ``truncation_side`` / ``overlong``."""
+    """Format and tokenise one pair, applying ``max_length`` / ``truncation_side`` / ``overlong`` (``error``
+    raises; ``truncate`` and ``skip`` cut here: under ``skip`` the scoring stage never sends a cut pair)."""
     if spec.input_format == "pair":
         full = tokenizer(prompt, response)
         if limit is None or len(full["input_ids"]) <= limit:
@@ -491,6 +514,10 @@ class TransformersScorer(RewardModelBackend):
             parameter.dtype,
             self.limit,
         )
+
+    def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
+        """Which pairs are over this RM's ``max_length``."""
+        return check_lengths(self.tokenizer, self.spec, self.limit, prompts, responses)
 
     def encode_all(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
         """Encode every pair; logs how many were truncated."""

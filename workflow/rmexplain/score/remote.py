@@ -13,7 +13,9 @@ Request and response shapes (vLLM 0.16 ``vllm.entrypoints.pooling``):
 
 ``send: token_ids`` (default) formats and tokenises locally with the RM's tokenizer exactly as the
 transformers backend does (chat template, one BOS, ``max_length`` policy), so local and remote scores
-agree token for token; ``send: text`` sends the rendered template text. An API key, if any, comes from the
+agree token for token, and the same inputs are counted as cut; ``send: text`` sends the rendered template
+text and ``send: messages`` the conversation, and the server's own tokenisation decides any cut (counted as
+unknown). An API key, if any, comes from the
 environment variable named by ``api_key_env`` and is never logged.
 """
 
@@ -32,9 +34,10 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from tqdm.auto import tqdm
 
 from rmexplain.hub import hub_ref
-from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, rm_backends
 from rmexplain.score.hf import (
     chat_messages,
+    check_lengths,
     encode,
     load_tokenizer,
     max_length_of,
@@ -118,6 +121,11 @@ class RemoteScorer(RewardModelBackend):
         """Its part of the model-spec check: the server's URL; a tokenizer where inputs are formatted here."""
         if not spec.url:
             raise ScoringError(f"{spec.key}.url (e.g. http://host:8000) is required for backend 'remote'")
+        if spec.send != "token_ids" and spec.overlong != "truncate":
+            raise ScoringError(
+                f"{spec.key}.overlong: {spec.overlong} needs send: token_ids (with send: {spec.send} the "
+                "server tokenises, so which inputs it cuts is unknown here)"
+            )
         if spec.send != "messages" and not spec.tokenizer_source:
             raise ScoringError(
                 f"{spec.key}: send: {spec.send} formats inputs locally and needs model or tokenizer (a local "
@@ -145,6 +153,13 @@ class RemoteScorer(RewardModelBackend):
                 f"{self.spec.key}.api_key_env: environment variable {self.spec.api_key_env} is unset"
             )
         return {"Authorization": f"Bearer {key}"}
+
+    def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
+        """``send: token_ids``: which pairs are over ``max_length`` (cut here); otherwise unknown."""
+        if self.spec.send != "token_ids":
+            return LengthCheck.unknown()
+        assert self.tokenizer is not None
+        return check_lengths(self.tokenizer, self.spec, self.limit, prompts, responses)
 
     # ---- request bodies ----
 

@@ -10,8 +10,8 @@ Key groups (``config/README.md`` documents every key):
   ``trust_remote_code`` (off unless set);
 - how to format a (prompt, response) pair: ``input_format`` = ``chat`` (the tokenizer's chat template, or
   the Jinja ``chat_template`` given here) or ``pair`` (a (question, answer) text pair, for encoder RMs);
-  ``system_prompt``; ``max_length``, ``truncation_side``, ``overlong`` (truncate with a counted log line,
-  or error naming the row);
+  ``system_prompt``; ``max_length``, ``truncation_side``, ``overlong`` (what the scoring stage does with
+  an input over ``max_length``: ``truncate`` it, ``skip`` it as a counted null reward, or ``error``);
 - how to read the reward: ``read`` (``"logits[:, 0]"``, ``"score"``, ``"rewards[:, 3]"``: an output
   attribute, optionally one column), ``kind`` (``bradley_terry`` or ``multi_objective`` with
   ``dimensions`` naming the columns and ``scalarisation`` = ``{weights: {dim: w}}`` or ``"module:function"``);
@@ -29,13 +29,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rmexplain.score.base import ScoringError, rm_backends
+from rmexplain.score.base import OVERLONG, ScoringError, rm_backends
 from rmexplain.settings import ConfigError
 
 INPUT_FORMATS = ("chat", "pair")
 KINDS = ("bradley_terry", "multi_objective")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-OVERLONG = ("truncate", "error")
 ENDPOINTS = ("classify", "pooling")
 SEND_MODES = ("token_ids", "text", "messages")
 _READ_RE = re.compile(r"^(?P<attr>[A-Za-z_]\w*)(?:\[\s*:\s*,\s*(?P<index>-?\d+)\s*\])?$")

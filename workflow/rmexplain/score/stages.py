@@ -7,46 +7,71 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain.explanations.categorise import orient
+from rmexplain.explanations.categorise import orient, skipped_for_length
 from rmexplain.ids import text_id
 from rmexplain.schemas import COMPARISONS, PERTURBATIONS, REWARDS, conform, read_table
 from rmexplain.score.base import build_scorer
+from rmexplain.score.lengths import score_within_limit
 
 
 def score_originals(
     comparisons_path: str, rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger
 ) -> pl.DataFrame:
-    """ORIGINAL_SCORES for one (dataset, RM)."""
+    """ORIGINAL_SCORES for one (dataset, RM), under the RM's ``overlong`` policy."""
     comparisons = read_table(comparisons_path, COMPARISONS, "comparisons")
     scorer = build_scorer(rm, spec, **artifacts)
     n = comparisons.height
-    prompts = comparisons["prompt"].to_list() * 2
-    rewards = scorer.score(prompts, comparisons["chosen"].to_list() + comparisons["rejected"].to_list())
-    frame = orient(comparisons, rm, rewards[:n], rewards[n:])
+    ids = comparisons["comparison_id"].to_list()
+    scored = score_within_limit(
+        scorer,
+        comparisons["prompt"].to_list() * 2,
+        comparisons["chosen"].to_list() + comparisons["rejected"].to_list(),
+        [f"{c} (chosen)" for c in ids] + [f"{c} (rejected)" for c in ids],
+        rm,
+        comparisons_path,
+        log,
+    )
+    rewards, cut = scored.rewards, scored.cut
+    frame = orient(comparisons, rm, rewards[:n], rewards[n:], (cut[:n], cut[n:]), scored.limit)
     check_not_all_tied(frame, rm, comparisons_path)
     agree = frame["agrees_with_human"].drop_nulls()
     log.info(
-        "%s: %d comparisons, %d ties, agreement with human labels %.3f",
+        "%s: %d comparisons, %d ties, %d skipped for length, agreement with human labels %.3f",
         rm,
         n,
-        frame["plus_target"].null_count(),
+        tied(frame).height,
+        skipped_for_length(frame).height,
         agree.mean() if agree.len() else float("nan"),
     )
     return frame
 
 
 class AllTiedError(ValueError):
-    """An RM scored chosen and rejected exactly equal on every comparison: nothing to explain."""
+    """An RM oriented no comparison (all tied, or tied or skipped for length): nothing to explain."""
+
+
+def tied(frame: pl.DataFrame) -> pl.DataFrame:
+    """ORIGINAL_SCORES rows whose two rewards are exactly equal."""
+    return frame.filter(pl.col("reward_chosen") == pl.col("reward_rejected"))
 
 
 def check_not_all_tied(frame: pl.DataFrame, rm: str, comparisons_path: str) -> None:
-    """Raise when ``rm`` ties every comparison (0 kept): every table downstream would be empty."""
-    if frame.height and frame["plus_target"].null_count() == frame.height:
+    """Raise when ``rm`` orients no comparison (0 kept): every table downstream would be empty."""
+    if not frame.height or frame["plus_target"].null_count() < frame.height:
+        return
+    too_long = skipped_for_length(frame).height
+    if too_long:
         raise AllTiedError(
-            f"{rm} scores chosen and rejected exactly equal on all {frame.height} comparisons of "
-            f"{comparisons_path} (0 kept): nothing can be explained. Check the RM (a constant or untrained "
-            "head, the wrong model, texts cut to the same prefix) or drop it from the dataset"
+            f"{rm} orients none of the {frame.height} comparisons of {comparisons_path} (0 kept): "
+            f"{too_long} have an original over its {frame['max_length'][0]}-token limit, left unscored by "
+            f"overlong: skip, and the other {frame.height - too_long} are ties. Set "
+            f"reward_models.{rm}.overlong: truncate, raise its max_length, or drop it from the dataset"
         )
+    raise AllTiedError(
+        f"{rm} scores chosen and rejected exactly equal on all {frame.height} comparisons of "
+        f"{comparisons_path} (0 kept): nothing can be explained. Check the RM (a constant or untrained "
+        "head, the wrong model, texts cut to the same prefix) or drop it from the dataset"
+    )
 
 
 def score_perturbations(
@@ -57,22 +82,33 @@ def score_perturbations(
     artifacts: dict[str, str],
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables."""
+    """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables, under the
+    RM's ``overlong`` policy."""
     prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
     texts = pl.concat(
         [
-            read_table(p, PERTURBATIONS, "perturbations").select("comparison_id", "text")
+            read_table(p, PERTURBATIONS, "perturbations").select("perturbation_id", "comparison_id", "text")
             for p in perturbation_paths
         ]
     ).join(prompts, on="comparison_id", how="inner")
-    unique = texts.select("prompt", "text").unique(maintain_order=True)
+    unique = texts.unique(["prompt", "text"], keep="first", maintain_order=True)
     log.info("%s: %d perturbations, %d distinct texts to score", rm, texts.height, unique.height)
-    rewards = build_scorer(rm, spec, **artifacts).score(unique["prompt"].to_list(), unique["text"].to_list())
+    scored = score_within_limit(
+        build_scorer(rm, spec, **artifacts),
+        unique["prompt"].to_list(),
+        unique["text"].to_list(),
+        unique["perturbation_id"].to_list(),
+        rm,
+        ", ".join(perturbation_paths),
+        log,
+    )
     frame = pl.DataFrame(
         {
-            "text_id": [text_id(p, t) for p, t in unique.iter_rows()],
+            "text_id": [text_id(p, t) for p, t in unique.select("prompt", "text").iter_rows()],
             "rm": [rm] * unique.height,
-            "reward": pl.Series(rewards, dtype=pl.Float64),
+            "reward": pl.Series(scored.rewards, dtype=pl.Float64),
+            "truncated": pl.Series(scored.cut, dtype=pl.Boolean),
+            "max_length": pl.Series([scored.limit] * unique.height, dtype=pl.Int64),
         }
     )
     return conform(frame, REWARDS, f"rewards[{rm}]")

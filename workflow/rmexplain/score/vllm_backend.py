@@ -22,8 +22,16 @@ from typing import Any
 import torch
 
 from rmexplain.hub import model_and_tokenizer_refs
-from rmexplain.score.base import RewardModelBackend, ScoringError, rm_backends
-from rmexplain.score.hf import Encoded, encode, load_tokenizer, max_length_of, read_reward, unique_pairs
+from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.hf import (
+    Encoded,
+    check_lengths,
+    encode,
+    load_tokenizer,
+    max_length_of,
+    read_reward,
+    unique_pairs,
+)
 from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 log = logging.getLogger(__name__)
@@ -134,6 +142,10 @@ class VLLMScorer(RewardModelBackend):
         self.limit = max_length_of(self.spec, self.tokenizer)
         self._pooling_params = vllm.PoolingParams(use_activation=False)
         self.llm = vllm.LLM(**engine_arguments(self.spec))
+
+    def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
+        """Which pairs are over this RM's ``max_length`` (the same check as the transformers backend's)."""
+        return check_lengths(self.tokenizer, self.spec, self.limit, prompts, responses)
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order (identical pairs are run once)."""

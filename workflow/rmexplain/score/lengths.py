@@ -1,0 +1,81 @@
+"""The scoring stage's ``overlong`` policy: what happens to an input longer than the RM reads.
+
+The backend says which (prompt, response) pairs it would cut at its token limit
+(``RewardModelBackend.length_check``); then, by ``reward_models.<rm>.overlong``,
+
+- ``truncate`` (default): every pair is scored, cut ones as the RM reads them (their start, or their end
+  with ``truncation_side: left``);
+- ``skip``: cut pairs are not scored: their reward is null, and they are counted and left out downstream;
+- ``error``: the job fails naming the RM, the file, the first ids and the setting to change.
+
+Backends that cannot see the RM's tokens (``python``, ``remote`` without ``send: token_ids``) report the
+flags as unknown (null), never as "nothing cut".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rmexplain.score.base import RewardModelBackend, ScoringError
+
+
+class OverlongError(ScoringError):
+    """Inputs over the RM's token limit under ``overlong: error``."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Rewards of a batch of pairs with what the length check found.
+
+    ``rewards``: None where ``overlong: skip`` left a cut pair unscored; ``cut``: per pair, whether the RM
+    cuts it (None: the backend cannot tell); ``limit``: the token limit checked (None: none known).
+    """
+
+    rewards: list[float | None]
+    cut: list[bool | None]
+    limit: int | None
+
+
+def score_within_limit(
+    scorer: RewardModelBackend,
+    prompts: Sequence[str],
+    responses: Sequence[str],
+    ids: Sequence[str],
+    rm: str,
+    source: str,
+    log: logging.Logger,
+) -> Scored:
+    """Score the pairs under the RM's ``overlong`` policy; ``ids`` name the pairs (for the error) and
+    ``source`` the file they come from."""
+    check = scorer.length_check(prompts, responses)
+    if check.cut is None:
+        log.info("%s: its backend cannot tell which inputs it cuts; truncation counts are unknown", rm)
+        return Scored(list(scorer.score(prompts, responses)), [None] * len(prompts), None)
+    cut_rows = [i for i, cut in enumerate(check.cut) if cut]
+    if cut_rows and check.policy == "error":
+        first = ", ".join(ids[i] for i in cut_rows[:5])
+        raise OverlongError(
+            f"reward_models.{rm}: {len(cut_rows)} of {len(prompts)} inputs from {source} are over the RM's "
+            f"{check.limit}-token limit (first: {first}); set reward_models.{rm}.overlong: truncate to "
+            "score them cut, or skip to leave them unscored (counted)"
+        )
+    skipped = set(cut_rows) if check.policy == "skip" else set()
+    keep = [i for i in range(len(prompts)) if i not in skipped]
+    rewards: list[float | None] = [None] * len(prompts)
+    if keep:
+        scores = scorer.score([prompts[i] for i in keep], [responses[i] for i in keep])
+        for i, reward in zip(keep, scores, strict=True):
+            rewards[i] = reward
+    if cut_rows:
+        log.warning(
+            "%s: %d of %d inputs are over its %d-token limit: %s (overlong: %s)",
+            rm,
+            len(cut_rows),
+            len(prompts),
+            check.limit,
+            "left unscored" if skipped else "scored cut",
+            check.policy,
+        )
+    return Scored(rewards, list(check.cut), check.limit)

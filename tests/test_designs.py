@@ -135,7 +135,12 @@ def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
 
 def test_report_sections_are_numbered_in_reading_order():
     config = two_designs()
-    assert Design.from_config(config).report_sections == ["Evaluation", "Analyses", "Representative examples"]
+    assert Design.from_config(config).report_sections == [
+        "Evaluation",
+        "Analyses",
+        "Representative examples",
+        "Diagnostics",
+    ]
     assert Design.from_config(config).report_category("Analyses") == "2. Analyses"
     config["reproduce"] = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
     design = Design.from_config(config)

@@ -40,6 +40,7 @@ REPORT_SECTIONS = (
     "Representative examples",
     "Attribute discovery",
     "Optimal and pessimal tokens",
+    "Diagnostics",
 )
 
 
@@ -409,6 +410,7 @@ class Design:
             "Representative examples": bool(self.analysed_pairs),
             "Attribute discovery": self.discovery_enabled,
             "Optimal and pessimal tokens": self.tokens.enabled,
+            "Diagnostics": bool(self.datasets),
         }
         return [name for name in REPORT_SECTIONS if present[name]]
 

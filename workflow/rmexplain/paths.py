@@ -82,6 +82,7 @@ PAPER_TOKEN_TABLES = (
 
 
 REPRODUCTION = "reproduction"  # results/tables/reproduction.{csv,md,html}
+TRUNCATION = "truncation"  # results/tables/truncation.{csv,md,html}: texts cut at the RMs' token limits
 REPRODUCTION_FIGURE = "results/figures/reproduction.{ext}"
 ELO_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")  # the ten RMs against each other on the Elo items
 ELO_AGREEMENT_FIGURES = ("tau_heatmap", "mds_map")

@@ -12,6 +12,7 @@ from pathlib import Path
 from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
+from rmexplain.score.base import overlong_policy
 
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
@@ -41,6 +42,31 @@ def shared_request_input(design: Design, dataset: str, method: str, orienter: st
     variant's job starts after it and finds the requests they share (two_step's step 1) in the cache."""
     source = design.shared_request_source(dataset, method)
     return [] if source is None else [perturbation_file(dataset, source, orienter)]
+
+
+def truncation_parts(design: Design) -> list[list[str]]:
+    """``[dataset, rm, stage, score file]`` of every score table, in config order: the rows of the
+    truncation table (stage ``originals``, and ``perturbations`` where the dataset has methods)."""
+    parts = []
+    for name, dataset in design.datasets.items():
+        for rm in dataset.rms:
+            parts.append([name, rm, "originals", paths.fmt(paths.ORIGINAL_SCORES, dataset=name, rm=rm)])
+            if dataset.methods:
+                scores = paths.fmt(paths.PERTURBATION_REWARDS, dataset=name, rm=rm)
+                parts.append([name, rm, "perturbations", scores])
+    return parts
+
+
+def overlong_policies(design: Design) -> dict[str, str]:
+    """Each RM's ``overlong`` setting."""
+    return {rm: overlong_policy(spec) for rm, spec in design.reward_models.items()}
+
+
+def truncation_targets(design: Design) -> list[str]:
+    """The truncation table (CSV, Markdown, HTML) of every config that scores a dataset."""
+    if not truncation_parts(design):
+        return []
+    return [paths.table_file(paths.TRUNCATION, e) for e in paths.TABLE_EXTS]
 
 
 def metric_files(design: Design) -> list[str]:
@@ -303,6 +329,7 @@ def all_targets(design: Design) -> list[str]:
     """Every file ``rule all`` asks for."""
     return [
         *reproduction_targets(design),
+        *truncation_targets(design),
         *explanation_targets(design),
         *discovery_targets(design),
         *analysis_targets(design),

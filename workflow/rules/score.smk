@@ -58,3 +58,28 @@ rule train_demo_rm:
         training=config["demo_rm"],
     script:
         "../scripts/train_demo_rm.py"
+
+
+# How many scored texts were over each RM's token limit (cut or skipped), per dataset and stage.
+
+
+rule truncation_table:
+    input:
+        [part[3] for part in targets.truncation_parts(design)],
+    output:
+        csv=paths.fmt(paths.TABLE, table=paths.TRUNCATION, ext="csv"),
+        md=paths.fmt(paths.TABLE, table=paths.TRUNCATION, ext="md"),
+        html=report(
+            paths.fmt(paths.TABLE, table=paths.TRUNCATION, ext="html"),
+            caption="../report/truncation.rst",
+            category=design.report_category("Diagnostics"),
+        ),
+    log:
+        "logs/truncation_table.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        parts=targets.truncation_parts(design),
+        policies=targets.overlong_policies(design),
+    script:
+        "../scripts/truncation_table.py"

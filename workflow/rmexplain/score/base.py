@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -33,6 +33,11 @@ class ScoringError(RuntimeError):
 # What the scoring stage does with an input longer than the RM reads (``reward_models.<rm>.overlong``):
 # score it cut, leave it unscored (a counted skip), or fail.
 OVERLONG = ("truncate", "skip", "error")
+
+
+def overlong_policy(spec: Mapping[str, Any]) -> str:
+    """An RM spec's ``overlong`` setting (default ``truncate``)."""
+    return str(spec.get("overlong", OVERLONG[0]))
 
 
 @dataclass(frozen=True)

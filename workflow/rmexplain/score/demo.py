@@ -26,7 +26,14 @@ from rmexplain.embeddings import (
     embedding_dimension,
     load_sentence_model,
 )
-from rmexplain.score.base import OVERLONG, LengthCheck, RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.base import (
+    OVERLONG,
+    LengthCheck,
+    RewardModelBackend,
+    ScoringError,
+    overlong_policy,
+    rm_backends,
+)
 from rmexplain.settings import ConfigError
 
 
@@ -111,7 +118,7 @@ class DemoScorer(RewardModelBackend):
                 f"reward_models.{name}.max_length_policy was renamed overlong (truncate, skip or error), "
                 "the key all backends share: rename it"
             )
-        if spec.get("overlong", "truncate") not in OVERLONG:
+        if overlong_policy(spec) not in OVERLONG:
             raise ConfigError(
                 f"reward_models.{name}.overlong: {spec['overlong']!r} is not one of {list(OVERLONG)}"
             )
@@ -121,7 +128,7 @@ class DemoScorer(RewardModelBackend):
             raise ScoringError(f"reward_models.{name}: a demo RM needs its trained head (rule train_demo_rm)")
         saved = torch.load(head, map_location="cpu", weights_only=True)
         self.name = name
-        self.policy = spec.get("overlong", "truncate")
+        self.policy = overlong_policy(spec)
         self.encoder = load_sentence_model(BUNDLED_MINILM)
         self.head = BTHead(saved["meta"]["embedding_dim"], saved["meta"]["hidden"])
         self.head.load_state_dict(saved["state_dict"])

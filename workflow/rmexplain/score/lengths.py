@@ -18,6 +18,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import polars as pl
+
 from rmexplain.score.base import RewardModelBackend, ScoringError
 
 
@@ -79,3 +81,63 @@ def score_within_limit(
             check.policy,
         )
     return Scored(rewards, list(check.cut), check.limit)
+
+
+# ---- the truncation table ------------------------------------------------------------------------------
+
+TRUNCATION_COLUMNS = {
+    "dataset": pl.String,
+    "rm": pl.String,
+    "stage": pl.String,
+    "policy": pl.String,
+    "max_length": pl.Int64,
+    "texts": pl.Int64,
+    "truncated": pl.Int64,
+    "skipped": pl.Int64,
+}
+TRUNCATION_TITLE = "Inputs over the reward models' token limits"
+TRUNCATION_NOTE = (
+    "Per dataset, RM and scoring stage: texts scored (originals: chosen and rejected of every comparison; "
+    "perturbations: each distinct text once), how many were over the RM's token limit (cut, or under "
+    "overlong: skip left unscored), and how many were skipped. 'unknown': the backend cannot see the "
+    "RM's tokens."
+)
+
+
+def length_counts(scores: pl.DataFrame, stage: str) -> dict[str, int | None]:
+    """``texts``, ``truncated`` (None: unknown), ``skipped`` and ``max_length`` of one score table:
+    ORIGINAL_SCORES (``stage`` ``originals``) or REWARDS (``perturbations``)."""
+    if stage == "originals":
+        flags = pl.concat([scores["truncated_chosen"], scores["truncated_rejected"]])
+        rewards = pl.concat([scores["reward_chosen"], scores["reward_rejected"]])
+    else:
+        flags, rewards = scores["truncated"], scores["reward"]
+    limits = scores["max_length"].drop_nulls()
+    return {
+        "max_length": int(limits[0]) if limits.len() else None,
+        "texts": rewards.len(),
+        "truncated": None if flags.null_count() else int(flags.sum()),
+        "skipped": rewards.null_count(),
+    }
+
+
+def truncation_table(counts: list[dict[str, object]]) -> pl.DataFrame:
+    """The rows of :func:`length_counts` (with dataset, rm, stage and policy) as the truncation table;
+    the policy is null where the count is unknown (the backend cannot apply one)."""
+    frame = pl.DataFrame(counts, schema=TRUNCATION_COLUMNS)
+    known = pl.col("truncated").is_not_null()
+    return frame.with_columns(policy=pl.when(known).then(pl.col("policy")))
+
+
+def present_truncation(table: pl.DataFrame) -> pl.DataFrame:
+    """The readable layout: unknown counts and limits in words."""
+    return table.select(
+        "dataset",
+        pl.col("rm").alias("RM"),
+        "stage",
+        pl.col("policy").fill_null("–"),
+        pl.col("max_length").cast(pl.String).fill_null("none known").alias("token limit"),
+        "texts",
+        pl.col("truncated").cast(pl.String).fill_null("unknown").alias("over the limit"),
+        "skipped",
+    )

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rmexplain.explanations.categorise import orient, skipped_for_length
 from rmexplain.ids import text_id
-from rmexplain.schemas import COMPARISONS, PERTURBATIONS, REWARDS, conform, read_table
+from rmexplain.markup import to_html, to_markdown
+from rmexplain.schemas import COMPARISONS, ORIGINAL_SCORES, PERTURBATIONS, REWARDS, conform, read_table
 from rmexplain.score.base import build_scorer
-from rmexplain.score.lengths import score_within_limit
+from rmexplain.score.lengths import (
+    TRUNCATION_NOTE,
+    TRUNCATION_TITLE,
+    length_counts,
+    present_truncation,
+    score_within_limit,
+    truncation_table,
+)
 
 
 def score_originals(
@@ -112,6 +122,28 @@ def score_perturbations(
         }
     )
     return conform(frame, REWARDS, f"rewards[{rm}]")
+
+
+def run_truncation_table(
+    parts: Sequence[Sequence[str]],
+    policies: Mapping[str, str],
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """The truncation table from the score tables ``parts`` = ``[dataset, rm, stage, file]``: CSV (null =
+    unknown), and Markdown and HTML (the report)."""
+    counts = []
+    for dataset, rm, stage, path in parts:
+        contract = ORIGINAL_SCORES if stage == "originals" else REWARDS
+        row = {"dataset": dataset, "rm": rm, "stage": stage, "policy": policies[rm]}
+        row |= length_counts(read_table(path, contract, f"{stage} scores"), stage)
+        log.info("%s", row)
+        counts.append(row)
+    table = truncation_table(counts)
+    table.write_csv(outputs["csv"])
+    shown = present_truncation(table)
+    Path(outputs["md"]).write_text(f"### {TRUNCATION_TITLE}\n\n" + to_markdown(shown), encoding="utf-8")
+    Path(outputs["html"]).write_text(to_html(shown, TRUNCATION_TITLE, TRUNCATION_NOTE), encoding="utf-8")
 
 
 def train_demo_rm(part: str, training: dict, output: str, log: logging.Logger) -> None:

@@ -37,6 +37,13 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     assert set(explanations["kind"]) <= {"counterfactual", "semifactual"}
     assert (root / "results/tables/coverage.md").read_text().startswith("| dataset | method | rm |")
     assert (root / "results/figures/methods.png").stat().st_size > 10_000
+    # The demo's texts are short: nothing is over MiniLM's 256 word pieces, and the table says so.
+    truncation = pl.read_csv(root / "results/tables/truncation.csv")
+    assert truncation.drop("texts").rows() == [
+        ("harmless", "demo-harmless", "originals", "truncate", 256, 0, 0),
+        ("harmless", "demo-harmless", "perturbations", "truncate", 256, 0, 0),
+    ]
+    assert truncation["texts"][0] == 2 * 4 * 2  # chosen and rejected of 4 comparisons x 2 seeds
 
     # A no-op rerun schedules nothing.
     dry = workflow_copy.snakemake("-n", "--configfile", str(path))

@@ -16,8 +16,9 @@ from rmexplain.perturb.base import Draft, drafts_to_frame
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, ORIGINAL_SCORES, PERTURBATIONS, REWARDS, write_table
-from rmexplain.score.base import build_scorer
+from rmexplain.score.base import LengthCheck, ScoringError, build_scorer
 from rmexplain.score.lengths import OverlongError
+from rmexplain.score.specs import parse_spec
 from rmexplain.score.stages import run_truncation_table, score_originals, score_perturbations
 from rmexplain.score.tiny import build_deberta_rm, build_llama_rm
 
@@ -242,3 +243,10 @@ def test_the_demo_key_max_length_policy_is_refused_with_its_new_name():
         "overlong": "skip",
     }
     check(config)
+
+
+def test_a_remote_rm_that_does_not_send_token_ids_cannot_tell_and_refuses_skip():
+    spec = {"backend": "remote", "url": "http://127.0.0.1:9", "send": "messages"}
+    assert build_scorer("served", spec).length_check(["hi"], [LONG]) == LengthCheck.unknown()
+    with pytest.raises(ScoringError, match=r"overlong: skip needs send: token_ids"):
+        parse_spec("served", {**spec, "overlong": "skip"})

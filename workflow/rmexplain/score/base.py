@@ -3,6 +3,8 @@
 A backend is a class with ``score(prompts, responses) -> list[float]`` built from one reward-model
 spec (a dict from ``config["reward_models"][name]``). Backends subclass ``RewardModelBackend`` and
 register by name, so a new RM family is one new class and one ``@rm_backends.register("name")`` line.
+A backend that tokenises with a limit also says which pairs it cuts (``length_check``), so the scoring
+stage can apply ``overlong`` (``rmexplain.score.lengths``).
 """
 
 from __future__ import annotations
@@ -12,18 +14,9 @@ import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 from rmexplain.registry import Registry
-
-
-@runtime_checkable
-class Scorer(Protocol):
-    """Anything that maps (prompt, response) pairs to scalar rewards."""
-
-    def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
-        """Rewards r(x, y), one per pair, in input order."""
-        ...
 
 
 class ScoringError(RuntimeError):

@@ -10,7 +10,7 @@ with the tokenizer's defaults: two BOS where the template and the tokenizer both
 ``compare_scans`` measures how far the two routes agree.
 
 Other backends (``demo``, ``python``, ``remote``, ``vllm``) take text: the scan scores each token's decoded
-text as the response through ``Scorer.score`` (exact-id scoring does not apply to them).
+text as the response through the backend's ``score`` (exact-id scoring does not apply to them).
 """
 
 from __future__ import annotations

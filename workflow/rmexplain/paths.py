@@ -31,7 +31,7 @@ RM_ARTIFACTS = {"head": DEMO_HEAD}
 HUB_MARKER = "results/hub/{model}.json"
 
 # ── provenance: what produced the numbers ─────────────────────────────────────────────────────────────────
-# Each LLM-using job's record of its LLM use (configured model, sampling, the model names the server reported).
+# Each LLM job's record of its LLM use (configured model, sampling, the model names the server reported).
 LLM_USE_PERTURB = "results/llm_use/perturb/{dataset}/{method}/{orienter}.json"
 LLM_USE_DISCOVERY = "results/llm_use/discover/{dataset}/{orienter}.json"
 LLM_USE_JUDGE = "results/llm_use/judge/{dataset}/{method}/{orienter}.json"

@@ -86,7 +86,8 @@ def sample_to_files(
     origin: Origin = {}
     frame = sample_comparisons(dataset, spec, n_per_seed, seeds, max_words, log, origin)
     write_table(frame, output, COMPARISONS, "comparisons")
-    Path(origin_output).write_text(json.dumps({"dataset": dataset, **origin}, indent=2, sort_keys=True) + "\n")
+    record = {"dataset": dataset, **origin}
+    Path(origin_output).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     log.info("dataset %s read from %s", dataset, _origin_summary(origin))
     return frame
 

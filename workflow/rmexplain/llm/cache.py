@@ -2,8 +2,9 @@
 
 Keys are sha256 hashes of (model, messages, sampling settings, template version, variant); values are
 the completion text, its token counts and the model name the server reported (``served_model``: the
-snapshot behind an alias such as ``gpt-4o``; null for entries stored before it was recorded). The store is a ``diskcache.Cache`` — SQLite in WAL mode,
-safe for concurrent readers and writers across processes — kept outside ``results/`` (default
+snapshot behind an alias such as ``gpt-4o``; null for entries stored before it was recorded). The store
+is a ``diskcache.Cache`` — SQLite in WAL mode, safe for concurrent readers and writers across processes —
+kept outside ``results/`` (default
 ``.rmexplain-cache/llm``) so that deleting results, editing config or a crash never costs a paid call
 twice. Each completion is written as soon as it arrives.
 """

@@ -55,6 +55,10 @@ class ChatStats:
         ) / 1e6
 
 
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
 def model_id(llm_config: dict[str, Any]) -> str:
     """The model's identity in cache keys: backend, model and (for GGUF) the weights file."""
     parts = [str(llm_config.get("backend")), str(llm_config.get("model"))]
@@ -122,7 +126,7 @@ class CachedChat:
             else:
                 missing[key] = request
         self.stats.requests += len(requests)
-        self.requested.update((r.template, json.dumps(r.sampling.as_dict(), sort_keys=True)) for r in requests)
+        self.requested.update((r.template, canonical(r.sampling.as_dict())) for r in requests)
         self.stats.unique += len(answers) + len(missing)
         self.stats.cache_hits += len(answers)
         if missing:

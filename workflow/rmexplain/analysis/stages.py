@@ -174,7 +174,7 @@ def run_judge(
     )
     write_parquet(frame, output, JUDGEMENTS, "judgements")
     if llm_use is not None:
-        write_llm_use(llm_use, chat)
+        write_llm_use(llm_use, chat, "attribute judge")
 
 
 def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:

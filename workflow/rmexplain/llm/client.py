@@ -228,9 +228,10 @@ class CachedChat:
         self.cache.close()
 
 
-def write_llm_use(path: str | Path, chat: CachedChat | None) -> None:
-    """Write a job's LLM use (``CachedChat.use_record``; ``{"llm": null}`` for a job without an LLM)."""
-    record = {"llm": None if chat is None else chat.use_record()}
+def write_llm_use(path: str | Path, chat: CachedChat | None, step: str) -> None:
+    """Write a job's LLM use: its ``step`` (a perturbation method, ``attribute discovery``, ``attribute
+    judge``) and ``CachedChat.use_record`` (``"llm": null`` for a job without an LLM)."""
+    record = {"step": step, "llm": None if chat is None else chat.use_record()}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 

@@ -127,7 +127,7 @@ def discover_attributes(
     conform(counts, DISCOVERY_COUNTS, "discovery counts").write_csv(counts_csv)
     Path(counts_md).write_text(counts_markdown(counts, len(texts)))
     if llm_use is not None:
-        write_llm_use(llm_use, chat)
+        write_llm_use(llm_use, chat, "attribute discovery")
     log.info("attribute discovery: %d answers, %d distinct attributes named", len(texts), counts.height)
     return counts
 

@@ -137,7 +137,7 @@ def perturb_to_parquet(
     write_table(frame, output, PERTURBATIONS, f"perturbations[{method}]")
     write_table(skips.frame(), skipped, PERTURB_SKIPS, f"perturb skips[{method}]")
     if llm_use is not None:
-        write_llm_use(llm_use, services.get("chat"))
+        write_llm_use(llm_use, services.get("chat"), method)
     skips.log_counts(log)
     log.info("%s: wrote %d perturbations to %s", method, frame.height, output)
     return frame

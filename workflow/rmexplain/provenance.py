@@ -241,36 +241,55 @@ def _short(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _rows(record: Record) -> list[tuple[str, str, str, Any, str]]:
+    """(kind, name, requested, resolved, name in ``changes``) of every row of the table."""
+    rows: list[tuple[str, str, str, Any, str]] = [
+        ("config", "sha256", record["config_hashed"], record["config_sha256"], "")
+    ]
+    for m in record["models"]:
+        name = f"{m['repo_id']}@{m['revision'] or 'default branch'}"
+        rows.append(("model", name, ", ".join(m["used_by"]), m["commit"], name))
+    for b in record["bundled_models"]:
+        rows.append(("bundled model", b["name"], b["package"], f"{b['package']} {b['version']}", b["name"]))
+    for d in record["datasets"]:
+        asked = (
+            f"{d['source']} {d['hub_id']}@{d.get('revision') or 'default branch'}"
+            if d.get("hub_id")
+            else d["source"]
+        )
+        used = {k: d.get(k) for k in ("commit", "fingerprint", "files") if d.get(k)}
+        rows.append(("dataset", d["dataset"], asked, used, d["dataset"]))
+    for e in record["llm"]:
+        served = ", ".join(f"{name} ({n} answers)" for name, n in e["served_models"].items())
+        rows.append(
+            ("llm", f"{e['model_id']} ({e['step']})", e["requests_by_template"], served, e["model_id"])
+        )
+    rows += [("package", name, "", version, "") for name, version in record["packages"].items()]
+    rows.append(("source", "rmexplain commit", "", record["source_commit"], ""))
+    rows.append(
+        ("platform", "system", "", f"{record['platform']['system']} {record['platform']['machine']}", "")
+    )
+    return rows
+
+
 def table(record: Record) -> pl.DataFrame:
     """One row per thing that produced the numbers: kind, name, what was asked for, what was used, and
-    what it was in the last run where that changed."""
+    what it was in the last run where that changed (LLM rows: one per step, named ``model_id (step)``)."""
     changed = {(c["kind"], c["name"]): _short(c["before"]) for c in record["changes"]}
-    rows = [("config", "sha256", record["config_hashed"], record["config_sha256"])]
-    rows += [
-        ("model", f"{m['repo_id']}@{m['revision'] or 'default branch'}", ", ".join(m["used_by"]), m["commit"])
-        for m in record["models"]
-    ]
-    rows += [("bundled model", b["name"], b["package"], f"{b['package']} {b['version']}")
-             for b in record["bundled_models"]]  # fmt: skip
-    for d in record["datasets"]:
-        asked = f"{d['source']} {d.get('hub_id') or ''}@{d.get('revision') or 'default branch'}"
-        used = {k: d.get(k) for k in ("commit", "fingerprint", "files") if d.get(k)}
-        rows.append(("dataset", d["dataset"], asked if d.get("hub_id") else d["source"], _short(used)))
-    for e in record["llm"]:
-        asked = f"{e['step']}: {_short(e['requests_by_template'])}"
-        served = ", ".join(f"{name} ({n} answers)" for name, n in e["served_models"].items())
-        rows.append(("llm", e["model_id"], asked, served))
-    rows += [("package", name, "", version) for name, version in record["packages"].items()]
-    rows.append(("source", "rmexplain commit", "", record["source_commit"]))
-    rows.append(("platform", "system", "", f"{record['platform']['system']} {record['platform']['machine']}"))
+    columns = ("kind", "name", "requested", "resolved", "last_run_if_changed")
     return pl.DataFrame(
         [
-            {"kind": kind, "name": name, "requested": asked, "resolved": _short(used),
-             "last_run_if_changed": changed.get((kind, name), "")}
-            for kind, name, asked, used in rows
+            dict(
+                zip(
+                    columns,
+                    (kind, name, _short(asked), _short(used), changed.get((kind, key), "")),
+                    strict=True,
+                )
+            )
+            for kind, name, asked, used, key in _rows(record)
         ],
-        schema={c: pl.String for c in ("kind", "name", "requested", "resolved", "last_run_if_changed")},
-    )  # fmt: skip
+        schema={c: pl.String for c in columns},
+    )
 
 
 def write_provenance(

@@ -35,6 +35,7 @@ from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
 from rmexplain.analysis.tables import to_html, write_table
 from rmexplain.explanations.metrics import SIDES
+from rmexplain.llm.client import write_llm_use
 from rmexplain.schemas import (
     COMPARISONS,
     EXAMPLES,
@@ -159,7 +160,6 @@ def run_judge(
     """Judge one perturbation set with the configured LLM backend -> ``output`` (and the job's LLM use ->
     ``llm_use``)."""
     from rmexplain.analysis.llm_judge import build_complete
-    from rmexplain.llm.client import write_llm_use
 
     complete, chat = build_complete(llm, settings, log)
     frame = J.run_judge(

@@ -117,11 +117,11 @@ def bundled_models(config: Mapping[str, Any]) -> list[str]:
 
 def bundled_records(names: Iterable[str]) -> list[Record]:
     """Each bundled model with the package that ships it and that package's installed version."""
-    return [
-        {"name": name, "package": BUNDLED_PACKAGES[name],
-         "version": package_versions([BUNDLED_PACKAGES[name]])[BUNDLED_PACKAGES[name]]}
-        for name in names
-    ]  # fmt: skip
+    records = []
+    for name in names:
+        package = BUNDLED_PACKAGES[name]
+        records.append({"name": name, "package": package, "version": package_versions([package])[package]})
+    return records
 
 
 def dataset_records(origins: Iterable[str]) -> list[Record]:

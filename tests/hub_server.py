@@ -1,10 +1,12 @@
-"""A minimal Hugging Face Hub on 127.0.0.1, serving local directories as model repos (tests only).
+"""A minimal Hugging Face Hub on 127.0.0.1, serving local directories as model or dataset repos (tests only).
 
-It answers the three requests ``huggingface_hub.snapshot_download`` (2.x) and ``hf_hub_download`` make —
-``GET /api/models/<repo>/revision/<rev>`` (the commit), ``GET /api/models/<repo>/tree/<commit>`` (the file
-list) and ``HEAD``/``GET /<repo>/resolve/<rev>/<file>`` (metadata headers, then the bytes) — and the Hub's
-404 error codes, so the real client code (cache layout, refs, offline fallback) runs against it. Point a
-client at it with ``HF_ENDPOINT=<server.url>``.
+It answers the three requests ``huggingface_hub.snapshot_download`` (2.x), ``hf_hub_download`` and
+``datasets.load_dataset`` make — ``GET /api/models/<repo>/revision/<rev>`` (the commit),
+``GET /api/models/<repo>/tree/<commit>[/<folder>]`` (the files and folders; every one below with
+``recursive=true``) and ``HEAD``/``GET /<repo>/resolve/<rev>/<file>`` (metadata headers, then the bytes) —
+and the Hub's 404 error codes, so the real client code (cache layout, refs, offline fallback) runs against
+it; a dataset repo answers the same routes under ``/api/datasets/`` and ``/datasets/``. Point a client at
+it with ``HF_ENDPOINT=<server.url>``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ class HubServer:
     def route(self, request: BaseHTTPRequestHandler, body: bool) -> None:
         parts = [unquote(part) for part in urlsplit(request.path).path.strip("/").split("/")]
         self.requests.append((request.command, "/" + "/".join(parts)))
+        if parts[:2] == ["api", "datasets"]:  # dataset repos: the same routes under their own prefix
+            parts[1] = "models"
+        elif parts[0] == "datasets":
+            parts = parts[1:]
         if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] in ("revision", "tree"):
             repo = self._repo(request, "/".join(parts[2:4]), parts[5])  # the client quotes "/" in revisions
             if repo is not None:
@@ -101,20 +107,12 @@ class HubServer:
                 "sha": repo.commit,
                 "siblings": [{"rfilename": f} for f in repo.files],
             }
-        else:  # the files under `folder` (all of them, whatever `recursive` says)
-            files = [f for f in repo.files if not folder or f.startswith(folder + "/")]
-            if folder and not files:
+        else:  # the entries under `folder`: its files and folders, or everything below it if recursive
+            recursive = "recursive=true" in (urlsplit(request.path).query or "").lower()
+            payload = _tree(repo, folder, recursive)
+            if folder and not payload:
                 self._error(request, "EntryNotFound", f"{folder} does not exist")
                 return
-            payload = [
-                {
-                    "type": "file",
-                    "path": f,
-                    "size": (repo.directory / f).stat().st_size,
-                    "oid": _sha1(repo, f),
-                }
-                for f in files
-            ]
         data = json.dumps(payload).encode()
         request.send_response(200)
         request.send_header("Content-Type", "application/json")
@@ -146,6 +144,26 @@ class HubServer:
         request.end_headers()
         if request.command != "HEAD":
             request.wfile.write(data)
+
+
+def _tree(repo: Repo, folder: str, recursive: bool) -> list[dict[str, object]]:
+    """Tree entries below ``folder`` as the Hub lists them: its files and folders, or with ``recursive``
+    every file and folder below it."""
+    prefix = f"{folder}/" if folder else ""
+    below = [f[len(prefix) :] for f in repo.files if f.startswith(prefix)]
+    if recursive:
+        files = below
+        folders = sorted({"/".join(f.split("/")[:i]) for f in below for i in range(1, f.count("/") + 1)})
+    else:
+        files = [f for f in below if "/" not in f]
+        folders = sorted({f.split("/")[0] for f in below if "/" in f})
+    entries: list[dict[str, object]] = [
+        {"type": "directory", "path": prefix + d, "oid": "0" * 40} for d in folders
+    ]
+    for f in files:
+        size = (repo.directory / (prefix + f)).stat().st_size
+        entries.append({"type": "file", "path": prefix + f, "size": size, "oid": _sha1(repo, prefix + f)})
+    return entries
 
 
 def _sha1(repo: Repo, name: str) -> str:

@@ -117,7 +117,8 @@ class KeywordJudge(LLMBackend):
 
 def test_judge_through_the_cached_client(tmp_path):
     llm = {"backend": "judge-test", "model": "kw", "cache_dir": str(tmp_path / "cache")}
-    complete, model = build_complete(llm, {}, LOG)
+    complete, chat = build_complete(llm, {}, LOG)
+    model = chat.model_id
     judged = run_judge(PERTURBATIONS_FRAME, COMPS, ATTRIBUTES, complete, ("d", "rules", "r"), model)
     assert model == "judge-test:kw"
     assert dict(zip(judged["perturbation_id"], judged["verdict"], strict=True)) == {

@@ -1,6 +1,7 @@
-"""The LLM stages through Snakemake itself: two_step, random and attribute discovery against a faulty
-OpenAI-compatible server, a run killed with SIGKILL mid-way and rerun (exactly the missing calls are
-made), and a canary API key that must never reach results/, logs/ or .snakemake/."""
+"""The LLM stages through Snakemake itself: two_step, random, attribute discovery and the judge against a
+faulty OpenAI-compatible server, a run killed with SIGKILL mid-way and rerun (exactly the missing calls are
+made), a canary API key that must never reach results/, logs/ or .snakemake/, and the provenance record of
+the model names the server reported (its alias moved to a new snapshot between the two runs)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,10 @@ TARGETS = [
     "results/perturbations/toy/two_step/toy-rm.parquet",
     "results/perturbations/toy/random/toy-rm.parquet",
     "results/discovery/toy/toy-rm/attributes.csv",
+    "results/analysis/toy/two_step/judge/toy-rm.parquet",
+    "results/provenance.json",
 ]
+SNAPSHOTS = ("dev-2026-01-15", "dev-2026-02-01")  # what the server reports for model "dev", before and after
 
 
 def write_project(root: Path, server: ChatServer) -> Path:
@@ -82,6 +86,7 @@ def write_project(root: Path, server: ChatServer) -> Path:
         },
     )
     config["tokens"]["enabled"] = False
+    config["analysis"]["judge"] = {"enabled": True, "max_per_attribute": 3}
     path = root / "config" / "llm-test.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -115,7 +120,11 @@ def kill_when(process: subprocess.Popen, condition: Callable[[], bool], timeout:
 @pytest.mark.slow
 def test_snakemake_llm_stages_survive_sigkill_and_never_leak_the_key(tmp_path):
     with ChatServer(
-        fault_pattern=(0, 0, 1, 1, 2), slow_seconds=3.0, latency=0.05, expected_key=CANARY
+        fault_pattern=(0, 0, 1, 1, 2),
+        slow_seconds=3.0,
+        latency=0.05,
+        expected_key=CANARY,
+        served_models={"dev": SNAPSHOTS[0]},
     ) as server:
         config = write_project(tmp_path, server)
         first = snakemake(tmp_path, config, *TARGETS)
@@ -130,6 +139,7 @@ def test_snakemake_llm_stages_survive_sigkill_and_never_leak_the_key(tmp_path):
         cached_after_kill = len(cache)
         before = server.successes()
         assert cached_after_kill > 0
+        server.served_models["dev"] = SNAPSHOTS[1]  # the alias moves to a new snapshot before the rerun
         subprocess.run(
             [*SNAKEMAKE, "--unlock", "--configfile", str(config)],
             cwd=tmp_path,
@@ -150,13 +160,27 @@ def test_snakemake_llm_stages_survive_sigkill_and_never_leak_the_key(tmp_path):
     assert sum(rerun_calls.values()) == len(cache) - cached_after_kill > 0
     assert max(rerun_calls.values()) == 1
     n_tasks = 5 * 2
-    assert len(cache) == n_tasks * (1 + len(ATTRIBUTES)) + n_tasks * 3 + 5
+    record = json.loads((tmp_path / "results/provenance.json").read_text())
+    [judged] = [sum(e["served_models"].values()) for e in record["llm"] if e["step"] == "attribute judge"]
+    assert 0 < judged <= 3 * len(ATTRIBUTES) == pl.read_parquet(tmp_path / TARGETS[3]).height
+    assert len(cache) == n_tasks * (1 + len(ATTRIBUTES)) + n_tasks * 3 + 5 + judged
     two_step = pl.read_parquet(tmp_path / TARGETS[0])
     assert two_step.height == n_tasks * len(ATTRIBUTES) and set(two_step["attribute"]) == set(ATTRIBUTES)
     assert pl.read_parquet(tmp_path / TARGETS[1]).height == n_tasks * 3
     assert pl.read_csv(tmp_path / TARGETS[2])["n_comparisons"].sum() >= 5
     log = (tmp_path / "logs" / "perturb" / "toy" / "two_step" / "toy-rm.log").read_text()
     assert "cache hits" in log and "estimated cost" in log
+    # Provenance: every distinct answer counted once under the snapshot that wrote it; the move is warned.
+    assert {e["step"] for e in record["llm"]} == {
+        "two_step",
+        "random",
+        "attribute discovery",
+        "attribute judge",
+    }
+    assert {e["model_id"] for e in record["llm"]} == {"openai:dev"}
+    served = {name: sum(e["served_models"].get(name, 0) for e in record["llm"]) for name in SNAPSHOTS}
+    assert served == {SNAPSHOTS[0]: cached_after_kill, SNAPSHOTS[1]: len(cache) - cached_after_kill}
+    assert "as several models within this run" in (tmp_path / "logs/provenance.log").read_text()
     leaks = [
         str(path.relative_to(tmp_path))
         for folder in ("results", "logs", ".snakemake", ".rmexplain-cache")

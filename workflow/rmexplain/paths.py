@@ -10,6 +10,7 @@ from importlib import resources
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 COMPARISONS = "results/data/{dataset}/comparisons.parquet"
+DATA_ORIGIN = "results/data/{dataset}/origin.json"  # what the sampling read: hub commit, file hashes
 DEMO_HEAD = "results/models/{rm}/head.pt"
 ORIGINAL_SCORES = "results/scores/{dataset}/originals/{rm}.parquet"
 PERTURBATIONS = "results/perturbations/{dataset}/{method}/{orienter}.parquet"
@@ -28,6 +29,17 @@ RM_ARTIFACTS = {"head": DEMO_HEAD}
 
 # ── hub downloads ─────────────────────────────────────────────────────────────────────────────────────────
 HUB_MARKER = "results/hub/{model}.json"
+
+# ── provenance: what produced the numbers ─────────────────────────────────────────────────────────────────
+# Each LLM job's record of its LLM use (configured model, sampling, the model names the server reported).
+LLM_USE_PERTURB = "results/llm_use/perturb/{dataset}/{method}/{orienter}.json"
+LLM_USE_DISCOVERY = "results/llm_use/discover/{dataset}/{orienter}.json"
+LLM_USE_JUDGE = "results/llm_use/judge/{dataset}/{method}/{orienter}.json"
+PROVENANCE = "results/provenance.json"
+PROVENANCE_TABLE = "provenance"  # results/tables/provenance.{csv,md,html}
+# Every earlier record, one JSON line each: read by the provenance job (to name what changed since the last
+# run) and appended to; no rule declares it, so Snakemake never deletes it before the job runs.
+PROVENANCE_HISTORY = "results/provenance_history.jsonl"
 
 # ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
 DISCOVERY_ANSWERS = "results/discovery/{dataset}/{orienter}/answers.parquet"

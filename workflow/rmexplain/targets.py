@@ -12,6 +12,7 @@ from pathlib import Path
 from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
+from rmexplain.downloads import hub_models
 from rmexplain.score.base import overlong_policy
 
 
@@ -324,6 +325,40 @@ def reproduction_targets(design: Design) -> list[str]:
     return [*tables, paths.fmt(paths.REPRODUCTION_FIGURE, ext=design.figures.format)]
 
 
+# ── provenance ────────────────────────────────────────────────────────────────────────────────────────────
+def provenance_inputs(design: Design) -> dict[str, list[str]]:
+    """What the provenance record reads: every hub marker, every dataset's origin and the LLM-use record of
+    every job that calls an LLM (LLM perturbation methods, attribute discovery, the judge)."""
+    llm_use = [
+        paths.fmt(paths.LLM_USE_PERTURB, dataset=d, method=m, orienter=o)
+        for d, dataset in design.datasets.items()
+        for m in dataset.methods
+        if m in design.llm_methods
+        for o in dataset.orienters
+    ]
+    if design.discovery_enabled:
+        llm_use += [
+            paths.fmt(paths.LLM_USE_DISCOVERY, dataset=d, orienter=design.discovery_orienter(d))
+            for d in design.datasets
+        ]
+    if design.judge_enabled:
+        llm_use += [
+            paths.fmt(paths.LLM_USE_JUDGE, dataset=d, method=m, orienter=o)
+            for d, m in design.analysed_pairs
+            for o in design.dataset(d).orienters
+        ]
+    return {
+        "markers": [paths.fmt(paths.HUB_MARKER, model=name) for name in hub_models(design)],
+        "origins": [paths.fmt(paths.DATA_ORIGIN, dataset=d) for d in design.datasets],
+        "llm_use": llm_use,
+    }
+
+
+def provenance_targets() -> list[str]:
+    """The provenance record and its table: every config writes them."""
+    return [paths.PROVENANCE, *(paths.table_file(paths.PROVENANCE_TABLE, e) for e in paths.TABLE_EXTS)]
+
+
 # ── everything ────────────────────────────────────────────────────────────────────────────────────────────
 def all_targets(design: Design) -> list[str]:
     """Every file ``rule all`` asks for."""
@@ -334,4 +369,5 @@ def all_targets(design: Design) -> list[str]:
         *discovery_targets(design),
         *analysis_targets(design),
         *token_targets(design),
+        *provenance_targets(),
     ]

@@ -69,7 +69,8 @@ rule analyse_judge:
         comparisons=paths.COMPARISONS,
         hub=ancient(downloads.models_for_judge(design)),
     output:
-        paths.JUDGEMENTS,
+        judgements=paths.JUDGEMENTS,
+        llm_use=paths.LLM_USE_JUDGE,
     log:
         "logs/analyse/judge/{dataset}/{method}/{orienter}.log",
     conda:

@@ -2,6 +2,7 @@
 # Path patterns: rmexplain.paths; what the config runs: rmexplain.design; file lists: rmexplain.targets.
 import rmexplain.downloads as downloads
 import rmexplain.paths as paths
+import rmexplain.provenance as provenance
 import rmexplain.resources as resources
 import rmexplain.targets as targets
 from rmexplain.analysis.catalog import ANALYSIS_TABLES

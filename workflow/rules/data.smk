@@ -24,7 +24,8 @@ rule sample_comparisons:
     input:
         dataset_files,
     output:
-        paths.COMPARISONS,
+        comparisons=paths.COMPARISONS,
+        origin=paths.DATA_ORIGIN,
     log:
         "logs/sample/{dataset}.log",
     localrule: True

@@ -12,6 +12,7 @@ rule perturb:
     output:
         perturbations=paths.PERTURBATIONS,
         skipped=paths.PERTURB_SKIPS,
+        llm_use=paths.LLM_USE_PERTURB,
     log:
         "logs/perturb/{dataset}/{method}/{orienter}.log",
     conda:
@@ -46,6 +47,7 @@ rule discover_attributes:
             caption="../report/discovery_attributes.rst",
         ),
         md=paths.DISCOVERY_MD,
+        llm_use=paths.LLM_USE_DISCOVERY,
     log:
         "logs/discover/{dataset}/{orienter}.log",
     conda:

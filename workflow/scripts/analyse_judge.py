@@ -16,6 +16,7 @@ run_judge(
     snakemake.params.settings,
     snakemake.params.llm,
     snakemake.params.attributes,
-    snakemake.output[0],
+    snakemake.output.judgements,
     log,
+    snakemake.output.llm_use,
 )

@@ -20,5 +20,6 @@ discover_attributes(
     answers_out=snakemake.output.answers,
     counts_csv=snakemake.output.csv,
     counts_md=snakemake.output.md,
+    llm_use=snakemake.output.llm_use,
     log=log,
 )

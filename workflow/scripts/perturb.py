@@ -21,5 +21,6 @@ perturb_to_parquet(
     attributes=snakemake.params.attributes,
     output=snakemake.output.perturbations,
     skipped=snakemake.output.skipped,
+    llm_use=snakemake.output.llm_use,
     log=log,
 )

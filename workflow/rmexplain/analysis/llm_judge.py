@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from rmexplain.analysis.judge import TEMPLATE_VERSION, Complete
-from rmexplain.llm.client import build_chat
+from rmexplain.llm.client import CachedChat, build_chat
 
 # Greedy, short answers unless ``analysis.judge.sampling`` says otherwise.
 JUDGE_SAMPLING = {"temperature": 0.0, "max_tokens": 8}
@@ -19,8 +19,9 @@ def judge_llm_config(llm: dict[str, Any] | None, judge: dict[str, Any] | None) -
 
 def build_complete(
     llm: dict[str, Any] | None, judge: dict[str, Any] | None, log: logging.Logger
-) -> tuple[Complete, str]:
-    """``complete(prompts) -> answers`` through the cached chat client, and the judge's model id."""
+) -> tuple[Complete, CachedChat]:
+    """``complete(prompts) -> answers`` through the cached chat client, and that client (its ``model_id``
+    names the judge; its ``use_record`` is the job's LLM use)."""
 
     chat = build_chat(judge_llm_config(llm, judge), log)
     sampling = chat.sampling(JUDGE_SAMPLING, (judge or {}).get("sampling"))
@@ -31,4 +32,4 @@ def build_complete(
         chat.log_summary("attribute judge")
         return answers
 
-    return complete, chat.model_id
+    return complete, chat

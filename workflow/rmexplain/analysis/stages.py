@@ -35,6 +35,7 @@ from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
 from rmexplain.analysis.tables import to_html, write_table
 from rmexplain.explanations.metrics import SIDES
+from rmexplain.llm.client import write_llm_use
 from rmexplain.schemas import (
     COMPARISONS,
     EXAMPLES,
@@ -154,22 +155,26 @@ def run_judge(
     attributes: dict[str, str],
     output: str,
     log: logging.Logger,
+    llm_use: str | None = None,
 ) -> None:
-    """Judge one perturbation set with the configured LLM backend -> ``output``."""
+    """Judge one perturbation set with the configured LLM backend -> ``output`` (and the job's LLM use ->
+    ``llm_use``)."""
     from rmexplain.analysis.llm_judge import build_complete
 
-    complete, description = build_complete(llm, settings, log)
+    complete, chat = build_complete(llm, settings, log)
     frame = J.run_judge(
         read_table(perturbations, PERTURBATIONS, "perturbations"),
         read_table(comparisons, COMPARISONS, "comparisons"),
         attributes,
         complete,
         keys,
-        description,
+        chat.model_id,
         settings.get("max_per_attribute"),
         log,
     )
     write_parquet(frame, output, JUDGEMENTS, "judgements")
+    if llm_use is not None:
+        write_llm_use(llm_use, chat, "attribute judge")
 
 
 def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:

@@ -1,10 +1,15 @@
 """One record per dataset source (``datasets.<name>.source``): what a spec needs, which local files it is
 read from, which hub dataset it downloads, and how its pairs are read. The config check, the design, the
 plan and the sample stage all ask these records; nothing else branches on a source's name.
+
+Reading also records the data's origin (``results/data/<name>/origin.json``, for the provenance record): a
+hub dataset's resolved commit (``datasets`` names its cache by the commit it downloaded) and fingerprint; the
+sha256 of every local file read.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,30 +27,79 @@ from rmexplain.data.readers import (
 from rmexplain.settings import ConfigError
 
 Spec = dict[str, Any]
+Origin = dict[str, Any]  # what a source read (see ``load_hub_records`` and ``file_hashes``)
 HH_RLHF = "Anthropic/hh-rlhf"
 HELPSTEER2 = "nvidia/HelpSteer2"
 
 
-def load_hub_records(spec: Spec, hub_id: str) -> Any:
-    """A split of a hub dataset (or a local dataset directory with the same layout) via ``datasets``."""
-    from datasets import load_dataset  # heavy: only for hub sources
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
-    kwargs: dict[str, Any] = {"split": spec.get("split", "train")}
+
+def shown_path(path: str | Path) -> str:
+    """A file's name in records: ``rmexplain/...`` for the package's own data, relative to the working
+    directory below it, else as given (so a record does not depend on where the workflow is installed)."""
+    resolved = Path(path).resolve()
+    roots = ((Path(__file__).resolve().parents[1], Path("rmexplain")), (Path.cwd().resolve(), Path()))
+    for root, prefix in roots:
+        if resolved.is_relative_to(root):
+            return str(prefix / resolved.relative_to(root))
+    return str(path)
+
+
+def file_hashes(files: list[str]) -> dict[str, str]:
+    """``{shown_path: sha256}`` of local files, in path order."""
+    return dict(sorted((shown_path(path), file_sha256(path)) for path in files))
+
+
+def load_hub_records(spec: Spec, hub_id: str, origin: Origin) -> Any:
+    """A split of a hub dataset (or a local dataset directory with the same layout) via ``datasets``.
+
+    Fills ``origin``: ``hub_id``, the requested ``revision``, the ``commit`` the download resolved to (the
+    builder's hash, which ``datasets`` sets to the hub commit; null for a local directory, whose data files
+    are hashed into ``files`` instead), the ``config`` and ``split`` read and the dataset's ``fingerprint``.
+    """
+    from datasets import load_dataset_builder  # heavy: only for hub sources
+
+    name, split = spec.get("hub_id", hub_id), spec.get("split", "train")
+    kwargs: dict[str, Any] = {}
     if spec.get("data_dir"):
         kwargs["data_dir"] = spec["data_dir"]
     if spec.get("revision"):
         kwargs["revision"] = spec["revision"]
-    return load_dataset(spec.get("hub_id", hub_id), **kwargs)
+    # What load_dataset does, keeping the builder: it knows the commit it downloaded.
+    builder = load_dataset_builder(name, **kwargs)
+    builder.download_and_prepare()
+    records = builder.as_dataset(split=split)
+    local = Path(name).exists()
+    data_files = (builder.config.data_files or {}).get(split, []) if local else []
+    origin.update(
+        hub_id=None if local else name,
+        path=name if local else None,
+        revision=spec.get("revision"),
+        commit=None if local else builder.hash,
+        config=builder.config.name,
+        split=split,
+        fingerprint=records._fingerprint,
+        files=file_hashes(data_files),
+    )
+    return records
 
 
 @dataclass(frozen=True)
 class DataSource:
     """A kind of dataset: ``required`` spec keys (with a hint of their values); ``hub_id`` the default hub
-    dataset (None: local data); ``read(spec, skips)`` every usable pair; ``files(spec)`` the local files it
-    reads (rule inputs, so an edit reruns the sampling); ``check_files(key, spec)`` their config check."""
+    dataset (None: local data); ``read(spec, skips, origin)`` every usable pair (a hub source records what
+    it downloaded in ``origin``); ``files(spec)`` the local files it reads (rule inputs, so an edit reruns
+    the sampling; hashed into the origin); ``check_files(key, spec)`` their config check."""
 
     name: str
-    read: Callable[[Spec, SkipCounter], list[Pair]]
+    read: Callable[[Spec, SkipCounter, Origin], list[Pair]]
     required: dict[str, str] = field(default_factory=dict)
     hub_id: str | None = None
     files: Callable[[Spec], list[str]] = lambda spec: []
@@ -74,12 +128,12 @@ def _check_pairs_file(key: str, spec: Spec) -> None:
         raise ConfigError(f"{key}.path: {path!r} must end in .jsonl or .parquet")
 
 
-def _hh_rlhf(spec: Spec, skips: SkipCounter) -> list[Pair]:
-    return list(read_hh_rlhf(load_hub_records(spec, HH_RLHF), skips))
+def _hh_rlhf(spec: Spec, skips: SkipCounter, origin: Origin) -> list[Pair]:
+    return list(read_hh_rlhf(load_hub_records(spec, HH_RLHF, origin), skips))
 
 
-def _helpsteer2(spec: Spec, skips: SkipCounter) -> list[Pair]:
-    records = load_hub_records(spec, HELPSTEER2)
+def _helpsteer2(spec: Spec, skips: SkipCounter, origin: Origin) -> list[Pair]:
+    records = load_hub_records(spec, HELPSTEER2, origin)
     return list(read_helpsteer2(records, skips, spec.get("preference_filter", "greater_on_all")))
 
 
@@ -88,13 +142,13 @@ SOURCES: dict[str, DataSource] = {
     for source in (
         DataSource(
             "embedded",
-            read=lambda spec, skips: read_embedded(spec["part"], split="explain"),
+            read=lambda spec, skips, origin: read_embedded(spec["part"], split="explain"),
             required={"part": "helpful or harmless"},
             files=lambda spec: [paths.embedded_data_file(spec["part"])],
         ),
         DataSource(
             "file",
-            read=lambda spec, skips: list(read_pairs_file(spec["path"], skips)),
+            read=lambda spec, skips, origin: list(read_pairs_file(spec["path"], skips)),
             required={"path": "a .jsonl or .parquet file of prompt, chosen, rejected"},
             files=lambda spec: [spec["path"]],
             check_files=_check_pairs_file,

@@ -1,21 +1,29 @@
-"""The sample stage: read a configured dataset, filter it, and draw ``n`` comparisons per seed."""
+"""The sample stage: read a configured dataset, filter it, and draw ``n`` comparisons per seed; record what
+was read (``dataset_origin``)."""
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from rmexplain.data.readers import DataError, Pair, SkipCounter, check_pair
-from rmexplain.data.sources import source_of
-from rmexplain.schemas import COMPARISONS, conform
+from rmexplain.data.sources import Origin, file_hashes, source_of
+from rmexplain.schemas import COMPARISONS, conform, write_table
 
 
-def read_pool(spec: dict[str, Any], skips: SkipCounter) -> list[Pair]:
-    """Every usable pair of a dataset spec, before sampling."""
-    return source_of(spec).read(spec, skips)
+def read_pool(spec: dict[str, Any], skips: SkipCounter, origin: Origin | None = None) -> list[Pair]:
+    """Every usable pair of a dataset spec, before sampling; what was read goes into ``origin``."""
+    source = source_of(spec)
+    found: Origin = {"source": source.name, "files": file_hashes(source.files(spec))}
+    pairs = source.read(spec, skips, found)
+    if origin is not None:
+        origin.update(found)
+    return pairs
 
 
 def sample_pairs(pool: list[Pair], n_per_seed: int, seeds: list[int], dataset: str) -> pl.DataFrame:
@@ -47,10 +55,11 @@ def sample_comparisons(
     seeds: list[int],
     max_words: int | None,
     log: logging.Logger,
+    origin: Origin | None = None,
 ) -> pl.DataFrame:
-    """The comparisons table of one dataset (contract COMPARISONS)."""
+    """The comparisons table of one dataset (contract COMPARISONS); what was read goes into ``origin``."""
     skips = SkipCounter()
-    pool = [p for p in read_pool(spec, skips) if check_pair(p, skips, max_words)]
+    pool = [p for p in read_pool(spec, skips, origin) if check_pair(p, skips, max_words)]
     log.info("dataset %s: %d usable pairs; skipped: %s", dataset, len(pool), skips.summary())
     if not pool:
         raise DataError(f"datasets.{dataset}: no usable comparisons ({skips.summary()})")
@@ -61,3 +70,29 @@ def sample_comparisons(
     frame = sample_pairs(pool, n_per_seed, seeds, dataset)
     log.info("sampled %d comparisons over seeds %s", frame.height, seeds)
     return conform(frame, COMPARISONS, f"comparisons[{dataset}]")
+
+
+def sample_to_files(
+    dataset: str,
+    spec: dict[str, Any],
+    n_per_seed: int,
+    seeds: list[int],
+    max_words: int | None,
+    output: str,
+    origin_output: str,
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """Sample one dataset into ``output`` (COMPARISONS) and write what was read to ``origin_output``."""
+    origin: Origin = {}
+    frame = sample_comparisons(dataset, spec, n_per_seed, seeds, max_words, log, origin)
+    write_table(frame, output, COMPARISONS, "comparisons")
+    record = {"dataset": dataset, **origin}
+    Path(origin_output).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    log.info("dataset %s read from %s", dataset, _origin_summary(origin))
+    return frame
+
+
+def _origin_summary(origin: Origin) -> str:
+    if origin.get("hub_id"):
+        return f"hub dataset {origin['hub_id']} at commit {origin.get('commit')}"
+    return ", ".join(f"{path} (sha256 {digest[:12]})" for path, digest in origin.get("files", {}).items())

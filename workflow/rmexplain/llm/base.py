@@ -83,6 +83,7 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None
     error: str | None = None
+    served_model: str | None = None  # the model name the server reported (e.g. a dated snapshot)
 
     @property
     def ok(self) -> bool:

@@ -1,8 +1,10 @@
 """A persistent, content-addressed store of LLM completions, shared by all jobs of a project.
 
 Keys are sha256 hashes of (model, messages, sampling settings, template version, variant); values are
-the completion text and its token counts. The store is a ``diskcache.Cache`` — SQLite in WAL mode,
-safe for concurrent readers and writers across processes — kept outside ``results/`` (default
+the completion text, its token counts and the model name the server reported (``served_model``: the
+snapshot behind an alias such as ``gpt-4o``; null for entries stored before it was recorded). The store
+is a ``diskcache.Cache`` — SQLite in WAL mode, safe for concurrent readers and writers across processes —
+kept outside ``results/`` (default
 ``.rmexplain-cache/llm``) so that deleting results, editing config or a crash never costs a paid call
 twice. Each completion is written as soon as it arrives.
 """
@@ -59,6 +61,7 @@ class CompletionCache:
             prompt_tokens=record["prompt_tokens"],
             completion_tokens=record["completion_tokens"],
             finish_reason=record.get("finish_reason"),
+            served_model=record.get("served_model"),
         )
 
     def put(self, key: str, model_id: str, completion: Completion) -> None:
@@ -71,6 +74,7 @@ class CompletionCache:
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
             "finish_reason": completion.finish_reason,
+            "served_model": completion.served_model,
             "stored_at": time.time(),
         }
         self._cache.set(key, json.dumps(record, ensure_ascii=False))

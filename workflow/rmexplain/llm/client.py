@@ -2,14 +2,19 @@
 
 It answers what it can from the persistent cache, sends only the rest to the backend (built lazily,
 so a fully cached rerun never loads a model or opens a connection), stores every completion as it
-arrives, and keeps the counts each rule logs: calls made, cache hits, tokens in/out, estimated cost.
+arrives, and keeps the counts each rule logs: calls made, cache hits, tokens in/out, estimated cost, and
+the model names the server reported for the answers it returned (``served_models``; cache hits carry the
+name stored with them), which ``write_llm_use`` records beside a job's outputs for the provenance record.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -26,6 +31,7 @@ LLM_DEFAULTS: dict[str, Any] = {
     "sampling": {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1024, "seed": 0},
     "prices": {"input_per_million": 0.0, "output_per_million": 0.0},
 }
+NOT_REPORTED = "(not reported)"  # an answer without a model name (local engines; entries cached before)
 
 
 @dataclass
@@ -47,6 +53,10 @@ class ChatStats:
             self.tokens_in * float(prices.get("input_per_million", 0.0))
             + self.tokens_out * float(prices.get("output_per_million", 0.0))
         ) / 1e6
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def model_id(llm_config: dict[str, Any]) -> str:
@@ -74,6 +84,8 @@ class CachedChat:
         self.cache = cache or CompletionCache(self.config["cache_dir"])
         self.budget = Budget.from_config(self.config, self.cache.directory)
         self.stats = ChatStats()
+        self.served_models: Counter[str] = Counter()  # reported model name -> distinct answers returned
+        self.requested: set[tuple[str, str]] = set()  # (template, sampling as canonical JSON) asked for
         self._backend = backend
 
     @property
@@ -114,11 +126,13 @@ class CachedChat:
             else:
                 missing[key] = request
         self.stats.requests += len(requests)
+        self.requested.update((r.template, canonical(r.sampling.as_dict())) for r in requests)
         self.stats.unique += len(answers) + len(missing)
         self.stats.cache_hits += len(answers)
         if missing:
             self._call(missing, answers, desc)
         self.stats.truncated += sum(1 for c in answers.values() if c.finish_reason == "length")
+        self.served_models.update(c.served_model or NOT_REPORTED for c in answers.values())
         return [answers[k] for k in keys]
 
     def _call(self, missing: dict[str, ChatRequest], answers: dict[str, Completion], desc: str) -> None:
@@ -192,8 +206,34 @@ class CachedChat:
                 "sampling override, e.g. perturb.two_step.step2_sampling.max_tokens)", what, s.truncated,
             )  # fmt: skip
 
+    def use_record(self) -> dict[str, Any]:
+        """What produced this client's answers: configured backend and model, each (prompt template,
+        sampling settings) requested, the model names the server reported (with the number of distinct
+        answers each) and the request counts. No secrets: not even the API key's variable name."""
+        return {
+            "backend": self.config.get("backend"),
+            "model": self.config.get("model"),
+            "model_id": self.model_id,
+            "requests_by_template": [
+                {"template": template, "sampling": json.loads(sampling)}
+                for template, sampling in sorted(self.requested)
+            ],
+            "served_models": dict(sorted(self.served_models.items())),
+            "requests": self.stats.unique,
+            "calls": self.stats.calls,
+            "cache_hits": self.stats.cache_hits,
+        }
+
     def close(self) -> None:
         self.cache.close()
+
+
+def write_llm_use(path: str | Path, chat: CachedChat | None, step: str) -> None:
+    """Write a job's LLM use: its ``step`` (a perturbation method, ``attribute discovery``, ``attribute
+    judge``) and ``CachedChat.use_record`` (``"llm": null`` for a job without an LLM)."""
+    record = {"step": step, "llm": None if chat is None else chat.use_record()}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def build_chat(llm_config: dict[str, Any] | None, log: logging.Logger) -> CachedChat:

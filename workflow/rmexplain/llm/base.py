@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from rmexplain.registry import Registry
+from rmexplain.settings import schema_defaults
+
+SAMPLING_DEFAULTS: dict[str, Any] = schema_defaults("llm", "sampling")
 
 
 class LLMError(RuntimeError):
@@ -20,16 +23,17 @@ class LLMError(RuntimeError):
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings of one request; all of them are part of the cache key."""
+    """Sampling settings of one request; all of them are part of the cache key. A field left out has
+    the schema's default (``llm.sampling``)."""
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 1024
-    seed: int | None = 0
+    temperature: float = SAMPLING_DEFAULTS["temperature"]
+    top_p: float = SAMPLING_DEFAULTS["top_p"]
+    max_tokens: int = SAMPLING_DEFAULTS["max_tokens"]
+    seed: int | None = SAMPLING_DEFAULTS["seed"]
 
     @classmethod
     def from_config(cls, *layers: dict[str, Any] | None) -> Sampling:
-        """Merge config layers (later ones win) over the defaults; unknown keys are an error."""
+        """Merge config layers (later ones win) over the schema's defaults; unknown keys are an error."""
         merged: dict[str, Any] = {}
         for layer in layers:
             merged.update(layer or {})
@@ -147,8 +151,8 @@ llm_backends: Registry[type[LLMBackend]] = Registry(
 
 
 def backend_of(llm_config: dict[str, Any]) -> type[LLMBackend]:
-    """The registered backend class of an ``llm`` section (default ``openai``)."""
-    return llm_backends.get(llm_config.get("backend", "openai"))
+    """The registered backend class of an ``llm`` section (default: the schema's ``llm.backend``)."""
+    return llm_backends.get(llm_config.get("backend", schema_defaults("llm", "backend")))
 
 
 def build_backend(llm_config: dict[str, Any]) -> ChatBackend:

@@ -4,8 +4,8 @@ Keys are sha256 hashes of (model, messages, sampling settings, template version,
 the completion text, its token counts and the model name the server reported (``served_model``: the
 snapshot behind an alias such as ``gpt-4o``; null for entries stored before it was recorded). The store
 is a ``diskcache.Cache`` — SQLite in WAL mode, safe for concurrent readers and writers across processes —
-kept outside ``results/`` (default
-``.rmexplain-cache/llm``) so that deleting results, editing config or a crash never costs a paid call
+kept outside ``results/`` (in ``llm.cache_dir``) so that deleting results, editing config or a crash never
+costs a paid call
 twice. Each completion is written as soon as it arrives.
 """
 
@@ -21,7 +21,6 @@ import diskcache
 
 from rmexplain.llm.base import ChatRequest, Completion
 
-DEFAULT_CACHE_DIR = ".rmexplain-cache/llm"
 KEY_VERSION = 1  # bump when the key layout changes
 
 
@@ -42,7 +41,7 @@ def request_key(model_id: str, request: ChatRequest) -> str:
 class CompletionCache:
     """Completion text and usage by request key (see ``request_key``)."""
 
-    def __init__(self, directory: str | Path = DEFAULT_CACHE_DIR) -> None:
+    def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         # eviction_policy "none": never drop an entry (the default policy culls at 1 GB).

@@ -20,17 +20,13 @@ from typing import Any
 from tqdm import tqdm
 
 from rmexplain.llm.base import ChatBackend, ChatRequest, Completion, LLMError, Sampling, build_backend
-from rmexplain.llm.budget import Budget, BudgetExceeded
-from rmexplain.llm.cache import DEFAULT_CACHE_DIR, CompletionCache, request_key
+from rmexplain.llm.budget import Budget, BudgetExceeded, request_cost
+from rmexplain.llm.cache import CompletionCache, request_key
+from rmexplain.settings import schema_defaults
 
-# Defaults of the `llm` config section (workflow/rmexplain/config/schema.yaml mirrors them; a test checks).
-LLM_DEFAULTS: dict[str, Any] = {
-    "backend": "openai",
-    "cache_dir": DEFAULT_CACHE_DIR,
-    "system_prompt": None,
-    "sampling": {"temperature": 1.0, "top_p": 1.0, "max_tokens": 1024, "seed": 0},
-    "prices": {"input_per_million": 0.0, "output_per_million": 0.0},
-}
+# The `llm` keys the client itself reads, with the schema's defaults (the backends fill their own).
+CLIENT_KEYS = ("backend", "cache_dir", "system_prompt", "sampling", "prices")
+LLM_DEFAULTS: dict[str, Any] = {key: schema_defaults("llm", key) for key in CLIENT_KEYS}
 NOT_REPORTED = "(not reported)"  # an answer without a model name (local engines; entries cached before)
 
 
@@ -49,10 +45,7 @@ class ChatStats:
 
     def cost(self, prices: dict[str, float]) -> float:
         """Estimated cost of the calls made (cache hits are free), in the currency of ``prices``."""
-        return (
-            self.tokens_in * float(prices.get("input_per_million", 0.0))
-            + self.tokens_out * float(prices.get("output_per_million", 0.0))
-        ) / 1e6
+        return request_cost(self.tokens_in, self.tokens_out, prices)
 
 
 def canonical(value: Any) -> str:
@@ -79,6 +72,7 @@ class CachedChat:
         cache: CompletionCache | None = None,
     ) -> None:
         self.config = {**LLM_DEFAULTS, **llm_config}
+        self.config["prices"] = {**LLM_DEFAULTS["prices"], **(llm_config.get("prices") or {})}
         self.model_id = model_id(self.config)
         self.log = log
         self.cache = cache or CompletionCache(self.config["cache_dir"])
@@ -94,7 +88,7 @@ class CachedChat:
 
     def sampling(self, *overrides: dict[str, Any] | None) -> Sampling:
         """``llm.sampling`` with method-level overrides applied."""
-        return Sampling.from_config(LLM_DEFAULTS["sampling"], self.config.get("sampling"), *overrides)
+        return Sampling.from_config(self.config.get("sampling"), *overrides)
 
     def request(self, content: str, sampling: Sampling, template: str, variant: int = 0) -> ChatRequest:
         """A one-user-message request (with the configured system prompt, if any)."""
@@ -192,13 +186,13 @@ class CachedChat:
     def log_summary(self, what: str = "llm") -> None:
         """One log line: requests, cache hits, calls, tokens, estimated cost."""
         s = self.stats
-        prices = self.config.get("prices") or {}
+        prices = self.config["prices"]
         self.log.info(
             "%s [%s]: %d requests (%d unique), %d cache hits, %d calls made, %d failed, %d truncated at "
             "max_tokens; tokens in %d / out %d; estimated cost %.4f (prices per 1M tokens: in %s, out %s)",
             what, self.model_id, s.requests, s.unique, s.cache_hits, s.calls, s.failures, s.truncated,
             s.tokens_in, s.tokens_out, s.cost(prices),
-            prices.get("input_per_million", 0), prices.get("output_per_million", 0),
+            prices["input_per_million"], prices["output_per_million"],
         )  # fmt: skip
         if s.truncated:
             self.log.warning(

@@ -20,16 +20,14 @@ from typing import Any
 from rmexplain.hub import hub_ref
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 from rmexplain.llm.vllm_backend import read_chat_template
+from rmexplain.settings import schema_defaults
 
-HF_DEFAULTS: dict[str, Any] = {
-    "device": "cpu",
-    "dtype": "auto",
-    "batch_size": 8,
-    "gguf_file": None,
-    "chat_template": None,
-    "revision": None,
-    "trust_remote_code": False,
-}
+HF_DEFAULTS: dict[str, Any] = schema_defaults("llm", "transformers")
+
+
+def transformers_settings(llm: dict[str, Any]) -> dict[str, Any]:
+    """``llm.transformers`` over the schema's defaults."""
+    return {**HF_DEFAULTS, **(llm.get("transformers") or {})}
 
 
 @llm_backends.register("transformers")
@@ -38,24 +36,17 @@ class TransformersChatBackend(LLMBackend):
 
     @staticmethod
     def gpus(llm: dict[str, Any]) -> int:
-        device = str((llm.get("transformers") or {}).get("device", "cpu"))
+        device = str(transformers_settings(llm)["device"])
         return 1 if device.startswith(("cuda", "auto")) else 0
 
     @staticmethod
     def hub_refs(key: str, llm: dict[str, Any]) -> list[Any]:
-
-        settings = llm.get("transformers") or {}
-        return [
-            hub_ref(
-                llm.get("model"),
-                settings.get("revision"),
-                f"{key}.model",
-                gguf_file=settings.get("gguf_file"),
-            )
-        ]
+        settings = transformers_settings(llm)
+        gguf_file = settings["gguf_file"]
+        return [hub_ref(llm.get("model"), settings["revision"], f"{key}.model", gguf_file=gguf_file)]
 
     def __init__(self, config: dict[str, Any]) -> None:
-        self.settings = {**HF_DEFAULTS, **(config.get("transformers") or {})}
+        self.settings = transformers_settings(config)
         self.model_name = str(config["model"])
         gguf = self.settings["gguf_file"]
         self.model_id = f"transformers:{self.model_name}" + (f":{gguf}" if gguf else "")

@@ -27,18 +27,12 @@ from rmexplain.settings import schema_defaults
 
 log = logging.getLogger(__name__)
 
-OPENAI_DEFAULTS: dict[str, Any] = {
-    "base_url": None,
-    "api_key_env": "OPENAI_API_KEY",
-    "concurrency": 16,
-    "max_retries": 8,
-    "timeout": 120.0,
-    "malformed_retries": 3,
-    "extra_body": {},
-    "http_client": "aiohttp",
-    "token_limit_param": "auto",
-    "omit_params": None,
-}
+# The `llm` keys of this backend, with the schema's defaults.
+OPENAI_KEYS = (
+    "base_url", "api_key_env", "concurrency", "max_retries", "timeout", "malformed_retries",
+    "extra_body", "http_client", "token_limit_param", "omit_params",
+)  # fmt: skip
+OPENAI_DEFAULTS: dict[str, Any] = {key: schema_defaults("llm", key) for key in OPENAI_KEYS}
 # OpenAI's reasoning models take max_completion_tokens and only the default temperature and top_p.
 REASONING_MODEL_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 # Which config key fixes a request parameter a server rejects.

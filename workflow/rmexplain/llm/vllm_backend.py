@@ -19,6 +19,9 @@ from typing import Any
 
 from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
+from rmexplain.settings import schema_defaults
+
+VLLM_DEFAULTS: dict[str, Any] = schema_defaults("llm", "vllm")
 
 
 def read_chat_template(value: str | None) -> str | None:
@@ -53,12 +56,12 @@ class VLLMBackend(LLMBackend):
         )
 
     def __init__(self, config: dict[str, Any]) -> None:
-        settings = config.get("vllm") or {}
+        settings = {**VLLM_DEFAULTS, **(config.get("vllm") or {})}
         self.model = str(config["model"])
         self.model_id = f"vllm:{self.model}"
-        self.engine_kwargs = dict(settings.get("engine") or {})
-        self.chunk_size = int(settings.get("chunk_size", 512))
-        self.chat_template = read_chat_template(settings.get("chat_template"))
+        self.engine_kwargs = dict(settings["engine"] or {})
+        self.chunk_size = int(settings["chunk_size"])
+        self.chat_template = read_chat_template(settings["chat_template"])
         self._llm: Any = None
 
     def _engine(self) -> Any:

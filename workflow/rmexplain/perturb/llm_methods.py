@@ -20,20 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmexplain.llm.base import ChatRequest, Completion, Sampling
-from rmexplain.llm.client import LLM_DEFAULTS, CachedChat
+from rmexplain.llm.client import CachedChat
 from rmexplain.llm.prompts import PromptTemplate, load_template, register_template, template_path
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.settings import schema_defaults
 
-# Defaults of perturb.two_step / perturb.random (the config schema mirrors them; a test checks).
-TWO_STEP_DEFAULTS: dict[str, Any] = {
-    "focus": "center",
-    "on_unparsed": "skip",
-    "step1_sampling": {},
-    "step2_sampling": {},
-    "prompts": {},
-}
-RANDOM_DEFAULTS: dict[str, Any] = {"n": 15, "sampling": {}, "prompt": None}
+TWO_STEP_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "two_step")
+RANDOM_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "random")
 FOCUS_VARIANTS = ("center", "only", "pass")
 COMPARISON_FIELDS = ("question", "score_1", "response_1", "score_2", "response_2", "current_better_worse")
 register_template("two_step_step1", {*COMPARISON_FIELDS, "attribute_list"})
@@ -148,7 +142,7 @@ def answer_max_tokens(method: str, settings: dict[str, Any], llm: dict[str, Any]
     if key is None:
         return None
     llm_sampling = (llm or {}).get("sampling")
-    return Sampling.from_config(LLM_DEFAULTS["sampling"], llm_sampling, settings.get(key)).max_tokens
+    return Sampling.from_config(llm_sampling, settings.get(key)).max_tokens
 
 
 # Methods whose requests depend only on the response (not on the RM's scores or direction): another
@@ -325,7 +319,7 @@ def two_step_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     """Step 1, step 2 and the focus template of ``focus`` (none for ``pass``), by rule-input name."""
     overrides = settings.get("prompts") or {}
     names = {"step1": "two_step_step1", "step2": "two_step_step2"}
-    focus = settings.get("focus", "center")
+    focus = {**TWO_STEP_DEFAULTS, **settings}["focus"]
     if focus != "pass":
         names[f"focus_{focus}"] = f"two_step_focus_{focus}"
     return {f"prompt_{key}": str(template_path(name, overrides.get(key))) for key, name in names.items()}

@@ -188,20 +188,13 @@ def _too_long(tokenizer: Any, model: Any, prompt: str, settings: dict[str, Any])
 
 def polyjuice_gpus(settings: dict[str, Any]) -> int:
     """One GPU when ``perturb.polyjuice.device`` is CUDA."""
-    return 1 if str((settings or {}).get("device", "cpu")).startswith("cuda") else 0
+    return 1 if str({**POLYJUICE_DEFAULTS, **(settings or {})}["device"]).startswith("cuda") else 0
 
 
 def polyjuice_hub_refs(settings: dict[str, Any]) -> list[Any]:
     """The Polyjuice model (``perturb.polyjuice.model``, default ``uw-hai/polyjuice``)."""
-
-    settings = settings or {}
-    return [
-        hub_ref(
-            settings.get("model", POLYJUICE_DEFAULTS["model"]),
-            settings.get("revision"),
-            "perturb.polyjuice.model",
-        )
-    ]
+    settings = {**POLYJUICE_DEFAULTS, **(settings or {})}
+    return [hub_ref(settings["model"], settings["revision"], "perturb.polyjuice.model")]
 
 
 @methods.register("polyjuice", attribute_conditioned=False, gpus=polyjuice_gpus, hub_refs=polyjuice_hub_refs)

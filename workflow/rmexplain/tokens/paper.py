@@ -22,7 +22,8 @@ import polars as pl
 from scipy import stats
 
 from rmexplain.tokens.paper_models import hub_to_short
-from rmexplain.tokens.stats import mds_coordinates, tau_square
+from rmexplain.tokens.stats import mds_coordinates
+from rmexplain.tokens.stats import mds_table as stats_mds_table
 from rmexplain.tokens.vocab import normalise_text
 
 log = logging.getLogger(__name__)
@@ -269,17 +270,8 @@ def paper_mds_coordinates(
 
 
 def mds_table(tau: pl.DataFrame, prompt_ids: Sequence[str], random_state: int = 42) -> pl.DataFrame:
-    """Fig. 2B per prompt: :func:`paper_mds_coordinates` of 1 − τ (``prompt_id, rm, x, y``; RMs in the τ
-    table's order)."""
-    rows = []
-    for prompt_id in prompt_ids:
-        rms, square = tau_square(tau, prompt_id)
-        coords = paper_mds_coordinates(1.0 - square, random_state)
-        rows += [
-            {"prompt_id": prompt_id, "rm": rm, "x": float(x), "y": float(y)}
-            for rm, (x, y) in zip(rms, coords, strict=True)
-        ]
-    return pl.DataFrame(rows)
+    """Fig. 2B per prompt: :func:`rmexplain.tokens.stats.mds_table` with :func:`paper_mds_coordinates`."""
+    return stats_mds_table(tau, prompt_ids, random_state, paper_mds_coordinates)
 
 
 def top_bottom(frame: pl.DataFrame, n: int) -> pl.DataFrame:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +104,18 @@ def mds_coordinates(dissimilarity: np.ndarray, seed: int = 0) -> np.ndarray:
     return mds.fit_transform(dissimilarity)
 
 
-def mds_table(table: pl.DataFrame, prompt_ids: Sequence[str], seed: int = 0) -> pl.DataFrame:
-    """MDS coordinates of every RM for every prompt, from the τ table (dissimilarity 1 − τ)."""
+def mds_table(
+    table: pl.DataFrame,
+    prompt_ids: Sequence[str],
+    seed: int = 0,
+    coordinates: Callable[[np.ndarray, int], np.ndarray] = mds_coordinates,
+) -> pl.DataFrame:
+    """MDS coordinates of every RM for every prompt, from the τ table: ``coordinates`` of the dissimilarity
+    1 − τ with ``seed`` (``prompt_id, rm, x, y``; RMs in the τ table's order)."""
     rows = []
     for prompt_id in prompt_ids:
         rms, tau = tau_square(table, prompt_id)
-        coords = mds_coordinates(1.0 - tau, seed)
+        coords = coordinates(1.0 - tau, seed)
         rows += [
             {"prompt_id": prompt_id, "rm": rm, "x": float(x), "y": float(y)}
             for rm, (x, y) in zip(rms, coords, strict=True)

@@ -119,6 +119,9 @@ def toy_tables(root: Path) -> tuple[ExplorerInputs, dict[str, Any]]:
             "reward_rejected": rr,
             "plus_target": "chosen" if rc > rr else "rejected",
             "agrees_with_human": rc > rr,
+            "truncated_chosen": False,
+            "truncated_rejected": False,
+            "max_length": 512,
         }
         for rm, rewards in originals.items()
         for c, (rc, rr) in zip(ids, rewards, strict=True)

@@ -88,6 +88,9 @@ def write_inputs(
             "reward_rejected": [r for _, r in rewards],
             "plus_target": plus,
             "agrees_with_human": [None if p is None else p == "chosen" for p in plus],
+            "truncated_chosen": [False] * len(PAIRS),
+            "truncated_rejected": [False] * len(PAIRS),
+            "max_length": [512] * len(PAIRS),
         }
     )
     comps_path, scores_path = directory / "comparisons.parquet", directory / f"{name}.parquet"

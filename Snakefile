@@ -39,4 +39,5 @@ rule all:
         targets.discovery_targets(design),
         targets.analysis_targets(design),
         targets.token_targets(design),
+        targets.diagnostic_targets(design),
         paths.EXPLORER,

@@ -63,6 +63,11 @@ def orientation_scores_for_rm(wildcards):
     return targets.orientation_score_files(design, wildcards.dataset, orienter)
 
 
+def explanation_orientation(wildcards):
+    """Whose y+ the RM's explanations take: ``agreed`` or, for a foreign RM, its dataset's setting."""
+    return design.dataset(wildcards.dataset).explanation_orientation(wildcards.rm)
+
+
 def perturbations_for_rm(wildcards):
     return targets.perturbation_files_for_rm(design, wildcards.dataset, wildcards.rm)
 

@@ -82,6 +82,12 @@ def _per_dataset_method(design: Design, pattern: str, **extra: str) -> list[str]
     return [paths.fmt(pattern, dataset=d, method=m, **extra) for d, m in design.analysed_pairs]
 
 
+def probe_orienters(design: Design, dataset: str) -> dict[str, list[str]]:
+    """RM -> [the orienter of the perturbation set it is explained with, then that set's orienting RMs]."""
+    d = design.dataset(dataset)
+    return {rm: [d.orienter_for(rm), *d.orienting_rms(d.orienter_for(rm))] for rm in d.rms}
+
+
 def analysis_table_inputs(design: Design, table: str) -> list[str]:
     """The per-(dataset, method) Parquet files one summary table is built from."""
     return analysis_table(table).parts(design)

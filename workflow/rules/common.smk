@@ -132,6 +132,18 @@ def explanations_of_dataset(wildcards):
     ]
 
 
+def original_scores_of_dataset(wildcards):
+    """Every RM's original scores on one dataset, in ``dataset_rms_of`` order."""
+    rms = design.dataset(wildcards.dataset).rms
+    return [paths.fmt(paths.ORIGINAL_SCORES, dataset=wildcards.dataset, rm=rm) for rm in rms]
+
+
+def rewards_of_dataset(wildcards):
+    """Every RM's perturbation rewards on one dataset, in ``dataset_rms_of`` order."""
+    rms = design.dataset(wildcards.dataset).rms
+    return [paths.fmt(paths.PERTURBATION_REWARDS, dataset=wildcards.dataset, rm=rm) for rm in rms]
+
+
 def perturbations_of_dataset(wildcards):
     """Every perturbation set of one (dataset, method)."""
     orienters = design.dataset(wildcards.dataset).orienters

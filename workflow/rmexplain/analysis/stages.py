@@ -352,6 +352,9 @@ def run_rewards_example(
             f"analysis.rewards_example.comparison_id: {comparison_id!r} is in none of the explanations"
         )
     title = f"Every RM on the perturbations of comparison {comparison_id}"
+    absent = [r for r in rms if r not in set(rows["rm"])]
+    if absent:  # a tie, or (an RM outside shared_rms) a y+ against the agreed one: no explanation to draw
+        title += f"\n(not explained here: {', '.join(absent)}; see foreign_rm_orientation and the logs)"
     rewards_example_figure(rows, list(rms), title, output, figure_options)
 
 

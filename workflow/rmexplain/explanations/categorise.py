@@ -211,8 +211,8 @@ def _log_disagreements(n: int, rm: str, orientation: str, log: logging.Logger) -
     if not n:
         return
     what = (
-        "skipped (foreign_rm_orientation: agreed; its perturbations move with the RM's preference)"
+        "skipped (orientation agreed: the perturbations there move with the RM's preference)"
         if orientation == AGREED
-        else "oriented by the RM's own preference (foreign_rm_orientation: own)"
+        else "kept, oriented by the RM's own preference (orientation own)"
     )
     log.warning("%d comparisons where %s prefers the response the agreed preference rejects: %s", n, rm, what)

@@ -41,5 +41,6 @@ rule all:
         targets.discovery_targets(design),
         targets.analysis_targets(design),
         targets.token_targets(design),
+        targets.diagnostic_targets(design),
         paths.EXPLORER,
         targets.provenance_targets(),

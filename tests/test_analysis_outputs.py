@@ -11,11 +11,22 @@ import pytest
 
 from rmexplain.analysis import stages as S
 from rmexplain.analysis.pages import word_diff_html
+from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
 from rmexplain.analysis.tables import to_markdown, with_ci
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.explanations.categorise import classify
-from rmexplain.ids import perturbation_id
-from rmexplain.schemas import COMPARISONS, EXPLANATIONS, PERTURBATIONS, PFR, conform, read_table
+from rmexplain.explanations.categorise import classify, orient
+from rmexplain.ids import perturbation_id, text_id
+from rmexplain.schemas import (
+    COMPARISONS,
+    EXPLANATIONS,
+    ORIGINAL_SCORES,
+    PERTURBATIONS,
+    PFR,
+    REWARDS,
+    conform,
+    read_table,
+    write_table,
+)
 
 LOG = logging.getLogger("test")
 RMS = ["rm-helpful", "rm-harmless"]
@@ -102,6 +113,33 @@ def synthetic(n: int = 10, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, p
     )
 
 
+def scores_of(
+    comparisons: pl.DataFrame, perturbations: pl.DataFrame, explanations: pl.DataFrame, rm: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The original scores and perturbation rewards of ``rm`` behind its synthetic explanations."""
+    mine = explanations.filter(pl.col("rm") == rm)
+    plus = dict(mine.filter(pl.col("side") == "plus").select("comparison_id", "target").unique().iter_rows())
+    margins = {
+        c: (p, m) for c, p, m in mine.select("comparison_id", "reward_plus", "reward_minus").iter_rows()
+    }
+    ids = comparisons["comparison_id"].to_list()
+    chosen = [margins[c][0 if plus[c] == "chosen" else 1] for c in ids]
+    rejected = [margins[c][1 if plus[c] == "chosen" else 0] for c in ids]
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    texts = dict(perturbations.select("perturbation_id", "text").iter_rows())
+    rewards = pl.DataFrame(
+        {
+            "text_id": [
+                text_id(prompts[c], texts[p])
+                for c, p in mine.select("comparison_id", "perturbation_id").rows()
+            ],
+            "rm": rm,
+            "reward": mine["reward_perturbed"],
+        }
+    )
+    return orient(comparisons, rm, chosen, rejected), rewards
+
+
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory) -> Path:
     """Run every analysis stage on the synthetic set; return the output directory."""
@@ -119,10 +157,19 @@ def analysed(tmp_path_factory) -> Path:
     }
     S.run_global_sensitivity(expl, "harmless", "rules", SETTINGS, list(PAPER_ATTRIBUTES), RMS, p, LOG)
     S.run_representative(expl, p["pfr"], "harmless", "rules", SETTINGS, RMS, [RMS], p, LOG)
+    scores = {rm: scores_of(comparisons, perturbations, explanations, rm) for rm in RMS}
+    for rm, (originals, rewards) in scores.items():
+        write_table(originals, out / f"originals_{rm}.parquet", ORIGINAL_SCORES, "originals")
+        write_table(rewards, out / f"rewards_{rm}.parquet", REWARDS, "rewards")
     S.run_probes(
-        expl,
-        pert,
-        str(out / "comparisons.parquet"),
+        {
+            "comparisons": str(out / "comparisons.parquet"),
+            "perturbations": pert,
+            "originals": [str(out / f"originals_{rm}.parquet") for rm in RMS],
+            "rewards": [str(out / f"rewards_{rm}.parquet") for rm in RMS],
+        },
+        RMS,
+        {rm: [rm, rm] for rm in RMS},  # per RM: each orients its own set
         "harmless",
         "rules",
         {"hell": {"pattern": r"\bthe hell\b", "regex": True}},
@@ -267,3 +314,13 @@ def test_pair_page_notes_when_the_rms_saw_different_perturbations(tmp_path, anal
     )
     page = (tmp_path / "plus.html").read_text()
     assert f"{len(PAPER_ATTRIBUTES)} perturbations differ between rm-helpful and rm-harmless" in page
+
+
+def test_probe_items_from_the_scores_are_the_explanations_items_of_per_rm_sets(analysed):
+    """Read from the original scores and rewards, each RM's probe items on its own set are exactly the
+    perturbations its explanations hold: the same win rates as computed from the explanations."""
+    comparisons, perturbations, explanations = synthetic()
+    probes = probes_from_config({"hell": {"pattern": r"\bthe hell\b", "regex": True}})
+    expected = win_rates(probe_rows(explanations, perturbations, comparisons), probes, 0.95, rms=RMS)
+    got = pl.read_parquet(analysed / "probes.parquet").select(expected.columns)
+    assert got.equals(expected) and got["n_perturbations"].min() > 0

@@ -5,10 +5,20 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from statsmodels.stats.proportion import proportion_confint
+from test_explain import LOG, _foreign_case
 
 from rmexplain.analysis.probes import Probe, probe_rows, probes_from_config, win_rates
 from rmexplain.analysis.sensitivity import AnalysisError
-from rmexplain.schemas import COMPARISONS, EXPLANATIONS, PERTURBATIONS, conform
+from rmexplain.analysis.stages import run_probes
+from rmexplain.schemas import (
+    COMPARISONS,
+    EXPLANATIONS,
+    ORIGINAL_SCORES,
+    PERTURBATIONS,
+    REWARDS,
+    conform,
+    write_table,
+)
 
 COMPARISONS_FRAME = conform(
     pl.DataFrame(
@@ -107,3 +117,28 @@ def test_bad_regex_and_missing_texts_are_named():
     explanations, perturbations = inputs()
     with pytest.raises(AnalysisError, match=r"'p1'.*none of the perturbation tables"):
         probe_rows(explanations, perturbations.filter(pl.col("perturbation_id") != "p1"), COMPARISONS_FRAME)
+
+
+def test_an_rm_outside_shared_rms_has_the_same_probe_items_as_the_others(tmp_path):
+    """Table 7 compares a perturbation with its original, whatever the RM prefers: f, which orients c2
+    against the shared RMs' y+ (its explanations skip c2), still has c2's perturbation as a probe item."""
+    comparisons, shared, foreign, perturbations, f_rewards = _foreign_case()
+    files = {"comparisons": tmp_path / "comparisons.parquet", "perturbations": [tmp_path / "shared.parquet"]}
+    write_table(comparisons, files["comparisons"], COMPARISONS, "c")
+    write_table(perturbations, files["perturbations"][0], PERTURBATIONS, "p")
+    files["originals"], files["rewards"] = [], []
+    for rm, originals in zip("abf", [*shared, foreign], strict=True):
+        files["originals"].append(tmp_path / f"originals_{rm}.parquet")
+        write_table(originals, files["originals"][-1], ORIGINAL_SCORES, "o")
+        files["rewards"].append(tmp_path / f"rewards_{rm}.parquet")
+        write_table(f_rewards.with_columns(rm=pl.lit(rm)), files["rewards"][-1], REWARDS, "r")
+    orienters = {rm: ["shared", "a", "b"] for rm in "abf"}
+    out = tmp_path / "probes.parquet"
+    probes = {"worse": {"pattern": "worse"}}
+    run_probes(files, list("abf"), orienters, "d", "two_step", probes, 0.95, str(out), LOG)
+    table = pl.read_parquet(out).sort("rm")
+    # Items: c1's chosen made worse (0.5 against 2.0 for a and f) and c2's rejected made worse (0.0 against
+    # a's 1.0 and f's 1.0): two each, none preferred; c2 is kept for f although its explanations skip it.
+    assert table.select("rm", "n_perturbations", "n_comparisons", "n_preferred").rows() == [
+        ("a", 2, 2, 0), ("b", 2, 2, 0), ("f", 2, 2, 0)
+    ]  # fmt: skip

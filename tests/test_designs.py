@@ -53,6 +53,30 @@ def test_each_dataset_runs_its_own_design():
     assert design.example_pairs("h") == [("a", "b")]
 
 
+def test_rms_outside_shared_rms_are_foreign_and_explained_by_the_agreed_preference_by_default():
+    config = two_designs()
+    config["datasets"]["h_global"]["shared_rms"] = ["a", "b"]
+    design = Design.from_config(config)
+    assert design.dataset("h_global").foreign_rms == ("c",)
+    assert design.dataset("h").foreign_rms == ()  # per RM: every RM orients its own set
+    assert design.foreign_rm_datasets == ["h_global"]
+    assert [design.dataset("h_global").explanation_orientation(rm) for rm in "abc"] == ["agreed"] * 3
+    assert targets.foreign_orientation_parts(design) == [("h_global", rm) for rm in "abc"]
+    assert "results/tables/foreign_rm_orientation.html" in targets.diagnostic_targets(design)
+    config["datasets"]["h_global"]["foreign_rm_orientation"] = "own"
+    design = Design.from_config(check(config))
+    assert [design.dataset("h_global").explanation_orientation(rm) for rm in "abc"] == [
+        "agreed",
+        "agreed",
+        "own",
+    ]
+    # Without foreign RMs (every RM in shared_rms, as in two_designs) there is no such table.
+    plain = Design.from_config(two_designs())
+    assert targets.diagnostic_targets(plain) == [
+        f"results/tables/perturbation_skips.{e}" for e in ("csv", "md", "html")
+    ]
+
+
 def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
     perturb = {"methods": ["two_step", "short"], "two_step": {"focus": "center", "on_unparsed": "pass"}}
     perturb["variants"] = {"short": {"method": "two_step", "focus": "only"}}
@@ -96,6 +120,10 @@ def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
             "datasets.harmless.shared_rms: 'other'",
         ),
         (
+            lambda c: c["datasets"]["harmless"].update(foreign_rm_orientation="own"),
+            "datasets.harmless.foreign_rm_orientation: only in shared orientation",
+        ),
+        (
             lambda c: c.update(
                 reproduce={"paper": "jiang2025", "reward_models": {"v1": "x"}, "datasets": {}, "methods": {}}
             ),
@@ -135,12 +163,8 @@ def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
 
 def test_report_sections_are_numbered_in_reading_order():
     config = two_designs()
-    assert Design.from_config(config).report_sections == [
-        "Evaluation",
-        "Analyses",
-        "Representative examples",
-        "Diagnostics",
-    ]
+    sections = ["Evaluation", "Analyses", "Representative examples", "Diagnostics"]
+    assert Design.from_config(config).report_sections == sections
     assert Design.from_config(config).report_category("Analyses") == "2. Analyses"
     config["reproduce"] = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
     design = Design.from_config(config)

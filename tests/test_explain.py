@@ -5,7 +5,13 @@ import logging
 import polars as pl
 import pytest
 
-from rmexplain.explanations.categorise import categorise, classify, orient
+from rmexplain.explanations.categorise import (
+    categorise,
+    classify,
+    explained_comparisons,
+    foreign_orientation_counts,
+    orient,
+)
 from rmexplain.ids import text_id
 from rmexplain.perturb.base import Draft, drafts_to_frame
 
@@ -84,9 +90,18 @@ def test_categorise_end_to_end_on_hand_rewards():
             "reward": [reward_of[d.text] for d in drafts],
         }
     )
-    out = categorise(comparisons, originals, perturbations, rewards, "d", "rm", "rules", LOG).sort(
-        "comparison_id", "target"
-    )
+    out = categorise(
+        comparisons,
+        originals,
+        perturbations,
+        rewards,
+        "d",
+        "rm",
+        "rules",
+        LOG,
+        orienting=[originals],
+        orientation="agreed",
+    ).sort("comparison_id", "target")
     assert out.height == 4
     assert out.select("comparison_id", "side", "kind", "sf_subkind").rows() == [
         ("c1", "plus", "counterfactual", None),
@@ -104,4 +119,121 @@ def test_categorise_fails_on_stale_rewards():
     perturbations = drafts_to_frame([Draft("c1", "chosen", "worse", "clarity", 0, "x")], "rules", "rm")
     rewards = pl.DataFrame({"text_id": ["nope"], "rm": ["rm"], "reward": [0.0]})
     with pytest.raises(ValueError, match="rerun score_perturbations"):
-        categorise(comparisons, originals, perturbations, rewards, "d", "rm", "rules", LOG)
+        categorise(
+            comparisons,
+            originals,
+            perturbations,
+            rewards,
+            "d",
+            "rm",
+            "rules",
+            LOG,
+            orienting=[originals],
+            orientation="agreed",
+        )
+
+
+def test_explained_comparisons_shared_agreement():
+    a = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2", "c3"],
+            "plus_target": ["chosen", "chosen", None],
+            "agrees_with_human": [True, True, None],
+        }
+    )
+    b = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2", "c3"],
+            "plus_target": ["chosen", "rejected", "chosen"],
+            "agrees_with_human": [True, False, True],
+        }
+    )
+    assert explained_comparisons(a, [a])["comparison_id"].to_list() == ["c1", "c2"]
+    assert explained_comparisons(a, [a, b])["comparison_id"].to_list() == ["c1"]
+    assert explained_comparisons(a, [b])["comparison_id"].to_list() == ["c1"]  # a foreign to b's set
+    assert explained_comparisons(a, [b], "own")["comparison_id"].to_list() == ["c1", "c2"]
+
+
+def _foreign_case():
+    """Two shared RMs agree on c1 (y+ = chosen), c2 (y+ = the human-rejected response) and c3 (chosen); the
+    foreign RM prefers c1's chosen (with them), c2's chosen (against them) and ties c3. The shared set holds a
+    perturbation of c1's y+, and of c2's agreed y+ (rejected, made worse) and y− (chosen, made better)."""
+    comparisons = _comparisons()
+    shared = [
+        orient(comparisons, "a", [2.0, 0.0, 2.0], [1.0, 1.0, 1.0]),
+        orient(comparisons, "b", [5.0, 1.0, 5.0], [4.0, 2.0, 4.0]),
+    ]
+    foreign = orient(comparisons, "f", [2.0, 3.0, 1.0], [1.0, 1.0, 1.0])
+    drafts = [
+        Draft("c1", "chosen", "worse", "clarity", 0, "c1 chosen worse"),
+        Draft("c2", "rejected", "worse", "clarity", 0, "c2 rejected worse"),
+        Draft("c2", "chosen", "better", "clarity", 0, "c2 chosen better"),
+    ]
+    perturbations = drafts_to_frame(drafts, "two_step", "shared")
+    reward_of = {"c1 chosen worse": 0.5, "c2 rejected worse": 0.0, "c2 chosen better": 4.0}
+    prompts = dict(zip(comparisons["comparison_id"], comparisons["prompt"], strict=True))
+    rewards = pl.DataFrame(
+        {
+            "text_id": [text_id(prompts[d.comparison_id], d.text) for d in drafts],
+            "rm": ["f"] * 3,
+            "reward": [reward_of[d.text] for d in drafts],
+        }
+    )
+    return comparisons, shared, foreign, perturbations, rewards
+
+
+def test_a_foreign_rm_is_explained_only_where_it_shares_the_agreed_preference(caplog):
+    comparisons, shared, foreign, perturbations, rewards = _foreign_case()
+    with caplog.at_level(logging.WARNING, logger="test"):
+        agreed = categorise(
+            comparisons, foreign, perturbations, rewards, "d", "f", "two_step", LOG,
+            orienting=shared, orientation="agreed",
+        )  # fmt: skip
+    # c1: f's y+ is the agreed chosen (2.0 over 1.0); its perturbation to 0.5 falls below y− (1.0): a CF,
+    # delta 2.0 − 0.5. c2, which f orients against the agreed y+, is skipped and counted; c3 is f's tie.
+    assert agreed.select("comparison_id", "side", "kind", "reward_delta").rows() == [
+        ("c1", "plus", "counterfactual", 1.5)
+    ]
+    assert "1 comparisons where f prefers the response the agreed preference rejects: skipped" in caplog.text
+    assert "1 comparisons skipped: the RM scores chosen and rejected exactly equal" in caplog.text
+    # ``own``: c2 is oriented by f's y+ (chosen, 3.0 over 1.0). The edit that made the agreed y+ worse made
+    # f's y− worse (1.0 -> 0.0: beyond, delta 0.0 − 1.0), the edit that made the agreed y− better made f's y+
+    # better (3.0 -> 4.0: beyond, delta 3.0 − 4.0): they move with f's preference, never against it.
+    own = categorise(
+        comparisons, foreign, perturbations, rewards, "d", "f", "two_step", LOG,
+        orienting=shared, orientation="own",
+    ).sort("comparison_id", "target")  # fmt: skip
+    assert own.select("comparison_id", "target", "side", "kind", "sf_subkind", "reward_delta").rows() == [
+        ("c1", "chosen", "plus", "counterfactual", None, 1.5),
+        ("c2", "chosen", "plus", "semifactual", "beyond", -1.0),
+        ("c2", "rejected", "minus", "semifactual", "beyond", -1.0),
+    ]
+    assert foreign_orientation_counts(foreign, shared, "agreed") == {
+        "shared_set": 3, "ties": 1, "against_agreed": 1, "explained": 1
+    }  # fmt: skip
+    assert foreign_orientation_counts(foreign, shared, "own")["explained"] == 2
+
+
+def test_a_shared_rm_orients_a_human_rejected_y_plus_as_plus():
+    comparisons, shared, _, perturbations, _ = _foreign_case()
+    prompts = dict(zip(comparisons["comparison_id"], comparisons["prompt"], strict=True))
+    rewards = pl.DataFrame(
+        {
+            "text_id": [
+                text_id(prompts[c], t) for c, t in perturbations.select("comparison_id", "text").rows()
+            ],
+            "rm": ["a"] * 3,
+            "reward": [0.5, 0.5, 0.5],
+        }
+    )
+    out = categorise(
+        comparisons, shared[0], perturbations, rewards, "d", "a", "two_step", LOG,
+        orienting=shared, orientation="agreed",
+    ).sort("comparison_id", "target")  # fmt: skip
+    # c2: a prefers the human-rejected response (1.0 over 0.0): its perturbation is of y+, the chosen one's of
+    # y−; 0.5 lies between them either way.
+    assert out.select("comparison_id", "target", "side", "kind", "agrees_with_human").rows() == [
+        ("c1", "chosen", "plus", "counterfactual", True),
+        ("c2", "chosen", "minus", "semifactual", False),
+        ("c2", "rejected", "plus", "semifactual", False),
+    ]

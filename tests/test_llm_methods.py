@@ -29,7 +29,7 @@ from rmexplain.perturb.llm_methods import (
     step2_prompt,
 )
 from rmexplain.perturb.skips import SkipRecorder
-from rmexplain.perturb.stages import orientation, perturb_to_parquet
+from rmexplain.perturb.stages import orientation, perturb_to_parquet, run_skips_table
 from rmexplain.resources import required_envvars
 from rmexplain.targets import discovery_targets
 
@@ -298,6 +298,15 @@ def test_answers_cut_off_at_max_tokens_are_skipped_never_used(tmp_path, caplog, 
     assert frame["text"].str.contains(ending).all(), "only complete answers become perturbations"
     assert f"{key}.max_tokens or llm.sampling.max_tokens" in caplog.text
     assert f"{cut.height} answers stopped at max_tokens; raise llm.sampling.max_tokens" in caplog.text
+    # The report's skips table counts them per job and reason, the setting to raise included.
+    pages = {ext: str(tmp_path / f"perturbation_skips.{ext}") for ext in ("csv", "md", "html")}
+    run_skips_table([str(tmp_path / "out" / f"{method}.skips.parquet")], [["d", method, "rm-a"]], pages, LOG)
+    table = pl.read_csv(pages["csv"]).filter(pl.col("reason").str.contains("finish_reason 'length'"))
+    assert table.select("dataset", "method", "orienter", "stage", "skipped", "comparisons").rows() == [
+        ("d", method, "rm-a", stage, cut.height, cut["comparison_id"].n_unique())
+    ]
+    assert table["reason"][0] in Path(pages["md"]).read_text()
+    assert "cut off at max_tokens=8 (finish_reason" in Path(pages["html"]).read_text()
 
 
 def test_step1_answer_cut_off_gives_no_focus_words(tmp_path):

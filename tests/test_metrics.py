@@ -10,7 +10,6 @@ from rmexplain.explanations.metrics import (
     coverage,
     diversity,
     evaluate,
-    explained_comparisons,
     mean_pairwise_distance,
     semantic_distances,
     syntactic_distance,
@@ -88,25 +87,6 @@ def test_diversity_sets_and_singletons():
     assert out["semantic_diversity_cf"] == (pytest.approx(1.0), 1)  # only c1's CF pair counts
     assert math.isnan(out["semantic_diversity_sf"][0]) and out["semantic_diversity_sf"][1] == 0
     assert out["semantic_diversity"] == (pytest.approx(1.0), 1)
-
-
-def test_explained_comparisons_shared_agreement():
-    a = pl.DataFrame(
-        {
-            "comparison_id": ["c1", "c2", "c3"],
-            "plus_target": ["chosen", "chosen", None],
-            "agrees_with_human": [True, True, None],
-        }
-    )
-    b = pl.DataFrame(
-        {
-            "comparison_id": ["c1", "c2", "c3"],
-            "plus_target": ["chosen", "rejected", "chosen"],
-            "agrees_with_human": [True, False, True],
-        }
-    )
-    assert explained_comparisons(a, [a])["comparison_id"].to_list() == ["c1", "c2"]
-    assert explained_comparisons(a, [a, b])["comparison_id"].to_list() == ["c1"]
 
 
 def test_evaluate_per_seed_and_subsets():

@@ -24,7 +24,8 @@ from rmexplain.ids import text_id
 from rmexplain.llm.devserver import ChatServer
 
 # Three RMs standing for v1, v2 and pythia: longer is better for all, except that "pythia" prefers the shorter
-# answer about tea (so the agreement filter of §4 drops that comparison). Two more for App. G.
+# answer about tea (so the agreement filter of §4 drops that comparison). Two more for App. G, outside the
+# filter: "ob" prefers the shorter answer about eggs, "sw" the short one about cacti, against the agreed y+.
 RMS = """
 def v1(prompts, responses):  # harmlessness matters most to v1
     return [len(r) - 200 * ("worse harmlessness" in r) + 200 * ("better clarity" in r) for r in responses]
@@ -37,11 +38,13 @@ def pythia(prompts, responses):  # prefers the shorter answer about tea: the pap
     return [(-1 if "tea" in p else 1) * len(r) - 300 * ("worse clarity" in r)
             for p, r in zip(prompts, responses)]
 
-def ob(prompts, responses):
-    return [len(set(r.split())) - 50 * ("worse harmlessness" in r) for r in responses]
+def ob(prompts, responses):  # prefers the shorter answer about eggs
+    return [(-1 if "egg" in p else 1) * len(set(r.split())) - 50 * ("worse harmlessness" in r)
+            for p, r in zip(prompts, responses)]
 
-def sw(prompts, responses):
-    return [-abs(len(r) - 40) - 80 * ("worse appropriateness" in r) for r in responses]
+def sw(prompts, responses):  # prefers the shorter answer about cacti
+    return [(-len(r) if "cactus" in p else -abs(len(r) - 40)) - 80 * ("worse appropriateness" in r)
+            for p, r in zip(prompts, responses)]
 """
 PAIRS = [
     ("How do I make tea?", "Boil water, steep the leaves for three minutes, then pour.", "Use water."),
@@ -50,7 +53,14 @@ PAIRS = [
     ("How can I pick a lock?", "What do you mean? I can't help with that.", "Use a tension wrench."),
     ("Can you help me cheat on my exam?", "What do you mean by cheat? I'd rather help you revise.", "Sure."),
     ("How can I sleep better?", "Keep a regular schedule and avoid screens before bed.", "Just sleep."),
+    # The paper RMs agree against the human label: their y+ is the human-rejected (longer) answer.
+    (
+        "How do I water a cactus?",
+        "Sparingly.",
+        "Water it deeply but rarely, and let the soil dry out in between.",
+    ),
 ]
+EGG, CACTUS = 1, 6  # PAIRS indices: ob orients the egg comparison, sw the cactus one, against the agreed y+
 ATTRIBUTES = {
     "appropriateness": "the extent to which the response is appropriate in terms of language style",
     "harmlessness": "whether or not the response is relevant to any potentially unsafe behaviours",
@@ -68,7 +78,7 @@ def mini_paper_config(server: ChatServer) -> dict:
         "harmless_global": {
             "source": "file",
             "path": "pairs_global.jsonl",  # other questions: no step-1 prompt shared with §3
-            "n_per_seed": 6,
+            "n_per_seed": len(PAIRS),
             "seeds": [0],
             "orientation": "shared",
             "shared_rms": PAPER_RMS,
@@ -103,6 +113,14 @@ def mini_paper_config(server: ChatServer) -> dict:
         "pass": "two_step_pass",
     }  # fmt: skip
     return config
+
+
+def _pairs_of(comparisons: pl.DataFrame) -> dict[str, tuple[str, str, str]]:
+    """comparison_id -> its (prompt without the global prefix, chosen, rejected) as in PAIRS."""
+    return {
+        c: (p.removeprefix("Quick question. "), y, n)
+        for c, p, y, n in comparisons.select("comparison_id", "prompt", "chosen", "rejected").iter_rows()
+    }
 
 
 def read(root: Path, pattern: str) -> pl.DataFrame:
@@ -140,7 +158,9 @@ def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
     shared = pl.read_parquet(perturbation_dir / "shared.parquet")
     assert set(shared["comparison_id"]) == agreed
     explanations = read(tmp_path, "results/explanations/harmless_global/two_step/*.parquet")
-    assert set(explanations["perturbation_id"]) == set(shared["perturbation_id"])
+    for rm in PAPER_RMS:
+        mine = explanations.filter(pl.col("rm") == rm)
+        assert set(mine["perturbation_id"]) == set(shared["perturbation_id"]), rm
     # The §4 tables are built from the §4 dataset only; the §3 tables from the per-RM sets only.
     assert set(pl.read_csv(tmp_path / "results/tables/tau_rms.csv")["dataset"]) == {"harmless_global"}
     assert set(pl.read_csv(tmp_path / "results/tables/coverage.csv")["dataset"]) == {"harmless"}
@@ -149,12 +169,52 @@ def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
 
     # App. G: ob and sw score exactly the shared set, and nothing of §3.
     comparisons = pl.read_parquet(tmp_path / "results/data/harmless_global/comparisons.parquet")
+    ids = {PAIRS.index(p): c for c, p in _pairs_of(comparisons).items()}
     prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
     shared_texts = {text_id(prompts[c], t) for c, t in shared.select("comparison_id", "text").iter_rows()}
     for rm in ("ob", "sw"):
         rewards = pl.read_parquet(tmp_path / f"results/scores/harmless_global/perturbations/{rm}.parquet")
         assert set(rewards["text_id"]) == shared_texts
         assert not (tmp_path / f"results/scores/harmless/perturbations/{rm}.parquet").exists()
+    # The agreement filter is over shared_rms only: the egg and cactus comparisons, which ob and sw orient
+    # against the paper RMs' y+, are in the shared set (a filter over every RM would drop them) ...
+    agreed_y = dict(originals.filter(pl.col("rm") == "v1").select("comparison_id", "plus_target").iter_rows())
+    own_y = {(rm, c): y for rm, c, y in originals.select("rm", "comparison_id", "plus_target").iter_rows()}
+    for rm, pair in (("ob", EGG), ("sw", CACTUS)):
+        assert ids[pair] in agreed and own_y[rm, ids[pair]] != agreed_y[ids[pair]]
+    # ... and by default neither is explained on the comparison it orients the other way (its shared
+    # perturbations there move with its preference), counted in its log and the report's table.
+    against = {"ob": ids[EGG], "sw": ids[CACTUS]}
+    for rm, skipped in against.items():
+        mine = explanations.filter(pl.col("rm") == rm)
+        assert set(mine["comparison_id"]) == agreed - {skipped}, rm
+        log = (tmp_path / f"logs/categorise/harmless_global/two_step/{rm}.log").read_text()
+        assert f"1 comparisons where {rm} prefers the response the agreed preference rejects: skipped" in log
+    foreign = pl.read_csv(tmp_path / "results/tables/foreign_rm_orientation.csv")
+    assert foreign.select("dataset", "rm", "shared_set", "ties", "against_agreed", "explained").rows() == [
+        ("harmless_global", rm, len(agreed), 0, 1, len(agreed) - 1) for rm in ("ob", "sw")
+    ]
+    # The cactus comparison: the paper RMs agree on the human-rejected answer as y+, so the shared set makes
+    # it worse and the human-chosen one better, and every RM sharing that y+ explains them as Y+ and Y−.
+    assert agreed_y[ids[CACTUS]] == "rejected"
+    cactus = shared.filter(pl.col("comparison_id") == ids[CACTUS])
+    assert set(cactus.select("target", "direction").iter_rows()) == {
+        ("rejected", "worse"),
+        ("chosen", "better"),
+    }
+    cactus_sides = explanations.filter(pl.col("comparison_id") == ids[CACTUS])
+    assert set(cactus_sides["rm"]) == {*PAPER_RMS, "ob"}
+    assert set(cactus_sides.select("target", "side").iter_rows()) == {
+        ("rejected", "plus"),
+        ("chosen", "minus"),
+    }
+    assert not cactus_sides["agrees_with_human"].any()
+    # Every perturbation job's skips are in the report's table: the tea comparison the paper RMs disagree on.
+    skips = pl.read_csv(tmp_path / "results/tables/perturbation_skips.csv")
+    tea = skips.filter(pl.col("dataset") == "harmless_global", pl.col("stage") == "orientation")
+    assert tea.select("orienter", "reason", "comparisons").rows() == [
+        ("shared", "the shared RMs disagree on which response is y+", 1)
+    ]
 
     # App. D: the three prompts perturbed the same responses, and no step-1 request reached the server twice
     # (a variant's job waits for two_step's and reads its step-1 answers from the cache): at most one step-1

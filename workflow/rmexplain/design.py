@@ -23,6 +23,7 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
+from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import llm_backends
 from rmexplain.llm.prompts import template_path
@@ -83,6 +84,21 @@ class Dataset:
     orientation: str  # ``per_rm`` (paper §3) or ``shared`` (§4)
     shared_rms: tuple[str, ...]
     stages: tuple[str, ...]
+    foreign_rm_orientation: str = AGREED  # how an RM outside ``shared_rms`` is explained by the shared set
+
+    @property
+    def foreign_rms(self) -> tuple[str, ...]:
+        """RMs explained with a shared perturbation set whose agreement filter they are not part of (App. G's
+        RMs on the harmless shared set); none in ``per_rm`` orientation."""
+        if self.orientation != "shared":
+            return ()
+        return tuple(rm for rm in self.rms if rm not in self.shared_rms)
+
+    def explanation_orientation(self, rm: str) -> str:
+        """Whose y+ RM ``rm``'s explanations take: ``agreed`` (the preference its perturbation set was built
+        against; a comparison the RM orients the other way is skipped) or ``own`` (the RM's own preference).
+        The two coincide for every RM but a foreign one, whose ``foreign_rm_orientation`` decides."""
+        return self.foreign_rm_orientation if rm in self.foreign_rms else AGREED
 
     @property
     def orienters(self) -> tuple[str, ...]:
@@ -191,6 +207,7 @@ class Design:
             orientation=spec.get("orientation") or perturb.get("orientation", "per_rm"),
             shared_rms=tuple(spec.get("shared_rms") or perturb.get("shared_rms") or rms),
             stages=tuple(spec.get("stages", STAGES)),
+            foreign_rm_orientation=spec.get("foreign_rm_orientation", AGREED),
         )
 
     @cached_property
@@ -398,6 +415,11 @@ class Design:
             if path is not None and path.is_file():
                 found[rm] = str(path)
         return found
+
+    @cached_property
+    def foreign_rm_datasets(self) -> list[str]:
+        """Datasets with RMs explained by a shared perturbation set they do not orient (``foreign_rms``)."""
+        return [name for name, d in self.datasets.items() if d.foreign_rms]
 
     # ── the report ───────────────────────────────────────────────────────────────────────────────────────
     @cached_property

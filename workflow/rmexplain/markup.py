@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import polars as pl
 
@@ -39,3 +40,14 @@ def to_html(frame: pl.DataFrame, title: str, note: str = "") -> str:
         f"<style>{_CSS}</style></head><body><h2>{html.escape(title)}</h2>{note_html}"
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
     )
+
+
+def write_table_pages(
+    frame: pl.DataFrame, title: str, note: str, csv: str | Path, md: str | Path, html_path: str | Path
+) -> None:
+    """``frame`` as CSV (machines) and as Markdown and a standalone HTML page with ``title`` and ``note``
+    (people, the report); an empty frame keeps its CSV header and shows ``note`` alone."""
+    frame.write_csv(csv)
+    body = to_markdown(frame) if frame.height else ""
+    Path(md).write_text(f"### {title}\n\n{note}\n\n{body}", encoding="utf-8")
+    Path(html_path).write_text(to_html(frame, title, note), encoding="utf-8")

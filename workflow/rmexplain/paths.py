@@ -95,6 +95,8 @@ PAPER_TOKEN_TABLES = (
 
 REPRODUCTION = "reproduction"  # results/tables/reproduction.{csv,md,html}
 TRUNCATION = "truncation"  # results/tables/truncation.{csv,md,html}: texts cut at the RMs' token limits
+PERTURBATION_SKIPS_TABLE = "perturbation_skips"  # results/tables/…: every perturbation job's skips
+FOREIGN_ORIENTATION_TABLE = "foreign_rm_orientation"  # results/tables/…: RMs outside shared_rms
 REPRODUCTION_FIGURE = "results/figures/reproduction.{ext}"
 ELO_AGREEMENT_TABLES = ("kendall_tau", "mds", "rsa")  # the ten RMs against each other on the Elo items
 ELO_AGREEMENT_FIGURES = ("tau_heatmap", "mds_map")

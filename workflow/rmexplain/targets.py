@@ -109,6 +109,12 @@ def _per_dataset_method(design: Design, pattern: str, **extra: str) -> list[str]
     return [paths.fmt(pattern, dataset=d, method=m, **extra) for d, m in design.analysed_pairs]
 
 
+def probe_orienters(design: Design, dataset: str) -> dict[str, list[str]]:
+    """RM -> [the orienter of the perturbation set it is explained with, then that set's orienting RMs]."""
+    d = design.dataset(dataset)
+    return {rm: [d.orienter_for(rm), *d.orienting_rms(d.orienter_for(rm))] for rm in d.rms}
+
+
 def analysis_table_inputs(design: Design, table: str) -> list[str]:
     """The per-(dataset, method) Parquet files one summary table is built from."""
     return analysis_table(table).parts(design)
@@ -359,6 +365,50 @@ def provenance_targets() -> list[str]:
     return [paths.PROVENANCE, *(paths.table_file(paths.PROVENANCE_TABLE, e) for e in paths.TABLE_EXTS)]
 
 
+# ── diagnostics: what was skipped on the way ─────────────────────────────────────────────────────────────
+def perturbation_jobs(design: Design) -> list[tuple[str, str, str]]:
+    """Every perturbation job as (dataset, method, orienter)."""
+    return [(d, m, o) for d, ds in design.datasets.items() for m in ds.methods for o in ds.orienters]
+
+
+def perturbation_skip_files(design: Design) -> list[str]:
+    """Every perturbation job's skips, in ``perturbation_jobs`` order."""
+    jobs = perturbation_jobs(design)
+    return [paths.fmt(paths.PERTURB_SKIPS, dataset=d, method=m, orienter=o) for d, m, o in jobs]
+
+
+def foreign_orientation_parts(design: Design) -> list[tuple[str, str]]:
+    """(dataset, RM) of every score table the foreign-RM orientation table reads: the shared and the foreign
+    RMs of each dataset that has foreign RMs."""
+    return [
+        (name, rm)
+        for name in design.foreign_rm_datasets
+        for rm in (*design.dataset(name).shared_rms, *design.dataset(name).foreign_rms)
+    ]
+
+
+def foreign_orientation_settings(design: Design) -> dict[str, dict[str, object]]:
+    """Per dataset with foreign RMs: its ``shared_rms``, ``foreign_rms`` and ``foreign_rm_orientation``."""
+    return {
+        name: {
+            "shared_rms": list(d.shared_rms),
+            "foreign_rms": list(d.foreign_rms),
+            "orientation": d.foreign_rm_orientation,
+        }
+        for name, d in design.datasets.items()
+        if d.foreign_rms
+    }
+
+
+def diagnostic_targets(design: Design) -> list[str]:
+    """The report's diagnostic tables: the perturbation skips, and where a shared set explains RMs outside its
+    ``shared_rms``, the comparisons they orient against the agreed y+."""
+    names = [paths.PERTURBATION_SKIPS_TABLE] if design.datasets else []
+    if design.foreign_rm_datasets:
+        names.append(paths.FOREIGN_ORIENTATION_TABLE)
+    return [paths.table_file(name, ext) for name in names for ext in paths.TABLE_EXTS]
+
+
 # ── everything ────────────────────────────────────────────────────────────────────────────────────────────
 def all_targets(design: Design) -> list[str]:
     """Every file ``rule all`` asks for."""
@@ -370,4 +420,5 @@ def all_targets(design: Design) -> list[str]:
         *analysis_targets(design),
         *token_targets(design),
         *provenance_targets(),
+        *diagnostic_targets(design),
     ]

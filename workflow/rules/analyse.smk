@@ -47,9 +47,10 @@ rule analyse_representative:
 
 rule analyse_probes:
     input:
-        explanations=explanations_of_dataset,
         perturbations=perturbations_of_dataset,
         comparisons=paths.COMPARISONS,
+        originals=original_scores_of_dataset,
+        rewards=rewards_of_dataset,
     output:
         paths.PROBES,
     log:
@@ -59,6 +60,8 @@ rule analyse_probes:
     params:
         probes=ANALYSIS["probes"],
         level=ANALYSIS["bootstrap"]["confidence_level"],
+        rms=dataset_rms_of,
+        orienters=lambda w: targets.probe_orienters(design, w.dataset),
     script:
         "../scripts/analyse_probes.py"
 

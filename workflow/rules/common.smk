@@ -64,6 +64,11 @@ def orientation_scores_for_rm(wildcards):
     return targets.orientation_score_files(design, wildcards.dataset, orienter)
 
 
+def explanation_orientation(wildcards):
+    """Whose y+ the RM's explanations take: ``agreed`` or, for a foreign RM, its dataset's setting."""
+    return design.dataset(wildcards.dataset).explanation_orientation(wildcards.rm)
+
+
 def perturbations_for_rm(wildcards):
     return targets.perturbation_files_for_rm(design, wildcards.dataset, wildcards.rm)
 
@@ -126,6 +131,18 @@ def explanations_of_dataset(wildcards):
     return [
         paths.fmt(paths.EXPLANATIONS, dataset=wildcards.dataset, method=wildcards.method, rm=rm) for rm in rms
     ]
+
+
+def original_scores_of_dataset(wildcards):
+    """Every RM's original scores on one dataset, in ``dataset_rms_of`` order."""
+    rms = design.dataset(wildcards.dataset).rms
+    return [paths.fmt(paths.ORIGINAL_SCORES, dataset=wildcards.dataset, rm=rm) for rm in rms]
+
+
+def rewards_of_dataset(wildcards):
+    """Every RM's perturbation rewards on one dataset, in ``dataset_rms_of`` order."""
+    rms = design.dataset(wildcards.dataset).rms
+    return [paths.fmt(paths.PERTURBATION_REWARDS, dataset=wildcards.dataset, rm=rm) for rm in rms]
 
 
 def perturbations_of_dataset(wildcards):

@@ -6,6 +6,7 @@ rule categorise:
     input:
         comparisons=paths.COMPARISONS,
         originals=paths.ORIGINAL_SCORES,
+        orienting=orientation_scores_for_rm,  # the scores its perturbation set was oriented by
         perturbations=perturbations_explained,
         rewards=paths.PERTURBATION_REWARDS,
     output:
@@ -14,8 +15,39 @@ rule categorise:
         "logs/categorise/{dataset}/{method}/{rm}.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        orientation=explanation_orientation,
     script:
         "../scripts/categorise.py"
+
+
+# Shared orientation: how many comparisons each RM outside shared_rms orients against the agreed y+, and
+# what became of them (datasets.<name>.foreign_rm_orientation). Only where a dataset has such RMs.
+
+
+rule foreign_rm_orientation_table:
+    input:
+        [
+            paths.fmt(paths.ORIGINAL_SCORES, dataset=d, rm=rm)
+            for d, rm in targets.foreign_orientation_parts(design)
+        ],
+    output:
+        csv=paths.table_file(paths.FOREIGN_ORIENTATION_TABLE, "csv"),
+        md=paths.table_file(paths.FOREIGN_ORIENTATION_TABLE, "md"),
+        html=report(
+            paths.table_file(paths.FOREIGN_ORIENTATION_TABLE, "html"),
+            caption="../report/foreign_rm_orientation.rst",
+            category=design.report_category("Diagnostics"),
+        ),
+    log:
+        "logs/foreign_rm_orientation_table.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        parts=[list(part) for part in targets.foreign_orientation_parts(design)],
+        datasets=targets.foreign_orientation_settings(design),
+    script:
+        "../scripts/foreign_rm_orientation_table.py"
 
 
 rule distances:
@@ -51,6 +83,8 @@ rule evaluate:
         "logs/evaluate/{dataset}/{method}/{rm}.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        orientation=explanation_orientation,
     script:
         "../scripts/evaluate.py"
 

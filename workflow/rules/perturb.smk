@@ -61,3 +61,28 @@ rule discover_attributes:
         attributes=config["attributes"],
     script:
         "../scripts/discover.py"
+
+
+# Every perturbation job's skips (LLM answers cut off at max_tokens, unparsable answers, orientation ties and
+# disagreements, ...) as one table in the report.
+
+
+rule perturbation_skips_table:
+    input:
+        targets.perturbation_skip_files(design),
+    output:
+        csv=paths.table_file(paths.PERTURBATION_SKIPS_TABLE, "csv"),
+        md=paths.table_file(paths.PERTURBATION_SKIPS_TABLE, "md"),
+        html=report(
+            paths.table_file(paths.PERTURBATION_SKIPS_TABLE, "html"),
+            caption="../report/perturbation_skips.rst",
+            category=design.report_category("Diagnostics"),
+        ),
+    log:
+        "logs/perturbation_skips_table.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        parts=[list(job) for job in targets.perturbation_jobs(design)],
+    script:
+        "../scripts/perturbation_skips_table.py"

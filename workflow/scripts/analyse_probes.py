@@ -8,9 +8,9 @@ log = script_logger(snakemake)
 from rmexplain.analysis.stages import run_probes  # after the log is open
 
 run_probes(
-    list(snakemake.input.explanations),
-    list(snakemake.input.perturbations),
-    snakemake.input.comparisons,
+    snakemake.input,
+    snakemake.params.rms,
+    snakemake.params.orienters,
     snakemake.wildcards.dataset,
     snakemake.wildcards.method,
     snakemake.params.probes,

@@ -8,6 +8,7 @@ from rmexplain.logs import script_logger
 log = script_logger(snakemake)
 run_categorise(
     snakemake.input,
+    snakemake.params.orientation,
     snakemake.wildcards.dataset,
     snakemake.wildcards.rm,
     snakemake.wildcards.method,

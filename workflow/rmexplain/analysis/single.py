@@ -161,6 +161,11 @@ def explain_one(
             rm,
             method,
             log,
+            orienting=[
+                read_table(originals[r], ORIGINAL_SCORES, "original_scores")
+                for r in dataset.orienting_rms(orienters[rm])
+            ],
+            orientation=dataset.explanation_orientation(rm),
         )
         write_table(explanations, work / f"explanations_{rm}.parquet", EXPLANATIONS, "explanations")
         rows.append(

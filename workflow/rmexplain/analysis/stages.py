@@ -7,7 +7,7 @@ Each function is what one ``workflow/scripts/analyse_*.py`` / ``figure_*.py`` sc
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from rmexplain.analysis.reference import load_reference
 from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
 from rmexplain.analysis.tables import to_html, write_table
+from rmexplain.explanations.categorise import OWN, categorise
 from rmexplain.explanations.metrics import SIDES
 from rmexplain.llm.client import write_llm_use
 from rmexplain.schemas import (
@@ -43,9 +44,11 @@ from rmexplain.schemas import (
     JUDGEMENTS,
     LOCAL_TAU,
     METRICS,
+    ORIGINAL_SCORES,
     PERTURBATIONS,
     PFR,
     PROBE_WIN_RATE,
+    REWARDS,
     TAU_RMS,
     TAU_SIDES,
     read_table,
@@ -53,6 +56,7 @@ from rmexplain.schemas import (
 from rmexplain.schemas import write_table as write_parquet
 
 Settings = dict[str, Any]
+
 
 def read_explanations(paths: Sequence[str]) -> pl.DataFrame:
     """All RMs' explanation tables of one (dataset, method), checked against the contract."""
@@ -126,9 +130,9 @@ def run_representative(
 
 
 def run_probes(
-    explanations: Sequence[str],
-    perturbations: Sequence[str],
-    comparisons: str,
+    inputs: Mapping[str, Any],
+    rms: Sequence[str],
+    orienters: Mapping[str, Sequence[str]],
     dataset: str,
     method: str,
     probes: Settings,
@@ -136,12 +140,38 @@ def run_probes(
     output: str,
     log: logging.Logger,
 ) -> None:
-    """Probe win rates of every RM -> ``output``."""
-    rows = probe_rows(
-        read_explanations(explanations),
-        read_perturbations(perturbations),
-        read_table(comparisons, COMPARISONS, "comparisons"),
-    )
+    """Probe win rates of every RM -> ``output``.
+
+    A win rate compares a perturbation with its own original (paper Table 7), whatever the RM's preference
+    between the two originals: every RM is scored on every perturbation of the set it is explained with, on
+    each comparison it does not tie, so an RM outside ``shared_rms`` has the items the others have even where
+    its explanations skip a comparison it orients against the agreed y+. ``inputs``: ``comparisons``,
+    ``perturbations`` (the dataset's sets), ``originals`` and ``rewards`` (one per RM, in ``rms`` order);
+    ``orienters`` maps an RM to the orienter of its set and that set's orienting RMs."""
+    comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
+    perturbations = read_perturbations(inputs["perturbations"])
+    originals = {
+        rm: read_table(p, ORIGINAL_SCORES, f"original_scores[{rm}]")
+        for rm, p in zip(rms, inputs["originals"], strict=True)
+    }
+    scored = []
+    for rm, path in zip(rms, inputs["rewards"], strict=True):
+        orienter, *orienting = orienters[rm]
+        scored.append(
+            categorise(
+                comparisons,
+                originals[rm],
+                perturbations.filter(pl.col("orienter") == orienter),
+                read_table(path, REWARDS, f"rewards[{rm}]"),
+                dataset,
+                rm,
+                method,
+                log,
+                orienting=[originals[o] for o in orienting],
+                orientation=OWN,
+            )
+        )
+    rows = probe_rows(pl.concat(scored), perturbations, comparisons)
     table = win_rates(rows, probes_from_config(probes), level, log)
     write_parquet(with_keys(table, dataset, method), output, PROBE_WIN_RATE, "probe_win_rate")
 
@@ -327,6 +357,9 @@ def run_rewards_example(
             f"analysis.rewards_example.comparison_id: {comparison_id!r} is in none of the explanations"
         )
     title = f"Every RM on the perturbations of comparison {comparison_id}"
+    absent = [r for r in rms if r not in set(rows["rm"])]
+    if absent:  # a tie, or (an RM outside shared_rms) a y+ against the agreed one: no explanation to draw
+        title += f"\n(not explained here: {', '.join(absent)}; see foreign_rm_orientation and the logs)"
     rewards_example_figure(rows, list(rms), title, output, figure_options)
 
 

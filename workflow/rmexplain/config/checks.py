@@ -68,6 +68,11 @@ def check_designs(config: Config) -> None:
         where = f"{key}.shared_rms" if spec.get("shared_rms") else "perturb.shared_rms"
         rms = spec.get("reward_models") or config["reward_models"]
         _known(shared, rms, where, f"an RM of dataset {name!r}")
+        orientation = spec.get("orientation") or config["perturb"].get("orientation", "per_rm")
+        _require(
+            "foreign_rm_orientation" not in spec or orientation == "shared",
+            f"{key}.foreign_rm_orientation: only in shared orientation (the dataset is {orientation})",
+        )
 
 
 def check_perturb(config: Config) -> None:

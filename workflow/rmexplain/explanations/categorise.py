@@ -6,6 +6,12 @@ For a comparison with RM preference y+ ≻ y− (r(x,y+) > r(x,y−)):
 Ties are semifactuals (the preference did not flip). Semifactuals are split further: ``between`` when
 the reward stayed between the two originals, ``beyond`` when it moved past the perturbed response's
 own original, away from the other one (r(x,y'+) > r(x,y+), or r(x,y'−) < r(x,y−)).
+
+A perturbation set is built against the y+ of its orienting RMs (the RM itself in per-RM orientation, the
+``shared_rms`` that agree in shared orientation). An RM explained with a shared set it did not help orient
+(a *foreign* RM: App. G's RMs on §4's harmless set) may prefer the other response; there the edits built to
+make the agreed y+ worse make *its* y− worse, so they are no contrastive explanation of its preference.
+``agreed`` (the default) skips such comparisons, counted; ``own`` orients them by the RM's own preference.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from rmexplain.schemas import EXPLANATIONS, ORIGINAL_SCORES, conform
 
 COUNTERFACTUAL = "counterfactual"
 SEMIFACTUAL = "semifactual"
+AGREED, OWN = "agreed", "own"  # whose y+ explains a foreign RM (``datasets.<name>.foreign_rm_orientation``)
+ORIENTATIONS = (AGREED, OWN)
 
 
 def orient(
@@ -62,6 +70,64 @@ def skipped_for_length(originals: pl.DataFrame) -> pl.DataFrame:
     return originals.filter(pl.any_horizontal(pl.col("reward_chosen", "reward_rejected").is_null()))
 
 
+def agreed_preference(orienting: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """``comparison_id, agreed_plus_target`` of the comparisons every orienting RM orients, and the same way:
+    the y+ their perturbation set was built against."""
+    if not orienting:
+        raise ValueError("no orienting RM: a perturbation set is oriented by at least one RM's scores")
+    frames = [o.filter(pl.col("plus_target").is_not_null()) for o in orienting]
+    agreed = frames[0].select("comparison_id", pl.col("plus_target").alias("agreed_plus_target"))
+    for other in frames[1:]:
+        agreed = (
+            agreed.join(other.select("comparison_id", "plus_target"), on="comparison_id", how="inner")
+            .filter(pl.col("plus_target") == pl.col("agreed_plus_target"))
+            .drop("plus_target")
+        )
+    return agreed
+
+
+def explained_comparisons(
+    originals: pl.DataFrame, orienting: Sequence[pl.DataFrame], orientation: str = AGREED
+) -> pl.DataFrame:
+    """ORIGINAL_SCORES rows of the comparisons an RM explains with the perturbations its orienting RMs built:
+    those it does not tie, that every orienting RM orients the same way, and, under ``agreed``, that the RM
+    orients that way too (under ``own`` it keeps the ones it orients the other way, by its own preference)."""
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    explained = originals.filter(pl.col("plus_target").is_not_null()).join(
+        agreed_preference(orienting), on="comparison_id", how="inner"
+    )
+    if orientation == AGREED:
+        explained = explained.filter(pl.col("plus_target") == pl.col("agreed_plus_target"))
+    return explained.drop("agreed_plus_target")
+
+
+def disagreements(originals: pl.DataFrame, orienting: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """ORIGINAL_SCORES rows of the comparisons the orienting RMs agree on and the RM orients the other way."""
+    return (
+        originals.filter(pl.col("plus_target").is_not_null())
+        .join(agreed_preference(orienting), on="comparison_id", how="inner")
+        .filter(pl.col("plus_target") != pl.col("agreed_plus_target"))
+        .drop("agreed_plus_target")
+    )
+
+
+def foreign_orientation_counts(
+    originals: pl.DataFrame, orienting: Sequence[pl.DataFrame], orientation: str
+) -> dict[str, int]:
+    """For an RM explained with a perturbation set others oriented: the comparisons of that set
+    (``shared_set``: every orienting RM orients them the same way), those the RM ``ties``, those it orients
+    ``against_agreed``, and those it ``explained`` under ``orientation``."""
+    agreed = agreed_preference(orienting)
+    in_set = originals.join(agreed, on="comparison_id", how="inner")
+    return {
+        "shared_set": agreed.height,
+        "ties": in_set.filter(pl.col("plus_target").is_null()).height,
+        "against_agreed": disagreements(originals, orienting).height,
+        "explained": explained_comparisons(originals, orienting, orientation).height,
+    }
+
+
 def classify(
     side: str, reward_plus: float, reward_minus: float, reward_perturbed: float
 ) -> tuple[str, str | None, float]:
@@ -88,15 +154,20 @@ def categorise(
     rm: str,
     method: str,
     log: logging.Logger,
+    *,
+    orienting: Sequence[pl.DataFrame],
+    orientation: str,
 ) -> pl.DataFrame:
-    """EXPLANATIONS rows for one (dataset, RM, method): every perturbation as a CF or an SF."""
-    oriented = originals.filter(pl.col("plus_target").is_not_null())
+    """EXPLANATIONS rows for one (dataset, RM, method): every perturbation of a comparison the RM explains
+    (``explained_comparisons`` of its ``orienting`` RMs' scores, under ``orientation``) as a CF or an SF."""
     too_long = skipped_for_length(originals).height
-    ties = originals.height - oriented.height - too_long
+    ties = originals.filter(pl.col("plus_target").is_null()).height - too_long
     if ties:
         log.warning("%d comparisons skipped: the RM scores chosen and rejected exactly equal", ties)
     if too_long:
         log.warning("%d comparisons skipped: an original is over the RM's token limit (skipped)", too_long)
+    _log_disagreements(disagreements(originals, orienting).height, rm, orientation, log)
+    oriented = explained_comparisons(originals, orienting, orientation)
     table = (
         perturbations.join(
             comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner"
@@ -118,7 +189,11 @@ def categorise(
         )
     skipped = perturbations.height - table.height
     if skipped:
-        log.warning("%d perturbations skipped: their comparison is tied or not oriented for %s", skipped, rm)
+        log.warning(
+            "%d perturbations skipped: their comparison is tied, unoriented or oriented the other way for %s",
+            skipped,
+            rm,
+        )
     cut = table.filter(pl.col("reward").is_null()).height
     if cut:
         log.warning("%d perturbations skipped: their text is over the RM's token limit (overlong: skip)", cut)
@@ -154,3 +229,15 @@ def categorise(
     counts = frame.group_by("side", "kind").len().sort("side", "kind").rows()
     log.info("%s on %s/%s: %d perturbations categorised %s", rm, dataset, method, frame.height, counts)
     return conform(frame, EXPLANATIONS, f"explanations[{dataset}/{method}/{rm}]")
+
+
+def _log_disagreements(n: int, rm: str, orientation: str, log: logging.Logger) -> None:
+    """Log how many comparisons ``rm`` orients against its perturbation set's y+, and what became of them."""
+    if not n:
+        return
+    what = (
+        "skipped (orientation agreed: the perturbations there move with the RM's preference)"
+        if orientation == AGREED
+        else "kept, oriented by the RM's own preference (orientation own)"
+    )
+    log.warning("%d comparisons where %s prefers the response the agreed preference rejects: %s", n, rm, what)

@@ -121,25 +121,6 @@ def diversity(explained: pl.DataFrame) -> dict[str, tuple[float, int]]:
     }
 
 
-def explained_comparisons(originals: pl.DataFrame, orienting: list[pl.DataFrame]) -> pl.DataFrame:
-    """The comparisons an RM explains: non-tied for it, and agreed on by every orienting RM."""
-    agreed = originals.filter(pl.col("plus_target").is_not_null()).select(
-        "comparison_id", "plus_target", "agrees_with_human"
-    )
-    if len(orienting) > 1:
-        for other in orienting:
-            agreed = (
-                agreed.join(
-                    other.select("comparison_id", pl.col("plus_target").alias("_other")),
-                    on="comparison_id",
-                    how="inner",
-                )
-                .filter(pl.col("_other") == pl.col("plus_target"))
-                .drop("_other")
-            )
-    return agreed
-
-
 def evaluate(
     explanations: pl.DataFrame,
     distances: pl.DataFrame,

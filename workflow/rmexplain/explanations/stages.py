@@ -15,14 +15,19 @@ import numpy as np
 import polars as pl
 
 from rmexplain.embeddings import embed, load_sentence_model
-from rmexplain.explanations.categorise import categorise
+from rmexplain.explanations.categorise import (
+    AGREED,
+    OWN,
+    categorise,
+    explained_comparisons,
+    foreign_orientation_counts,
+)
 from rmexplain.explanations.metrics import (
     evaluate,
-    explained_comparisons,
     semantic_distances,
     syntactic_distance,
 )
-from rmexplain.markup import to_html
+from rmexplain.markup import to_html, write_table_pages
 from rmexplain.schemas import (
     COMPARISONS,
     DISTANCES,
@@ -57,12 +62,29 @@ TABLE_TITLES = {
     "distances_by_correctness": "Distances by correct vs wrong RM preference (paper Table 5)",
 }
 TABLE_NOTE = "Mean ± sd over seeds; chosen/rejected are the RM's y+ and y−."
+FOREIGN_TITLE = "Comparisons an RM outside shared_rms orients against the agreed preference"
+FOREIGN_TREATMENT = {AGREED: "skipped", OWN: "explained by the RM's own y+"}
+FOREIGN_NOTE = (
+    "Shared orientation: the perturbations are built against the y+ the shared_rms agree on. For each RM "
+    "explained with them but not among shared_rms: the comparisons of the shared set, those it ties "
+    "(skipped), those it orients against the agreed y+ (against_agreed: skipped under "
+    "foreign_rm_orientation: agreed, the paper's design; explained by its own y+ under own), and the "
+    "comparisons it is explained on."
+)
 
 
 def run_categorise(
-    inputs: Mapping[str, str], dataset: str, rm: str, method: str, output: str, log: logging.Logger
+    inputs: Mapping[str, Any],
+    orientation: str,
+    dataset: str,
+    rm: str,
+    method: str,
+    output: str,
+    log: logging.Logger,
 ) -> None:
-    """EXPLANATIONS of one (dataset, method, RM) from comparisons, originals, perturbations and rewards."""
+    """EXPLANATIONS of one (dataset, method, RM) from comparisons, originals, perturbations and rewards, on
+    the comparisons its perturbation set's orienting RMs (``inputs["orienting"]``) agree on (``orientation``:
+    ``agreed`` or ``own``, see ``explained_comparisons``)."""
     frame = categorise(
         read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
         read_table(inputs["originals"], ORIGINAL_SCORES, "original_scores"),
@@ -72,6 +94,8 @@ def run_categorise(
         rm,
         method,
         log,
+        orienting=[read_table(p, ORIGINAL_SCORES, "original_scores") for p in inputs["orienting"]],
+        orientation=orientation,
     )
     write_table(frame, output, EXPLANATIONS, "explanations")
 
@@ -90,7 +114,13 @@ def run_distances(
 
 
 def run_evaluate(
-    inputs: Mapping[str, Any], dataset: str, rm: str, method: str, output: str, log: logging.Logger
+    inputs: Mapping[str, Any],
+    orientation: str,
+    dataset: str,
+    rm: str,
+    method: str,
+    output: str,
+    log: logging.Logger,
 ) -> None:
     """METRICS of one (dataset, method, RM)."""
     frame = evaluate_explanations(
@@ -102,6 +132,7 @@ def run_evaluate(
         dataset,
         rm,
         method,
+        orientation,
     )
     log.info("%d metric rows", frame.height)
     write_table(frame, output, METRICS, "metrics")
@@ -147,9 +178,10 @@ def evaluate_explanations(
     dataset: str,
     rm: str,
     method: str,
+    orientation: str,
 ) -> pl.DataFrame:
-    """METRICS for one (dataset, method, RM)."""
-    denominator = explained_comparisons(originals, orienting)
+    """METRICS for one (dataset, method, RM), over the comparisons it explains (``explained_comparisons``)."""
+    denominator = explained_comparisons(originals, orienting, orientation)
     return evaluate(explanations, distances, denominator, comparisons, dataset, rm, method)
 
 
@@ -243,3 +275,50 @@ def run_methods_figure(coverage_csv: str, distances_csv: str, figures: dict[str,
     from rmexplain.explanations.plots import methods_figure
 
     methods_figure(pl.read_csv(coverage_csv), pl.read_csv(distances_csv), figures, output)
+
+
+def foreign_orientation_table(
+    originals: Mapping[tuple[str, str], pl.DataFrame], datasets: Mapping[str, Mapping[str, Any]]
+) -> pl.DataFrame:
+    """One row per (dataset, foreign RM) of ``foreign_orientation_counts``. ``originals`` maps (dataset, RM)
+    to ORIGINAL_SCORES; ``datasets`` maps a dataset to its ``shared_rms``, ``foreign_rms`` and ``orientation``
+    (``foreign_rm_orientation``)."""
+    rows = []
+    for dataset, design in datasets.items():
+        orienting = [originals[dataset, rm] for rm in design["shared_rms"]]
+        for rm in design["foreign_rms"]:
+            counts = foreign_orientation_counts(originals[dataset, rm], orienting, design["orientation"])
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "rm": rm,
+                    "shared_rms": ", ".join(design["shared_rms"]),
+                    "foreign_rm_orientation": design["orientation"],
+                    **counts,
+                    "against_agreed_are": FOREIGN_TREATMENT[design["orientation"]],
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def run_foreign_orientation_table(
+    score_files: Sequence[str],
+    parts: Sequence[Sequence[str]],
+    datasets: Mapping[str, Mapping[str, Any]],
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """The report's table of comparisons that RMs outside ``shared_rms`` orient against the agreed y+
+    (``foreign_orientation_table``); ``parts[i]`` is the (dataset, RM) of ``score_files[i]``."""
+    originals = {
+        (dataset, rm): read_table(path, ORIGINAL_SCORES, f"original_scores[{dataset}/{rm}]")
+        for (dataset, rm), path in zip(parts, score_files, strict=True)
+    }
+    table = foreign_orientation_table(originals, datasets)
+    write_table_pages(table, FOREIGN_TITLE, FOREIGN_NOTE, outputs["csv"], outputs["md"], outputs["html"])
+    for row in table.iter_rows(named=True):
+        log.info(
+            "%(dataset)s/%(rm)s: %(against_agreed)d of %(shared_set)d shared comparisons oriented against "
+            "the agreed y+ (%(against_agreed_are)s); %(ties)d ties; %(explained)d explained",
+            row,
+        )

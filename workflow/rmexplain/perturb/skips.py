@@ -2,13 +2,15 @@
 
 Methods receive a ``SkipRecorder`` as ``context.services["skips"]`` and add one record per missing
 slot with a reason (and the raw LLM answer, when that is what failed); ``perturb_to_parquet``
-writes them next to the perturbations and logs the counts by stage and reason.
+writes them next to the perturbations and logs the counts by stage and reason; ``skip_counts`` sums
+every job's skips for the report's table.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import polars as pl
@@ -65,3 +67,27 @@ class SkipRecorder:
         )
         for (stage, reason), n in sorted(counts.items()):
             log.warning("  %5d  [%s] %s", n, stage, reason)
+
+
+SKIP_TABLE_KEYS = ["dataset", "method", "orienter", "stage", "reason"]
+
+
+def skip_counts(parts: Sequence[Sequence[str]], frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """One row per (dataset, method, orienter, stage, reason) of the perturbation jobs' skips: ``skipped``
+    records (slots, or whole comparisons) and the distinct ``comparisons`` they touch. ``parts`` names each
+    frame's job as (dataset, method, orienter); rows sorted by those keys."""
+    tagged = [
+        frame.select("comparison_id", "stage", "reason").with_columns(
+            dataset=pl.lit(dataset), method=pl.lit(method), orienter=pl.lit(orienter)
+        )
+        for (dataset, method, orienter), frame in zip(parts, frames, strict=True)
+    ]
+    schema = {key: pl.String for key in SKIP_TABLE_KEYS}
+    if not tagged:
+        return pl.DataFrame(schema={**schema, "skipped": pl.UInt32, "comparisons": pl.UInt32})
+    return (
+        pl.concat(tagged)
+        .group_by(SKIP_TABLE_KEYS)
+        .agg(skipped=pl.len(), comparisons=pl.col("comparison_id").n_unique())
+        .sort(SKIP_TABLE_KEYS)
+    )

@@ -10,7 +10,7 @@ for all), and writes the rows (``schemas.PERTURBATIONS``) and the skipped slots
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import polars as pl
 
 from rmexplain.explanations.categorise import skipped_for_length
 from rmexplain.llm.client import build_chat, write_llm_use
+from rmexplain.markup import write_table_pages
 from rmexplain.perturb.base import (
     MethodContext,
     PerturbationError,
@@ -25,7 +26,7 @@ from rmexplain.perturb.base import (
     methods,
     tasks_from_orientation,
 )
-from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.perturb.skips import SkipRecorder, skip_counts
 from rmexplain.schemas import (
     COMPARISONS,
     ORIGINAL_SCORES,
@@ -146,3 +147,25 @@ def perturb_to_parquet(
     skips.log_counts(log)
     log.info("%s: wrote %d perturbations to %s", method, frame.height, output)
     return frame
+
+
+SKIPS_TITLE = "Perturbations that could not be made"
+SKIPS_NOTE = (
+    "Per perturbation job (dataset, method, orienter), stage and reason: the skipped slots or whole "
+    "comparisons and how many comparisons they touch. An LLM answer cut off at max_tokens names the setting "
+    "to raise; an orientation skip is a comparison the orienting RMs tie or (shared) disagree on."
+)
+
+
+def run_skips_table(
+    skip_files: Sequence[str], parts: Sequence[Sequence[str]], outputs: Mapping[str, str], log: logging.Logger
+) -> None:
+    """The report's table of every perturbation job's skips (``skip_counts``); ``parts[i]`` is the (dataset,
+    method, orienter) of ``skip_files[i]``; ``outputs`` has ``csv``, ``md`` and ``html``."""
+    frames = [read_table(p, PERTURB_SKIPS, "perturb skips") for p in skip_files]
+    counts = skip_counts(parts, frames)
+    note = SKIPS_NOTE if counts.height else "Nothing was skipped: every perturbation job filled every slot."
+    write_table_pages(counts, SKIPS_TITLE, note, outputs["csv"], outputs["md"], outputs["html"])
+    for row in counts.iter_rows(named=True):
+        log.warning("%(skipped)5d skipped in %(dataset)s/%(method)s/%(orienter)s [%(stage)s] %(reason)s", row)
+    log.info("%d skips in %d perturbation jobs", int(counts["skipped"].sum() or 0), len(skip_files))

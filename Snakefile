@@ -36,7 +36,6 @@ rule all:
     default_target: True
     input:
         targets.reproduction_targets(design),
-        targets.truncation_targets(design),
         targets.explanation_targets(design),
         targets.discovery_targets(design),
         targets.analysis_targets(design),

@@ -73,7 +73,7 @@ def test_rms_outside_shared_rms_are_foreign_and_explained_by_the_agreed_preferen
     # Without foreign RMs (every RM in shared_rms, as in two_designs) there is no such table.
     plain = Design.from_config(two_designs())
     assert targets.diagnostic_targets(plain) == [
-        f"results/tables/perturbation_skips.{e}" for e in ("csv", "md", "html")
+        f"results/tables/{t}.{e}" for t in ("perturbation_skips", "truncation") for e in ("csv", "md", "html")
     ]
 
 

@@ -63,13 +63,6 @@ def overlong_policies(design: Design) -> dict[str, str]:
     return {rm: overlong_policy(spec) for rm, spec in design.reward_models.items()}
 
 
-def truncation_targets(design: Design) -> list[str]:
-    """The truncation table (CSV, Markdown, HTML) of every config that scores a dataset."""
-    if not truncation_parts(design):
-        return []
-    return [paths.table_file(paths.TRUNCATION, e) for e in paths.TABLE_EXTS]
-
-
 def metric_files(design: Design) -> list[str]:
     """All per-(dataset, method, RM) metric tables of the evaluation datasets."""
     return [
@@ -401,9 +394,10 @@ def foreign_orientation_settings(design: Design) -> dict[str, dict[str, object]]
 
 
 def diagnostic_targets(design: Design) -> list[str]:
-    """The report's diagnostic tables: the perturbation skips, and where a shared set explains RMs outside its
-    ``shared_rms``, the comparisons they orient against the agreed y+."""
+    """The report's diagnostic tables: texts over the RMs' token limits, perturbation skips, and where a
+    shared set explains RMs outside its ``shared_rms``, the comparisons they orient against the agreed y+."""
     names = [paths.PERTURBATION_SKIPS_TABLE] if design.datasets else []
+    names += [paths.TRUNCATION] if truncation_parts(design) else []
     if design.foreign_rm_datasets:
         names.append(paths.FOREIGN_ORIENTATION_TABLE)
     return [paths.table_file(name, ext) for name in names for ext in paths.TABLE_EXTS]
@@ -414,7 +408,6 @@ def all_targets(design: Design) -> list[str]:
     """Every file ``rule all`` asks for."""
     return [
         *reproduction_targets(design),
-        *truncation_targets(design),
         *explanation_targets(design),
         *discovery_targets(design),
         *analysis_targets(design),

@@ -51,6 +51,16 @@ def text_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
     return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
 
 
+def text_embedding_datasets(design: Design) -> list[str]:
+    """Datasets whose texts ``embed_texts`` embeds: those evaluated, and those a demo-like RM scores."""
+    evaluated = design.stage_datasets("evaluation")
+    return [
+        name
+        for name, d in design.datasets.items()
+        if name in evaluated or any(text_embeddings_for_rm(design, name, rm) for rm in d.rms)
+    ]
+
+
 def shared_request_input(design: Design, dataset: str, method: str, orienter: str) -> list[str]:
     """For an LLM variant whose method also runs on ``dataset``: that method's perturbation table, so the
     variant's job starts after it and finds the requests they share (two_step's step 1) in the cache."""

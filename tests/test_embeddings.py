@@ -7,13 +7,18 @@ import pytest
 
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
+    TextEmbeddings,
     chunk_spans,
     count_overlength,
     embed,
     embed_chunked,
+    embed_or_look_up,
+    embedding_table,
     load_sentence_model,
+    read_text_embeddings,
 )
 from rmexplain.explanations.metrics import semantic_distances
+from rmexplain.schemas import TEXT_EMBEDDINGS, write_table
 
 PARAGRAPHS = [
     "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "
@@ -160,3 +165,48 @@ def test_bundled_texts_fit_so_the_demo_is_unchanged(model):
     assert count_overlength(texts, model) == []
     sample = texts[::7]
     assert np.array_equal(embed(sample, model), old_embed(sample, model))
+
+
+SHORT = ["How do I boil an egg?", "Put it in boiling water for nine minutes.", "Eggs are eggs.", LAST]
+
+
+def test_embedding_table_holds_each_text_once_in_sorted_order(model, tmp_path):
+    texts = [SHORT[2], ORIGINAL, SHORT[0], SHORT[2], SHORT[1]]
+    table = embedding_table(texts, model)
+    assert table["text"].to_list() == sorted(set(texts))
+    # One encoder pass over exactly those texts (the table depends on the set, not the order given) ...
+    assert np.array_equal(
+        np.array(table["embedding"].to_list(), dtype=np.float32),
+        embed(sorted(set(texts)), model, long_texts="truncate"),
+    )
+    assert embedding_table(texts[::-1], model).equals(table)
+    # ... and the chunk-pooled embedding only for the text over the window.
+    assert table.filter(table["chunked_embedding"].is_not_null())["text"].to_list() == [ORIGINAL]
+    write_table(table, tmp_path / "e.parquet", TEXT_EMBEDDINGS, "text_embeddings")
+    known = read_text_embeddings(str(tmp_path / "e.parquet"))
+    chunked = embed(sorted(set(texts)), model)
+    row = sorted(set(texts)).index(ORIGINAL)
+    assert np.array_equal(known.lookup([ORIGINAL], "chunk")[0], chunked[row])
+    assert np.array_equal(known.lookup([ORIGINAL], "truncate")[0], table["embedding"][row].to_numpy())
+
+
+def test_lookup_matches_embedding_and_names_a_missing_text(model):
+    table = embedding_table([*SHORT, ORIGINAL], model)
+    known = TextEmbeddings(table, "results/embeddings/demo.parquet")
+    texts = [SHORT[1], ORIGINAL, SHORT[1], SHORT[3]]
+    np.testing.assert_allclose(known.lookup(texts), embed(texts, model), atol=1e-6)
+    assert known.missing([SHORT[0], "Boil it.", "Boil it."]) == ["Boil it."]
+    with pytest.raises(KeyError, match=r"1 texts are not in the embedding table results/embeddings/demo"):
+        known.lookup([SHORT[0], "Boil it."])
+
+
+def test_embed_or_look_up_encodes_only_what_the_table_lacks(model):
+    known = TextEmbeddings(embedding_table(SHORT[:2], model), "table")
+    texts = [SHORT[2], SHORT[0], SHORT[2], SHORT[1], SHORT[3]]
+    mixed = embed_or_look_up(texts, model, known, long_texts="truncate")
+    # Looked-up rows are the table's own; encoded rows are one call over the missing texts.
+    assert np.array_equal(mixed[[1, 3]], known.lookup([SHORT[0], SHORT[1]], "truncate"))
+    encoded = embed([SHORT[2], SHORT[2], SHORT[3]], model, long_texts="truncate")
+    assert np.array_equal(mixed[[0, 2, 4]], encoded)
+    np.testing.assert_allclose(mixed, embed(texts, model, long_texts="truncate"), atol=1e-6)
+    assert np.array_equal(embed_or_look_up(texts, model, None), embed(texts, model))

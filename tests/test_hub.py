@@ -327,7 +327,7 @@ def test_paper_dry_run_schedules_downloads_before_the_jobs_that_load_models(work
     out = result.stdout + result.stderr
     assert re.search(r"^download_model\s+7$", out, re.M), out[-3000:]  # 5 RMs, Polyjuice, MiniLM
     jobs = re.findall(r"^rule (\w+):\n    input: ([^\n]*)", out, re.M)
-    for rule in ("score_originals", "score_perturbations", "distances"):
+    for rule in ("score_originals", "score_perturbations", "embed_texts"):
         inputs = [i for r, i in jobs if r == rule]
         assert inputs and all("results/hub/" in i for i in inputs), (rule, inputs)
     polyjuice = [i for r, i in jobs if r == "perturb" and "prompts/" not in i]

@@ -226,6 +226,11 @@ class Design:
         """The registered backend class of RM ``rm``."""
         return backend_of(self.reward_models[rm])
 
+    @property
+    def embedding_model(self) -> str:
+        """The sentence encoder of the semantic metrics (``evaluate.embedding_model``)."""
+        return str(section(self.config, "evaluate").get("embedding_model", "bundled-minilm"))
+
     def method(self, name: str) -> Method:
         """A configured method, or any registered method or variant by name."""
         return self.methods.get(name) or self._method(name)

@@ -151,5 +151,5 @@ def models_for_judge(design: Design) -> list[str]:
 
 
 def models_for_distances(design: Design) -> list[str]:
-    """Markers of ``distances``: the sentence-embedding model."""
+    """Markers of ``embed_texts`` (the texts the distances compare): the sentence-embedding model."""
     return _markers(_embedding_refs(design))

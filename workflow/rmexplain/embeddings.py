@@ -16,6 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import polars as pl
+
+from rmexplain.schemas import TEXT_EMBEDDINGS, read_table
 
 BUNDLED_MINILM = "bundled-minilm"
 LONG_TEXTS = ("chunk", "truncate")
@@ -98,25 +101,129 @@ def embed(texts: Sequence[str], model: Any, batch_size: int = 64, long_texts: st
     encoder's cut. Texts within the limit are encoded in the same call either way, so their embeddings
     are byte-identical under both.
     """
-    if long_texts not in LONG_TEXTS:
-        raise ValueError(f"long_texts must be one of {LONG_TEXTS}, not {long_texts!r}")
+    check_long_texts(long_texts)
     unique = list(dict.fromkeys(texts))
-    if not unique:
-        return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
-    vectors = _encode(unique, model, batch_size)
-    over = count_overlength(unique, model) if long_texts == "chunk" else []
-    if over:
-        pooled, n_chunks = embed_chunked([unique[i] for i in over], model, batch_size)
-        vectors[over] = pooled
-        LOG.info(
-            "chunked %d of %d distinct texts longer than %d word pieces into %d chunks",
-            len(over),
-            len(unique),
-            model.max_seq_length,
-            n_chunks,
-        )
+    vectors, chunked = _encode_distinct(unique, model, batch_size, chunk_long=long_texts == "chunk")
+    for i, pooled in chunked.items():
+        vectors[i] = pooled
     index = {text: i for i, text in enumerate(unique)}
     return vectors[[index[t] for t in texts]].astype(np.float32)
+
+
+def check_long_texts(long_texts: str) -> None:
+    """Raise unless ``long_texts`` is one of LONG_TEXTS."""
+    if long_texts not in LONG_TEXTS:
+        raise ValueError(f"long_texts must be one of {LONG_TEXTS}, not {long_texts!r}")
+
+
+def _encode_distinct(
+    unique: Sequence[str], model: Any, batch_size: int, chunk_long: bool
+) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """The encoder's (truncating) embeddings of distinct texts in one call, and — when ``chunk_long`` —
+    the chunk-pooled embedding of each text over the window, by its index."""
+    if not unique:
+        return np.zeros((0, embedding_dimension(model)), dtype=np.float32), {}
+    vectors = _encode(unique, model, batch_size)
+    over = count_overlength(unique, model) if chunk_long else []
+    if not over:
+        return vectors, {}
+    pooled, n_chunks = embed_chunked([unique[i] for i in over], model, batch_size)
+    LOG.info(
+        "chunked %d of %d distinct texts longer than %d word pieces into %d chunks",
+        len(over),
+        len(unique),
+        model.max_seq_length,
+        n_chunks,
+    )
+    return vectors, dict(zip(over, pooled, strict=True))
+
+
+def embedding_table(texts: Sequence[str], model: Any, batch_size: int = 64) -> pl.DataFrame:
+    """TEXT_EMBEDDINGS rows: every distinct text once, in sorted order (so the table depends only on the
+    set of texts), encoded in one call; texts over the window also get their chunk-pooled embedding."""
+    unique = sorted(set(texts))
+    vectors, chunked = _encode_distinct(unique, model, batch_size, chunk_long=True)
+    vector_type = pl.List(pl.Float32)
+    return pl.DataFrame(
+        {
+            "text": pl.Series(unique, dtype=pl.String),
+            "embedding": pl.Series([row.tolist() for row in vectors], dtype=vector_type),
+            "chunked_embedding": pl.Series(
+                [chunked[i].tolist() if i in chunked else None for i in range(len(unique))], dtype=vector_type
+            ),
+        }
+    )
+
+
+class TextEmbeddings:
+    """Embeddings looked up by text from a TEXT_EMBEDDINGS table (written by the ``embed_texts`` rule)."""
+
+    def __init__(self, table: pl.DataFrame, source: str) -> None:
+        self.source = source
+        self.index = {text: i for i, text in enumerate(table["text"].to_list())}
+        self.truncated = _matrix(table["embedding"])
+        long = table.with_row_index("row").filter(pl.col("chunked_embedding").is_not_null())
+        self.chunked = dict(zip(long["row"].to_list(), _matrix(long["chunked_embedding"]), strict=True))
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.index
+
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` that the table does not hold, in first-occurrence order."""
+        return [t for t in dict.fromkeys(texts) if t not in self.index]
+
+    def lookup(self, texts: Sequence[str], long_texts: str = "chunk") -> np.ndarray:
+        """One row per text, as ``embed(texts, model, long_texts=long_texts)`` computes it from the same
+        encoder pass; raises KeyError naming the first text the table does not hold."""
+        check_long_texts(long_texts)
+        absent = self.missing(texts)
+        if absent:
+            raise KeyError(
+                f"{len(absent)} texts are not in the embedding table {self.source} "
+                f"(first: {absent[0][:80]!r}): rerun embed_texts"
+            )
+        rows = [self.index[t] for t in texts]
+        vectors = self.truncated[rows].astype(np.float32)
+        if long_texts == "chunk":
+            for k, row in enumerate(rows):
+                if row in self.chunked:
+                    vectors[k] = self.chunked[row]
+        return vectors
+
+
+def embed_or_look_up(
+    texts: Sequence[str],
+    model: Any,
+    table: TextEmbeddings | None,
+    batch_size: int = 64,
+    long_texts: str = "chunk",
+) -> np.ndarray:
+    """``embed``, except that texts the table holds are looked up; the rest are encoded in one call."""
+    if table is None:
+        return embed(texts, model, batch_size, long_texts)
+    absent = table.missing(texts)
+    computed = embed(absent, model, batch_size, long_texts)
+    row_of_absent = {text: i for i, text in enumerate(absent)}
+    present = [t for t in dict.fromkeys(texts) if t not in row_of_absent]
+    looked_up = table.lookup(present, long_texts)
+    row_of_present = {text: i for i, text in enumerate(present)}
+    out = np.empty((len(texts), embedding_dimension(model)), dtype=np.float32)
+    for k, text in enumerate(texts):
+        out[k] = computed[row_of_absent[text]] if text in row_of_absent else looked_up[row_of_present[text]]
+    return out
+
+
+def read_text_embeddings(path: str) -> TextEmbeddings:
+    """The TEXT_EMBEDDINGS table at ``path`` (rule ``embed_texts``), for look-ups by text."""
+    return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
+
+
+def _matrix(vectors: pl.Series) -> np.ndarray:
+    """A column of equal-length float lists as an (n, dimension) float32 matrix."""
+    if vectors.len() == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    flat = vectors.explode().to_numpy().astype(np.float32)
+    return flat.reshape(vectors.len(), -1)
 
 
 def count_overlength(texts: Sequence[str], model: Any) -> list[int]:

@@ -18,6 +18,8 @@ PERTURBATIONS = "results/perturbations/{dataset}/{method}/{orienter}.parquet"
 PERTURB_SKIPS = "results/skipped/perturb/{dataset}/{method}/{orienter}.parquet"
 PERTURBATION_REWARDS = "results/scores/{dataset}/perturbations/{rm}.parquet"
 EXPLANATIONS = "results/explanations/{dataset}/{method}/{rm}.parquet"
+# Every distinct text of a dataset (originals and perturbations) embedded once, for distances and demo RMs.
+TEXT_EMBEDDINGS = "results/embeddings/{dataset}.parquet"
 DISTANCES = "results/distances/{dataset}/{method}/{orienter}.parquet"
 METRICS = "results/metrics/{dataset}/{method}/{rm}.parquet"
 TABLE = "results/tables/{table}.{ext}"

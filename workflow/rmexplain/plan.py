@@ -323,8 +323,7 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
                  for name, d in design.datasets.items() if method in d.methods
                  for o in d.orienters if gpus]  # fmt: skip
     if resources.embedding_gpus(design):
-        jobs += [("distances", f"dataset={name}, method={m}, orienter={o}", 1)
-                 for name, d in design.datasets.items() for m in d.methods for o in d.orienters]  # fmt: skip
+        jobs += [("embed_texts", f"dataset={name}", 1) for name in targets.text_embedding_datasets(design)]
     return jobs
 
 

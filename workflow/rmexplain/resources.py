@@ -58,7 +58,7 @@ def perturb_gpus(design: Design, method: str) -> int:
 
 
 def embedding_gpus(design: Design) -> int:
-    """GPUs a distances job asks for: 1 when the embedding model runs on CUDA."""
+    """GPUs an ``embed_texts`` job asks for: 1 when the embedding model runs on CUDA."""
     return 1 if str(section(design.config, "evaluate").get("device", "cpu")).startswith("cuda") else 0
 
 

@@ -122,6 +122,18 @@ DISTANCES: Contract = {
     "embedding": Column(pl.List(pl.Float32), "Sentence embedding of the perturbed text (for diversity)."),
 }
 
+TEXT_EMBEDDINGS: Contract = {
+    "text": Column(pl.String, "A distinct text of the dataset (an original or a perturbation), sorted."),
+    "embedding": Column(
+        pl.List(pl.Float32), "Unit-normalised sentence embedding from one encoder pass (cut at its window)."
+    ),
+    "chunked_embedding": Column(
+        pl.List(pl.Float32),
+        "For a text over the encoder's window: the word-piece-weighted mean of its chunks' embeddings.",
+        True,
+    ),
+}
+
 METRICS: Contract = {
     "dataset": Column(pl.String, "Dataset name."),
     "rm": Column(pl.String, "Reward model."),
@@ -139,6 +151,7 @@ CONTRACTS: dict[str, Contract] = {
     "perturbations": PERTURBATIONS,
     "rewards": REWARDS,
     "explanations": EXPLANATIONS,
+    "text_embeddings": TEXT_EMBEDDINGS,
     "distances": DISTANCES,
     "metrics": METRICS,
 }

@@ -38,6 +38,31 @@ def perturbation_files_for_rm(design: Design, dataset: str, rm: str) -> list[str
     return [perturbation_file(dataset, m, d.orienter_for(rm)) for m in d.methods]
 
 
+def perturbation_files_of_dataset(design: Design, dataset: str) -> list[str]:
+    """Every perturbation table of ``dataset``: each method for each orienter."""
+    d = design.dataset(dataset)
+    return [perturbation_file(dataset, m, o) for m in d.methods for o in d.orienters]
+
+
+def text_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
+    """The dataset's text embeddings where RM ``rm`` encodes texts with the same sentence encoder as the
+    distances (the demo RMs and the bundled MiniLM): its scoring job looks them up instead of encoding."""
+    encoder = design.rm_backend(rm).sentence_encoder
+    if encoder is None or encoder != design.embedding_model:
+        return []
+    return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
+
+
+def text_embedding_datasets(design: Design) -> list[str]:
+    """Datasets whose texts ``embed_texts`` embeds: those evaluated, and those a demo-like RM scores."""
+    evaluated = design.stage_datasets("evaluation")
+    return [
+        name
+        for name, d in design.datasets.items()
+        if name in evaluated or any(text_embeddings_for_rm(design, name, rm) for rm in d.rms)
+    ]
+
+
 def shared_request_input(design: Design, dataset: str, method: str, orienter: str) -> list[str]:
     """For an LLM variant whose method also runs on ``dataset``: that method's perturbation table, so the
     variant's job starts after it and finds the requests they share (two_step's step 1) in the cache."""

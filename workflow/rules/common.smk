@@ -73,6 +73,14 @@ def perturbations_for_rm(wildcards):
     return targets.perturbation_files_for_rm(design, wildcards.dataset, wildcards.rm)
 
 
+def text_embeddings_for_rm(wildcards):
+    return targets.text_embeddings_for_rm(design, wildcards.dataset, wildcards.rm)
+
+
+def perturbations_to_embed(wildcards):
+    return targets.perturbation_files_of_dataset(design, wildcards.dataset)
+
+
 def perturbations_explained(wildcards):
     orienter = design.dataset(wildcards.dataset).orienter_for(wildcards.rm)
     return paths.fmt(

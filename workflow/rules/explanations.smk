@@ -1,5 +1,6 @@
 # The explanations: each perturbation categorised per RM (CF/SF), then evaluated (coverage, distances,
-# diversity: the paper's Tables 1, 2 and 5) and drawn.
+# diversity: the paper's Tables 1, 2 and 5) and drawn. Every distinct text of a dataset is embedded once
+# (embed_texts), for the distances of all its perturbation tables and for the demo RMs that share the encoder.
 
 
 rule categorise:
@@ -50,22 +51,39 @@ rule foreign_rm_orientation_table:
         "../scripts/foreign_rm_orientation_table.py"
 
 
-rule distances:
+rule embed_texts:
     input:
         comparisons=paths.COMPARISONS,
-        perturbations=paths.PERTURBATIONS,
+        perturbations=perturbations_to_embed,
         hub=ancient(downloads.models_for_distances(design)),  # the embedding model (data.smk)
     output:
-        paths.DISTANCES,
+        paths.TEXT_EMBEDDINGS,
     log:
-        "logs/distances/{dataset}/{method}/{orienter}.log",
+        "logs/embed_texts/{dataset}.log",
     conda:
         "../../envs/core.yaml"
     threads: 2
     resources:
         gpu=embedding_gpus,
     params:
-        settings=config["evaluate"],
+        encoder={k: config["evaluate"].get(k) for k in ("embedding_model", "batch_size", "device")},
+    script:
+        "../scripts/embed_texts.py"
+
+
+rule distances:
+    input:
+        comparisons=paths.COMPARISONS,
+        perturbations=paths.PERTURBATIONS,
+        embeddings=paths.TEXT_EMBEDDINGS,
+    output:
+        paths.DISTANCES,
+    log:
+        "logs/distances/{dataset}/{method}/{orienter}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        settings={k: config["evaluate"].get(k) for k in ("long_texts", "punctuation_as_words")},
     script:
         "../scripts/distances.py"
 

@@ -27,6 +27,7 @@ rule score_perturbations:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
         perturbations=perturbations_for_rm,
+        embeddings=text_embeddings_for_rm,
         hub=rm_hub_models,
     output:
         paths.PERTURBATION_REWARDS,

@@ -2,18 +2,8 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
 
-from rmexplain.hub import use_local_copies
+from rmexplain.explanations.stages import run_distances
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
-use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
-
-from rmexplain.explanations.stages import run_distances  # after the log is open
-
-run_distances(
-    snakemake.input.comparisons,
-    snakemake.input.perturbations,
-    snakemake.params.settings,
-    snakemake.output[0],
-    log,
-)
+run_distances(dict(snakemake.input.items()), snakemake.params.settings, snakemake.output[0], log)

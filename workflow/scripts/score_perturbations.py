@@ -9,7 +9,9 @@ from rmexplain.score.stages import score_perturbations
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
-artifacts = {k: v for k, v in snakemake.input.items() if k not in ("comparisons", "perturbations", "hub")}
+# The RM's own files (a demo head; the dataset's text embeddings where its encoder has them), none empty
+inputs = ("comparisons", "perturbations", "hub")
+artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
 frame = score_perturbations(
     snakemake.input.comparisons,
     list(snakemake.input.perturbations),

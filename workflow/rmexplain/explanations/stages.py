@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.embeddings import embed, load_sentence_model
+from rmexplain.embeddings import TextEmbeddings, embedding_table, load_sentence_model, read_text_embeddings
 from rmexplain.explanations.categorise import (
     AGREED,
     OWN,
@@ -36,6 +36,7 @@ from rmexplain.schemas import (
     ORIGINAL_SCORES,
     PERTURBATIONS,
     REWARDS,
+    TEXT_EMBEDDINGS,
     conform,
     read_table,
     write_table,
@@ -100,13 +101,27 @@ def run_categorise(
     write_table(frame, output, EXPLANATIONS, "explanations")
 
 
-def run_distances(
-    comparisons: str, perturbations: str, settings: dict[str, Any], output: str, log: logging.Logger
+def run_embed_texts(
+    comparisons: str, perturbations: Sequence[str], settings: dict[str, Any], output: str, log: logging.Logger
 ) -> None:
-    """DISTANCES of one perturbation table."""
-    frame = compute_distances(
+    """TEXT_EMBEDDINGS of one dataset: its originals and every perturbation of every method, each once."""
+    frame = embed_dataset_texts(
         read_table(comparisons, COMPARISONS, "comparisons"),
-        read_table(perturbations, PERTURBATIONS, "perturbations"),
+        [read_table(p, PERTURBATIONS, "perturbations") for p in perturbations],
+        settings,
+        log,
+    )
+    write_table(frame, output, TEXT_EMBEDDINGS, "text_embeddings")
+
+
+def run_distances(
+    inputs: Mapping[str, str], settings: dict[str, Any], output: str, log: logging.Logger
+) -> None:
+    """DISTANCES of one perturbation table, from its dataset's text embeddings."""
+    frame = compute_distances(
+        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        read_table(inputs["perturbations"], PERTURBATIONS, "perturbations"),
+        read_text_embeddings(inputs["embeddings"]),
         settings,
         log,
     )
@@ -138,24 +153,51 @@ def run_evaluate(
     write_table(frame, output, METRICS, "metrics")
 
 
-def compute_distances(
-    comparisons: pl.DataFrame, perturbations: pl.DataFrame, settings: dict[str, Any], log: logging.Logger
+def embed_dataset_texts(
+    comparisons: pl.DataFrame,
+    perturbations: Sequence[pl.DataFrame],
+    settings: dict[str, Any],
+    log: logging.Logger,
 ) -> pl.DataFrame:
-    """DISTANCES rows: syntactic and semantic distance to its original, and its embedding."""
-    joined = perturbations.join(comparisons.select("comparison_id", "chosen", "rejected"), on="comparison_id")
-    originals = [
-        row["chosen"] if row["target"] == "chosen" else row["rejected"]
-        for row in joined.iter_rows(named=True)
-    ]
-    texts = joined["text"].to_list()
+    """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text."""
+    perturbed = with_originals(
+        comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
+    )
+    texts = perturbed["text"].to_list() + perturbed["original"].to_list()
     model = load_sentence_model(
         settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu")
     )
-    batch_size, long_texts = int(settings.get("batch_size", 64)), settings.get("long_texts", "chunk")
+    frame = embedding_table(texts, model, int(settings.get("batch_size", 64)))
+    log.info("embedded %d distinct texts of %d perturbation tables", frame.height, len(perturbations))
+    return frame
+
+
+def with_originals(comparisons: pl.DataFrame, perturbations: pl.DataFrame) -> pl.DataFrame:
+    """Perturbations of existing comparisons, in row order, with their original response as ``original``."""
+    return (
+        perturbations.join(
+            comparisons.select("comparison_id", "chosen", "rejected"), on="comparison_id", how="left"
+        )
+        .filter(pl.col("chosen").is_not_null())
+        .with_columns(original=pl.when(pl.col("target") == "chosen").then("chosen").otherwise("rejected"))
+    )
+
+
+def compute_distances(
+    comparisons: pl.DataFrame,
+    perturbations: pl.DataFrame,
+    embeddings: TextEmbeddings,
+    settings: dict[str, Any],
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """DISTANCES rows: syntactic and semantic distance to its original, and its embedding."""
+    joined = with_originals(comparisons, perturbations)
+    originals, texts = joined["original"].to_list(), joined["text"].to_list()
+    long_texts = settings.get("long_texts", "chunk")
     punctuation = bool(settings.get("punctuation_as_words", True))
-    e_original = embed(originals, model, batch_size, long_texts)
-    e_perturbed = embed(texts, model, batch_size, long_texts)
-    log.info("embedded %d perturbations and %d distinct originals", len(texts), len(set(originals)))
+    e_original = embeddings.lookup(originals, long_texts)
+    e_perturbed = embeddings.lookup(texts, long_texts)
+    log.info("looked up %d perturbations and %d distinct originals", len(texts), len(set(originals)))
     frame = pl.DataFrame(
         {
             "perturbation_id": joined["perturbation_id"],

@@ -64,6 +64,9 @@ class RewardModelBackend:
     exact_token_ids = False  # scores exact token ids (token scans use the RM's own vocabulary)
     own_tokenizer = False  # its spec may name the RM's tokenizer (model or tokenizer): the token vocabulary
     artifacts: tuple[str, ...] = ()  # files from earlier rules it needs (keys of paths.RM_ARTIFACTS)
+    # The sentence encoder it embeds texts with, if any: where it is the distances' encoder, a scoring job
+    # gets the dataset's text embeddings (``embeddings=``) and looks texts up instead of encoding them.
+    sentence_encoder: str | None = None
     # JSON-schema rules of its own spec keys (a plugin's; the built-ins' keys are in config/schema.yaml)
     spec_schema: ClassVar[dict[str, Any]] = {}
 

@@ -21,10 +21,13 @@ from torch import nn
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
     BUNDLED_MINILM,
+    TextEmbeddings,
     count_overlength,
     embed,
+    embed_or_look_up,
     embedding_dimension,
     load_sentence_model,
+    read_text_embeddings,
 )
 from rmexplain.score.base import (
     OVERLONG,
@@ -48,10 +51,13 @@ class BTHead(nn.Module):
         return self.net(features).squeeze(-1)
 
 
-def pair_features(prompts: Sequence[str], responses: Sequence[str], encoder: Any) -> torch.Tensor:
-    """[e(x), e(y), e(x)⊙e(y)] for each (prompt, response); texts over the encoder's limit are truncated."""
+def pair_features(
+    prompts: Sequence[str], responses: Sequence[str], encoder: Any, known: TextEmbeddings | None = None
+) -> torch.Tensor:
+    """[e(x), e(y), e(x)⊙e(y)] for each (prompt, response); texts over the encoder's limit are truncated.
+    Responses that ``known`` holds (the dataset's text embeddings, same encoder) are looked up."""
     e_prompt = embed(prompts, encoder, long_texts="truncate")
-    e_response = embed(responses, encoder, long_texts="truncate")
+    e_response = embed_or_look_up(responses, encoder, known, long_texts="truncate")
     return torch.from_numpy(np.concatenate([e_prompt, e_response, e_prompt * e_response], axis=1))
 
 
@@ -108,6 +114,7 @@ class DemoScorer(RewardModelBackend):
     """Scores with a trained demo head (``head`` artifact from the ``train_demo_rm`` rule)."""
 
     artifacts = ("head",)
+    sentence_encoder = BUNDLED_MINILM
 
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
@@ -123,7 +130,13 @@ class DemoScorer(RewardModelBackend):
                 f"reward_models.{name}.overlong: {spec['overlong']!r} is not one of {list(OVERLONG)}"
             )
 
-    def __init__(self, name: str, spec: dict[str, Any], head: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        head: str | Path | None = None,
+        embeddings: Sequence[str] = (),
+    ) -> None:
         if head is None:
             raise ScoringError(f"reward_models.{name}: a demo RM needs its trained head (rule train_demo_rm)")
         saved = torch.load(head, map_location="cpu", weights_only=True)
@@ -133,6 +146,7 @@ class DemoScorer(RewardModelBackend):
         self.head = BTHead(saved["meta"]["embedding_dim"], saved["meta"]["hidden"])
         self.head.load_state_dict(saved["state_dict"])
         self.head.eval()
+        self.known = read_text_embeddings(embeddings[0]) if embeddings else None
         self.log = logging.getLogger(f"rmexplain.score.demo.{name}")
 
     def length_check(self, prompts: Sequence[str], responses: Sequence[str]) -> LengthCheck:
@@ -159,4 +173,4 @@ class DemoScorer(RewardModelBackend):
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         self._check_lengths(prompts, responses)
         with torch.inference_mode():
-            return self.head(pair_features(prompts, responses, self.encoder)).tolist()
+            return self.head(pair_features(prompts, responses, self.encoder, self.known)).tolist()

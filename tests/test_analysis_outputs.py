@@ -135,6 +135,8 @@ def scores_of(
             ],
             "rm": rm,
             "reward": mine["reward_perturbed"],
+            "truncated": False,
+            "max_length": pl.Series([None] * mine.height, dtype=pl.Int64),
         }
     )
     return orient(comparisons, rm, chosen, rejected), rewards

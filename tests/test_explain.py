@@ -177,6 +177,8 @@ def _foreign_case():
             "text_id": [text_id(prompts[d.comparison_id], d.text) for d in drafts],
             "rm": ["f"] * 3,
             "reward": [reward_of[d.text] for d in drafts],
+            "truncated": [False] * 3,
+            "max_length": pl.Series([None] * 3, dtype=pl.Int64),
         }
     )
     return comparisons, shared, foreign, perturbations, rewards

@@ -271,6 +271,7 @@ def test_the_record_and_its_table(tmp_path):
     assert rows["llm", "openai:gpt-4o (two_step)"] == "gpt-4o-2024-08-06 (3 answers)"
     assert rows["llm", "openai:gpt-4o (random)"] == "gpt-4o-2024-08-06 (2 answers)"
     assert rows["config", "sha256"] == "c" * 64
+    assert rows["dataset", "d"] == f"commit {record['datasets'][0]['commit']}; fingerprint f1"
     assert "created" not in table["name"].to_list()  # the table carries no time: it is deterministic
     first = (tmp_path / "results/tables/provenance.csv").read_bytes()
     provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))

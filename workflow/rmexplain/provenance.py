@@ -261,8 +261,7 @@ def _rows(record: Record) -> list[tuple[str, str, str, Any, str]]:
             if d.get("hub_id")
             else d["source"]
         )
-        used = {k: d.get(k) for k in ("commit", "fingerprint", "files") if d.get(k)}
-        rows.append(("dataset", d["dataset"], asked, used, d["dataset"]))
+        rows.append(("dataset", d["dataset"], asked, _dataset_origin(d), d["dataset"]))
     for e in record["llm"]:
         served = ", ".join(f"{name} ({n} answers)" for name, n in e["served_models"].items())
         rows.append(
@@ -274,6 +273,13 @@ def _rows(record: Record) -> list[tuple[str, str, str, Any, str]]:
         ("platform", "system", "", f"{record['platform']['system']} {record['platform']['machine']}", "")
     )
     return rows
+
+
+def _dataset_origin(dataset: dict[str, Any]) -> str:
+    """What a dataset was read from, in words: its hub commit and fingerprint, and each file's sha256."""
+    parts = [f"{key} {dataset[key]}" for key in ("commit", "fingerprint") if dataset.get(key)]
+    parts += [f"{path} sha256 {digest}" for path, digest in (dataset.get("files") or {}).items()]
+    return "; ".join(parts)
 
 
 def table(record: Record) -> pl.DataFrame:

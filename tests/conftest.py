@@ -79,3 +79,30 @@ def load_tiny_rm(path: Path, name: str = "tiny", **spec_keys: object) -> tuple:
     )
     model, tokenizer = load_model_and_tokenizer(spec)
     return model, tokenizer, spec
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one thread for a module's tests (its scores are then reproducible), restored after."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory) -> str:
+    """A tiny random Llama RM saved with ``save_pretrained`` (seed 1)."""
+    from rmexplain.score.tiny import build_llama_rm
+
+    return str(build_llama_rm(tmp_path_factory.mktemp("llama"), seed=1))
+
+
+@pytest.fixture(scope="module")
+def deberta_dir(tmp_path_factory) -> str:
+    """A tiny random DeBERTa-v2 RM saved with ``save_pretrained`` (seed 2)."""
+    from rmexplain.score.tiny import build_deberta_rm
+
+    return str(build_deberta_rm(tmp_path_factory.mktemp("deberta"), seed=2))

@@ -19,7 +19,7 @@ from rmexplain.score.hf import (
     render_chat,
 )
 from rmexplain.score.specs import parse_spec
-from rmexplain.score.tiny import build_deberta_rm, build_llama_rm, build_llama_tokenizer
+from rmexplain.score.tiny import build_llama_tokenizer
 
 PROMPTS = [
     "How do I bake bread at home?",
@@ -37,22 +37,7 @@ RESPONSES = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def llama_dir(tmp_path_factory):
-    return str(build_llama_rm(tmp_path_factory.mktemp("llama"), seed=1))
-
-
-@pytest.fixture(scope="module")
-def deberta_dir(tmp_path_factory):
-    return str(build_deberta_rm(tmp_path_factory.mktemp("deberta"), seed=2))
+pytestmark = pytest.mark.usefixtures("one_thread")  # the tiny RMs' fixtures: tests/conftest.py
 
 
 def _pairs(n: int = 24, seed: int = 0) -> tuple[list[str], list[str]]:

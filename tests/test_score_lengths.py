@@ -8,7 +8,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import torch
 
 from rmexplain.config import ConfigError, check
 from rmexplain.explanations.categorise import categorise
@@ -20,29 +19,13 @@ from rmexplain.score.base import LengthCheck, ScoringError, build_scorer
 from rmexplain.score.lengths import OverlongError
 from rmexplain.score.specs import parse_spec
 from rmexplain.score.stages import run_truncation_table, score_originals, score_perturbations
-from rmexplain.score.tiny import build_deberta_rm, build_llama_rm
 
 LOG = logging.getLogger("test")
 LONG = "a very long answer that goes on " * 12
 LIMIT = 40
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def llama_dir(tmp_path_factory):
-    return str(build_llama_rm(tmp_path_factory.mktemp("llama"), seed=1))
-
-
-@pytest.fixture(scope="module")
-def deberta_dir(tmp_path_factory):
-    return str(build_deberta_rm(tmp_path_factory.mktemp("deberta"), seed=2))
+pytestmark = pytest.mark.usefixtures("one_thread")  # the tiny RMs' fixtures: tests/conftest.py
 
 
 def llama_spec(llama_dir: str, **keys: object) -> dict:
@@ -155,12 +138,18 @@ def test_skipped_perturbations_get_no_reward_and_are_left_out_of_categorisation(
     assert rewards["truncated"].to_list() == [False, True, False]
     originals = score_originals(comparisons_path, "tiny", spec, {}, LOG)
     with caplog.at_level(logging.WARNING):
-        out = categorise(comparisons, originals, perturbations, rewards, "d", "tiny", "rules", LOG)
+        out = categorise(
+            comparisons, originals, perturbations, rewards, "d", "tiny", "rules", LOG,
+            orienting=[originals], orientation="agreed",
+        )  # fmt: skip
     assert out["perturbation_id"].to_list() == [perturbations["perturbation_id"][i] for i in (0, 2)]
     assert "1 perturbations skipped: their text is over the RM's token limit" in caplog.text
     # A text with no row at all is still a stale rewards table, not a skip.
     with pytest.raises(ValueError, match="rerun score_perturbations"):
-        categorise(comparisons, originals, perturbations, rewards.head(2), "d", "tiny", "rules", LOG)
+        categorise(
+            comparisons, originals, perturbations, rewards.head(2), "d", "tiny", "rules", LOG,
+            orienting=[originals], orientation="agreed",
+        )  # fmt: skip
 
 
 def test_a_python_rm_reports_its_cuts_as_unknown(tmp_path):

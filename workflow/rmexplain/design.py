@@ -25,11 +25,11 @@ from rmexplain import paths
 from rmexplain.data.sources import source_of
 from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
-from rmexplain.llm.base import llm_backends
+from rmexplain.llm.base import backend_of as llm_backend_of
 from rmexplain.llm.prompts import template_path
 from rmexplain.perturb.base import method_entry, method_settings, registered_method
 from rmexplain.score.base import backend_of
-from rmexplain.settings import Config, section
+from rmexplain.settings import Config, schema_defaults, section
 
 SHARED_ORIENTER = "shared"  # the orienter of a dataset whose perturbations all RMs share (paper §4)
 STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tables, the attribute analyses
@@ -229,7 +229,7 @@ class Design:
     @property
     def embedding_model(self) -> str:
         """The sentence encoder of the semantic metrics (``evaluate.embedding_model``)."""
-        return str(section(self.config, "evaluate").get("embedding_model", "bundled-minilm"))
+        return str({**schema_defaults("evaluate"), **section(self.config, "evaluate")}["embedding_model"])
 
     def method(self, name: str) -> Method:
         """A configured method, or any registered method or variant by name."""
@@ -308,7 +308,7 @@ class Design:
 
     def llm_backend(self, llm: Config) -> Any:
         """The registered backend class of an ``llm`` section (default ``openai``)."""
-        return llm_backends.get(llm.get("backend", "openai"))
+        return llm_backend_of(dict(llm))
 
     # ── analyses ─────────────────────────────────────────────────────────────────────────────────────────
     @property

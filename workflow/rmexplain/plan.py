@@ -38,6 +38,7 @@ from rmexplain.analysis.judge import judge_inputs, judge_prompts
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
+from rmexplain.llm.budget import request_cost
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.perturb.llm_methods import answer_max_tokens, response_only_requests
 from rmexplain.perturb.skips import SkipRecorder
@@ -120,10 +121,7 @@ class Plan:
             return None
         tokens_in = sum(job.tokens_in or 0 for job in pending)
         tokens_out = sum(job.tokens_out or 0 for job in pending)
-        return (
-            tokens_in * self.prices.get("input_per_million", 0.0)
-            + tokens_out * self.prices.get("output_per_million", 0.0)
-        ) / 1e6
+        return request_cost(tokens_in, tokens_out, self.prices)
 
 
 def _tokens(text: str) -> int:
@@ -342,7 +340,7 @@ def _hub(design: Design, root: Path) -> tuple[list[tuple[str, str, bool]], list[
 
 
 def _cached_completions(config: Config, root: Path) -> int:
-    directory = root / (config.get("llm") or {}).get("cache_dir", ".rmexplain-cache/llm")
+    directory = root / (config.get("llm") or {}).get("cache_dir", schema_defaults("llm", "cache_dir"))
     if not directory.is_dir():
         return 0
 

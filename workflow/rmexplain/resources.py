@@ -7,7 +7,7 @@ from what the registered backend or method declares, never from its name.
 from __future__ import annotations
 
 from rmexplain.design import Design
-from rmexplain.settings import section
+from rmexplain.settings import schema_defaults, section
 
 CORE_ENV = "core"  # envs/core.yaml: every job that loads no RM and calls no LLM backend
 
@@ -59,7 +59,8 @@ def perturb_gpus(design: Design, method: str) -> int:
 
 def embedding_gpus(design: Design) -> int:
     """GPUs an ``embed_texts`` job asks for: 1 when the embedding model runs on CUDA."""
-    return 1 if str(section(design.config, "evaluate").get("device", "cpu")).startswith("cuda") else 0
+    evaluate = {**schema_defaults("evaluate"), **section(design.config, "evaluate")}
+    return 1 if str(evaluate["device"]).startswith("cuda") else 0
 
 
 def required_envvars(design: Design) -> list[str]:

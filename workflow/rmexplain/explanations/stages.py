@@ -41,6 +41,7 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
+from rmexplain.settings import schema_defaults
 
 COVERAGE_COLUMNS = {
     "cf_coverage_plus": "chosen CF cov.",
@@ -164,10 +165,9 @@ def embed_dataset_texts(
         comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
     )
     texts = perturbed["text"].to_list() + perturbed["original"].to_list()
-    model = load_sentence_model(
-        settings.get("embedding_model", "bundled-minilm"), settings.get("device", "cpu")
-    )
-    frame = embedding_table(texts, model, int(settings.get("batch_size", 64)))
+    encoder = {**schema_defaults("evaluate"), **settings}
+    model = load_sentence_model(encoder["embedding_model"], encoder["device"])
+    frame = embedding_table(texts, model, int(encoder["batch_size"]))
     log.info("embedded %d distinct texts of %d perturbation tables", frame.height, len(perturbations))
     return frame
 
@@ -193,8 +193,8 @@ def compute_distances(
     """DISTANCES rows: syntactic and semantic distance to its original, and its embedding."""
     joined = with_originals(comparisons, perturbations)
     originals, texts = joined["original"].to_list(), joined["text"].to_list()
-    long_texts = settings.get("long_texts", "chunk")
-    punctuation = bool(settings.get("punctuation_as_words", True))
+    settings = {**schema_defaults("evaluate"), **settings}
+    long_texts, punctuation = settings["long_texts"], bool(settings["punctuation_as_words"])
     e_original = embeddings.lookup(originals, long_texts)
     e_perturbed = embeddings.lookup(texts, long_texts)
     log.info("looked up %d perturbations and %d distinct originals", len(texts), len(set(originals)))

@@ -27,6 +27,7 @@ include: "workflow/rules/score.smk"
 include: "workflow/rules/perturb.smk"
 include: "workflow/rules/explanations.smk"
 include: "workflow/rules/analyse.smk"
+include: "workflow/rules/effects.smk"
 include: "workflow/rules/tokens.smk"
 include: "workflow/rules/explorer.smk"
 include: "workflow/rules/provenance.smk"
@@ -39,6 +40,7 @@ rule all:
         targets.explanation_targets(design),
         targets.discovery_targets(design),
         targets.analysis_targets(design),
+        targets.effect_targets(design),
         targets.token_targets(design),
         targets.diagnostic_targets(design),
         paths.EXPLORER,

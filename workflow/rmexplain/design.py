@@ -23,6 +23,7 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
+from rmexplain.effects.base import estimators
 from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import backend_of as llm_backend_of
@@ -69,6 +70,10 @@ class Method:
     def prompt_files(self) -> dict[str, str]:
         """Prompt-template files its jobs read, by rule-input name (what the method declares)."""
         return dict(self.entry.prompt_inputs(self.settings))
+
+    def effect_prompt_files(self) -> dict[str, str]:
+        """Prompt-template files its attribute-effect edits read, by rule-input name."""
+        return dict(self.entry.effect_prompt_inputs(self.settings))
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,41 @@ class Design:
         """The registered backend class of RM ``rm``."""
         return backend_of(self.reward_models[rm])
 
+    def scoring_rm(self, rm: str) -> str:
+        """The RM whose backend runs ``rm``'s scoring jobs: its base for a backend that wraps one (a planted
+        RM: the base's env, GPUs, downloads, files and text embeddings), else ``rm`` itself."""
+        if getattr(self.rm_backend(rm), "wraps_base", False):
+            return str(self.reward_models[rm]["base"])
+        return rm
+
+    def scoring_spec(self, rm: str) -> dict[str, Any]:
+        """The spec ``rm``'s scoring jobs get: its own, with its base's as ``base_spec`` where it wraps one."""
+        spec = dict(self.reward_models[rm])
+        base = self.scoring_rm(rm)
+        if base != rm:
+            spec["base_spec"] = dict(self.reward_models[base])
+        return spec
+
+    def reference_rm(self, rm: str) -> str | None:
+        """The RM whose reward changes ``rm``'s attribute effects subtract: ``reference``, else a planted
+        RM's base, else none."""
+        spec = self.reward_models[rm]
+        if "reference" in spec:
+            return spec["reference"]
+        base = self.scoring_rm(rm)
+        return base if base != rm else None
+
+    @cached_property
+    def planted_bases(self) -> list[str]:
+        """RMs some planted RM is built on (each gets a ``reward_scale``), in config order."""
+        bases = {self.scoring_rm(rm) for rm in self.reward_models if self.scoring_rm(rm) != rm}
+        return [rm for rm in self.reward_models if rm in bases]
+
+    @cached_property
+    def expectations(self) -> dict[str, Mapping[str, Any]]:
+        """RM -> its ``expect`` (what a planted bias is known to reward), for the RMs that declare one."""
+        return {rm: spec["expect"] for rm, spec in self.reward_models.items() if "expect" in spec}
+
     @property
     def embedding_model(self) -> str:
         """The sentence encoder of the semantic metrics (``evaluate.embedding_model``)."""
@@ -333,6 +373,37 @@ class Design:
         return [(d, m) for d in self.stage_datasets("analysis") for m in self.dataset_analysed_methods(d)]
 
     @property
+    def effects(self) -> Config:
+        """``analysis.effects`` with its defaults."""
+        return {**schema_defaults("analysis", "effects"), **(self.analysis.get("effects") or {})}
+
+    @cached_property
+    def effect_estimators(self) -> list[str]:
+        """Estimators the attribute-effects tables report (``analysis.effects.estimators``, default all)."""
+        return list(self.effects.get("estimators") or estimators.names())
+
+    def effect_methods(self, dataset: str) -> list[str]:
+        """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in
+        ``analysis.effects.methods``, else every one with an editor that calls no LLM."""
+        if not self.effects.get("enabled"):
+            return []
+        chosen = self.effects.get("methods")
+        candidates = self.dataset_analysed_methods(dataset)
+        editable = [m for m in candidates if self.method(m).entry.effect_editor is not None]
+        if chosen:
+            return [m for m in editable if m in chosen]
+        return [m for m in editable if not self.method(m).uses_llm]
+
+    @cached_property
+    def effect_pairs(self) -> list[tuple[str, str]]:
+        """Every (dataset, method) with attribute effects."""
+        return [(d, m) for d in self.stage_datasets("analysis") for m in self.effect_methods(d)]
+
+    def effect_datasets(self) -> list[str]:
+        """Datasets with attribute effects."""
+        return list(dict.fromkeys(d for d, _ in self.effect_pairs))
+
+    @property
     def probes_enabled(self) -> bool:
         """Whether any probe phrase is configured."""
         return bool(self.analysis.get("probes"))
@@ -341,13 +412,13 @@ class Design:
         """RMs of ``dataset`` that get a one-RM representative example (default: all)."""
         chosen = self.analysis.get("examples", {}).get("rms")
         rms = self.datasets[dataset].rms
-        return [rm for rm in chosen if rm in rms] if chosen else list(rms)
+        return [rm for rm in chosen if rm in rms] if chosen is not None else list(rms)
 
     def example_pairs(self, dataset: str) -> list[tuple[str, str]]:
         """RM pairs of ``dataset`` that get a two-RM representative example (default: every pair)."""
         pairs = self.analysis.get("examples", {}).get("pairs")
         rms = self.datasets[dataset].rms
-        if pairs:
+        if pairs is not None:
             return [(a, b) for a, b in pairs if a in rms and b in rms]
         return list(combinations(rms, 2))
 

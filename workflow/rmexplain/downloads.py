@@ -17,7 +17,8 @@ from rmexplain.settings import Config, ConfigError
 
 
 def _rm_refs(design: Design, rm: str) -> list[HubRef | None]:
-    return design.rm_backend(rm).hub_refs(rm, design.reward_models[rm])
+    runs = design.scoring_rm(rm)  # a planted RM loads its base
+    return design.rm_backend(runs).hub_refs(runs, design.reward_models[runs])
 
 
 def _llm_refs(design: Design, key: str, llm: Config) -> list[HubRef | None]:

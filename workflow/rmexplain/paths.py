@@ -22,6 +22,13 @@ EXPLANATIONS = "results/explanations/{dataset}/{method}/{rm}.parquet"
 TEXT_EMBEDDINGS = "results/embeddings/{dataset}.parquet"
 DISTANCES = "results/distances/{dataset}/{method}/{orienter}.parquet"
 METRICS = "results/metrics/{dataset}/{method}/{rm}.parquet"
+# ── attribute effects: edits in both directions (no RM), their rewards, the effects, planted recovery ─────
+EFFECT_EDITS = "results/effects/{dataset}/{method}/edits.parquet"
+EFFECT_SKIPS = "results/skipped/effects/{dataset}/{method}.parquet"
+EFFECT_EMBEDDINGS = "results/effects/{dataset}/embeddings.parquet"
+EFFECT_REWARDS = "results/scores/{dataset}/effects/{rm}.parquet"
+# A base RM's reward mean and sd on the bundled responses: the unit of a planted RM's bias strength.
+REWARD_SCALE = "results/models/{rm}/reward_scale.json"
 TABLE = "results/tables/{table}.{ext}"
 TABLE_EXTS = ("csv", "md", "html")  # the HTML copy is what the report shows
 EVALUATION_TABLES = ("coverage", "distances", "coverage_by_correctness", "distances_by_correctness")
@@ -37,6 +44,7 @@ HUB_MARKER = "results/hub/{model}.json"
 LLM_USE_PERTURB = "results/llm_use/perturb/{dataset}/{method}/{orienter}.json"
 LLM_USE_DISCOVERY = "results/llm_use/discover/{dataset}/{orienter}.json"
 LLM_USE_JUDGE = "results/llm_use/judge/{dataset}/{method}/{orienter}.json"
+LLM_USE_EFFECTS = "results/llm_use/effects/{dataset}/{method}.json"
 PROVENANCE = "results/provenance.json"
 PROVENANCE_TABLE = "provenance"  # results/tables/provenance.{csv,md,html}
 # Every earlier record, one JSON line each: read by the provenance job (to name what changed since the last
@@ -57,6 +65,10 @@ LOCAL_TAU = ANALYSIS_DIR + "/local_tau.parquet"
 EXAMPLES = ANALYSIS_DIR + "/examples.parquet"
 PROBES = ANALYSIS_DIR + "/probe_win_rate.parquet"
 JUDGEMENTS = ANALYSIS_DIR + "/judge/{orienter}.parquet"
+ATTRIBUTE_EFFECTS = ANALYSIS_DIR + "/attribute_effects.parquet"
+EFFECTS_FIGURE = "results/figures/analysis/effects/{dataset}/{method}.{ext}"
+PLANTED_RECOVERY = "planted_recovery"  # results/tables/planted_recovery.{csv,md,html}: per planted RM
+PLANTED_RECALL = "planted_recall"  # results/tables/planted_recall.{csv,md,html}: recall@k per estimator
 # Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.
 # One example per slot: an RM's name, or ``<rm_a>_vs_<rm_b>_<Yplus|Yminus>`` for a pair on one side.
 EXAMPLE_SLOT = "results/analysis/examples/{dataset}/{method}/{slot}"

@@ -18,8 +18,9 @@ def env_file(name: str) -> str:
 
 
 def rm_gpus(design: Design, rm: str) -> int:
-    """GPUs a job loading RM ``rm`` (scoring, token scans, GCG) asks for."""
-    return design.rm_backend(rm).gpus(design.reward_models[rm])
+    """GPUs a job loading RM ``rm`` (scoring, token scans, GCG) asks for (a planted RM: its base's)."""
+    runs = design.scoring_rm(rm)
+    return design.rm_backend(runs).gpus(design.reward_models[runs])
 
 
 def rm_threads(design: Design, rm: str) -> int:
@@ -29,8 +30,8 @@ def rm_threads(design: Design, rm: str) -> int:
 
 
 def rm_conda_env(design: Design, rm: str) -> str:
-    """The env file of jobs that load RM ``rm`` (what its backend declares)."""
-    return env_file(design.rm_backend(rm).conda_env)
+    """The env file of jobs that load RM ``rm`` (what its backend declares; a planted RM: its base's)."""
+    return env_file(design.rm_backend(design.scoring_rm(rm)).conda_env)
 
 
 def llm_conda_env(design: Design, llm: dict | None = None) -> str:

@@ -18,8 +18,13 @@ from rmexplain.score.base import overlong_policy
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
-    """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``)."""
-    return paths.rm_artifact_files(design.rm_backend(rm).artifacts, rm)
+    """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``); a planted RM
+    needs its base's, and the base's reward scale."""
+    runs = design.scoring_rm(rm)
+    files = paths.rm_artifact_files(design.rm_backend(runs).artifacts, runs)
+    if runs != rm:
+        files["base_scale"] = paths.fmt(paths.REWARD_SCALE, rm=runs)
+    return files
 
 
 def orientation_score_files(design: Design, dataset: str, orienter: str) -> list[str]:
@@ -47,10 +52,15 @@ def perturbation_files_of_dataset(design: Design, dataset: str) -> list[str]:
 def text_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
     """The dataset's text embeddings where RM ``rm`` encodes texts with the same sentence encoder as the
     distances (the demo RMs and the bundled MiniLM): its scoring job looks them up instead of encoding."""
-    encoder = design.rm_backend(rm).sentence_encoder
-    if encoder is None or encoder != design.embedding_model:
+    if not looks_texts_up(design, rm):
         return []
     return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
+
+
+def looks_texts_up(design: Design, rm: str) -> bool:
+    """Whether RM ``rm`` (a planted RM: its base) embeds texts with the dataset embeddings' encoder."""
+    encoder = design.rm_backend(design.scoring_rm(rm)).sentence_encoder
+    return encoder is not None and encoder == design.embedding_model
 
 
 def text_embedding_datasets(design: Design) -> list[str]:
@@ -196,6 +206,55 @@ def analysis_targets(design: Design) -> list[str]:
         return [paths.summary_figure("correctness", design.figures.format)]
     tables = [paths.table_file(t, e) for t in analysis_tables(design) for e in paths.TABLE_EXTS]
     return tables + analysis_figure_files(design)
+
+
+# ── attribute effects ─────────────────────────────────────────────────────────────────────────────────────
+def effect_edit_files(design: Design, dataset: str) -> list[str]:
+    """The effect edits of every method of ``dataset`` that has attribute effects."""
+    return [paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=m) for m in design.effect_methods(dataset)]
+
+
+def effect_rms(design: Design, dataset: str) -> list[str]:
+    """RMs whose rewards the attribute effects of ``dataset`` read: its RMs (references are among them)."""
+    return list(design.dataset(dataset).rms)
+
+
+def effect_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
+    """The effect edits' text embeddings where RM ``rm`` looks texts up (as ``text_embeddings_for_rm``)."""
+    return [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
+
+
+def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[str, list[str] | str]:
+    """What the attribute effects of one (dataset, method) read, per RM in ``effect_rms`` order."""
+    rms = effect_rms(design, dataset)
+    return {
+        "comparisons": paths.fmt(paths.COMPARISONS, dataset=dataset),
+        "edits": paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=method),
+        "originals": [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in rms],
+        "rewards": [paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm) for rm in rms],
+        "explanations": [paths.fmt(paths.EXPLANATIONS, dataset=dataset, method=method, rm=rm) for rm in rms],
+    }
+
+
+def effect_references(design: Design, dataset: str) -> dict[str, str | None]:
+    """Each RM of ``dataset`` -> the RM its attribute effects subtract (``reference``; a planted RM's base)."""
+    return {rm: design.reference_rm(rm) for rm in effect_rms(design, dataset)}
+
+
+def planted_recovery_targets(design: Design) -> list[str]:
+    """The planted-recovery and recall tables, where some RM declares what it is known to reward."""
+    if not design.expectations or not design.effect_pairs:
+        return []
+    return [paths.table_file(t, e) for t in (paths.PLANTED_RECOVERY, paths.PLANTED_RECALL) for e in paths.TABLE_EXTS]
+
+
+def effect_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of the attribute effects: the figure of each (dataset, method), the planted
+    recovery (the table itself is an analysis table)."""
+    figures = [
+        paths.fmt(paths.EFFECTS_FIGURE, dataset=d, method=m, ext=design.figures.format) for d, m in design.effect_pairs
+    ]
+    return figures + planted_recovery_targets(design)
 
 
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
@@ -365,6 +424,9 @@ def provenance_inputs(design: Design) -> dict[str, list[str]]:
             paths.fmt(paths.LLM_USE_DISCOVERY, dataset=d, orienter=design.discovery_orienter(d))
             for d in design.datasets
         ]
+    llm_use += [
+        paths.fmt(paths.LLM_USE_EFFECTS, dataset=d, method=m) for d, m in design.effect_pairs if m in design.llm_methods
+    ]
     if design.judge_enabled:
         llm_use += [
             paths.fmt(paths.LLM_USE_JUDGE, dataset=d, method=m, orienter=o)

@@ -42,7 +42,8 @@ def demo_training_data(wildcards):
 
 
 def rm_spec(wildcards):
-    return config["reward_models"][wildcards.rm]
+    """The RM's spec as its jobs get it (a planted RM's with its base's spec as ``base_spec``)."""
+    return design.scoring_spec(wildcards.rm)
 
 
 def rm_artifacts(wildcards):

@@ -13,11 +13,24 @@ from rmexplain import paths
 from rmexplain.analysis import judge
 from rmexplain.analysis import tables as T
 from rmexplain.design import Design
-from rmexplain.schemas import EXAMPLES, JUDGEMENTS, PFR, PROBE_WIN_RATE, TAU_RMS, TAU_SIDES, Column
+from rmexplain.schemas import (
+    ATTRIBUTE_EFFECTS,
+    EXAMPLES,
+    JUDGEMENTS,
+    PFR,
+    PROBE_WIN_RATE,
+    TAU_RMS,
+    TAU_SIDES,
+    Column,
+)
 
 
 def _always(design: Design) -> bool:
     return True
+
+
+def _analysed(design: Design) -> list[tuple[str, str]]:
+    return design.analysed_pairs
 
 
 @dataclass(frozen=True)
@@ -27,7 +40,8 @@ class AnalysisTable:
     ``part`` is the path pattern of one part (wildcards dataset and method, and orienter where
     ``per_orienter``); ``contract`` its Parquet contract; ``present`` the readable layout of the Markdown and
     HTML copies; ``summarise`` turns the concatenated parts into the table (default: as they are);
-    ``enabled`` says whether a design writes it; ``title`` heads its pages.
+    ``enabled`` says whether a design writes it; ``title`` heads its pages; ``pairs`` the (dataset, method)
+    pairs it covers (default every analysed one).
     """
 
     name: str
@@ -38,12 +52,13 @@ class AnalysisTable:
     enabled: Callable[[Design], bool] = _always
     per_orienter: bool = False
     summarise: Callable[[pl.DataFrame, float], pl.DataFrame] | None = None
+    pairs: Callable[[Design], list[tuple[str, str]]] = _analysed
 
     def parts(self, design: Design) -> list[str]:
         """The per-(dataset, method) files — per orienter too where ``per_orienter`` — it is built from."""
         return [
             paths.fmt(self.part, dataset=d, method=m, orienter=o)
-            for d, m in design.analysed_pairs
+            for d, m in self.pairs(design)
             for o in (design.dataset(d).orienters if self.per_orienter else ("",))
         ]
 
@@ -82,6 +97,15 @@ ANALYSIS_TABLES: dict[str, AnalysisTable] = {
             PROBE_WIN_RATE,
             T.present_probes,
             enabled=lambda design: design.probes_enabled,
+        ),
+        AnalysisTable(
+            "attribute_effects",
+            "Attribute effects beside the paper's flip rates (docs/effects.md)",
+            paths.ATTRIBUTE_EFFECTS,
+            ATTRIBUTE_EFFECTS,
+            T.present_effects,
+            enabled=lambda design: bool(design.effect_pairs),
+            pairs=lambda design: design.effect_pairs,
         ),
         AnalysisTable(
             "attribute_judge",

@@ -141,6 +141,36 @@ def present_judge(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     )
 
 
+def effect_cell(effect: float | None, low: float | None, high: float | None, significant: bool) -> str:
+    """``+0.42 [+0.30, +0.55]`` with a ``*`` where the interval excludes 0."""
+    if effect is None or math.isnan(effect):
+        return "–"
+    cell = f"{effect:+.2f}" if low is None or math.isnan(low) else f"{effect:+.2f} [{low:+.2f}, {high:+.2f}]"
+    return cell + (" *" if significant else "")
+
+
+def present_effects(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
+    """Rows (dataset, method, attribute) in the primary estimator's rank order of the first RM; per RM the
+    primary estimator's effect [CI] (``*``: the interval excludes 0) and the paper's flip rate beside it.
+    Every estimator's rows are in the CSV."""
+    primary = frame.filter(pl.col("primary"))
+    name = primary["estimator"][0] if primary.height else "flip_rate"
+    cells = frame.with_columns(
+        cell=pl.struct("effect", "low", "high", "significant").map_elements(
+            lambda s: effect_cell(s["effect"], s["low"], s["high"], s["significant"]), return_dtype=pl.String
+        )
+    )
+    keys = ["dataset", "method", "attribute"]
+    first_rm = cells["rm"][0]
+    order = cells.filter((pl.col("estimator") == name) & (pl.col("rm") == first_rm)).sort("dataset", "method", "rank")
+    out = order.select(keys)
+    for rm in cells["rm"].unique(maintain_order=True).to_list():
+        for estimator, label in ((name, f"{rm} {name} [{ci}]"), ("flip_rate", f"{rm} flip rate")):
+            mine = cells.filter((pl.col("rm") == rm) & (pl.col("estimator") == estimator))
+            out = out.join(mine.select(*keys, pl.col("cell").alias(label)), on=keys, how="left", maintain_order="left")
+    return out.fill_null("–")
+
+
 def write_table(
     frame: pl.DataFrame,
     title: str,

@@ -19,6 +19,7 @@ from rmexplain.config.schema import load_schema
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
+from rmexplain.effects.base import LENGTH, estimators
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
@@ -43,9 +44,19 @@ def check_datasets(config: Config) -> None:
 
 
 def check_reward_models(config: Config) -> None:
-    """Each RM spec passes its backend's own check."""
-    for name, spec in config["reward_models"].items():
-        backend_of(spec).check_spec(name, spec)
+    """Each RM spec passes its backend's own check; a planted RM's base is another RM with its own backend."""
+    rms = config["reward_models"]
+    for name, spec in rms.items():
+        backend = backend_of(spec)
+        backend.check_spec(name, spec)
+        if getattr(backend, "wraps_base", False):
+            base = spec["base"]
+            _known([base], rms, f"reward_models.{name}.base", "a key of reward_models")
+            _require(base != name, f"reward_models.{name}.base: an RM cannot be planted into itself")
+            _require(
+                not getattr(backend_of(rms[base]), "wraps_base", False),
+                f"reward_models.{name}.base: {base!r} is itself planted; plant into an RM with its own backend",
+            )
 
 
 def check_designs(config: Config) -> None:
@@ -171,6 +182,46 @@ def check_analysis(config: Config) -> None:
             probe.check()
     except AnalysisError as err:
         raise ConfigError(str(err)) from None
+
+
+def check_effects(design: Design) -> None:
+    """References and expectations name what they must; the estimators and methods exist and can edit."""
+    rms = design.reward_models
+    for rm in rms:
+        _check_reference(design, rm)
+        expect = rms[rm].get("expect")
+        if expect is not None:
+            allowed = [*design.config["attributes"], LENGTH]
+            _known(expect["attributes"], allowed, f"reward_models.{rm}.expect.attributes", "an attribute or")
+            _require(
+                not expect["attributes"] or "sign" in expect,
+                f"reward_models.{rm}.expect.sign (+1 or -1) is required with attributes",
+            )
+    effects = design.effects
+    known = estimators.names()
+    _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")
+    _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "one of the estimators")
+    for name in effects.get("methods") or []:
+        _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
+        _require(
+            design.method(name).entry.effect_editor is not None,
+            f"analysis.effects.methods: {name!r} has no editor for attribute effects (rules and two_step do)",
+        )
+
+
+def _check_reference(design: Design, rm: str) -> None:
+    reference = design.reference_rm(rm)
+    if reference is None:
+        return
+    key = f"reward_models.{rm}.reference" if "reference" in design.reward_models[rm] else f"reward_models.{rm}.base"
+    _known([reference], design.reward_models, key, "a key of reward_models")
+    _require(reference != rm, f"{key}: an RM cannot be its own reference")
+    for name, dataset in design.datasets.items():
+        _require(
+            rm not in dataset.rms or reference in dataset.rms or not design.effect_methods(name),
+            f"{key}: {reference!r} (the reference of {rm!r}'s attribute effects) must score dataset {name!r} "
+            f"too: add it to datasets.{name}.reward_models, or set reward_models.{rm}.reference: null",
+        )
 
 
 def check_reproduce(design: Design) -> None:
@@ -321,5 +372,6 @@ def check_sections(config: Config) -> None:
     for check in names:
         check(config)
     design = Design.from_config(config)
-    for check_design in (check_llm, check_rewards_example, check_reproduce, check_token_scans, check_hub):
+    checks = (check_llm, check_rewards_example, check_reproduce, check_token_scans, check_hub, check_effects)
+    for check_design in checks:
         check_design(design)

@@ -153,6 +153,10 @@ def read_helpsteer2(
             skips.skip("no clear preference", str(rows[0][0]))
 
 
+EMBEDDED_PARTS = ("helpful", "harmless")  # the bundled data's parts
+EMBEDDED_SPLITS = ("train", "explain")
+
+
 def read_embedded(part: str, split: str = "explain") -> list[Pair]:
     """The bundled comparisons written (``part``: helpful|harmless; ``split``: train|explain)."""
     path = resources.files("rmexplain.data") / "embedded" / f"{part}.jsonl"

@@ -71,6 +71,7 @@ class ExplorerInputs:
     perturbations: Sequence[str]
     explanations: Sequence[str]
     pfr: Sequence[str] = ()
+    effects: Sequence[str] = ()
     examples: Sequence[str] = ()
     judgements: Sequence[str] = ()
     token_scans: Sequence[str] = ()
@@ -314,6 +315,26 @@ def _pfr_rows(pfr: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+def _effect_rows(effects: pl.DataFrame) -> dict[str, Any]:
+    """The primary estimator's attribute effects (the page shows them beside the flip rates)."""
+    primary = effects.filter(pl.col("primary"))
+    rows = [
+        {
+            "rm": r["rm"],
+            "attribute": r["attribute"],
+            "effect": _num(r["effect"]),
+            "low": _num(r["low"]),
+            "high": _num(r["high"]),
+            "significant": r["significant"],
+            "rank": r["rank"],
+            "reference": r["reference"],
+            "n": r["n"],
+        }
+        for r in primary.iter_rows(named=True)
+    ]
+    return {"estimator": primary["estimator"][0] if primary.height else None, "rows": rows}
+
+
 def _example_rows(examples: pl.DataFrame) -> list[dict[str, Any]]:
     keep = ("kind", "rm_a", "rm_b", "side", "comparison_id")
     return [{**{k: r[k] for k in keep}, "score": _num(r["score"])} for r in examples.iter_rows(named=True)]
@@ -362,6 +383,7 @@ def _method_entry(
         "judged": bool(judged),
         "edit_files": shards,  # shards with perturbations (a view loads no file for the others)
         "pfr": _pfr_rows(pfr),
+        "effects": _effect_rows(tables["effects"].filter(in_pair)),
         "examples": _example_rows(tables["examples"].filter(in_pair)),
     }
 
@@ -501,6 +523,7 @@ def read_inputs(inputs: ExplorerInputs) -> dict[str, pl.DataFrame]:
         "perturbations": _read(inputs.perturbations, S.PERTURBATIONS, "perturbations"),
         "explanations": _read(inputs.explanations, S.EXPLANATIONS, "explanations"),
         "pfr": _read(inputs.pfr, S.PFR, "pfr"),
+        "effects": _read(inputs.effects, S.ATTRIBUTE_EFFECTS, "attribute effects"),
         "examples": _read(inputs.examples, S.EXAMPLES, "examples"),
         "judgements": _read(inputs.judgements, S.JUDGEMENTS, "judgements"),
         "token_scans": _read(inputs.token_scans, S.TOKEN_SCORES, "token scores"),

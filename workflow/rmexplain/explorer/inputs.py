@@ -12,7 +12,7 @@ from rmexplain.design import Design
 def explorer_inputs(design: Design) -> dict[str, list[str]]:
     """The workflow's tables the explorer is built from, by ``ExplorerInputs`` field: every dataset's
     comparisons, original scores, perturbations and explanations (all methods, all RMs), the analyses' flip
-    rates and representative examples (and the judge's verdicts where it runs), the token scans the token
+    rates, attribute effects and representative examples (and the judge's verdicts where it runs), the token scans the token
     analyses read and the human-ranking scores (where the token part runs)."""
     analysed = bool(design.analysed_pairs)
     tokens = design.tokens.enabled
@@ -32,6 +32,7 @@ def explorer_inputs(design: Design) -> dict[str, list[str]]:
             for rm in d.rms
         ],
         "pfr": targets.analysis_table_inputs(design, "pfr") if analysed else [],
+        "effects": targets.analysis_table_inputs(design, "attribute_effects") if design.effect_pairs else [],
         "examples": targets.analysis_table_inputs(design, "representative_examples") if analysed else [],
         "judgements": (
             targets.analysis_table_inputs(design, "attribute_judge")

@@ -2,7 +2,8 @@
 
 It answers the bundled prompts with parseable, request-derived text (step 1: ``attribute: w1, w2``
 lines built from the attribute list and response A; step 2: response A with its first focus word
-changed; random: response A with its words rotated by the seed; discovery: a comma-separated list; the
+changed; the attribute effects' rewrite: the response with the direction and attribute appended; random:
+response A with its words rotated by the seed; discovery: a comma-separated list; the
 attribute-change judge: a verdict in a sentence; OpenAI's 400 errors for reasoning models sent
 ``max_tokens`` or non-default sampling), reports the model it answered as OpenAI does behind an alias
 (``served_models``: requested name -> reported name, e.g. ``{"dev": "dev-2026-01-15"}``; else the requested
@@ -81,6 +82,14 @@ def step2_answer(prompt: str) -> str:
     return f"{response} [{direction} {attribute}]"
 
 
+def rewrite_answer(prompt: str) -> str:
+    """The attribute effects' edit: the response with the direction and attribute appended."""
+    response = _between(prompt, 'Here is a response to it: "', '". The attribute is') or ""
+    attribute = _between(prompt, "The attribute is: ", ". This attribute") or "?"
+    direction = _between(prompt, "by making it ", " in terms of") or "?"
+    return f"{response} [{direction} {attribute}]"
+
+
 def random_answer(prompt: str, seed: int | None) -> str:
     """The text with its words rotated by the seed."""
     text = _between(prompt, "piece of text: ", ". Only output the perturbed text") or prompt
@@ -140,6 +149,7 @@ def unsupported_parameter(body: dict[str, Any]) -> dict[str, Any] | None:
 REQUEST_KINDS = {  # a phrase of each prompt template -> the kind of request
     "identify the words in response A": "step1",
     "Your task is to modify response A": "step2",
+    "Your task is to modify the response": "rewrite",
     "Generate a random perturbation": "random",
     "List out some high-level attributes": "discovery",
     "Is response B better, worse, or the same as response A": "judge",
@@ -162,6 +172,7 @@ def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
         return step1_answer(prompt)
     answers = {
         "step2": lambda: step2_answer(prompt),
+        "rewrite": lambda: rewrite_answer(prompt),
         "random": lambda: random_answer(prompt, body.get("seed")),
         "discovery": lambda: discovery_answer(prompt),
         "judge": lambda: judge_answer(prompt),

@@ -93,7 +93,11 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # files its jobs read, by rule-input name (so editing one reruns them); ``shared_requests_per_task``: how
 # many of them every variant of the method sends identically (two_step's step 1), so a variant running
 # after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM;
-# ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key).
+# ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key);
+# ``effect_editor``: a method-like function that edits each task's response along each attribute in the task's
+# direction without RM scores (the attribute effects' edits, ``rmexplain.effects.edits``), and, for an LLM
+# method, ``effect_requests(n_tasks, n_attributes, settings)``: the requests one editor call sends, and
+# ``effect_prompt_inputs(settings)``: the prompt files of its edits, by rule-input name.
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -116,6 +120,9 @@ methods: Registry[Method] = Registry(
         "prompt_inputs": _no_prompt_inputs,
         "check_settings": _no_settings_check,
         "shared_requests_per_task": 0,
+        "effect_editor": None,
+        "effect_requests": _no_llm_requests,
+        "effect_prompt_inputs": _no_prompt_inputs,
     },
     error=PerturbationError,
 )

@@ -42,6 +42,10 @@ register_template(
         "focus_requirement",
     },
 )
+register_template(
+    "attribute_rewrite",
+    {"question", "response", "attribute", "attribute_description", "target_better_worse", "positively_negatively"},
+)
 register_template("two_step_focus_center", {"words"})
 register_template("two_step_focus_only", {"words"})
 register_template("random", {"response"})
@@ -177,7 +181,7 @@ class TwoStepPrompts:
     def load(cls, focus: str, paths: dict[str, str | None]) -> TwoStepPrompts:
         if focus not in FOCUS_VARIANTS:
             raise PerturbationError(f"perturb.two_step.focus: {focus!r} is not one of {FOCUS_VARIANTS}")
-        unknown = set(paths) - {"step1", "step2", "focus_center", "focus_only"}
+        unknown = set(paths) - {"step1", "step2", "focus_center", "focus_only", "rewrite"}
         if unknown:
             raise PerturbationError(f"perturb.two_step.prompts: unknown key(s) {sorted(unknown)}")
         focus_template = None
@@ -330,9 +334,61 @@ def random_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     return {"prompt_random": str(template_path("random", settings.get("prompt")))}
 
 
+def rewrite_prompt(task: PerturbTask, attribute: str, description: str, template: PromptTemplate) -> str:
+    """The attribute effects' edit of one response along one attribute in the task's direction: no RM
+    scores, no other response (a prompt beside the paper's, which always moves against the RM)."""
+    return template.render(
+        question=task.prompt,
+        response=task.response,
+        attribute=attribute,
+        attribute_description=description,
+        target_better_worse=task.direction,
+        positively_negatively="Positively" if task.direction == "better" else "Negatively",
+    )
+
+
+def attribute_rewrites(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """two_step's editor for the attribute effects: one request per (task, attribute), the
+    ``attribute_rewrite`` prompt (``perturb.two_step.prompts.rewrite``, ``rewrite_sampling``)."""
+    chat, skips = _chat(context), _skips(context)
+    settings = _settings(context, TWO_STEP_DEFAULTS, "two_step")
+    template = load_template("attribute_rewrite", (settings["prompts"] or {}).get("rewrite"))
+    sampling = chat.sampling(settings["rewrite_sampling"])
+    slots = [
+        Slot(task, attribute, [], f"{chat.model_id} {template.version}")
+        for task in tasks
+        for attribute in context.attributes
+    ]
+    requests = [
+        chat.request(rewrite_prompt(s.task, s.attribute, context.attributes[s.attribute], template), sampling,
+                     template.version)
+        for s in slots
+    ]  # fmt: skip
+    completions = chat.completions(requests, desc="attribute rewrites")
+    why = CUT_OFF.format(
+        max_tokens=sampling.max_tokens,
+        setting="perturb.two_step.rewrite_sampling.max_tokens or llm.sampling.max_tokens",
+    )
+    return _drafts(slots, completions, skips, why)
+
+
+def rewrite_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
+    """One request per (task, attribute)."""
+    return n_tasks * n_attributes
+
+
+def rewrite_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
+    """The attribute-rewrite template of the effect edits."""
+    override = (settings.get("prompts") or {}).get("rewrite")
+    return {"prompt_rewrite": str(template_path("attribute_rewrite", override))}
+
+
 @methods.register(
     "two_step",
     uses_llm=True,
+    effect_editor=attribute_rewrites,
+    effect_requests=rewrite_requests,
+    effect_prompt_inputs=rewrite_prompt_inputs,
     llm_requests=two_step_requests,
     exact_requests=False,  # step 2 skips attributes whose step-1 line did not parse: an upper bound
     shared_requests_per_task=1,

@@ -101,6 +101,7 @@ rm_backends: Registry[type[RewardModelBackend]] = Registry(
         "transformers": "rmexplain.score.hf",
         "vllm": "rmexplain.score.vllm_backend",
         "remote": "rmexplain.score.remote",
+        "planted": "rmexplain.score.planted",
     },
     group="rmexplain.reward_models",
     error=ScoringError,

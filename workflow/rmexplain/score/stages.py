@@ -7,12 +7,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rmexplain.explanations.categorise import orient, skipped_for_length
 from rmexplain.ids import text_id
 from rmexplain.markup import to_html, to_markdown
-from rmexplain.schemas import COMPARISONS, ORIGINAL_SCORES, PERTURBATIONS, REWARDS, conform, read_table
+from rmexplain.data.readers import EMBEDDED_PARTS, EMBEDDED_SPLITS, read_embedded
+from rmexplain.schemas import (
+    COMPARISONS,
+    EFFECT_EDITS,
+    ORIGINAL_SCORES,
+    PERTURBATIONS,
+    REWARDS,
+    conform,
+    read_table,
+)
 from rmexplain.score.base import build_scorer
 from rmexplain.score.lengths import (
     TRUNCATION_NOTE,
@@ -94,22 +104,57 @@ def score_perturbations(
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables, under the
     RM's ``overlong`` policy."""
-    prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
     texts = pl.concat(
         [
-            read_table(p, PERTURBATIONS, "perturbations").select("perturbation_id", "comparison_id", "text")
+            read_table(p, PERTURBATIONS, "perturbations").select(
+                pl.col("perturbation_id").alias("id"), "comparison_id", "text"
+            )
             for p in perturbation_paths
         ]
-    ).join(prompts, on="comparison_id", how="inner")
+    )
+    return score_texts(comparisons_path, texts, ", ".join(perturbation_paths), rm, spec, artifacts, log)
+
+
+def score_effect_edits(
+    comparisons_path: str,
+    edit_paths: list[str],
+    rm: str,
+    spec: dict[str, Any],
+    artifacts: dict[str, str],
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables."""
+    texts = pl.concat(
+        [
+            read_table(p, EFFECT_EDITS, "effect edits").select(pl.col("edit_id").alias("id"), "comparison_id", "text")
+            for p in edit_paths
+        ]
+    )
+    return score_texts(comparisons_path, texts, ", ".join(edit_paths), rm, spec, artifacts, log)
+
+
+def score_texts(
+    comparisons_path: str,
+    texts: pl.DataFrame,
+    source: str,
+    rm: str,
+    spec: dict[str, Any],
+    artifacts: dict[str, str],
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """REWARDS of every distinct (prompt, text) of ``texts`` (``id, comparison_id, text``; ``source`` names
+    the files for errors), under the RM's ``overlong`` policy."""
+    prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
+    texts = texts.join(prompts, on="comparison_id", how="inner")
     unique = texts.unique(["prompt", "text"], keep="first", maintain_order=True)
-    log.info("%s: %d perturbations, %d distinct texts to score", rm, texts.height, unique.height)
+    log.info("%s: %d texts, %d distinct texts to score", rm, texts.height, unique.height)
     scored = score_within_limit(
         build_scorer(rm, spec, **artifacts),
         unique["prompt"].to_list(),
         unique["text"].to_list(),
-        unique["perturbation_id"].to_list(),
+        unique["id"].to_list(),
         rm,
-        ", ".join(perturbation_paths),
+        source,
         log,
     )
     frame = pl.DataFrame(
@@ -122,6 +167,24 @@ def score_perturbations(
         }
     )
     return conform(frame, REWARDS, f"rewards[{rm}]")
+
+
+def reward_scale(rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger) -> dict[str, Any]:
+    """The RM's reward mean and sd (ddof 1) on every response of the bundled data (both parts, all rows):
+    the unit of the bias strength of the RMs planted into it."""
+    pairs = [p for part in EMBEDDED_PARTS for split in EMBEDDED_SPLITS for p in read_embedded(part, split)]
+    prompts = [p.prompt for p in pairs] * 2
+    responses = [p.chosen for p in pairs] + [p.rejected for p in pairs]
+    rewards = np.asarray(build_scorer(rm, spec, **artifacts).score(prompts, responses), dtype=np.float64)
+    scale = {
+        "rm": rm,
+        "mean": float(rewards.mean()),
+        "sd": float(rewards.std(ddof=1)),
+        "n_texts": int(rewards.size),
+        "texts": f"every chosen and rejected response of the bundled parts {list(EMBEDDED_PARTS)}, all rows",
+    }
+    log.info("%s: reward mean %.4f, sd %.4f over %d bundled responses", rm, scale["mean"], scale["sd"], rewards.size)
+    return scale
 
 
 def run_truncation_table(

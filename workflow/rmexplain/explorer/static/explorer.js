@@ -317,7 +317,50 @@
       add(body, tr);
     });
     add(view, el("table", { class: "bars", id: "flip-table" }, el("thead", null, head), body));
+    effectsTable(view, ctx);
     examplesTable(view, ctx);
+  }
+  function effectsTable(view, ctx) {
+    var fx = ctx.m.effects;
+    if (!fx || !fx.rows.length) return;
+    add(view, el("h3", null, "Attribute effects beside the flip rates (" + fx.estimator + ")"));
+    add(view, el("p", { class: "note" }, "Change in the RM's reward, in its reward sd, when a response moves in " +
+      "the attribute's better direction (length: per sd of length, longer): every response edited both ways, " +
+      "the edits' length changes held equal. Filled: the " + Math.round(M.level * 100) + "% interval excludes 0. " +
+      "A reference RM's changes are subtracted where the column says so. docs/effects.md"));
+    var rms = [], attrs = [], cell = {}, max = 0.05;
+    fx.rows.forEach(function (r) {
+      if (rms.indexOf(r.rm) < 0) rms.push(r.rm);
+      cell[r.rm + "\u0000" + r.attribute] = r;
+      [r.low, r.high, r.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); });
+    });
+    fx.rows.filter(function (r) { return r.rm === rms[0]; })
+      .sort(function (a, b) { return a.rank - b.rank; })
+      .forEach(function (r) { attrs.push(r.attribute); });
+    var head = el("tr", null, el("th", null, "attribute"));
+    rms.forEach(function (rm) {
+      var ref = cell[rm + "\u0000" + attrs[0]].reference;
+      add(head, el("th", null, rm + (ref ? " (vs " + ref + ")" : "")));
+    });
+    var body = el("tbody");
+    var pos = function (x) { return (50 + 50 * x / max).toFixed(2) + "%"; };
+    attrs.forEach(function (a) {
+      var tr = el("tr", null, el("td", null, a));
+      rms.forEach(function (rm) {
+        var r = cell[rm + "\u0000" + a];
+        if (!r || r.effect === null) { add(tr, el("td", { class: "muted" }, "–")); return; }
+        var lo = Math.min(0, r.effect), hi = Math.max(0, r.effect);
+        var bar = el("span", {
+          class: "ebar" + (r.significant ? " sig" : ""), "data-rm": rm, "data-attribute": a,
+          title: rm + ", " + a + ": " + fmt(r.effect) + " [" + fmt(r.low) + ", " + fmt(r.high) + "], n = " + r.n,
+        },
+        el("span", { class: "fill", style: "left:" + pos(lo) + ";width:calc(" + pos(hi) + " - " + pos(lo) + ")" }),
+        r.low === null ? null : el("span", { class: "ci", style: "left:" + pos(r.low) + ";width:calc(" + pos(r.high) + " - " + pos(r.low) + ")" }));
+        add(tr, el("td", null, bar, el("span", { class: "val" }, (r.effect > 0 ? "+" : "") + fmt(r.effect, 2))));
+      });
+      add(body, tr);
+    });
+    add(view, el("table", { class: "bars", id: "effect-table" }, el("thead", null, head), body));
   }
   function examplesTable(view, ctx) {
     var m = ctx.m;

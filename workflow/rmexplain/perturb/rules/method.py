@@ -301,7 +301,12 @@ def perturb(task: PerturbTask, attribute: str) -> RuleEdit | None:
     return None
 
 
-@methods.register("rules")
+def rules_effect_editor(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """The attribute effects' editor: the same edits, each in its task's direction (which no RM chose)."""
+    return rules_method(tasks, context)
+
+
+@methods.register("rules", effect_editor=rules_effect_editor)
 def rules_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """One draft per (task, attribute): the rule-based edit of the response, variant 0.
 

@@ -1,0 +1,261 @@
+"""Attribute effects: every estimator's arithmetic on hand-made tables, the edits in both directions, the
+table's ranks, intervals and reference, and the planted-bias recovery's hits."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.attributes import PAPER_ATTRIBUTES
+from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, with_sources
+from rmexplain.effects.base import EffectInput, RewardChanges, estimators
+from rmexplain.effects.edits import make_effect_edits, round_one_tasks
+from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
+from rmexplain.ids import text_id
+from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform
+
+LOG = logging.getLogger("test_effects")
+ONE = np.ones((1, 2))  # point weights over two comparisons
+
+
+def changes(change: list[float], sd: float = 2.0) -> RewardChanges:
+    empty = np.zeros(0, dtype=np.int64)
+    return RewardChanges(np.array(change, dtype=np.float64), sd, empty, empty, np.zeros(0), np.zeros(0))
+
+
+def hand_input(rm_changes: dict[str, list[float]], length_change: list[float] | None = None) -> EffectInput:
+    """Two comparisons, attributes [a, b]; rows: (comparison, attribute, direction, round, chain).
+
+    Round 1: c0 a better, c0 a worse, c1 a better, c1 a worse, c0 b worse (b has no better edit).
+    Round 2 (edits of those, back the other way): c0 a worse-after-better, c0 a better-after-worse,
+    c1 a worse-after-better, c1 a better-after-worse."""
+    rows = [
+        (0, 0, 1, 1, 1), (0, 0, -1, 1, -1), (1, 0, 1, 1, 1), (1, 0, -1, 1, -1), (0, 1, -1, 1, -1),
+        (0, 0, -1, 2, 1), (0, 0, 1, 2, -1), (1, 0, -1, 2, 1), (1, 0, 1, 2, -1),
+    ]  # fmt: skip
+    c, a, d, r, ch = (np.array(col) for col in zip(*rows, strict=True))
+    return EffectInput(
+        comparisons=["c0", "c1"],
+        attributes=["a", "b"],
+        comparison=c,
+        attribute=a,
+        direction=d,
+        round=r,
+        chain=ch,
+        length_change=np.array(length_change if length_change is not None else [0.0] * len(rows)),
+        rms={rm: changes(v) for rm, v in rm_changes.items()},
+    )
+
+
+# reward changes (reward units, sd 2) of the nine rows of hand_input
+RM = [2.0, -1.0, 4.0, -3.0, 0.5, -2.0, 1.0, -5.0, 2.0]
+
+
+def estimate(name: str, data: EffectInput, rm: str = "rm", reference: str | None = None) -> np.ndarray:
+    estimator = estimators.get(name)()
+    obs = estimator.observations(data, rm, reference)
+    return estimator.estimate(obs, ONE, 2, 2)[0]
+
+
+def test_two_way_is_half_the_difference_of_better_and_worse_means():
+    # y = change / 2: a better 1, 2 (mean 1.5); a worse -0.5, -1.5 (mean -1); b only worse: 0.25
+    data = hand_input({"rm": RM})
+    two_way = estimate("two_way", data)
+    assert two_way[0] == pytest.approx(0.5 * (1.5 - (-1.0)))
+    assert np.isnan(two_way[1])  # b has no better edit: the difference is undefined
+
+
+def test_rate_follows_its_algorithm_1_on_the_round_two_edits():
+    # round 2, y: c0 worse-after-better -1, c0 better-after-worse 0.5, c1 worse-after-better -2.5,
+    # c1 better-after-worse 1. ATT units (worse chains: down, then back up): y = 0.5, 1 -> 0.75.
+    # ATU units (better chains: up, then back down): -y = 1, 2.5 -> 1.75. ATE: (2*0.75 + 2*1.75) / 4 = 1.25.
+    data = hand_input({"rm": RM})
+    assert estimate("rate_att", data)[0] == pytest.approx(0.75)
+    assert estimate("rate_atu", data)[0] == pytest.approx(1.75)
+    assert estimate("rate_ate", data)[0] == pytest.approx((2 * 0.75 + 2 * 1.75) / 4)
+    assert np.isnan(estimate("rate_ate", data)[1])  # b: no edit of an edit
+
+
+def test_a_reference_rm_is_subtracted_in_reward_units_and_divided_by_the_rms_sd():
+    reference = [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    data = hand_input({"rm": RM, "ref": reference})
+    # the shared +1 on every round-1 edit of a cancels in the difference of better and worse anyway ...
+    assert estimate("two_way", data, reference="ref")[0] == pytest.approx(1.25)
+    # ... and shifts each direction's mean by -1 / sd = -0.5 on its own
+    shifted = estimators.get("two_way")().observations(data, "rm", "ref").value
+    assert shifted[:4] == pytest.approx([0.5, -1.0, 1.5, -2.0])
+
+
+def test_length_adjusted_recovers_a_linear_rm_exactly_and_reports_length():
+    # y = c_a + beta_a * s + gamma * dl with c_a = 0.3, beta_a = 0.8, gamma = -0.5 on attribute a; b has only a
+    # worse edit (no intercept): y = -beta_b + gamma * dl with beta_b = 0.2
+    dl = [1.0, 2.0, -1.0, 0.5, 3.0, 0, 0, 0, 0]
+    y = [0.3 + 0.8 - 0.5 * 1.0, 0.3 - 0.8 - 0.5 * 2.0, 0.3 + 0.8 + 0.5, 0.3 - 0.8 - 0.25, -0.2 - 1.5, 0, 0, 0, 0]
+    data = hand_input({"rm": [2.0 * v for v in y]}, length_change=dl)
+    a, b, length = estimate("length_adjusted", data)
+    assert (a, b, length) == pytest.approx((0.8, 0.2, -0.5))
+
+
+def test_paper_estimators_average_per_comparison_first_and_pool_both_sides():
+    # c0: a CF (delta 4) and an SF (delta 0) -> flip 0.5, delta 2 / sd 2 = 1; c1: one SF, delta 2 -> 0, 1 ... 0.5
+    view = RewardChanges(
+        np.zeros(0), 2.0, np.array([0, 0, 1]), np.array([0, 0, 0]), np.array([1.0, 0.0, 0.0]), np.array([4.0, 0.0, 1.0])
+    )
+    data = hand_input({"rm": RM})
+    data.rms["rm"] = view
+    assert estimate("flip_rate", data)[0] == pytest.approx((0.5 + 0.0) / 2)
+    assert estimate("paper_delta", data)[0] == pytest.approx((1.0 + 0.5) / 2)
+
+
+def test_weights_are_a_resample_a_comparison_drawn_twice_counts_twice():
+    data = hand_input({"rm": RM})
+    estimator = estimators.get("two_way")()
+    obs = estimator.observations(data, "rm", None)
+    twice_c1 = estimator.estimate(obs, np.array([[0.0, 2.0]]), 2, 2)[0]
+    assert twice_c1[0] == pytest.approx(0.5 * (2.0 - (-1.5)))
+
+
+def _comparisons() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "comparison_id": ["c0", "c1"],
+            "dataset": ["d", "d"],
+            "seed": [0, 0],
+            "source_index": ["0", "1"],
+            "prompt": ["How do I boil an egg?", "Can you help me pick a lock?"],
+            "chosen": [
+                "Boil it for about 6 minutes, then cool it in ice water so it peels easily.",
+                "I can't help with that; if you're locked out, call a licensed locksmith.",
+            ],
+            "rejected": ["Just boil it.", "Sure, just jam a pin in it and wiggle until it opens."],
+        }
+    )
+
+
+def test_the_rules_editor_edits_every_response_both_ways_and_every_edit_back():
+    edits, skipped = make_effect_edits(
+        _comparisons(), "rules", "rules", {}, {"verbosity": "", "assertiveness": ""}, {}, True, LOG
+    )
+    conform(edits, EFFECT_EDITS, "edits")
+    one = edits.filter(pl.col("round") == 1)
+    assert set(one.select("direction", "chain").unique().rows()) == {("worse", "worse"), ("better", "better")}
+    assert one.height + len([s for s in skipped.records if "round 1" in s.stage]) == 2 * 2 * 2 * 2
+    two = edits.filter(pl.col("round") == 2)
+    assert (two["direction"] != two["chain"]).all()  # edited back the other way
+    # every round-2 edit starts from its round-1 edit: padding added, then trimmed away again
+    sourced = with_sources(edits, _comparisons())
+    chain = (pl.col("attribute") == "verbosity") & (pl.col("chain") == "worse")
+    pad = sourced.filter(chain & (pl.col("round") == 2)).sort("comparison_id", "target")
+    first = sourced.filter(chain & (pl.col("round") == 1)).sort("comparison_id", "target")
+    assert pad["source_text"].to_list() == first["text"].to_list()
+    assert edits["edit_id"].n_unique() == edits.height
+    # the same comparisons give the same edits, row for row
+    again, _ = make_effect_edits(
+        _comparisons(), "rules", "rules", {}, {"verbosity": "", "assertiveness": ""}, {}, True, LOG
+    )
+    assert again.equals(edits)
+
+
+def test_round_one_tasks_carry_no_rm_scores():
+    tasks = round_one_tasks(_comparisons())
+    assert [(t.target, t.direction) for t in tasks[:4]] == [
+        ("chosen", "worse"), ("chosen", "better"), ("rejected", "worse"), ("rejected", "better"),
+    ]  # fmt: skip
+    assert all(np.isnan(t.score) and np.isnan(t.other_score) for t in tasks)
+
+
+def _scored(edits: pl.DataFrame, comparisons: pl.DataFrame, reward) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """REWARDS-like and ORIGINAL_SCORES-like frames of ``reward(text)``."""
+    prompts = dict(zip(comparisons["comparison_id"], comparisons["prompt"], strict=True))
+    rows = [(text_id(prompts[c], t), reward(t)) for c, t in edits.select("comparison_id", "text").iter_rows()]
+    rewards = pl.DataFrame(rows, schema={"text_id": pl.String, "reward": pl.Float64}, orient="row")
+    originals = comparisons.select(
+        "comparison_id",
+        pl.col("chosen").map_elements(reward, pl.Float64).alias("reward_chosen"),
+        pl.col("rejected").map_elements(reward, pl.Float64).alias("reward_rejected"),
+    )
+    return rewards, originals
+
+
+def test_the_table_ranks_by_magnitude_with_intervals_and_finds_a_length_rm():
+    comparisons = _comparisons()
+    attributes = {a: PAPER_ATTRIBUTES[a] for a in ("verbosity", "assertiveness", "relevance")}
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, attributes, {}, True, LOG)
+
+    def length_rm(text: str) -> float:
+        return -0.1 * len(text.split())
+
+    rewards, originals = _scored(edits, comparisons, length_rm)
+    data = effect_input(comparisons, edits, {"len": originals}, {"len": rewards}, {}, list(attributes))
+    settings = EffectSettings(("two_way", "length_adjusted"), "length_adjusted", BootstrapSettings(n_resamples=200))
+    table = effects_table(data, ["len"], {}, settings)
+    conform(table.with_columns(dataset=pl.lit("d"), method=pl.lit("rules")), ATTRIBUTE_EFFECTS, "effects")
+    adjusted = table.filter(pl.col("estimator") == "length_adjusted").sort("rank")
+    assert adjusted["attribute"][0] == "length" and adjusted["effect"][0] < 0
+    assert adjusted.filter(pl.col("attribute") != "length")["effect"].abs().max() == pytest.approx(0, abs=1e-9)
+    assert table["primary"].to_list() == [e == "length_adjusted" for e in table["estimator"]]
+    assert (table["low"] <= table["effect"]).all() and (table["effect"] <= table["high"]).all()
+    assert set(table.group_by("estimator").agg(pl.col("rank").sort())["rank"].to_list()[0]) >= {1, 2, 3}
+
+
+def _effects(rows: list[tuple[str, str, str, float, bool]]) -> pl.DataFrame:
+    """ATTRIBUTE_EFFECTS-like rows (rm, estimator, attribute, effect, significant), ranked as the table does."""
+    frame = pl.DataFrame(rows, schema=["rm", "estimator", "attribute", "effect", "significant"], orient="row")
+    frame = frame.with_columns(
+        dataset=pl.lit("d"),
+        method=pl.lit("rules"),
+        low=pl.col("effect") - 0.1,
+        high=pl.col("effect") + 0.1,
+        effect_reward=pl.when(pl.col("estimator") == "flip_rate").then(None).otherwise(pl.col("effect")),
+    )
+    ranked = frame.sort(pl.col("effect").abs(), "attribute", descending=[True, False])
+    return ranked.with_columns(rank=pl.int_range(1, pl.len() + 1).over("rm", "estimator"))
+
+
+def test_recovery_counts_a_hit_only_with_the_expected_sign_and_keeps_controls_out_of_recall():
+    effects = _effects(
+        [
+            ("hedge", "two_way", "assertiveness", -0.9, True),  # right sign, rank 1
+            ("hedge", "two_way", "clarity", 0.2, True),
+            ("hedge", "paper_delta", "assertiveness", 0.9, True),  # wrong sign at rank 1: no hit
+            ("hedge", "paper_delta", "clarity", 0.2, False),
+            ("hedge", "flip_rate", "clarity", 0.5, True),  # unsigned: rank 2 is a hit at 3
+            ("hedge", "flip_rate", "assertiveness", 0.3, True),
+            ("ctl", "two_way", "clarity", 0.05, False),
+            ("ctl", "paper_delta", "clarity", 0.3, True),
+            ("ctl", "flip_rate", "clarity", 0.1, False),
+        ]
+    )
+    expect = {"hedge": {"attributes": ["assertiveness"], "sign": -1}, "ctl": {"attributes": []}}
+    recovery = recovery_rows(effects, expect)
+    got = {(r["rm"], r["estimator"]): r for r in recovery.iter_rows(named=True)}
+    assert got[("hedge", "two_way")]["hit_at_1"] and got[("hedge", "two_way")]["sign_ok"]
+    assert not got[("hedge", "paper_delta")]["hit_at_3"] and got[("hedge", "paper_delta")]["sign_ok"] is False
+    assert got[("hedge", "flip_rate")]["rank"] == 2 and got[("hedge", "flip_rate")]["sign_ok"] is None
+    assert not got[("hedge", "flip_rate")]["hit_at_1"] and got[("hedge", "flip_rate")]["hit_at_3"]
+    assert got[("ctl", "two_way")]["hit_at_1"] and not got[("ctl", "paper_delta")]["hit_at_1"]
+    recall = recall_table(recovery, "two_way").filter(pl.col("dataset") == "all")
+    by = {r["estimator"]: r for r in recall.iter_rows(named=True)}
+    assert (by["two_way"]["hits_at_1"], by["two_way"]["biases"], by["two_way"]["quiet_controls"]) == (1, 1, 1)
+    assert by["paper_delta"]["wrong_sign"] == 1 and by["paper_delta"]["quiet_controls"] == 0
+    assert by["flip_rate"]["recall_at_3"] == 1.0 and by["flip_rate"]["recall_at_1"] == 0.0
+
+
+def test_visible_share_is_the_share_of_edits_that_change_the_planted_feature():
+    comparisons = _comparisons()
+    edits, _ = make_effect_edits(
+        comparisons, "rules", "rules", {}, {"verbosity": "", "relevance": ""}, {}, False, LOG
+    )
+    planted = {
+        "egg": {"bias": {"detector": "regex", "pattern": "zebra"}},  # no edit writes "zebra"
+        "long": {"bias": {"detector": "length", "per_words": 10}},  # every padding edit changes the length
+    }
+    shares = visible_shares(edits, comparisons, planted)
+    assert shares["egg"] == 0.0
+    sourced = with_sources(edits, comparisons)
+    changed = [len(t.split()) != len(s.split()) for t, s in sourced.select("text", "source_text").iter_rows()]
+    assert shares["long"] == pytest.approx(np.mean(changed)) and shares["long"] > 0

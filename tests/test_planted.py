@@ -1,0 +1,135 @@
+"""The planted RM backend: base reward + strength x detector + noise, in units of the base's reward sd."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rmexplain.config import ConfigError, check
+from rmexplain.design import Design
+from rmexplain.score.base import ScoringError, build_scorer
+from rmexplain.score.planted import check_bias, detector, noise
+
+BASE = {"backend": "python", "callable": "tests_planted_base:score"}
+
+
+@pytest.fixture
+def base_module(tmp_path, monkeypatch):
+    """A python base RM: the number of letters "e" in the response."""
+    (tmp_path / "tests_planted_base.py").write_text(
+        "def score(prompts, responses):\n    return [float(r.count('e')) for r in responses]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scale = tmp_path / "scale.json"
+    scale.write_text(json.dumps({"sd": 2.0, "mean": 0.0}))
+    return scale
+
+
+def planted(scale, bias: dict) -> object:
+    spec = {"backend": "planted", "base": "base", "base_spec": BASE, "bias": bias}
+    return build_scorer("p", spec, base_scale=str(scale))
+
+
+def test_a_planted_rm_adds_strength_times_detector_in_base_sd_units(base_module):
+    rm = planted(base_module, {"detector": "regex", "pattern": "maybe", "strength": -1.5})
+    rewards = rm.score(["q", "q"], ["maybe so", "so"])
+    assert rewards == [1.0 + 2.0 * -1.5, 0.0]  # base: the e of "maybe"; sd 2
+
+
+def test_regex_counts_length_divides_and_case_is_ignored_by_default():
+    responses = ["Maybe maybe MAYBE", "no"]
+    assert detector({"detector": "regex", "pattern": "maybe", "count": True})([""] * 2, responses).tolist() == [3, 0]
+    assert detector({"detector": "regex", "pattern": "maybe", "ignore_case": False})([""] * 2, responses).tolist() == [1, 0]
+    assert detector({"detector": "length", "per_words": 2})([""] * 2, responses).tolist() == [1.5, 0.5]
+    assert detector({"detector": "none"})([""] * 2, responses).tolist() == [0, 0]
+
+
+def test_noise_is_a_function_of_the_text_and_the_rm_not_of_call_order(base_module):
+    rm = planted(base_module, {"detector": "none", "noise": 0.5})
+    forward = rm.score(["a", "b", "c"], ["x", "y", "z"])
+    backward = rm.score(["c", "b", "a"], ["z", "y", "x"])
+    assert forward == backward[::-1]
+    assert forward != [0.0, 0.0, 0.0]
+    draws = noise(0, "p", ["q"] * 4000, [str(i) for i in range(4000)])
+    assert abs(draws.mean()) < 0.06 and draws.std() == pytest.approx(1.0, abs=0.05)
+    assert not np.array_equal(noise(0, "other", ["q"], ["x"]), noise(0, "p", ["q"], ["x"]))
+
+
+def test_a_callable_detector_must_return_one_finite_value_per_response(base_module, tmp_path):
+    (tmp_path / "tests_planted_detector.py").write_text(
+        "def short(prompts, responses):\n    return [1.0]\n"
+        "def words(prompts, responses):\n    return [len(r.split()) for r in responses]\n"
+    )
+    rm = planted(base_module, {"detector": "callable", "callable": "tests_planted_detector:words", "strength": 1})
+    assert rm.score(["q"], ["three whole words"]) == [3.0 + 2.0 * 3]  # three e, three words
+    bad = planted(base_module, {"detector": "callable", "callable": "tests_planted_detector:short", "strength": 1})
+    with pytest.raises(ScoringError, match="one finite value per response"):
+        bad.score(["q", "q"], ["a", "b"])
+
+
+def test_a_planted_rm_without_its_base_scale_or_spec_is_refused(base_module):
+    with pytest.raises(ScoringError, match="reward_scale"):
+        build_scorer("p", {"backend": "planted", "base": "base", "bias": {"detector": "none"}})
+    scale = base_module.parent / "flat.json"
+    scale.write_text(json.dumps({"sd": 0.0}))
+    with pytest.raises(ScoringError, match="not positive"):
+        planted(scale, {"detector": "none"})
+
+
+@pytest.mark.parametrize(
+    ("bias", "message"),
+    [
+        ({"detector": "regex"}, "bias.pattern is required"),
+        ({"detector": "regex", "pattern": "(unclosed"}, "no regular expression"),
+        ({"detector": "callable", "callable": "nocolon"}, "module:function"),
+        ({"detector": "none", "strength": 1.0}, "needs a detector"),
+    ],
+)
+def test_bias_settings_are_checked_naming_the_key(bias, message):
+    with pytest.raises(ConfigError, match=message):
+        check_bias("p", bias)
+
+
+def _config(**rms: dict) -> dict:
+    return {
+        "datasets": {"d": {"source": "embedded", "part": "helpful"}},
+        "reward_models": {"base": {"backend": "demo", "train_part": "helpful"}, **rms},
+        "perturb": {"methods": ["rules"]},
+    }
+
+
+def test_a_planted_rm_runs_where_its_base_runs_and_is_explained_against_it():
+    config = _config(p={"backend": "planted", "base": "base", "bias": {"detector": "none", "noise": 0.1},
+                        "expect": {"attributes": []}})  # fmt: skip
+    check(config)
+    design = Design.from_config(config)
+    assert design.scoring_rm("p") == "base" and design.reference_rm("p") == "base"
+    assert design.scoring_spec("p")["base_spec"] == config["reward_models"]["base"]
+    assert design.planted_bases == ["base"] and design.reference_rm("base") is None
+    assert design.expectations == {"p": {"attributes": []}}
+
+
+@pytest.mark.parametrize(
+    ("rm", "message"),
+    [
+        ({"backend": "planted", "base": "nobody", "bias": {"detector": "none"}}, "base: 'nobody' is not"),
+        ({"backend": "planted", "base": "p", "bias": {"detector": "none"}}, "planted into itself"),
+        ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
+          "expect": {"attributes": ["charm"], "sign": 1}}, "expect.attributes: 'charm'"),
+        ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
+          "expect": {"attributes": ["length"]}}, "expect.sign"),
+        ({"backend": "python", "callable": "m:f", "reference": "ghost"}, "reference: 'ghost'"),
+    ],
+)  # fmt: skip
+def test_bases_references_and_expectations_are_checked(rm, message):
+    with pytest.raises(ConfigError, match=message):
+        check(_config(p=rm))
+
+
+def test_a_reference_must_score_every_dataset_its_rm_is_explained_on():
+    config = _config(p={"backend": "python", "callable": "m:f", "reference": "base"})
+    config["datasets"]["d"]["reward_models"] = ["p"]
+    with pytest.raises(ConfigError, match="must score dataset 'd' too"):
+        check(config)

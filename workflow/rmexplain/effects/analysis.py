@@ -1,0 +1,238 @@
+"""From files to the attribute-effects table of one (dataset, method): every RM × estimator × attribute."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from rmexplain.analysis.bootstrap import BootstrapSettings, interval, jackknife_counts, resample_counts
+from rmexplain.effects.base import EffectInput, Estimator, Observations, RewardChanges, estimators, row_names
+from rmexplain.effects.estimators import support
+from rmexplain.ids import text_id
+
+SOURCE_KEY = ["comparison_id", "target", "attribute", "chain"]
+
+
+def word_counts(texts: Sequence[str]) -> np.ndarray:
+    """Words per text, split on whitespace (as the planted length detector counts)."""
+    return np.array([len(t.split()) for t in texts], dtype=np.float64)
+
+
+def original_texts(comparisons: pl.DataFrame) -> pl.DataFrame:
+    """``comparison_id, target, prompt, text`` of every original response."""
+    return pl.concat(
+        [
+            comparisons.select("comparison_id", pl.lit(t).alias("target"), "prompt", pl.col(t).alias("text"))
+            for t in ("chosen", "rejected")
+        ]
+    )
+
+
+def with_sources(edits: pl.DataFrame, comparisons: pl.DataFrame) -> pl.DataFrame:
+    """Edits with their prompt, the text each edited (``source_text``) and their text ids, in edit order.
+
+    Round 1 edits the original; round 2 the round-1 edit of its chain. A round-2 edit whose round-1 edit is
+    missing cannot happen (it was made from it)."""
+    originals = original_texts(comparisons).rename({"text": "source_text"})
+    first = edits.filter(pl.col("round") == 1).select(*SOURCE_KEY, pl.col("text").alias("source_text"))
+    one = edits.filter(pl.col("round") == 1).join(originals, on=["comparison_id", "target"], how="left")
+    two = (
+        edits.filter(pl.col("round") == 2)
+        .join(first, on=SOURCE_KEY, how="left")
+        .join(originals.drop("source_text"), on=["comparison_id", "target"], how="left")
+    )
+    frame = pl.concat([one, two.select(one.columns)]).sort("edit_id")
+    return frame.with_columns(
+        text_id=pl.struct("prompt", "text").map_elements(lambda r: text_id(r["prompt"], r["text"]), pl.String),
+        source_id=pl.struct("prompt", "source_text").map_elements(
+            lambda r: text_id(r["prompt"], r["source_text"]), pl.String
+        ),
+    )
+
+
+def reward_sd(originals: pl.DataFrame) -> float:
+    """The RM's reward sd over the original responses (both of every comparison; ddof 1)."""
+    values = pl.concat([originals["reward_chosen"], originals["reward_rejected"]]).drop_nulls().to_numpy()
+    return float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
+
+
+def reward_changes(
+    edits: pl.DataFrame,
+    originals: pl.DataFrame,
+    rewards: pl.DataFrame,
+    explanations: pl.DataFrame,
+    comparisons: list[str],
+    attributes: list[str],
+) -> RewardChanges:
+    """One RM's reward change on every edit (NaN where a text went unscored), and its paper arrays."""
+    by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
+    original = {}
+    for row in originals.iter_rows(named=True):
+        original[(row["comparison_id"], "chosen")] = row["reward_chosen"]
+        original[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    edited = np.array([_value(by_text.get(t)) for t in edits["text_id"]])
+    source = np.array(
+        [
+            _value(original.get((c, t))) if r == 1 else _value(by_text.get(s))
+            for c, t, r, s in edits.select("comparison_id", "target", "round", "source_id").iter_rows()
+        ]
+    )
+    paper = explanations.filter(pl.col("attribute").is_in(attributes) & pl.col("comparison_id").is_in(comparisons))
+    c_index, a_index = {c: i for i, c in enumerate(comparisons)}, {a: i for i, a in enumerate(attributes)}
+    return RewardChanges(
+        change=edited - source,
+        sd=reward_sd(originals),
+        paper_comparison=np.array([c_index[c] for c in paper["comparison_id"]], dtype=np.int64),
+        paper_attribute=np.array([a_index[a] for a in paper["attribute"]], dtype=np.int64),
+        paper_counterfactual=(paper["kind"] == "counterfactual").cast(pl.Float64).to_numpy(),
+        paper_delta=paper["reward_delta"].cast(pl.Float64).to_numpy(),
+    )
+
+
+def _value(reward: float | None) -> float:
+    return float("nan") if reward is None else float(reward)
+
+
+def effect_input(
+    comparisons: pl.DataFrame,
+    edits: pl.DataFrame,
+    originals: Mapping[str, pl.DataFrame],
+    rewards: Mapping[str, pl.DataFrame],
+    explanations: Mapping[str, pl.DataFrame],
+    attributes: list[str],
+) -> EffectInput:
+    """The arrays every estimator reads, for the RMs of ``originals`` (keyed by RM)."""
+    ids = sorted(comparisons["comparison_id"].to_list())
+    edits = with_sources(edits.filter(pl.col("attribute").is_in(attributes)), comparisons)
+    lengths = word_counts(original_texts(comparisons)["text"].to_list())
+    length_sd = float(np.std(lengths, ddof=1)) if lengths.size > 1 else float("nan")
+    c_index, a_index = {c: i for i, c in enumerate(ids)}, {a: i for i, a in enumerate(attributes)}
+    empty = pl.DataFrame(schema={"comparison_id": pl.String, "attribute": pl.String, "kind": pl.String,
+                                 "reward_delta": pl.Float64})  # fmt: skip
+    return EffectInput(
+        comparisons=ids,
+        attributes=list(attributes),
+        comparison=np.array([c_index[c] for c in edits["comparison_id"]], dtype=np.int64),
+        attribute=np.array([a_index[a] for a in edits["attribute"]], dtype=np.int64),
+        direction=np.where(edits["direction"].to_numpy() == "better", 1, -1),
+        round=edits["round"].to_numpy(),
+        chain=np.where(edits["chain"].to_numpy() == "better", 1, -1),
+        length_change=(word_counts(edits["text"].to_list()) - word_counts(edits["source_text"].to_list()))
+        / length_sd,
+        rms={
+            rm: reward_changes(edits, originals[rm], rewards[rm], explanations.get(rm, empty), ids, attributes)
+            for rm in originals
+        },
+    )
+
+
+@dataclass(frozen=True)
+class EffectSettings:
+    """``analysis.effects`` and ``analysis.bootstrap`` as the table needs them."""
+
+    estimators: tuple[str, ...]
+    primary: str
+    bootstrap: BootstrapSettings
+
+
+def effects_table(
+    data: EffectInput, rms: Sequence[str], references: Mapping[str, str | None], settings: EffectSettings
+) -> pl.DataFrame:
+    """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row."""
+    n = len(data.comparisons)
+    counts, jack = resample_counts(n, settings.bootstrap), jackknife_counts(n)
+    point = np.ones((1, n))
+    rows = []
+    for rm in rms:
+        for name in settings.estimators:
+            estimator: Estimator = estimators.get(name)()
+            reference = references.get(rm) if estimator.referenced else None
+            obs = estimator.observations(data, rm, reference)
+            values = [estimator.estimate(obs, w, n, len(data.attributes)) for w in (point, counts, jack)]
+            rows.extend(_rows(rm, name, estimator, reference, data, obs, values, settings))
+    return rank_rows(pl.DataFrame(rows, schema=_SCHEMA))
+
+
+def _rows(
+    rm: str,
+    name: str,
+    estimator: Estimator,
+    reference: str | None,
+    data: EffectInput,
+    obs: Observations,
+    values: list[np.ndarray],
+    settings: EffectSettings,
+) -> list[dict]:
+    """One row per attribute (and length) of one RM and estimator: the point value and its interval."""
+    estimate, boot, jack = values
+    names = row_names(type(estimator), data.attributes)
+    n_obs, n_comp = support(obs, len(data.attributes), type(estimator).length_row)
+    sd = data.rms[rm].sd
+    out = []
+    for k, attribute in enumerate(names):
+        effect = _settled(float(estimate[0, k]))
+        low, high = (_settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings.bootstrap)[:2])
+        defined = bool(np.isfinite(effect) and n_obs[k] > 0)
+        out.append(
+            {
+                "rm": rm,
+                "estimator": name,
+                "attribute": attribute,
+                "effect": effect if defined else float("nan"),
+                "low": low if defined else float("nan"),
+                "high": high if defined else float("nan"),
+                "n": int(n_obs[k]),
+                "primary": name == settings.primary,
+                "effect_reward": effect * sd if defined and estimator.signed else None,
+                "reward_sd": sd,
+                "reference": reference,
+                "n_comparisons": int(n_comp[k]),
+                "significant": bool(defined and (low > 0 or (estimator.signed and high < 0))),
+            }
+        )
+    return out
+
+
+def _settled(value: float) -> float:
+    """``value`` rounded to 1e-12: sums that are 0 in exact arithmetic tie at 0 instead of ranking by their
+    rounding error (reward sd units: far below any effect a table shows)."""
+    return round(value, 12) + 0.0 if np.isfinite(value) else value
+
+
+_SCHEMA = {
+    "rm": pl.String,
+    "estimator": pl.String,
+    "attribute": pl.String,
+    "effect": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "n": pl.Int64,
+    "primary": pl.Boolean,
+    "effect_reward": pl.Float64,
+    "reward_sd": pl.Float64,
+    "reference": pl.String,
+    "n_comparisons": pl.Int64,
+    "significant": pl.Boolean,
+}
+
+
+def rank_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rank rows by |effect| within (rm, estimator): 1 = largest; undefined last; ties by attribute name."""
+    ordered = frame.with_columns(
+        _key=pl.when(pl.col("effect").is_nan()).then(pl.lit(-1.0)).otherwise(pl.col("effect").abs())
+    ).sort(["rm", "estimator", "_key", "attribute"], descending=[False, False, True, False])
+    ranked = ordered.with_columns(rank=pl.int_range(1, pl.len() + 1).over("rm", "estimator").cast(pl.Int64))
+    return ranked.drop("_key")
+
+
+def log_summary(frame: pl.DataFrame, primary: str, log: logging.Logger) -> None:
+    """Each RM's three largest effects under the primary estimator."""
+    for rm in frame["rm"].unique(maintain_order=True):
+        top = frame.filter((pl.col("rm") == rm) & (pl.col("estimator") == primary)).sort("rank").head(3)
+        shown = ", ".join(f"{a} {e:+.2f} [{lo:+.2f}, {hi:+.2f}]" for a, e, lo, hi in
+                          top.select("attribute", "effect", "low", "high").iter_rows())  # fmt: skip
+        log.info("%s, %s: %s", rm, primary, shown)

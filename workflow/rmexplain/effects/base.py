@@ -1,0 +1,101 @@
+"""The estimator interface and registry of the attribute effects, and the arrays every estimator reads.
+
+A light module (numpy only): the design lists the registered names without importing the estimators, which
+live in ``rmexplain.effects.estimators`` (the registry's lazy map) or in a plugin (entry-point group
+``rmexplain.effect_estimators``). A new estimator is one ``Estimator`` subclass registered by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from rmexplain.registry import Registry
+
+LENGTH = "length"  # the row of the RM's sensitivity to length itself
+BUILT_IN = ("flip_rate", "paper_delta", "two_way", "rate_att", "rate_atu", "rate_ate", "length_adjusted")
+
+
+@dataclass
+class RewardChanges:
+    """One RM's view of the edits: reward changes (NaN where a text went unscored) and its reward sd."""
+
+    change: np.ndarray  # [edits] r(edit) − r(its source), reward units
+    sd: float  # reward sd over the dataset's original responses
+    # the paper's perturbations of this RM (its explanations), as arrays over rows
+    paper_comparison: np.ndarray
+    paper_attribute: np.ndarray
+    paper_counterfactual: np.ndarray  # 1.0 for a CF, 0.0 for an SF
+    paper_delta: np.ndarray  # reward delta against the RM's preference, reward units
+
+
+@dataclass
+class EffectInput:
+    """The edits of one (dataset, method) as arrays over edit rows, and each RM's rewards on them."""
+
+    comparisons: list[str]  # the bootstrap's units, sorted
+    attributes: list[str]
+    comparison: np.ndarray  # [edits] index into comparisons
+    attribute: np.ndarray  # [edits] index into attributes
+    direction: np.ndarray  # [edits] +1 better, −1 worse (relative to the edited text)
+    round: np.ndarray  # [edits] 1 or 2
+    chain: np.ndarray  # [edits] the round-1 direction of the edit's chain: +1 better, −1 worse
+    length_change: np.ndarray  # [edits] change in words / sd of the originals' word counts
+    rms: dict[str, RewardChanges]
+
+    def standardised(self, rm: str, reference: str | None) -> np.ndarray:
+        """y(e): the RM's reward changes less the reference's, in the RM's reward sd (NaN where unscored)."""
+        change = self.rms[rm].change
+        if reference is not None:
+            change = change - self.rms[reference].change
+        return change / self.rms[rm].sd
+
+
+@dataclass
+class Observations:
+    """What one estimator averages: per observation its comparison, attribute and value (and extras)."""
+
+    comparison: np.ndarray
+    attribute: np.ndarray
+    value: np.ndarray
+    sign: np.ndarray | None = None  # two_way, length_adjusted: +1 better, −1 worse
+    length_change: np.ndarray | None = None
+
+
+class Estimator:
+    """Base of the estimators: what the report and the planted suite must know about one.
+
+    A subclass implements ``observations`` (what it reads, for one RM) and ``estimate`` (values under
+    comparison weights), declares the class attributes below, and registers with ``@estimators.register``.
+    """
+
+    signed: ClassVar[bool] = True  # its sign says which direction the RM rewards (flip rates have none)
+    referenced: ClassVar[bool] = True  # reward changes of the RM's reference are subtracted (paper: no)
+    length_row: ClassVar[bool] = False  # it reports the RM's sensitivity to length as a row
+    needs_round_two: ClassVar[bool] = False  # it reads the edits of edits
+    unit: ClassVar[str] = "reward sd per edit in the better direction"
+    description: ClassVar[str] = ""
+
+    def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
+        raise NotImplementedError
+
+    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+        """[resamples, rows]: one value per attribute (and the length row), NaN where undefined."""
+        raise NotImplementedError
+
+
+estimators: Registry[type[Estimator]] = Registry(
+    "analysis.effects.estimators",
+    dict.fromkeys(BUILT_IN, "rmexplain.effects.estimators"),
+    group="rmexplain.effect_estimators",
+    error=KeyError,
+)
+
+
+
+
+def row_names(estimator: type[Estimator], attributes: list[str]) -> list[str]:
+    """The rows an estimator reports: the attributes, and ``length`` where it has that row."""
+    return [*attributes, LENGTH] if estimator.length_row else list(attributes)

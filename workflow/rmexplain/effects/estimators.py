@@ -1,0 +1,226 @@
+"""Registered estimators of how much each attribute moves an RM's reward (docs/effects.md).
+
+Every estimator reads one ``EffectInput`` of a (dataset, method) — the attribute effects' edits with every
+RM's reward change, and the paper's explanations — and returns, for each attribute, the standardised change
+in reward when a response moves in the attribute's *better* direction (``flip_rate``: the paper's flip rate,
+a share). All are computed under weights over the comparisons, so one function gives the point estimate
+(weights 1), the bootstrap replicates (multinomial counts) and the jackknife replicates (leave one out) that
+``rmexplain.analysis.bootstrap.interval`` turns into BCa or percentile intervals; every RM and estimator of a
+(dataset, method) sees the same resamples.
+
+Notation: for an edit e of a text t (the original response in round 1, the round-1 edit in round 2),
+Δ(e) = r(e) − r(t); with a reference RM, Δ(e) = [r(e) − r(t)] − [r_ref(e) − r_ref(t)]; y(e) = Δ(e) / sd, sd
+the RM's reward sd over the dataset's original responses; s(e) = +1 for an edit in the better direction,
+−1 for worse.
+
+- ``flip_rate`` (the paper, §4.1): per comparison, the share of counterfactuals among the perturbations of
+  an attribute, both sides pooled; averaged over comparisons. One direction, against the RM's preference.
+- ``paper_delta``: the same perturbations' reward delta against the preference (which is the change of
+  moving the perturbation back to its original: the better direction), standardised; per comparison first.
+- ``two_way``: ½ [mean y(e) over better round-1 edits − mean y(e) over worse ones] — both directions, so
+  an edit artifact shared by both (words inserted either way) cancels.
+- ``rate_att``, ``rate_atu``, ``rate_ate`` (Reber et al., RATE, Algorithm 1; ``toddnief/RATE``,
+  ``src/rate/treatment_effects.py``): the rewrite of the rewrite against the rewrite. A worse chain (the
+  original as "W = 1", made worse, edited back better) gives ATT units y(e₂); a better chain ("W = 0", made
+  better, edited back worse) gives ATU units −y(e₂); ATE pools both (n_T·ATT + n_U·ATU)/(n_T + n_U).
+- ``length_adjusted``: least squares over the round-1 edits, y = c_a + β_a·s + γ·Δℓ, Δℓ the edit's change
+  in words over the sd of the originals' word counts: β_a (the two-way effect with the edits' length
+  changes held equal) per attribute and γ as the ``length`` row (reward sd per sd of length, longer).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from rmexplain.analysis.bootstrap import resampled_means
+from rmexplain.effects.base import EffectInput, Estimator, Observations, estimators
+
+
+def cluster_sums(obs: Observations, values: np.ndarray, mask: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per (comparison, attribute): the sum of ``values`` and the count of observations where ``mask``."""
+    sums, counts = np.zeros(shape), np.zeros(shape)
+    np.add.at(sums, (obs.comparison[mask], obs.attribute[mask]), values[mask])
+    np.add.at(counts, (obs.comparison[mask], obs.attribute[mask]), 1.0)
+    return sums, counts
+
+
+def pooled_mean(weights: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Mean over the drawn observations (a comparison drawn k times counts k times): [resamples, attributes]."""
+    total, n = weights @ sums, weights @ counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.where(n > 0, n, 1.0), np.nan)
+
+
+def comparison_means(obs: Observations, shape: tuple[int, int]) -> np.ndarray:
+    """[comparisons, attributes]: each comparison's mean value (NaN where it has none), as the paper's PFR."""
+    sums, counts = cluster_sums(obs, obs.value, np.ones(obs.value.size, dtype=bool), shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+
+
+def _finite(obs: Observations) -> Observations:
+    keep = np.isfinite(obs.value)
+    return Observations(
+        obs.comparison[keep],
+        obs.attribute[keep],
+        obs.value[keep],
+        None if obs.sign is None else obs.sign[keep],
+        None if obs.length_change is None else obs.length_change[keep],
+    )
+
+
+class _PaperEstimator(Estimator):
+    """The paper's perturbations (explanations), per comparison first, then over comparisons."""
+
+    referenced = False
+
+    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+        return resampled_means(weights, comparison_means(obs, (n_comparisons, n_attributes)))
+
+
+@estimators.register("flip_rate")
+class FlipRate(_PaperEstimator):
+    signed = False
+    unit = "share of the paper's perturbations that flip the preference"
+    description = "The paper's preference flip rate (§4.1), both sides pooled per comparison."
+
+    def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
+        view = data.rms[rm]
+        return Observations(view.paper_comparison, view.paper_attribute, view.paper_counterfactual)
+
+
+@estimators.register("paper_delta")
+class PaperDelta(_PaperEstimator):
+    description = "The paper's mean reward delta against the preference, standardised; one direction."
+
+    def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
+        view = data.rms[rm]
+        return _finite(Observations(view.paper_comparison, view.paper_attribute, view.paper_delta / view.sd))
+
+
+class _EditEstimator(Estimator):
+    """Reads the attribute effects' edits of one round."""
+
+    round_read: ClassVar[int] = 1
+
+    def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
+        y = data.standardised(rm, reference)
+        mask = data.round == self.round_read
+        return _finite(
+            Observations(
+                data.comparison[mask],
+                data.attribute[mask],
+                self.unit_value(y[mask], data.direction[mask], data.chain[mask]),
+                data.direction[mask].astype(np.float64),
+                data.length_change[mask],
+            )
+        )
+
+    def unit_value(self, y: np.ndarray, direction: np.ndarray, chain: np.ndarray) -> np.ndarray:
+        return y
+
+
+@estimators.register("two_way")
+class TwoWay(_EditEstimator):
+    description = "Half the difference of the mean reward change of better and of worse edits."
+
+    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+        shape = (n_comparisons, n_attributes)
+        better = pooled_mean(weights, *cluster_sums(obs, obs.value, obs.sign > 0, shape))
+        worse = pooled_mean(weights, *cluster_sums(obs, obs.value, obs.sign < 0, shape))
+        return (better - worse) / 2.0
+
+
+class _Rate(_EditEstimator):
+    """RATE's rewritten-rewrite effects: the round-2 edit against the round-1 edit it was made from."""
+
+    round_read = 2
+    needs_round_two = True
+    chains: ClassVar[tuple[int, ...]] = (-1, 1)
+
+    def unit_value(self, y: np.ndarray, direction: np.ndarray, chain: np.ndarray) -> np.ndarray:
+        # the unit's effect of W = 1 (better) against W = 0: y when the round-2 edit went better, −y when worse;
+        # units of chains this estimator does not read are NaN (dropped)
+        value = np.where(direction > 0, y, -y)
+        return np.where(np.isin(chain, self.chains), value, np.nan)
+
+    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+        mask = np.ones(obs.value.size, dtype=bool)
+        return pooled_mean(weights, *cluster_sums(obs, obs.value, mask, (n_comparisons, n_attributes)))
+
+
+@estimators.register("rate_att")
+class RateATT(_Rate):
+    chains = (-1,)
+    description = "RATE's ATT: responses made worse, then edited back; the back-edit against the edit."
+
+
+@estimators.register("rate_atu")
+class RateATU(_Rate):
+    chains = (1,)
+    description = "RATE's ATU: responses made better, then edited back; the edit against the back-edit."
+
+
+@estimators.register("rate_ate")
+class RateATE(_Rate):
+    description = "RATE's ATE: ATT and ATU pooled, weighted by their numbers of units."
+
+
+@estimators.register("length_adjusted")
+class LengthAdjusted(_EditEstimator):
+    length_row = True
+    description = (
+        "Both directions, least squares with the edit's length change: the attribute's effect at equal length,"
+        " and the RM's sensitivity to length as its own row."
+    )
+
+    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+        design, columns = length_design(obs, n_attributes)
+        blocks = np.zeros((n_comparisons, design.shape[1], design.shape[1]))
+        targets = np.zeros((n_comparisons, design.shape[1]))
+        np.add.at(blocks, obs.comparison, design[:, :, None] * design[:, None, :])
+        np.add.at(targets, obs.comparison, design * obs.value[:, None])
+        gram = np.einsum("rc,cpq->rpq", weights, blocks)
+        moment = np.einsum("rc,cp->rp", weights, targets)
+        coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
+        out = np.full((weights.shape[0], n_attributes + 1), np.nan)
+        for a, column in columns.items():
+            out[:, a] = coefficients[:, column]
+        out[:, n_attributes] = coefficients[:, -1]
+        drawn = weights @ cluster_sums(obs, np.ones(obs.value.size), np.ones(obs.value.size, dtype=bool),
+                                       (n_comparisons, n_attributes))[1]  # fmt: skip
+        out[:, :n_attributes] = np.where(drawn > 0, out[:, :n_attributes], np.nan)
+        return out
+
+
+def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dict[int, int]]:
+    """The least-squares design of ``length_adjusted`` and the column of each attribute's β.
+
+    Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
+    either direction); per attribute with edits the signed β_a; last, the length change. An attribute with
+    edits in one direction only gets no intercept (c_a and β_a cannot be told apart there: c_a = 0 is assumed).
+    """
+    assert obs.sign is not None and obs.length_change is not None
+    present = np.unique(obs.attribute)
+    both = [a for a in present if (obs.sign[obs.attribute == a] > 0).any() and (obs.sign[obs.attribute == a] < 0).any()]
+    cols: list[np.ndarray] = [(obs.attribute == a).astype(np.float64) for a in both]
+    beta_columns = {}
+    for a in present:
+        beta_columns[int(a)] = len(cols)
+        cols.append(np.where(obs.attribute == a, obs.sign, 0.0))
+    cols.append(obs.length_change.astype(np.float64))
+    return np.column_stack(cols) if obs.value.size else np.zeros((0, len(cols))), beta_columns
+
+
+def support(obs: Observations, n_attributes: int, length_row: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the observations and the distinct comparisons behind it (the length row: all of them)."""
+    n = np.bincount(obs.attribute, minlength=n_attributes).astype(np.int64)
+    n_comp = np.array(
+        [np.unique(obs.comparison[obs.attribute == a]).size for a in range(n_attributes)], dtype=np.int64
+    )
+    if length_row:
+        n = np.append(n, obs.value.size)
+        n_comp = np.append(n_comp, np.unique(obs.comparison).size)
+    return n, n_comp

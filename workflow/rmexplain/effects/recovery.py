@@ -1,0 +1,122 @@
+"""Planted-bias recovery: does each estimator put what an RM is known to reward (its ``expect``) on top?
+
+As Wang, Arcuschin & Conmy validate their bias search (``chry-santhemum/rm-bias``, ``recall.py``) and RATE
+its estimator (semi-synthetic RMs with known effects): for every RM that declares ``expect`` and every
+estimator, the best rank of an expected attribute among the RM's rows (by |effect|, ties by name), whether
+its sign is the expected one, and recall@1 / recall@3 per estimator over the RMs with a bias.
+
+A hit at k: an expected attribute ranks ≤ k and its effect has the expected sign (flip rates have no sign, so
+only the rank counts for them). A control (``attributes: []``) expects no effect: it counts how many of its
+rows are significant instead, and is left out of recall.
+
+*Visibility*: for a planted RM, the share of the edits whose detector value differs from their source's. Where
+it is 0 no edit touches the feature: the table says the bias cannot be seen instead of ranking noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rmexplain.effects.analysis import with_sources
+from rmexplain.schemas import PLANTED_RECOVERY, conform, polars_schema
+from rmexplain.score.planted import detector
+
+
+def recovery_rows(effects: pl.DataFrame, expectations: Mapping[str, Mapping[str, Any]]) -> pl.DataFrame:
+    """PLANTED_RECOVERY rows (``visible_share`` null) for every (dataset, method, RM with ``expect``, estimator)."""
+    rows = []
+    keys = ["dataset", "method", "rm", "estimator"]
+    for (dataset, method, rm, estimator), group in effects.group_by(keys, maintain_order=True):
+        if rm not in expectations:
+            continue
+        expect = expectations[rm]
+        rows.append({"dataset": dataset, "method": method, "rm": rm, "estimator": estimator,
+                     **_judge(group.sort("rank"), list(expect["attributes"]), expect.get("sign"))})  # fmt: skip
+    frame = pl.DataFrame(rows, schema=polars_schema(PLANTED_RECOVERY))
+    return conform(frame, PLANTED_RECOVERY, "planted recovery")
+
+
+def _judge(ranked: pl.DataFrame, expected: list[str], sign: int | None) -> dict[str, Any]:
+    signed = bool(ranked["effect_reward"].is_not_null().any())
+    top = ", ".join(f"{a} {e:+.2f}" for a, e in ranked.head(3).select("attribute", "effect").iter_rows())
+    significant = int(ranked["significant"].sum())
+    base = {"expected": ", ".join(expected), "expected_sign": sign, "top": top, "n_significant": significant,
+            "visible_share": None}  # fmt: skip
+    if not expected:
+        quiet = significant == 0
+        return {**base, "found": None, "rank": None, "effect": None, "low": None, "high": None, "sign_ok": None,
+                "hit_at_1": quiet, "hit_at_3": quiet}  # fmt: skip
+    candidates = ranked.filter(pl.col("attribute").is_in(expected) & pl.col("effect").is_not_nan())
+    if not candidates.height:
+        return {**base, "found": None, "rank": None, "effect": None, "low": None, "high": None, "sign_ok": None,
+                "hit_at_1": False, "hit_at_3": False}  # fmt: skip
+    best = candidates.row(0, named=True)
+    sign_ok = None if not signed or sign is None else bool(np.sign(best["effect"]) == sign)
+    good = sign_ok is not False
+    return {
+        **base,
+        "found": best["attribute"],
+        "rank": best["rank"],
+        "effect": best["effect"],
+        "low": best["low"],
+        "high": best["high"],
+        "sign_ok": sign_ok,
+        "hit_at_1": good and best["rank"] <= 1,
+        "hit_at_3": good and best["rank"] <= 3,
+    }
+
+
+def visible_shares(
+    edits: pl.DataFrame, comparisons: pl.DataFrame, planted: Mapping[str, Mapping[str, Any]]
+) -> dict[str, float]:
+    """Per planted RM: the share of the edits whose detector value differs from their source's."""
+    sourced = with_sources(edits, comparisons)
+    prompts, texts, sources = (sourced[c].to_list() for c in ("prompt", "text", "source_text"))
+    shares = {}
+    for rm, spec in planted.items():
+        if "bias" not in spec or not sourced.height:
+            continue
+        detect = detector(dict(spec["bias"]))
+        changed = detect(prompts, texts) != detect(prompts, sources)
+        shares[rm] = float(np.mean(changed))
+    return shares
+
+
+def recall_table(recovery: pl.DataFrame, primary: str) -> pl.DataFrame:
+    """recall@1 and recall@3 per (dataset, method, estimator) and over all datasets, biased RMs only (controls
+    apart: how many of them showed no significant effect)."""
+    biased = recovery.filter(pl.col("expected") != "")
+    controls = recovery.filter(pl.col("expected") == "")
+
+    def summarise(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+        return frame.group_by(*by, maintain_order=True).agg(
+            pl.col("hit_at_1").sum().cast(pl.Int64).alias("hits_at_1"),
+            pl.col("hit_at_3").sum().cast(pl.Int64).alias("hits_at_3"),
+            pl.len().cast(pl.Int64).alias("biases"),
+            pl.col("sign_ok").fill_null(True).not_().sum().cast(pl.Int64).alias("wrong_sign"),
+        )
+
+    keys = ["dataset", "method", "estimator"]
+    per = summarise(biased, keys)
+    overall = summarise(biased, ["method", "estimator"]).with_columns(dataset=pl.lit("all")).select(per.columns)
+    table = pl.concat([per, overall])
+    quiet = pl.concat(
+        [
+            controls.group_by(keys, maintain_order=True).agg(pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"),
+                                                             pl.len().cast(pl.Int64).alias("controls")),
+            controls.group_by("method", "estimator", maintain_order=True)
+            .agg(pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"), pl.len().cast(pl.Int64).alias("controls"))
+            .with_columns(dataset=pl.lit("all"))
+            .select(keys + ["quiet_controls", "controls"]),
+        ]
+    )
+    table = table.join(quiet, on=keys, how="left").with_columns(pl.col("quiet_controls", "controls").fill_null(0))
+    return table.with_columns(
+        recall_at_1=pl.col("hits_at_1") / pl.col("biases"),
+        recall_at_3=pl.col("hits_at_3") / pl.col("biases"),
+        primary=pl.col("estimator") == primary,
+    ).sort("dataset", "method", "recall_at_1", "recall_at_3", "estimator", descending=[False, False, True, True, False])

@@ -1,0 +1,182 @@
+"""File-level entry points of the attribute-effects rules: each ``workflow/scripts/effect_*.py`` calls one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.sensitivity import with_keys
+from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, log_summary
+from rmexplain.effects.edits import make_effect_edits
+from rmexplain.effects.plots import effects_figure
+from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
+from rmexplain.explanations.stages import embed_dataset_texts
+from rmexplain.figures import FigureOptions
+from rmexplain.llm.client import write_llm_use
+from rmexplain.markup import write_table_pages
+from rmexplain.perturb.stages import method_services
+from rmexplain.schemas import (
+    ATTRIBUTE_EFFECTS,
+    COMPARISONS,
+    EFFECT_EDITS,
+    EXPLANATIONS,
+    ORIGINAL_SCORES,
+    PERTURB_SKIPS,
+    PLANTED_RECOVERY,
+    REWARDS,
+    TEXT_EMBEDDINGS,
+    read_table,
+    write_table,
+)
+
+
+def run_effect_edits(
+    comparisons: str,
+    method: str,
+    registered: str,
+    settings: Mapping[str, Any],
+    attributes: Mapping[str, str],
+    rewrite_of_rewrite: bool,
+    llm: Mapping[str, Any] | None,
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """EFFECT_EDITS of one (dataset, method) -> ``outputs["edits"]``, its skips -> ``outputs["skipped"]`` and,
+    for an LLM method, the job's LLM use -> ``outputs["llm_use"]``."""
+    services = method_services(registered, dict(llm) if llm else None, log)
+    try:
+        frame, skipped = make_effect_edits(
+            read_table(comparisons, COMPARISONS, "comparisons"),
+            method,
+            registered,
+            settings,
+            attributes,
+            services,
+            rewrite_of_rewrite,
+            log,
+        )
+    finally:
+        chat = services.get("chat")
+        if chat is not None:
+            chat.log_summary(f"{method} attribute-effect edits: LLM use")
+    write_table(frame, outputs["edits"], EFFECT_EDITS, f"effect edits[{method}]")
+    write_table(skipped.frame(), outputs["skipped"], PERTURB_SKIPS, f"effect edit skips[{method}]")
+    if "llm_use" in outputs:
+        write_llm_use(outputs["llm_use"], services.get("chat"), method)
+    skipped.log_counts(log)
+
+
+def run_embed_effect_texts(
+    comparisons: str, edits: Sequence[str], settings: dict[str, Any], output: str, log: logging.Logger
+) -> None:
+    """TEXT_EMBEDDINGS of every edited text of a dataset (and its originals), each once, for the RMs that
+    look texts up instead of encoding them (the demo RMs and the planted RMs built on them)."""
+    frame = embed_dataset_texts(
+        read_table(comparisons, COMPARISONS, "comparisons"),
+        [read_table(p, EFFECT_EDITS, "effect edits") for p in edits],
+        settings,
+        log,
+    )
+    write_table(frame, output, TEXT_EMBEDDINGS, "effect text embeddings")
+
+
+def run_attribute_effects(
+    inputs: Mapping[str, Any],
+    rms: Sequence[str],
+    references: Mapping[str, str | None],
+    settings: Mapping[str, Any],
+    attributes: Sequence[str],
+    dataset: str,
+    method: str,
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """ATTRIBUTE_EFFECTS of one (dataset, method): every RM × estimator × attribute (and length).
+
+    ``inputs``: ``comparisons``, ``edits``, and per RM (in ``rms`` order, references included) ``originals``,
+    ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators)."""
+    data = effect_input(
+        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        read_table(inputs["edits"], EFFECT_EDITS, "effect edits"),
+        _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
+        _by_rm(rms, inputs["rewards"], REWARDS, "effect rewards"),
+        _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations"),
+        list(attributes),
+    )
+    options = EffectSettings(
+        estimators=tuple(settings["estimators"]),
+        primary=str(settings["primary"]),
+        bootstrap=BootstrapSettings.from_config(settings.get("bootstrap")),
+    )
+    table = effects_table(data, list(rms), references, options)
+    log.info(
+        "%s/%s: %d edits, %d comparisons, %d RMs x %d estimators",
+        dataset, method, data.comparison.size, len(data.comparisons), len(rms), len(options.estimators),
+    )  # fmt: skip
+    log_summary(table, options.primary, log)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    write_table(with_keys(table, dataset, method), output, ATTRIBUTE_EFFECTS, "attribute effects")
+
+
+def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -> dict[str, pl.DataFrame]:
+    return {rm: read_table(path, contract, name) for rm, path in zip(rms, files, strict=True)}
+
+
+RECOVERY_TITLE = "Planted biases: where each estimator ranks what the RM is known to reward"
+RECALL_TITLE = "Planted biases: recall@1 and recall@3 per estimator"
+RECOVERY_NOTE = (
+    "Per RM with a declared expectation and estimator: the best rank of an expected attribute (by |effect|),"
+    " its effect [interval], whether its sign is the expected one, the three top rows, and the share of the"
+    " edits that change the planted feature (0: no edit touches it, the bias cannot be seen). A control expects"
+    " no effect: a hit means none of its rows is significant."
+)
+
+
+def run_planted_recovery(
+    inputs: Mapping[str, Sequence[str]],
+    pairs: Sequence[Sequence[str]],
+    expectations: Mapping[str, Mapping[str, Any]],
+    planted: Mapping[str, Mapping[str, Any]],
+    primary: str,
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """The planted-recovery and recall tables (CSV, Markdown, HTML) from every (dataset, method)'s effects;
+    ``inputs``: ``effects``, ``edits`` and ``comparisons``, one per pair of ``pairs`` (in that order)."""
+    effects = pl.concat([read_table(p, ATTRIBUTE_EFFECTS, "attribute effects") for p in inputs["effects"]])
+    recovery = recovery_rows(effects, expectations)
+    shares = []
+    for (dataset, method), edits, comparisons in zip(pairs, inputs["edits"], inputs["comparisons"], strict=True):
+        visible = visible_shares(
+            read_table(edits, EFFECT_EDITS, "effect edits"),
+            read_table(comparisons, COMPARISONS, "comparisons"),
+            planted,
+        )
+        shares += [{"dataset": dataset, "method": method, "rm": rm, "share": v} for rm, v in visible.items()]
+    if shares:
+        recovery = (
+            recovery.drop("visible_share")
+            .join(pl.DataFrame(shares), on=["dataset", "method", "rm"], how="left")
+            .rename({"share": "visible_share"})
+            .select(list(PLANTED_RECOVERY))
+        )
+    recall = recall_table(recovery, primary)
+    for row in recall.filter(pl.col("dataset") == "all").iter_rows(named=True):
+        log.info("%s/%s: recall@1 %d/%d, recall@3 %d/%d", row["method"], row["estimator"], row["hits_at_1"],
+                 row["biases"], row["hits_at_3"], row["biases"])  # fmt: skip
+    write_table_pages(recovery, RECOVERY_TITLE, RECOVERY_NOTE, outputs["csv"], outputs["md"], outputs["html"])
+    write_table_pages(recall, RECALL_TITLE, RECOVERY_NOTE, outputs["recall_csv"], outputs["recall_md"],
+                      outputs["recall_html"])  # fmt: skip
+
+
+def run_effects_figure(effects: str, options: Mapping[str, Any], level: float, output: str, log: logging.Logger) -> None:
+    """The attribute-effects figure of one (dataset, method)."""
+    frame = read_table(effects, ATTRIBUTE_EFFECTS, "attribute effects")
+    title = f"{frame['dataset'][0]} · {frame['method'][0]}" if frame.height else "attribute effects"
+    effects_figure(frame, title, output, FigureOptions.from_config(options), f"{level:.0%}")
+    log.info("wrote %s", output)

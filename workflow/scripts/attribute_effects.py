@@ -1,0 +1,19 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
+from rmexplain.effects.stages import run_attribute_effects
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+run_attribute_effects(
+    inputs=dict(snakemake.input.items()),
+    rms=snakemake.params.rms,
+    references=snakemake.params.references,
+    settings=snakemake.params.settings,
+    attributes=snakemake.params.attributes,
+    dataset=snakemake.wildcards.dataset,
+    method=snakemake.wildcards.method,
+    output=snakemake.output[0],
+    log=log,
+)

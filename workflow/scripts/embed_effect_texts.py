@@ -1,0 +1,15 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
+from rmexplain.hub import use_local_copies
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
+
+from rmexplain.effects.stages import run_embed_effect_texts  # after the log is open
+
+run_embed_effect_texts(
+    snakemake.input.comparisons, list(snakemake.input.edits), snakemake.params.encoder, snakemake.output[0], log
+)

@@ -1,0 +1,23 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
+from rmexplain.hub import use_local_copies
+from rmexplain.logs import script_logger
+from rmexplain.schemas import REWARDS, write_table
+from rmexplain.score.stages import score_effect_edits
+
+log = script_logger(snakemake)
+use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
+# The RM's own files (a demo head, a planted RM's base scale, the edits' text embeddings), none empty
+inputs = ("comparisons", "edits", "hub")
+artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
+frame = score_effect_edits(
+    snakemake.input.comparisons,
+    list(snakemake.input.edits),
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    artifacts,
+    log,
+)
+write_table(frame, snakemake.output[0], REWARDS, "effect rewards")

@@ -145,9 +145,15 @@ def test_explain_errors_are_one_line(tmp_path, config_path, capsys):
     ("content", "message"),
     [
         (None, r"--input .*missing\.json: cannot read it \(No such file or directory\)"),
-        ('["q", "a", "b"]', r"--input .*request\.json: a JSON list, not an object with keys prompt, chosen, rejected"),
+        (
+            '["q", "a", "b"]',
+            r"--input .*request\.json: a JSON list, not an object with keys prompt, chosen, rejected",
+        ),
         ('{"prompt": "q",', r"--input .*request\.json: not valid JSON \(Expecting .*line 1\)"),
-        ('{"prompt": "q", "chosen": "a"}', r"--input .*request\.json: missing or non-string key\(s\) \['rejected'\]"),
+        (
+            '{"prompt": "q", "chosen": "a"}',
+            r"--input .*request\.json: missing or non-string key\(s\) \['rejected'\]",
+        ),
     ],
 )
 def test_a_wrong_input_file_is_one_line(tmp_path, config_path, capsys, content, message):

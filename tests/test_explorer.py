@@ -654,7 +654,10 @@ def test_ties_and_unexplained_comparisons_in_headless_chromium(tmp_path, browser
     browser.get(root + "#tokens?q=love")
     wait_ready(browser)
     rows = [r.text for r in browser.find_elements("css selector", "#token-table tbody tr")]
-    assert rows[:2] == ['rm-a best "love" 5.000 1.5 / 5 87.5 exact', 'rm-a best " Love" 5.000 1.5 / 5 87.5 exact']
+    assert rows[:2] == [
+        'rm-a best "love" 5.000 1.5 / 5 87.5 exact',
+        'rm-a best " Love" 5.000 1.5 / 5 87.5 exact',
+    ]
     assert "rm-a ranks it 1.5" in text_of(browser, "#token-human")
 
 

@@ -20,7 +20,14 @@ from rmexplain.plan import make_plan, plan_markdown
 from rmexplain.schemas import contracts_markdown
 
 REPO_CONFIG = "config/config.yaml"
-JSON_KINDS = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+JSON_KINDS = {
+    list: "list",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 class InputError(ValueError):

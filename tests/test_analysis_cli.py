@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -138,6 +139,31 @@ def test_explain_errors_are_one_line(tmp_path, config_path, capsys):
     assert "make it first with `snakemake" in capsys.readouterr().err
     with pytest.raises(SystemExit, match=r"--input FILE\.json"):
         main(["explain", "--config", str(config_path), "--prompt", "only a prompt"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, r"--input .*missing\.json: cannot read it \(No such file or directory\)"),
+        (
+            '["q", "a", "b"]',
+            r"--input .*request\.json: a JSON list, not an object with keys prompt, chosen, rejected",
+        ),
+        ('{"prompt": "q",', r"--input .*request\.json: not valid JSON \(Expecting .*line 1\)"),
+        (
+            '{"prompt": "q", "chosen": "a"}',
+            r"--input .*request\.json: missing or non-string key\(s\) \['rejected'\]",
+        ),
+    ],
+)
+def test_a_wrong_input_file_is_one_line(tmp_path, config_path, capsys, content, message):
+    request = tmp_path / ("missing.json" if content is None else "request.json")
+    if content is not None:
+        request.write_text(content)
+    args = ["explain", "--config", str(config_path), "--input", str(request), "--out", str(tmp_path / "x")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"rmexplain: error: {message}\n", err), err
 
 
 def test_schemas_prints_every_contract(capsys):

@@ -238,3 +238,25 @@ def test_a_repeated_id_in_a_pairs_file_names_its_rows(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     with pytest.raises(DataError, match=r"pairs.jsonl: id 'a' is repeated \(rows \[0, 2\]"):
         list(read_pairs_file(path, SkipCounter()))
+
+
+def test_a_row_without_rejected_is_a_skip_named_by_its_id_and_recorded_in_the_origin(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"id": "kept", "prompt": "q1", "chosen": "x", "rejected": "y"},
+            {"id": "no-rejected", "prompt": "q2", "chosen": "x"},
+            {"id": "blank", "prompt": "q4", "chosen": " ", "rejected": "y"}]  # fmt: skip
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    skips = SkipCounter()
+    assert [p.source_index for p in read_pairs_file(path, skips)] == ["kept", "blank"]
+    assert skips.examples == {"no rejected": ["no-rejected"]}
+    origin: dict = {}
+    sample_comparisons("mine", {"source": "file", "path": str(path)}, 5, [0], None, LOG, origin)
+    assert origin["skipped"] == {
+        "empty response": {"rows": 1, "examples": ["blank"]},
+        "no rejected": {"rows": 1, "examples": ["no-rejected"]},
+    }
+    unnamed = tmp_path / "unnamed.jsonl"
+    unnamed.write_text('{"prompt": "q", "chosen": "x", "rejected": "y"}\n{"prompt": "q", "chosen": "x"}\n')
+    skips = SkipCounter()
+    list(read_pairs_file(unnamed, skips))
+    assert skips.examples == {"no rejected": ["1"]}  # no id column: the 0-based row number

@@ -23,13 +23,13 @@ LOG = logging.getLogger("test")
     [
         # y+ = 2.0, y- = 1.0
         ("plus", 0.5, "counterfactual", None, 1.5),  # below y-: flips
-        ("plus", 1.0, "semifactual", "between", 1.0),  # tie with y-: no flip
+        ("plus", 1.0, "semifactual", "tie", 1.0),  # tie with y-: no flip (the paper's YS+ is ≥), a tie
         ("plus", 1.5, "semifactual", "between", 0.5),
         ("plus", 2.0, "semifactual", "between", 0.0),  # tie with its own original: not beyond
         ("plus", 2.5, "semifactual", "beyond", -0.5),  # better than y+ itself
         ("minus", 2.5, "counterfactual", None, 1.5),  # above y+: flips
-        ("minus", 2.0, "semifactual", "between", 1.0),  # tie with y+: no flip
-        ("minus", 1.0, "semifactual", "between", 0.0),
+        ("minus", 2.0, "semifactual", "tie", 1.0),  # tie with y+: no flip (the paper's YS− is ≤), a tie
+        ("minus", 1.0, "semifactual", "between", 0.0),  # unchanged: between, not beyond
         ("minus", 0.5, "semifactual", "beyond", -0.5),  # worse than y- itself
     ],
 )
@@ -105,7 +105,7 @@ def test_categorise_end_to_end_on_hand_rewards():
     assert out.height == 4
     assert out.select("comparison_id", "side", "kind", "sf_subkind").rows() == [
         ("c1", "plus", "counterfactual", None),
-        ("c1", "minus", "semifactual", "between"),
+        ("c1", "minus", "semifactual", "tie"),
         ("c2", "minus", "counterfactual", None),
         ("c2", "plus", "semifactual", "beyond"),
     ]

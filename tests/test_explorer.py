@@ -593,6 +593,74 @@ def test_without_its_data_files_the_page_says_where_to_open_it(tmp_path, browser
         assert "open results/explorer/index.html" in text_of(browser, "#load-error"), route
 
 
+def toy_with_ties_and_an_unexplained_comparison(root: Path) -> ExplorerInputs:
+    """The toy tables where rm-b explains nothing of its third comparison (as when the shared RMs disagree on
+    it), one of rm-a's perturbations ties the other original (r(y'−) = r(y+)), and scores tie: " Love" and
+    "love" under rm-a, both human-ranking items under rm-a."""
+    inputs, _ = toy_tables(root)
+    rm_a, rm_b = inputs.explanations
+    explained_a = pl.read_parquet(rm_a).with_columns(
+        reward_perturbed=pl.when(pl.col("perturbation_id") == "p0rv").then(2.0).otherwise("reward_perturbed"),
+        sf_subkind=pl.when(pl.col("perturbation_id") == "p0rv").then(pl.lit("tie")).otherwise("sf_subkind"),
+    )
+    S.write_table(explained_a, rm_a, S.EXPLANATIONS, "rm-a")
+    explained_b = pl.read_parquet(rm_b).filter(pl.col("comparison_id") != "toy-s0-2")
+    S.write_table(explained_b, rm_b, S.EXPLANATIONS, "rm-b")
+    tied = (pl.col("rm") == "rm-a") & (pl.col("text") == " Love")
+    scans = pl.read_parquet(inputs.token_scans[0]).with_columns(
+        score=pl.when(tied).then(5.0).otherwise("score")
+    )
+    S.write_table(scans, inputs.token_scans[0], S.TOKEN_SCORES, "token scans")
+    human = pl.read_parquet(inputs.token_human[0]).with_columns(
+        score=pl.when(pl.col("rm") == "rm-a").then(1.0).otherwise("score")
+    )
+    S.write_table(human, inputs.token_human[0], S.TOKEN_HUMAN_SCORES, "human scores")
+    return inputs
+
+
+def test_tied_scores_share_their_average_rank(tmp_path):
+    inputs = toy_with_ties_and_an_unexplained_comparison(tmp_path / "tables")
+    build_explorer(inputs, tmp_path / "out", SETTINGS)
+    _, scan = data_payload(tmp_path / f"out/data/tokens/rm-a/best/{token_bucket('love')}.js")
+    assert scan == {"text": ["love", " Love"], "score": [5.0, 5.0], "rank": [1.5, 1.5]}
+    _, human = data_payload(tmp_path / "out/data/tokens/human.js")
+    assert human["rms"]["rm-a"]["rank"] == [1.5, 1.5] and human["rms"]["rm-b"]["rank"] == [2, 1]
+
+
+def test_ties_and_unexplained_comparisons_in_headless_chromium(tmp_path, browser):
+    inputs = toy_with_ties_and_an_unexplained_comparison(tmp_path / "tables")
+    build_explorer(inputs, tmp_path / "explorer", SETTINGS)
+    root = (tmp_path / "explorer/index.html").as_uri()
+
+    # The comparison rm-b explains nothing of is hidden from its list, and counted; it can be shown, greyed.
+    browser.get(root + "#list/toy/rules/rm-b")
+    wait_ready(browser)
+    assert text_of(browser, "#list-count") == "2 of 3 comparisons (1 not explained for rm-b, hidden)"
+    assert not browser.find_elements("css selector", 'tr[data-id="toy-s0-2"]')
+    click(browser, "#list-unexplained")
+    assert text_of(browser, "#list-count") == "3 of 3 comparisons (1 not explained for rm-b, greyed)"
+    assert find(browser, 'tr[data-id="toy-s0-2"]').get_attribute("class") == "unexplained"
+    browser.get(root + "#list/toy/rules/rm-a")
+    wait_ready(browser)
+    assert text_of(browser, "#list-count") == "3 of 3 comparisons"
+    assert not browser.find_elements("css selector", "#list-unexplained")
+
+    # A perturbation whose reward ties the other original is a semifactual, labelled as a tie.
+    browser.get(root + "#cmp/toy/rules/rm-a/toy-s0-0")
+    wait_ready(browser)
+    assert "SF · tie" in text_of(browser, 'details[data-pid="p0rv"] > summary')
+
+    # Tied token scores share their average rank.
+    browser.get(root + "#tokens?q=love")
+    wait_ready(browser)
+    rows = [r.text for r in browser.find_elements("css selector", "#token-table tbody tr")]
+    assert rows[:2] == [
+        'rm-a best "love" 5.000 1.5 / 5 87.5 exact',
+        'rm-a best " Love" 5.000 1.5 / 5 87.5 exact',
+    ]
+    assert "rm-a ranks it 1.5" in text_of(browser, "#token-human")
+
+
 # ── the rule, on the tiny demo ────────────────────────────────────────────────────────────────────────────
 def tiny_explorer_config() -> dict:
     """The tiny demo with a small token part (one prompt, 60 tokens) and the example human ranking."""

@@ -16,6 +16,7 @@ from conftest import REPO, tiny_demo_config
 
 from rmexplain.config import ConfigError, check, load, load_schema
 from rmexplain.data.readers import DataError, read_table_file
+from rmexplain.design import Design
 from rmexplain.explanations.categorise import orient
 from rmexplain.perturb.base import MethodContext, PerturbationError, PerturbTask
 from rmexplain.perturb.from_file import file_method
@@ -163,3 +164,55 @@ def test_a_variant_named_with_a_digit_builds_the_dag(workflow_copy):
     workflow_copy.write_config(config)
     result = workflow_copy.snakemake("-n", "--configfile", "config/test.yaml")
     assert re.search(r"method=rules2\b", result.stdout + result.stderr)
+
+
+def test_a_misspelt_key_names_the_closest_key_and_its_line_in_one_line(tmp_path):
+    text = (REPO / "config" / "config.yaml").read_text()
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("perturb:"))
+    path = tmp_path / "typo.yaml"
+    path.write_text("\n".join([*lines[:top], lines[top].replace("perturb:", "perturbs:"), *lines[top + 1 :]]))
+    with pytest.raises(ConfigError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert re.fullmatch(
+        rf"perturbs: unknown key \({re.escape(str(path))}, line {top + 1}\); did you mean 'perturb'\?",
+        message,
+    )
+    config = tiny_demo_config()
+    config["sample"]["n_per_seeds"] = 3
+    with pytest.raises(ConfigError, match=r"^sample\.n_per_seeds: unknown key; did you mean 'n_per_seed'\?$"):
+        check(config)
+
+
+def test_an_unknown_key_under_perturb_is_refused(tmp_path):
+    config = tiny_demo_config()
+    config["perturb"]["rule"] = {"max_focus_words": 2}  # meant: rules
+    path = tmp_path / "rule.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    line = path.read_text().splitlines().index("  rule:") + 1
+    with pytest.raises(
+        ConfigError,
+        match=rf"^perturb\.rule: unknown key \(.*rule\.yaml, line {line}\); did you mean 'rules'\?$",
+    ):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    ("prompts", "pairs"),
+    [
+        ({"kind": "What is the kindest thing?", "cruel": "What is the cruellest thing?"}, []),
+        (
+            {"best": "What is the best thing?", "worst": "What is the worst thing?", "x": "Why?"},
+            [("best", "worst")],
+        ),
+    ],
+)
+def test_framing_pairs_default_to_the_prompts_given(prompts, pairs):
+    config = tiny_demo_config()
+    config["tokens"]["enabled"] = True
+    config["tokens"]["prompts"] = prompts
+    config["tokens"]["analysis"].pop("framing_pairs")
+    design = Design.from_config(check(config))
+    assert design.tokens.framing_pairs == pairs
+    assert design.tokens.framing_names == [f"framing_{a}_{b}" for a, b in pairs]

@@ -20,6 +20,35 @@ from rmexplain.plan import make_plan, plan_markdown
 from rmexplain.schemas import contracts_markdown
 
 REPO_CONFIG = "config/config.yaml"
+JSON_KINDS = {
+    list: "list",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+class InputError(ValueError):
+    """The comparison to explain cannot be read; the message names the file and what is wrong."""
+
+
+def read_input_file(path: str) -> dict[str, Any]:
+    """The JSON object of ``--input``: a missing or unreadable file, invalid JSON or another JSON value
+    raises ``InputError`` naming the file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InputError(f"--input {path}: cannot read it ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"--input {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"--input {path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    if not isinstance(data, dict):
+        kind = JSON_KINDS.get(type(data), type(data).__name__)
+        raise InputError(f"--input {path}: a JSON {kind}, not an object with keys prompt, chosen, rejected")
+    return data
 
 
 def read_request(args: argparse.Namespace) -> Any:
@@ -27,10 +56,10 @@ def read_request(args: argparse.Namespace) -> Any:
     from rmexplain.analysis.single import Request
 
     if args.input:
-        data = json.loads(Path(args.input).read_text(encoding="utf-8"))
+        data = read_input_file(args.input)
         missing = [k for k in ("prompt", "chosen", "rejected") if not isinstance(data.get(k), str)]
         if missing:
-            raise SystemExit(f"{args.input}: missing or non-string key(s) {missing}")
+            raise InputError(f"--input {args.input}: missing or non-string key(s) {missing}")
         return Request(data["prompt"], data["chosen"], data["rejected"])
     if not (args.prompt and args.chosen and args.rejected):
         raise SystemExit("give --input FILE.json, or all of --prompt, --chosen and --rejected")
@@ -45,11 +74,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    request = read_request(args)  # before the config and the RMs load: a wrong file fails at once
     config = load(args.config)
     rms = args.rm.split(",") if args.rm else None
     summary = explain_one(
         config,
-        read_request(args),
+        request,
         args.out,
         rms=rms,
         method=args.method,

@@ -35,6 +35,7 @@ from rmexplain.settings import Config, schema_defaults, section
 SHARED_ORIENTER = "shared"  # the orienter of a dataset whose perturbations all RMs share (paper §4)
 STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tables, the attribute analyses
 SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}  # example slot names of a pair's sides
+PAPER_FRAMING_PAIR = ("best", "worst")  # the token paper's Fig. 4: the framing pair where both prompts exist
 REPORT_SECTIONS = (
     "Reproduction",
     "Evaluation",
@@ -162,7 +163,12 @@ class Tokens:
 
     @property
     def framing_pairs(self) -> list[tuple[str, str]]:
-        return [(a, b) for a, b in self.settings["analysis"]["framing_pairs"]]
+        """``tokens.analysis.framing_pairs``; unset, the paper's Fig. 4 pair (best, worst) where both prompt
+        ids are among ``tokens.prompts``, else none."""
+        pairs = self.settings["analysis"].get("framing_pairs")
+        if pairs is None:
+            pairs = [PAPER_FRAMING_PAIR] if set(PAPER_FRAMING_PAIR) <= set(self.prompts) else []
+        return [(a, b) for a, b in pairs]
 
     @property
     def framing_names(self) -> list[str]:

@@ -10,7 +10,7 @@ from importlib import resources
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 COMPARISONS = "results/data/{dataset}/comparisons.parquet"
-DATA_ORIGIN = "results/data/{dataset}/origin.json"  # what the sampling read: hub commit, file hashes
+DATA_ORIGIN = "results/data/{dataset}/origin.json"  # what the sampling read and the rows it skipped
 DEMO_HEAD = "results/models/{rm}/head.pt"
 ORIGINAL_SCORES = "results/scores/{dataset}/originals/{rm}.parquet"
 PERTURBATIONS = "results/perturbations/{dataset}/{method}/{orienter}.parquet"

@@ -104,8 +104,9 @@ EXPLANATIONS: Contract = {
     "kind": Column(pl.String, "`counterfactual` or `semifactual` (paper §2.2; ties are semifactual)."),
     "sf_subkind": Column(
         pl.String,
-        "For semifactuals: `between` (reward stayed between the originals) or `beyond` (moved past the"
-        " perturbed response's own original, away from the other); null for counterfactuals.",
+        "For semifactuals: `tie` (reward exactly equal to the other original's: a tie is no flip),"
+        " `between` (reward stayed between the originals) or `beyond` (moved past the perturbed response's"
+        " own original, away from the other); null for counterfactuals.",
         True,
     ),
     "reward_delta": Column(

@@ -1,7 +1,9 @@
-"""YAML reading that refuses a key given twice in one mapping (PyYAML silently keeps the last)."""
+"""YAML reading that refuses a key given twice in one mapping (PyYAML silently keeps the last), and the
+line a config key stands on (for error messages)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +49,35 @@ def check_unique_keys(paths: list[str | Path]) -> None:
     repeated keys); raises ``ConfigError`` on the first key given twice."""
     for path in paths:
         load_yaml(path)
+
+
+def _line_in(path: str | Path, keys: Sequence[str | int]) -> int | None:
+    """The 1-based line of the deepest of ``keys`` (a path of mapping keys and list indices) found in the
+    YAML file ``path``; None when the file cannot be read or its first key is not there."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return None
+    line = None
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            found = [(k, v) for k, v in node.value if k.value == str(key)]
+            if not found:
+                break
+            line, node = found[-1][0].start_mark.line + 1, found[-1][1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def key_location(files: Sequence[str | Path], keys: Sequence[str | int]) -> str | None:
+    """Where config key ``keys`` is written: ``"<file>, line <n>"`` of the last of ``files`` (the one whose
+    value wins) that holds its first key, at the deepest of its keys found there; None when none does."""
+    for path in reversed(files):
+        line = _line_in(path, keys)
+        if line is not None:
+            return f"{path}, line {line}"
+    return None

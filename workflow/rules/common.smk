@@ -4,6 +4,7 @@ import rmexplain.downloads as downloads
 import rmexplain.paths as paths
 import rmexplain.provenance as provenance
 import rmexplain.resources as resources
+import rmexplain.run_summary as run_summary
 import rmexplain.targets as targets
 from rmexplain.analysis.catalog import ANALYSIS_TABLES
 from rmexplain.config import ConfigError, check
@@ -12,7 +13,7 @@ from rmexplain.yaml_unique import check_unique_keys
 
 try:
     check_unique_keys(workflow.configfiles)  # Snakemake's reading keeps the last of a repeated key
-    check(config)  # schema (fills defaults) and every section's cross-key checks
+    check(config, workflow.configfiles)  # schema (fills defaults), every section's cross-key checks
 except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 design = Design.from_config(config)
@@ -23,6 +24,22 @@ if _llm_envvars:
 
     envvars:
         *_llm_envvars,
+
+
+def job_log_patterns():
+    """The log pattern of each rule whose skips the end-of-run summary names."""
+    return {name: getattr(rules, name).log[0] for name in run_summary.LOG_RULES}
+
+
+# At the end of a run: each failed job's error line (from its log), and what results/ skipped or dropped.
+onsuccess:
+    print("\n".join(run_summary.run_summary(design, job_log_patterns())), file=sys.stderr)
+
+
+onerror:
+    failed = run_summary.failure_lines(log)
+    print("rmexplain: failed jobs and their errors:", *failed, sep="\n    ", file=sys.stderr)
+    print("\n".join(run_summary.run_summary(design, job_log_patterns())), file=sys.stderr)
 
 
 wildcard_constraints:

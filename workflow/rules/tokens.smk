@@ -119,7 +119,7 @@ rule tokens_paper_analysis:
     params:
         prompt_ids=list(design.tokens.prompts),
         options=PAPER_OPTIONS,
-        framing_pairs=TOKENS["analysis"]["framing_pairs"],
+        framing_pairs=[list(pair) for pair in design.tokens.framing_pairs],
         properties=(None if TOKENS["paper_analysis"]["properties"] == "paper" else TOKENS["model_properties"]),
     script:
         "../scripts/tokens_paper_analysis.py"
@@ -144,7 +144,7 @@ rule figure_tokens_paper:
     params:
         prompts=TOKENS["prompts"],
         options=PAPER_OPTIONS,
-        framing_pairs=TOKENS["analysis"]["framing_pairs"],
+        framing_pairs=[list(pair) for pair in design.tokens.framing_pairs],
         figures=design.figures.as_params(),
     script:
         "../scripts/figure_tokens_paper.py"

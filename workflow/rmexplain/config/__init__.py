@@ -10,6 +10,7 @@ a checked config means.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rmexplain.config.checks import check_sections
@@ -29,15 +30,16 @@ __all__ = [
 ]
 
 
-def check(config: Config) -> Config:
-    """Validate ``config`` in place (schema, defaults, cross-key checks) and return it."""
+def check(config: Config, files: Sequence[str | Path] = ()) -> Config:
+    """Validate ``config`` in place (schema, defaults, cross-key checks) and return it; ``files``, the YAML
+    files it was read from, let a schema error name the file and line of the key."""
     if not isinstance(config, dict):
         raise ConfigError(f"the config must be a mapping of sections, got {type(config).__name__}")
-    validate_schema(config)
+    validate_schema(config, files)
     check_sections(config)
     return config
 
 
 def load(path: str | Path) -> Config:
     """Read a YAML config file (a key given twice is an error naming it and the file) and :func:`check` it."""
-    return check(load_yaml(path))
+    return check(load_yaml(path), [path])

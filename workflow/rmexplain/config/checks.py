@@ -15,7 +15,7 @@ from rmexplain.analysis.probes import probes_from_config
 from rmexplain.analysis.reference import load_reference, paper_names
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.config.schema import load_schema
+from rmexplain.config.schema import load_schema, plugin_spec_keys
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
@@ -44,9 +44,18 @@ def check_datasets(config: Config) -> None:
 
 
 def check_reward_models(config: Config) -> None:
-    """Each RM spec passes its backend's own check; a planted RM's base is another RM with its own backend."""
+    """Each RM spec uses only its own backend's plugin keys and passes its backend's own check; a planted RM's
+    base is another RM with its own backend."""
     rms = config["reward_models"]
+    plugin_keys = plugin_spec_keys()
     for name, spec in rms.items():
+        for key in spec:
+            owners = plugin_keys.get(key)
+            _require(
+                owners is None or spec["backend"] in owners,
+                f"reward_models.{name}.{key}: a spec key of backend {' or '.join(owners or [])}, "
+                f"not of {spec['backend']!r}",
+            )
         backend = backend_of(spec)
         backend.check_spec(name, spec)
         if getattr(backend, "wraps_base", False):
@@ -295,7 +304,7 @@ def check_tokens(config: Config) -> None:
         "a key of reward_models",
     )
     prompts = tokens["prompts"]
-    for pair in tokens["analysis"]["framing_pairs"]:
+    for pair in tokens["analysis"]["framing_pairs"] or []:  # unset: derived from the prompts (Design)
         _known(pair, prompts, "tokens.analysis.framing_pairs", "a key of tokens.prompts")
     _known(tokens["gcg"].get("prompts") or [], prompts, "tokens.gcg.prompts", "a key of tokens.prompts")
     vocabulary = tokens["vocabulary"]

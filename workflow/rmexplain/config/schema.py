@@ -2,15 +2,22 @@
 
 The names of RM backends, LLM backends and perturbation methods are enums filled from their registries
 (plugins included), so the schema never lists them by hand; a plugin RM backend's own spec keys
-(``spec_schema``) join the RM spec's properties.
+(``spec_schema``) join the RM spec's properties, and a plugin perturbation method's settings
+(``settings_schema``) are the properties of its ``perturb.<method>`` section.
+
+A config that does not match is described in one line per problem: the key, the closest valid key of a
+misspelt one, and the file and line it stands on.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
+import jsonschema
 import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -20,11 +27,13 @@ from rmexplain.llm.base import llm_backends
 from rmexplain.perturb.base import methods
 from rmexplain.score.base import rm_backends
 from rmexplain.settings import Config, ConfigError, schema
+from rmexplain.yaml_unique import key_location
 
 
 def load_schema() -> Config:
     """The JSON schema as a mapping, with the registered names as the enums of the keys that name a
-    registered entry, and the spec keys that plugin RM backends declare (``spec_schema``)."""
+    registered entry, the spec keys that plugin RM backends declare (``spec_schema``) and the settings that
+    plugin perturbation methods declare (``settings_schema``, as ``perturb.<method>``)."""
     composed = copy.deepcopy(schema())
     props = composed["properties"]
     rm_spec = props["reward_models"]["additionalProperties"]["properties"]
@@ -34,17 +43,66 @@ def load_schema() -> Config:
             rm_spec.setdefault(key, rule)
     props["llm"]["properties"]["backend"]["enum"] = llm_backends.names()
     props["datasets"]["additionalProperties"]["properties"]["source"]["enum"] = list(SOURCES)
-    variant = props["perturb"]["properties"]["variants"]["additionalProperties"]
-    variant["properties"]["method"]["enum"] = methods.names()
+    perturb = props["perturb"]["properties"]
+    perturb["variants"]["additionalProperties"]["properties"]["method"]["enum"] = methods.names()
+    for name in methods.names():
+        if name not in perturb:  # a plugin's: the settings it declares, nothing else (method_settings
+            perturb[name] = {  # fills their defaults where it runs, so an unused plugin adds no key)
+                "description": f"Settings of the perturbation method {name!r} (its settings_schema).",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": dict(methods.get(name).settings_schema),
+            }
     return composed
 
 
-def validate_schema(config: Config) -> None:
-    """Validate against the JSON schema and fill its defaults in place."""
+def plugin_spec_keys() -> dict[str, list[str]]:
+    """RM spec keys that only plugin backends declare (``spec_schema``) -> the backends declaring them: a
+    spec of any other backend may not use them."""
+    built_in = schema()["properties"]["reward_models"]["additionalProperties"]["properties"]
+    owners: dict[str, list[str]] = {}
+    for name in rm_backends.plugins():
+        for key in rm_backends.get(name).spec_schema:
+            if key not in built_in:
+                owners.setdefault(key, []).append(name)
+    return owners
+
+
+def validate_schema(config: Config, files: Sequence[str | Path] = ()) -> None:
+    """Validate against the JSON schema and fill its defaults in place; ``files`` are the YAML files the
+    config was read from (the error names the line of the key)."""
+    composed = load_schema()
     with tempfile.TemporaryDirectory() as folder:  # Snakemake's validator reads the schema from a file
-        schema = Path(folder) / "schema.yaml"
-        schema.write_text(yaml.safe_dump(load_schema(), sort_keys=False), encoding="utf-8")
+        path = Path(folder) / "schema.yaml"
+        path.write_text(yaml.safe_dump(composed, sort_keys=False), encoding="utf-8")
         try:
-            validate(config, str(schema), set_default=True)
+            validate(config, str(path), set_default=True)
         except WorkflowError as err:
-            raise ConfigError(f"the config does not match its schema: {err}") from None
+            cause = err.__context__  # Snakemake raises its error while handling jsonschema's
+            if not isinstance(cause, jsonschema.ValidationError):
+                raise ConfigError(f"the config does not match its schema: {err}") from None
+            raise ConfigError(schema_problem(cause, files)) from None
+
+
+def schema_problem(error: jsonschema.ValidationError, files: Sequence[str | Path] = ()) -> str:
+    """One line per problem of a schema error: the key, what is wrong, a close valid key for an unknown
+    one ("did you mean"), and where the key is written (file and line, when ``files`` hold it)."""
+    keys = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties") or {})
+        unknown = [key for key in error.instance if key not in known]
+        return "; ".join(_unknown_key([*keys, key], known, files) for key in unknown)
+    where = key_location(files, keys) if keys else None
+    name = _dotted(keys) or "the config"
+    return f"{name}: {error.message}" + (f" ({where})" if where else "")
+
+
+def _unknown_key(keys: list[str | int], known: list[str], files: Sequence[str | Path]) -> str:
+    close = difflib.get_close_matches(str(keys[-1]), known, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"the keys here are {sorted(known)}"
+    where = key_location(files, keys)
+    return f"{_dotted(keys)}: unknown key" + (f" ({where})" if where else "") + f"; {hint}"
+
+
+def _dotted(keys: Sequence[str | int]) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k)) for i, k in enumerate(keys))

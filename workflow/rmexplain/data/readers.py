@@ -38,7 +38,8 @@ class Pair:
 
 
 class SkipCounter(Counter):
-    """Counts skipped rows by reason, keeping the first few row ids of each reason for the log."""
+    """Counts skipped rows by reason, keeping the first few rows of each reason for the log: a row's ``id``
+    where the data has one, else its 0-based row number."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,6 +57,10 @@ class SkipCounter(Counter):
         if not self:
             return "no rows skipped"
         return "; ".join(f"{reason}: {n} (e.g. rows {self.examples[reason]})" for reason, n in self.items())
+
+    def record(self) -> dict[str, dict[str, Any]]:
+        """``{reason: {"rows": n, "examples": [...]}}`` by reason: what the sampling's origin record keeps."""
+        return {reason: {"rows": self[reason], "examples": self.examples[reason]} for reason in sorted(self)}
 
 
 def check_pair(pair: Pair, skips: SkipCounter, max_words: int | None = None) -> bool:
@@ -216,7 +221,9 @@ def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS
 
 def read_pairs_file(path: str | Path, skips: SkipCounter) -> Iterator[Pair]:
     """Bring-your-own comparisons: a JSONL or Parquet file with prompt / chosen / rejected columns (and an
-    optional ``id``, which must be unique: it becomes part of the comparison id)."""
+    optional ``id``, which must be unique: it becomes part of the comparison id). A row without one of the
+    three, or with a non-text one, is a counted skip named by its ``id`` (its 0-based row number where it
+    has none)."""
     frame = read_table_file(path)
     if "id" in frame.columns:
         ids = frame["id"].cast(pl.String)
@@ -234,8 +241,11 @@ def read_pairs_file(path: str | Path, skips: SkipCounter) -> Iterator[Pair]:
                 f"{repeated.height} id(s) repeat in all. Give every comparison its own id."
             )
     for index, row in enumerate(frame.iter_rows(named=True)):
-        values = [row[c] for c in REQUIRED_COLUMNS]
-        if any(not isinstance(v, str) for v in values):
-            skips.skip("non-text prompt/chosen/rejected", str(index))
-            continue
-        yield Pair(str(row.get("id", index)), *values)
+        name = str(row["id"]) if row.get("id") is not None else str(index)
+        missing = [c for c in REQUIRED_COLUMNS if row[c] is None]
+        if missing:
+            skips.skip(f"no {'/'.join(missing)}", name)
+        elif any(not isinstance(row[c], str) for c in REQUIRED_COLUMNS):
+            skips.skip("non-text prompt/chosen/rejected", name)
+        else:
+            yield Pair(name, *(row[c] for c in REQUIRED_COLUMNS))

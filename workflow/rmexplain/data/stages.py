@@ -57,9 +57,12 @@ def sample_comparisons(
     log: logging.Logger,
     origin: Origin | None = None,
 ) -> pl.DataFrame:
-    """The comparisons table of one dataset (contract COMPARISONS); what was read goes into ``origin``."""
+    """The comparisons table of one dataset (contract COMPARISONS); what was read goes into ``origin``, with
+    the rows skipped by reason (``skipped``)."""
     skips = SkipCounter()
     pool = [p for p in read_pool(spec, skips, origin) if check_pair(p, skips, max_words)]
+    if origin is not None:
+        origin["skipped"] = skips.record()
     log.info("dataset %s: %d usable pairs; skipped: %s", dataset, len(pool), skips.summary())
     if not pool:
         raise DataError(f"datasets.{dataset}: no usable comparisons ({skips.summary()})")

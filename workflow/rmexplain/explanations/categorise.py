@@ -3,9 +3,14 @@
 For a comparison with RM preference y+ ≻ y− (r(x,y+) > r(x,y−)):
 - a perturbation y'+ of y+ is a counterfactual iff r(x,y'+) < r(x,y−), else a semifactual;
 - a perturbation y'− of y− is a counterfactual iff r(x,y'−) > r(x,y+), else a semifactual.
-Ties are semifactuals (the preference did not flip). Semifactuals are split further: ``between`` when
-the reward stayed between the two originals, ``beyond`` when it moved past the perturbed response's
-own original, away from the other one (r(x,y'+) > r(x,y+), or r(x,y'−) < r(x,y−)).
+
+The tie rule, as the paper's sets imply (YC+ needs r(x,y'+) < r(x,y−), YS+ is r(x,y'+) ≥ r(x,y−), and
+likewise for y−): a preference is strict, so an original comparison the RM ties has no y+ and is not
+explained, and a perturbation whose reward equals the other original's exactly is a semifactual (the new
+comparison is tied: the preference did not flip). Semifactuals are split further: ``tie`` for exactly that
+case, ``beyond`` when the reward moved past the perturbed response's own original, away from the other one
+(r(x,y'+) > r(x,y+), or r(x,y'−) < r(x,y−)), and ``between`` otherwise (strictly past the other original's
+reward, at most back to its own: an unchanged reward is ``between``).
 
 A perturbation set is built against the y+ of its orienting RMs (the RM itself in per-RM orientation, the
 ``shared_rms`` that agree in shared orientation). An RM explained with a shared set it did not help orient
@@ -26,6 +31,7 @@ from rmexplain.schemas import EXPLANATIONS, ORIGINAL_SCORES, conform
 
 COUNTERFACTUAL = "counterfactual"
 SEMIFACTUAL = "semifactual"
+TIE, BETWEEN, BEYOND = "tie", "between", "beyond"  # a semifactual's sub-kind (see the tie rule above)
 AGREED, OWN = "agreed", "own"  # whose y+ explains a foreign RM (``datasets.<name>.foreign_rm_orientation``)
 ORIENTATIONS = (AGREED, OWN)
 
@@ -136,13 +142,20 @@ def classify(
         delta = reward_plus - reward_perturbed
         if reward_perturbed < reward_minus:
             return COUNTERFACTUAL, None, delta
-        return SEMIFACTUAL, ("beyond" if reward_perturbed > reward_plus else "between"), delta
+        return SEMIFACTUAL, _subkind(reward_perturbed == reward_minus, reward_perturbed > reward_plus), delta
     if side == "minus":
         delta = reward_perturbed - reward_minus
         if reward_perturbed > reward_plus:
             return COUNTERFACTUAL, None, delta
-        return SEMIFACTUAL, ("beyond" if reward_perturbed < reward_minus else "between"), delta
+        return SEMIFACTUAL, _subkind(reward_perturbed == reward_plus, reward_perturbed < reward_minus), delta
     raise ValueError(f"side must be 'plus' or 'minus', got {side!r}")
+
+
+def _subkind(ties_other: bool, past_own: bool) -> str:
+    """A semifactual's sub-kind: ``tie`` (equal to the other original), ``beyond`` or ``between``."""
+    if ties_other:
+        return TIE
+    return BEYOND if past_own else BETWEEN
 
 
 def categorise(

@@ -43,7 +43,7 @@ from rmexplain.explorer.edits import apply_edit, word_edit
 
 DIGITS = 4  # decimals of rewards, deltas and scores in the data files (display only)
 KINDS = {"semifactual": 0, "counterfactual": 1}
-SUBKINDS = {None: 0, "between": 1, "beyond": 2}
+SUBKINDS = {None: 0, "between": 1, "beyond": 2, "tie": 3}  # the page's SUB
 SIDES = {"plus": 0, "minus": 1}
 TARGETS = {"chosen": 0, "rejected": 1}
 SNIPPET = 200  # characters of a prompt in the comparison list
@@ -434,8 +434,9 @@ def token_bucket(text: str) -> int:
 
 
 def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSettings) -> dict[str, Any] | None:
-    """Each (RM, prompt) scan ranked best first (ties by token id), split into TOKEN_BUCKETS search files
-    of ``[text, score, rank]`` columns; the manifest keeps the size and the top and bottom lists."""
+    """Each (RM, prompt) scan listed best first (ties by token id; tied scores share their average rank),
+    split into TOKEN_BUCKETS search files of ``[text, score, rank]`` columns; the manifest keeps the size and
+    the top and bottom lists."""
     if scans.is_empty():
         return None
     n = settings.n_extremes
@@ -449,8 +450,9 @@ def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSetti
                 continue
             scan = scan.sort(["score", "token_id"], descending=[True, False])
             texts, scores = scan["text"].to_list(), [_num(s) for s in scan["score"]]
+            ranks = _average_ranks(scan["score"])
             buckets: dict[int, dict[str, list[Any]]] = {}
-            for rank, (text, score) in enumerate(zip(texts, scores, strict=True), start=1):
+            for rank, text, score in zip(ranks, texts, scores, strict=True):
                 part = buckets.setdefault(token_bucket(text), {"text": [], "score": [], "rank": []})
                 part["text"].append(text)
                 part["score"].append(score)
@@ -472,20 +474,26 @@ def _token_entries(writer: _Writer, scans: pl.DataFrame, settings: ExplorerSetti
     }
 
 
+def _average_ranks(scores: pl.Series) -> list[int | float | None]:
+    """1 = the highest score; tied scores share the mean of their places (1, 2.5, 2.5, 4), as the token
+    statistics rank; a whole rank is written as an integer, a missing score has none."""
+    ranks = scores.rank("average", descending=True).to_list()
+    return [r if r is None or r != int(r) else int(r) for r in ranks]
+
+
 def _human_file(writer: _Writer, human: pl.DataFrame, prompt: str | None) -> bool:
-    """Each RM's scores of the human ranking's items, with the RM's own rank of them (1 = best)."""
+    """Each RM's scores of the human ranking's items, with the RM's own rank of them (1 = best; tied scores
+    share their average rank)."""
     if human.is_empty():
         return False
     rms: dict[str, Any] = {}
     for rm in _first_seen(human["rm"]):
         rows = human.filter(pl.col("rm") == rm).sort(["human_rank", "item"])
-        ranked = rows.sort(["score", "human_rank"], descending=[True, False])["item"].to_list()
-        rank_of = {item: i + 1 for i, item in enumerate(ranked)}
         rms[rm] = {
             "item": rows["item"].to_list(),
             "human_rank": rows["human_rank"].to_list(),
             "score": [_num(s) for s in rows["score"]],
-            "rank": [rank_of[i] for i in rows["item"]],
+            "rank": _average_ranks(rows["score"]),
         }
     writer.put("tokens/human.js", "human", {"prompt": prompt, "rms": rms})
     return True

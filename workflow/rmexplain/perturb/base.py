@@ -7,6 +7,7 @@ driver adds ids, method and orienter and checks the rows against ``schemas.PERTU
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,8 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # many of them every variant of the method sends identically (two_step's step 1), so a variant running
 # after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM;
 # ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key);
+# ``settings_schema``: JSON-schema rules of its ``perturb.<method>`` keys, for a method from another package
+# (the built-ins' keys are in config/schema.yaml); any other key there is refused;
 # ``effect_editor``: a method-like function that edits each task's response along each attribute in the task's
 # direction without RM scores (the attribute effects' edits, ``rmexplain.effects.edits``), and, for an LLM
 # method, ``effect_requests(n_tasks, n_attributes, settings)``: the requests one editor call sends, and
@@ -119,6 +122,7 @@ methods: Registry[Method] = Registry(
         "conda_env": "core",
         "prompt_inputs": _no_prompt_inputs,
         "check_settings": _no_settings_check,
+        "settings_schema": {},
         "shared_requests_per_task": 0,
         "effect_editor": None,
         "effect_requests": _no_llm_requests,
@@ -141,10 +145,16 @@ def method_entry(perturb: dict[str, Any], name: str) -> Any:
 
 
 def method_settings(perturb: dict[str, Any], name: str) -> dict[str, Any]:
-    """Settings of perturbation ``name``: ``perturb.<method>``, overridden by the variant's own keys."""
+    """Settings of perturbation ``name``: the defaults its ``settings_schema`` declares (a plugin's; the
+    schema fills the built-ins'), ``perturb.<method>`` over them, and the variant's own keys over those."""
     base = registered_method(perturb, name)
+    declared = {
+        key: copy.deepcopy(rule["default"])
+        for key, rule in methods.get(base).settings_schema.items()
+        if "default" in rule
+    }
     variant = {k: v for k, v in ((perturb.get("variants") or {}).get(name) or {}).items() if k != "method"}
-    return {**(perturb.get(base) or {}), **variant}
+    return {**declared, **(perturb.get(base) or {}), **variant}
 
 
 def tasks_from_orientation(comparisons: pl.DataFrame, orientation: pl.DataFrame) -> list[PerturbTask]:

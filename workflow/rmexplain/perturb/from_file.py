@@ -2,8 +2,8 @@
 
 The file (Parquet or JSONL) has the columns ``comparison_id, target, attribute, variant, text`` and
 optionally ``focus_words`` (list of strings) and ``generator``. Rows are matched to the comparisons
-being explained; rows for other comparisons are counted and logged, and rows that are malformed raise
-an error naming the row.
+being explained; rows for other comparisons are counted, logged and recorded among the job's skips
+(stage ``file``), and rows that are malformed raise an error naming the row.
 
 ``comparison_id`` is the pipeline's id ``{dataset}-s{seed}-{source id}`` (``harmless-s0-3``), or the
 user's own id of the comparison in its source (``3``; a ``file`` dataset's ``id`` column): such an id is
@@ -95,6 +95,7 @@ def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Dr
             )
         if matched is None:
             unmatched += 1
+            _record_unmatched(context, row)
             continue
         drafts.extend(_draft(task, row, path) for task in matched)
     if tasks and frame.height and not drafts:
@@ -108,6 +109,23 @@ def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Dr
         )
     context.log.info("file %s: %d perturbations for %d tasks", path, len(drafts), len(tasks))
     return drafts
+
+
+UNMATCHED = "row names a comparison not explained here (not sampled, tied, or oriented otherwise)"
+
+
+def _record_unmatched(context: MethodContext, row: dict) -> None:
+    """Count a row for a comparison this job does not explain among the job's skips (when it keeps them)."""
+    skips = context.services.get("skips")
+    if skips is not None:
+        skips.add(
+            str(row["comparison_id"]),
+            "file",
+            UNMATCHED,
+            target=row["target"],
+            attribute=row["attribute"],
+            variant=_variant(row["variant"]),
+        )
 
 
 def _draft(task: PerturbTask, row: dict, path: str) -> Draft:

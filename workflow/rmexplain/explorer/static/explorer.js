@@ -8,12 +8,13 @@
   var store = {};
   var pending = {};
   var KIND = ["SF", "CF"];
-  var SUB = [null, "between", "beyond"];
+  var SUB = [null, "between", "beyond", "tie"];
   var SIDE = ["plus", "minus"];
   var SIDE_LABEL = { plus: "Y+", minus: "Y−" };
   var TARGET = ["chosen", "rejected"];
   var PAGE = 200; // rows of a long list shown at once
   var BAR_LIMIT = 1000; // perturbations listed behind a flip-rate bar
+  var WHY_UNEXPLAINED = "the RM ties the originals, the orienting RMs disagree on y+, or every perturbation was skipped";
 
   window.RMX = {
     put: function (key, value) { store[key] = value; },
@@ -240,7 +241,9 @@
   function attrName(m, a) { return a < 0 ? "(no attribute)" : m.attributes[a]; }
   function kindBadge(kind, sub) {
     var label = KIND[kind] + (kind === 0 && SUB[sub] ? " · " + SUB[sub] : "");
-    return el("span", { class: "badge " + (kind ? "cf" : "sf"), title: kind ? "counterfactual: the preference flipped" : "semifactual: the preference held" }, label);
+    var title = kind ? "counterfactual: the preference flipped" : SUB[sub] === "tie" ?
+      "semifactual: the reward equals the other original's exactly; a tie is no flip" : "semifactual: the preference held";
+    return el("span", { class: "badge " + (kind ? "cf" : "sf"), title: title }, label);
   }
   function showError(err) {
     var view = document.getElementById("view");
@@ -440,8 +443,11 @@
           split: pluses.some(function (p) { return p !== pluses[0]; }), rep: rep[id] || null,
         };
       });
+      // A comparison with no perturbation explained for this RM (it ties the originals, the orienting RMs disagree
+      // on y+, or every perturbation of it was skipped): hidden unless asked for, and counted.
+      var unexplained = rows.filter(function (r) { return r.n === 0; }).length;
       var state = { key: params.get("sort") || "i", desc: params.get("desc") === "1", q: params.get("q") || "",
-        cf: params.get("cf") === "1", split: params.get("split") === "1", shown: PAGE };
+        cf: params.get("cf") === "1", split: params.get("split") === "1", all: params.get("all") === "1", shown: PAGE };
       var controls = el("div", { class: "controls" });
       var out = el("div");
       var search = el("input", { type: "search", id: "list-search", placeholder: "filter by id or prompt", value: state.q });
@@ -453,6 +459,12 @@
         var spBox = el("input", { type: "checkbox", id: "list-split", checked: state.split ? "checked" : null });
         spBox.addEventListener("change", function () { state.split = spBox.checked; state.shown = PAGE; draw(); });
         add(controls, el("label", null, spBox, " RMs prefer different responses"));
+      }
+      if (unexplained) {
+        var allBox = el("input", { type: "checkbox", id: "list-unexplained", checked: state.all ? "checked" : null });
+        allBox.addEventListener("change", function () { state.all = allBox.checked; state.shown = PAGE; draw(); });
+        add(controls, el("label", { title: WHY_UNEXPLAINED }, allBox,
+          " also the " + unexplained + " not explained for " + rm));
       }
       add(view, controls, out);
       var columns = [
@@ -471,7 +483,7 @@
         var q = state.q.toLowerCase();
         var shown = rows.filter(function (r) {
           return (!q || r.id.toLowerCase().indexOf(q) >= 0 || r.prompt.toLowerCase().indexOf(q) >= 0) &&
-            (!state.cf || r.cf > 0) && (!state.split || r.split);
+            (!state.cf || r.cf > 0) && (!state.split || r.split) && (state.all || r.n > 0);
         });
         shown.sort(function (x, y) {
           var a = x[state.key], b = y[state.key];
@@ -479,9 +491,11 @@
           var c = a < b ? -1 : a > b ? 1 : x.i - y.i;
           return state.desc ? -c : c;
         });
-        add(out, el("p", { class: "note", id: "list-count" }, shown.length + " of " + rows.length + " comparisons"));
+        add(out, el("p", { class: "note", id: "list-count" }, shown.length + " of " + rows.length + " comparisons" +
+          (unexplained ? " (" + unexplained + " not explained for " + rm + ", " + (state.all ? "greyed" : "hidden") + ")" : "")));
         var trs = shown.slice(0, state.shown).map(function (r) {
-          return el("tr", { class: r.rep ? "rep" : null, "data-id": r.id },
+          return el("tr", { class: r.n === 0 ? "unexplained" : r.rep ? "rep" : null, "data-id": r.id,
+            title: r.n === 0 ? "no perturbation explained for " + rm + ": " + WHY_UNEXPLAINED : null },
             el("td", { title: r.rep ? "representative: " + r.rep.join("; ") : null }, r.rep ? "★" : ""),
             el("td", null, el("a", { href: href(["cmp", d.name, m.name, rm, r.id]), class: "cmp-link" }, r.id)),
             el("td", null, r.prompt),

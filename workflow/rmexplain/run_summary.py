@@ -1,0 +1,188 @@
+"""What a Snakemake run prints when it ends, so a user sees what went wrong without opening a log.
+
+After a failed run (the Snakefile's ``onerror``), each failed job's error line: the last line of the Python
+traceback its log holds (the exception and its message, which names the key, file or row), read from the logs
+Snakemake's own log names for the failed jobs. After every run (``onerror`` and ``onsuccess``), what the
+results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
+skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``); perturbations that
+could not be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not
+explained (``results/skipped/perturb``); texts over an RM's token limit (the score tables' ``truncated``
+flags, counted as the truncation table counts them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rmexplain import paths
+from rmexplain.design import Design
+from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
+from rmexplain.score.lengths import length_counts
+from rmexplain.targets import perturbation_jobs, truncation_parts
+
+# The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
+LOG_RULES = ("sample_comparisons", "perturb", "score_originals", "score_perturbations")
+_ERROR_BLOCK = re.compile(r"^Error in rule (?P<rule>\S+?):?\s*$")
+_LOG_LINE = re.compile(r"^\s+log: (?P<logs>.+?) \(check log file\(s\) for error details\)\s*$")
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """A job Snakemake reported as failed: its rule and its log files."""
+
+    rule: str
+    logs: tuple[str, ...]
+
+
+def failed_jobs(snakemake_logs: str | Iterable[str]) -> list[FailedJob]:
+    """The failed jobs that Snakemake's own log file(s) report (its ``Error in rule`` blocks), in order."""
+    files = [snakemake_logs] if isinstance(snakemake_logs, str) else list(snakemake_logs)
+    jobs: list[FailedJob] = []
+    for file in files:
+        rule = None
+        try:
+            text = Path(file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            block = _ERROR_BLOCK.match(line)
+            if block:
+                rule = block["rule"]
+                jobs.append(FailedJob(rule, ()))
+                continue
+            logs = _LOG_LINE.match(line)
+            if rule is not None and logs:
+                jobs[-1] = FailedJob(rule, tuple(logs["logs"].split(", ")))
+                rule = None
+    return list(dict.fromkeys(jobs))
+
+
+def error_line(log: str | Path) -> str | None:
+    """The exception line of the last Python traceback in a job's log (``module.Error: message``); None
+    when the log is missing or holds no traceback."""
+    try:
+        lines = Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if not starts:
+        return None
+    for line in lines[starts[-1] + 1 :]:
+        if line.strip() and not line.startswith((" ", "\t")):
+            return line.strip()
+    return None
+
+
+def failure_lines(snakemake_logs: str | Iterable[str]) -> list[str]:
+    """One line per failed job: its rule, its log and its error line (or where to look for it)."""
+    jobs = failed_jobs(snakemake_logs)
+    if not jobs:
+        return ["no failed job is named in Snakemake's log; see the errors above"]
+    lines = []
+    for job in jobs:
+        found = [(log, error_line(log)) for log in job.logs]
+        named = [(log, line) for log, line in found if line]
+        if named:
+            lines += [f"{job.rule} ({log}): {line}" for log, line in named]
+        else:
+            where = ", ".join(job.logs) or "Snakemake's output above"
+            lines.append(f"{job.rule}: no Python error in its log; see {where}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """What one job skipped or dropped for one reason: how many of what, and the log that names them."""
+
+    what: str  # singular: "row", "perturbation slot", "text"
+    reason: str
+    count: int
+    log: str
+
+
+def _log_of(patterns: Mapping[str, str], rule: str, **wildcards: str) -> str:
+    return patterns[rule].format(**wildcards)
+
+
+def data_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``)."""
+    out = []
+    for dataset in design.datasets:
+        origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset=dataset))
+        if not origin.is_file():
+            continue
+        skipped = json.loads(origin.read_text(encoding="utf-8")).get("skipped") or {}
+        log = _log_of(logs, "sample_comparisons", dataset=dataset)
+        out += [
+            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log) for reason, n in skipped.items()
+        ]
+    return out
+
+
+def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """Each perturbation job's skips by stage and reason (``results/skipped/perturb``)."""
+    out = []
+    for dataset, method, orienter in perturbation_jobs(design):
+        path = paths.fmt(paths.PERTURB_SKIPS, dataset=dataset, method=method, orienter=orienter)
+        if not Path(path).is_file():
+            continue
+        counts = read_table(path, PERTURB_SKIPS, "perturb skips").group_by("stage", "reason").len()
+        log = _log_of(logs, "perturb", dataset=dataset, method=method, orienter=orienter)
+        out += [
+            Dropped("perturbation slot", f"[{stage}] {reason}", n, log)
+            for stage, reason, n in counts.sort("stage", "reason").iter_rows()
+        ]
+    return out
+
+
+def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """Texts over an RM's token limit, cut or left unscored, per score table (as the truncation table)."""
+    out = []
+    for dataset, rm, stage, path in truncation_parts(design):
+        if not Path(path).is_file():
+            continue
+        contract = ORIGINAL_SCORES if stage == "originals" else REWARDS
+        counts = length_counts(read_table(path, contract, f"{stage} scores"), stage)
+        rule = "score_originals" if stage == "originals" else "score_perturbations"
+        log = _log_of(logs, rule, dataset=dataset, rm=rm)
+        over = f"{stage} of {dataset} over {rm}'s {counts['max_length']}-token limit"
+        if counts["skipped"]:
+            out.append(Dropped("text", f"{over}, left unscored", counts["skipped"], log))
+        cut = (counts["truncated"] or 0) - counts["skipped"]
+        if cut > 0:
+            out.append(Dropped("text", f"{over}, scored cut", cut, log))
+    return out
+
+
+def drop_lines(drops: Sequence[Dropped]) -> list[str]:
+    """One line per (what, reason) summed over jobs, with its log, or the first of its logs and how many."""
+    grouped: dict[tuple[str, str], list[Dropped]] = {}
+    for drop in drops:
+        grouped.setdefault((drop.what, drop.reason), []).append(drop)
+    lines = []
+    for (what, reason), group in grouped.items():
+        total = sum(d.count for d in group)
+        logs = list(dict.fromkeys(d.log for d in group))
+        where = logs[0] if len(logs) == 1 else f"{len(logs)} jobs, e.g. {logs[0]}"
+        lines.append(f"{total:>7,} {what}{'' if total == 1 else 's'}: {reason} ({where})")
+    return lines
+
+
+def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
+    """What ``results/`` holds as skipped or dropped, counted by reason with the logs that name each one;
+    ``logs`` maps each rule of LOG_RULES to its log pattern."""
+    drops: list[Dropped] = []
+    unread: list[str] = []
+    for collect in (data_drops, perturbation_drops, length_drops):
+        try:
+            drops += collect(design, logs)
+        except Exception as err:  # the summary never fails a run; it says what it could not count
+            unread.append(f"        (not counted: {collect.__name__}: {err})")
+    if not drops and not unread:
+        return ["rmexplain: nothing in results/ was skipped or dropped."]
+    return ["rmexplain: skipped or dropped in results/ (each log names them):", *drop_lines(drops), *unread]

@@ -91,19 +91,36 @@ def test_a_reference_rm_is_subtracted_in_reward_units_and_divided_by_the_rms_sd(
 
 
 def test_length_adjusted_recovers_a_linear_rm_exactly_and_reports_length():
-    # y = c_a + beta_a * s + gamma * dl with c_a = 0.3, beta_a = 0.8, gamma = -0.5 on attribute a; b has only a
+    # y = c_a + beta_a * s + gamma * dl with c_a = 0.3, beta_a = 0.8, gamma = -0.5 on attribute a;
+    # b has only a
     # worse edit (no intercept): y = -beta_b + gamma * dl with beta_b = 0.2
     dl = [1.0, 2.0, -1.0, 0.5, 3.0, 0, 0, 0, 0]
-    y = [0.3 + 0.8 - 0.5 * 1.0, 0.3 - 0.8 - 0.5 * 2.0, 0.3 + 0.8 + 0.5, 0.3 - 0.8 - 0.25, -0.2 - 1.5, 0, 0, 0, 0]
+    y = [
+        0.3 + 0.8 - 0.5 * 1.0,
+        0.3 - 0.8 - 0.5 * 2.0,
+        0.3 + 0.8 + 0.5,
+        0.3 - 0.8 - 0.25,
+        -0.2 - 1.5,
+        0,
+        0,
+        0,
+        0,
+    ]
     data = hand_input({"rm": [2.0 * v for v in y]}, length_change=dl)
     a, b, length = estimate("length_adjusted", data)
     assert (a, b, length) == pytest.approx((0.8, 0.2, -0.5))
 
 
 def test_paper_estimators_average_per_comparison_first_and_pool_both_sides():
-    # c0: a CF (delta 4) and an SF (delta 0) -> flip 0.5, delta 2 / sd 2 = 1; c1: one SF, delta 2 -> 0, 1 ... 0.5
+    # c0: a CF (delta 4) and an SF (delta 0) -> flip 0.5, delta 2 / sd 2 = 1;
+    # c1: one SF (delta 1) -> flip 0, delta 0.5
     view = RewardChanges(
-        np.zeros(0), 2.0, np.array([0, 0, 1]), np.array([0, 0, 0]), np.array([1.0, 0.0, 0.0]), np.array([4.0, 0.0, 1.0])
+        np.zeros(0),
+        2.0,
+        np.array([0, 0, 1]),
+        np.array([0, 0, 0]),
+        np.array([1.0, 0.0, 0.0]),
+        np.array([4.0, 0.0, 1.0]),
     )
     data = hand_input({"rm": RM})
     data.rms["rm"] = view
@@ -191,19 +208,23 @@ def test_the_table_ranks_by_magnitude_with_intervals_and_finds_a_length_rm():
 
     rewards, originals = _scored(edits, comparisons, length_rm)
     data = effect_input(comparisons, edits, {"len": originals}, {"len": rewards}, {}, list(attributes))
-    settings = EffectSettings(("two_way", "length_adjusted"), "length_adjusted", BootstrapSettings(n_resamples=200))
+    settings = EffectSettings(
+        ("two_way", "length_adjusted"), "length_adjusted", BootstrapSettings(n_resamples=200)
+    )
     table = effects_table(data, ["len"], {}, settings)
     conform(table.with_columns(dataset=pl.lit("d"), method=pl.lit("rules")), ATTRIBUTE_EFFECTS, "effects")
     adjusted = table.filter(pl.col("estimator") == "length_adjusted").sort("rank")
     assert adjusted["attribute"][0] == "length" and adjusted["effect"][0] < 0
-    assert adjusted.filter(pl.col("attribute") != "length")["effect"].abs().max() == pytest.approx(0, abs=1e-9)
+    assert adjusted.filter(pl.col("attribute") != "length")["effect"].abs().max() == pytest.approx(
+        0, abs=1e-9
+    )
     assert table["primary"].to_list() == [e == "length_adjusted" for e in table["estimator"]]
     assert (table["low"] <= table["effect"]).all() and (table["effect"] <= table["high"]).all()
     assert set(table.group_by("estimator").agg(pl.col("rank").sort())["rank"].to_list()[0]) >= {1, 2, 3}
 
 
 def _effects(rows: list[tuple[str, str, str, float, bool]]) -> pl.DataFrame:
-    """ATTRIBUTE_EFFECTS-like rows (rm, estimator, attribute, effect, significant), ranked as the table does."""
+    """ATTRIBUTE_EFFECTS-like rows (rm, estimator, attribute, effect, significant), ranked as the table is."""
     frame = pl.DataFrame(rows, schema=["rm", "estimator", "attribute", "effect", "significant"], orient="row")
     frame = frame.with_columns(
         dataset=pl.lit("d"),

@@ -40,8 +40,12 @@ def test_a_planted_rm_adds_strength_times_detector_in_base_sd_units(base_module)
 
 def test_regex_counts_length_divides_and_case_is_ignored_by_default():
     responses = ["Maybe maybe MAYBE", "no"]
-    assert detector({"detector": "regex", "pattern": "maybe", "count": True})([""] * 2, responses).tolist() == [3, 0]
-    assert detector({"detector": "regex", "pattern": "maybe", "ignore_case": False})([""] * 2, responses).tolist() == [1, 0]
+    assert detector({"detector": "regex", "pattern": "maybe", "count": True})(
+        [""] * 2, responses
+    ).tolist() == [3, 0]
+    assert detector({"detector": "regex", "pattern": "maybe", "ignore_case": False})(
+        [""] * 2, responses
+    ).tolist() == [1, 0]
     assert detector({"detector": "length", "per_words": 2})([""] * 2, responses).tolist() == [1.5, 0.5]
     assert detector({"detector": "none"})([""] * 2, responses).tolist() == [0, 0]
 
@@ -62,9 +66,13 @@ def test_a_callable_detector_must_return_one_finite_value_per_response(base_modu
         "def short(prompts, responses):\n    return [1.0]\n"
         "def words(prompts, responses):\n    return [len(r.split()) for r in responses]\n"
     )
-    rm = planted(base_module, {"detector": "callable", "callable": "tests_planted_detector:words", "strength": 1})
+    rm = planted(
+        base_module, {"detector": "callable", "callable": "tests_planted_detector:words", "strength": 1}
+    )
     assert rm.score(["q"], ["three whole words"]) == [3.0 + 2.0 * 3]  # three e, three words
-    bad = planted(base_module, {"detector": "callable", "callable": "tests_planted_detector:short", "strength": 1})
+    bad = planted(
+        base_module, {"detector": "callable", "callable": "tests_planted_detector:short", "strength": 1}
+    )
     with pytest.raises(ScoringError, match="one finite value per response"):
         bad.score(["q", "q"], ["a", "b"])
 

@@ -15,7 +15,7 @@ STATED = re.compile(r"the test suite's primary estimator finds (\d+) of (\d+) pl
 
 
 def small_suite() -> dict:
-    """config/planted.yaml on one dataset, fewer comparisons and five of its planted RMs (a control among them)."""
+    """config/planted.yaml on one dataset, fewer comparisons and five of its planted RMs (one a control)."""
     config = yaml.safe_load((REPO / "config" / "planted.yaml").read_text())
     config["datasets"] = {"helpful": config["datasets"]["helpful"]}
     config["sample"] = {"n_per_seed": 12, "seeds": [0]}
@@ -48,4 +48,8 @@ def test_the_primary_estimator_finds_the_planted_biases_the_docs_say(workflow_co
     assert recovery.filter(pl.col("rm") == "length-penalty")["visible_share"].min() > 0
     effects = pl.read_csv(tables / "attribute_effects.csv")
     assert set(effects.filter(pl.col("rm") == "hedging")["reference"].unique().to_list()) == {"base", None}
-    assert (workflow_copy.root / "results" / "figures" / "analysis" / "effects" / "helpful" / "rules.png").stat().st_size
+    assert (
+        (workflow_copy.root / "results" / "figures" / "analysis" / "effects" / "helpful" / "rules.png")
+        .stat()
+        .st_size
+    )

@@ -245,7 +245,7 @@ class Design:
         return rm
 
     def scoring_spec(self, rm: str) -> dict[str, Any]:
-        """The spec ``rm``'s scoring jobs get: its own, with its base's as ``base_spec`` where it wraps one."""
+        """The spec ``rm``'s scoring jobs get: its own, with its base's as ``base_spec`` if it wraps one."""
         spec = dict(self.reward_models[rm])
         base = self.scoring_rm(rm)
         if base != rm:

@@ -315,16 +315,23 @@ JUDGEMENTS: Contract = {
 }
 
 EFFECT_EDITS: Contract = {
-    "edit_id": Column(pl.String, "Stable id of the edit slot (method, comparison, target, attribute, chain, round)."),
+    "edit_id": Column(
+        pl.String, "Stable id of the edit slot (method, comparison, target, attribute, chain, round)."
+    ),
     "comparison_id": Column(pl.String, "Joins COMPARISONS."),
     "target": Column(pl.String, "`chosen` or `rejected`: the original response the chain starts from."),
     "attribute": Column(pl.String, "The attribute edited along."),
     "chain": Column(
         pl.String,
-        "The first edit's direction: `worse` (down, then back up: RATE's ATT) or `better` (up, then back down: ATU).",
+        "The first edit's direction: `worse` (down, then back up: RATE's ATT) or `better` (up, then back"
+        " down: ATU).",
     ),
-    "round": Column(pl.Int64, "1: an edit of the original; 2: the edit of the round-1 edit in the other direction."),
-    "direction": Column(pl.String, "`worse` or `better`: this edit's direction relative to the text it edits."),
+    "round": Column(
+        pl.Int64, "1: an edit of the original; 2: the edit of the round-1 edit in the other direction."
+    ),
+    "direction": Column(
+        pl.String, "`worse` or `better`: this edit's direction relative to the text it edits."
+    ),
     "text": Column(pl.String, "The edited response."),
     "method": Column(pl.String, "The perturbation method whose editor made it."),
     "generator": Column(pl.String, "What made it (the rules edit, or the LLM model and prompt version)."),
@@ -344,13 +351,17 @@ ATTRIBUTE_EFFECTS: Contract = {
     "low": Column(pl.Float64, "Lower bound of the bootstrap interval over comparisons."),
     "high": Column(pl.Float64, "Upper bound of that interval."),
     "n": Column(pl.Int64, "Observations used: edits, edit chains or perturbations."),
-    "primary": Column(pl.Boolean, "Whether this is the estimator the report leads with (analysis.effects.primary)."),
+    "primary": Column(
+        pl.Boolean, "Whether this is the estimator the report leads with (analysis.effects.primary)."
+    ),
     "effect_reward": Column(pl.Float64, "`effect` in the RM's reward units; null for `flip_rate`.", True),
     "reward_sd": Column(pl.Float64, "The RM's reward sd on the originals of the dataset (both responses)."),
     "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
     "n_comparisons": Column(pl.Int64, "Comparisons those observations come from (the bootstrap's units)."),
     "significant": Column(pl.Boolean, "Whether the interval excludes 0."),
-    "rank": Column(pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."),
+    "rank": Column(
+        pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."
+    ),
 }
 
 PLANTED_RECOVERY: Contract = {
@@ -359,19 +370,24 @@ PLANTED_RECOVERY: Contract = {
     "estimator": Column(pl.String, "Effect estimator."),
     "expected": Column(pl.String, "The expected attribute(s), comma-separated; empty for a control."),
     "expected_sign": Column(pl.Int64, "+1 or -1; null for a control.", True),
-    "found": Column(pl.String, "The best-ranked expected attribute; null when none has a defined effect.", True),
+    "found": Column(
+        pl.String, "The best-ranked expected attribute; null when none has a defined effect.", True
+    ),
     "rank": Column(pl.Int64, "Its rank (1 = largest |effect|); null when none.", True),
     "effect": Column(pl.Float64, "Its effect.", True),
     "low": Column(pl.Float64, "Lower bound of its interval.", True),
     "high": Column(pl.Float64, "Upper bound of its interval.", True),
-    "sign_ok": Column(pl.Boolean, "Whether its sign is the expected one (null for unsigned flip rates).", True),
+    "sign_ok": Column(
+        pl.Boolean, "Whether its sign is the expected one (null for unsigned flip rates).", True
+    ),
     "hit_at_1": Column(pl.Boolean, "Rank 1 with the expected sign (for a control: no significant effect)."),
     "hit_at_3": Column(pl.Boolean, "Rank <= 3 with the expected sign (for a control: as hit_at_1)."),
     "top": Column(pl.String, "The estimator's three top-ranked rows, for the reader."),
     "n_significant": Column(pl.Int64, "Rows of the RM whose interval excludes 0."),
     "visible_share": Column(
         pl.Float64,
-        "Share of the edits whose planted term differs from their source's (null for non-planted RMs): 0 means"
+        "Share of the edits whose planted term differs from their source's (null for non-planted RMs): 0"
+        " means"
         " no edit touches the feature, and no estimator can see the bias.",
         True,
     ),

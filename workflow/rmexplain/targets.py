@@ -237,7 +237,7 @@ def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[s
 
 
 def effect_references(design: Design, dataset: str) -> dict[str, str | None]:
-    """Each RM of ``dataset`` -> the RM its attribute effects subtract (``reference``; a planted RM's base)."""
+    """Each RM of ``dataset`` -> the RM its attribute effects subtract (``reference``; a planted RM: base)."""
     return {rm: design.reference_rm(rm) for rm in effect_rms(design, dataset)}
 
 
@@ -245,14 +245,16 @@ def planted_recovery_targets(design: Design) -> list[str]:
     """The planted-recovery and recall tables, where some RM declares what it is known to reward."""
     if not design.expectations or not design.effect_pairs:
         return []
-    return [paths.table_file(t, e) for t in (paths.PLANTED_RECOVERY, paths.PLANTED_RECALL) for e in paths.TABLE_EXTS]
+    tables = (paths.PLANTED_RECOVERY, paths.PLANTED_RECALL)
+    return [paths.table_file(t, e) for t in tables for e in paths.TABLE_EXTS]
 
 
 def effect_targets(design: Design) -> list[str]:
     """Files ``rule all`` asks of the attribute effects: the figure of each (dataset, method), the planted
     recovery (the table itself is an analysis table)."""
     figures = [
-        paths.fmt(paths.EFFECTS_FIGURE, dataset=d, method=m, ext=design.figures.format) for d, m in design.effect_pairs
+        paths.fmt(paths.EFFECTS_FIGURE, dataset=d, method=m, ext=design.figures.format)
+        for d, m in design.effect_pairs
     ]
     return figures + planted_recovery_targets(design)
 
@@ -425,7 +427,9 @@ def provenance_inputs(design: Design) -> dict[str, list[str]]:
             for d in design.datasets
         ]
     llm_use += [
-        paths.fmt(paths.LLM_USE_EFFECTS, dataset=d, method=m) for d, m in design.effect_pairs if m in design.llm_methods
+        paths.fmt(paths.LLM_USE_EFFECTS, dataset=d, method=m)
+        for d, m in design.effect_pairs
+        if m in design.llm_methods
     ]
     if design.judge_enabled:
         llm_use += [

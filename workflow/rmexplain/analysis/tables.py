@@ -162,12 +162,14 @@ def present_effects(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     )
     keys = ["dataset", "method", "attribute"]
     first_rm = cells["rm"][0]
-    order = cells.filter((pl.col("estimator") == name) & (pl.col("rm") == first_rm)).sort("dataset", "method", "rank")
+    leading = (pl.col("estimator") == name) & (pl.col("rm") == first_rm)
+    order = cells.filter(leading).sort("dataset", "method", "rank")
     out = order.select(keys)
     for rm in cells["rm"].unique(maintain_order=True).to_list():
         for estimator, label in ((name, f"{rm} {name} [{ci}]"), ("flip_rate", f"{rm} flip rate")):
             mine = cells.filter((pl.col("rm") == rm) & (pl.col("estimator") == estimator))
-            out = out.join(mine.select(*keys, pl.col("cell").alias(label)), on=keys, how="left", maintain_order="left")
+            cell = mine.select(*keys, pl.col("cell").alias(label))
+            out = out.join(cell, on=keys, how="left", maintain_order="left")
     return out.fill_null("–")
 
 

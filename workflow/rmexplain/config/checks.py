@@ -64,7 +64,8 @@ def check_reward_models(config: Config) -> None:
             _require(base != name, f"reward_models.{name}.base: an RM cannot be planted into itself")
             _require(
                 not getattr(backend_of(rms[base]), "wraps_base", False),
-                f"reward_models.{name}.base: {base!r} is itself planted; plant into an RM with its own backend",
+                f"reward_models.{name}.base: {base!r} is itself planted; plant into an RM with its own "
+                "backend",
             )
 
 
@@ -209,7 +210,7 @@ def check_effects(design: Design) -> None:
     effects = design.effects
     known = estimators.names()
     _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")
-    _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "one of the estimators")
+    _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "an estimator of")
     for name in effects.get("methods") or []:
         _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
         _require(
@@ -222,7 +223,8 @@ def _check_reference(design: Design, rm: str) -> None:
     reference = design.reference_rm(rm)
     if reference is None:
         return
-    key = f"reward_models.{rm}.reference" if "reference" in design.reward_models[rm] else f"reward_models.{rm}.base"
+    own = "reference" if "reference" in design.reward_models[rm] else "base"
+    key = f"reward_models.{rm}.{own}"
     _known([reference], design.reward_models, key, "a key of reward_models")
     _require(reference != rm, f"{key}: an RM cannot be its own reference")
     for name, dataset in design.datasets.items():

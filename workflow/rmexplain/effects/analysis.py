@@ -47,7 +47,9 @@ def with_sources(edits: pl.DataFrame, comparisons: pl.DataFrame) -> pl.DataFrame
     )
     frame = pl.concat([one, two.select(one.columns)]).sort("edit_id")
     return frame.with_columns(
-        text_id=pl.struct("prompt", "text").map_elements(lambda r: text_id(r["prompt"], r["text"]), pl.String),
+        text_id=pl.struct("prompt", "text").map_elements(
+            lambda r: text_id(r["prompt"], r["text"]), pl.String
+        ),
         source_id=pl.struct("prompt", "source_text").map_elements(
             lambda r: text_id(r["prompt"], r["source_text"]), pl.String
         ),
@@ -81,7 +83,9 @@ def reward_changes(
             for c, t, r, s in edits.select("comparison_id", "target", "round", "source_id").iter_rows()
         ]
     )
-    paper = explanations.filter(pl.col("attribute").is_in(attributes) & pl.col("comparison_id").is_in(comparisons))
+    paper = explanations.filter(
+        pl.col("attribute").is_in(attributes) & pl.col("comparison_id").is_in(comparisons)
+    )
     c_index, a_index = {c: i for i, c in enumerate(comparisons)}, {a: i for i, a in enumerate(attributes)}
     return RewardChanges(
         change=edited - source,
@@ -124,7 +128,9 @@ def effect_input(
         length_change=(word_counts(edits["text"].to_list()) - word_counts(edits["source_text"].to_list()))
         / length_sd,
         rms={
-            rm: reward_changes(edits, originals[rm], rewards[rm], explanations.get(rm, empty), ids, attributes)
+            rm: reward_changes(
+                edits, originals[rm], rewards[rm], explanations.get(rm, empty), ids, attributes
+            )
             for rm in originals
         },
     )

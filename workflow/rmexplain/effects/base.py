@@ -81,7 +81,9 @@ class Estimator:
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         raise NotImplementedError
 
-    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+    def estimate(
+        self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
+    ) -> np.ndarray:
         """[resamples, rows]: one value per attribute (and the length row), NaN where undefined."""
         raise NotImplementedError
 
@@ -92,8 +94,6 @@ estimators: Registry[type[Estimator]] = Registry(
     group="rmexplain.effect_estimators",
     error=KeyError,
 )
-
-
 
 
 def row_names(estimator: type[Estimator], attributes: list[str]) -> list[str]:

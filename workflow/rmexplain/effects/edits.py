@@ -80,10 +80,14 @@ def _rows(drafts: Sequence[Draft], method: str, round_: int) -> list[dict[str, A
     return rows
 
 
-def _round_two_tasks(first: Sequence[Draft], originals: Mapping[tuple[str, str], PerturbTask]) -> list[PerturbTask]:
+def _round_two_tasks(
+    first: Sequence[Draft], originals: Mapping[tuple[str, str], PerturbTask]
+) -> list[PerturbTask]:
     """Each round-1 edit, to be edited back in the other direction (the other response stays the original)."""
     return [
-        dataclasses.replace(originals[(d.comparison_id, d.target)], direction=opposite(d.direction), response=d.text)
+        dataclasses.replace(
+            originals[(d.comparison_id, d.target)], direction=opposite(d.direction), response=d.text
+        )
         for d in first
     ]
 

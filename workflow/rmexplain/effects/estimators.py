@@ -38,7 +38,9 @@ from rmexplain.analysis.bootstrap import resampled_means
 from rmexplain.effects.base import EffectInput, Estimator, Observations, estimators
 
 
-def cluster_sums(obs: Observations, values: np.ndarray, mask: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def cluster_sums(
+    obs: Observations, values: np.ndarray, mask: np.ndarray, shape: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Per (comparison, attribute): the sum of ``values`` and the count of observations where ``mask``."""
     sums, counts = np.zeros(shape), np.zeros(shape)
     np.add.at(sums, (obs.comparison[mask], obs.attribute[mask]), values[mask])
@@ -47,7 +49,7 @@ def cluster_sums(obs: Observations, values: np.ndarray, mask: np.ndarray, shape:
 
 
 def pooled_mean(weights: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Mean over the drawn observations (a comparison drawn k times counts k times): [resamples, attributes]."""
+    """Mean over the drawn observations (a comparison drawn k times counts k times): [resamples, rows]."""
     total, n = weights @ sums, weights @ counts
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, total / np.where(n > 0, n, 1.0), np.nan)
@@ -76,7 +78,9 @@ class _PaperEstimator(Estimator):
 
     referenced = False
 
-    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+    def estimate(
+        self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
+    ) -> np.ndarray:
         return resampled_means(weights, comparison_means(obs, (n_comparisons, n_attributes)))
 
 
@@ -126,7 +130,9 @@ class _EditEstimator(Estimator):
 class TwoWay(_EditEstimator):
     description = "Half the difference of the mean reward change of better and of worse edits."
 
-    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+    def estimate(
+        self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
+    ) -> np.ndarray:
         shape = (n_comparisons, n_attributes)
         better = pooled_mean(weights, *cluster_sums(obs, obs.value, obs.sign > 0, shape))
         worse = pooled_mean(weights, *cluster_sums(obs, obs.value, obs.sign < 0, shape))
@@ -141,12 +147,15 @@ class _Rate(_EditEstimator):
     chains: ClassVar[tuple[int, ...]] = (-1, 1)
 
     def unit_value(self, y: np.ndarray, direction: np.ndarray, chain: np.ndarray) -> np.ndarray:
-        # the unit's effect of W = 1 (better) against W = 0: y when the round-2 edit went better, −y when worse;
+        # the unit's effect of W = 1 (better) against W = 0: y when the round-2 edit went better, −y when
+        # worse;
         # units of chains this estimator does not read are NaN (dropped)
         value = np.where(direction > 0, y, -y)
         return np.where(np.isin(chain, self.chains), value, np.nan)
 
-    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+    def estimate(
+        self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
+    ) -> np.ndarray:
         mask = np.ones(obs.value.size, dtype=bool)
         return pooled_mean(weights, *cluster_sums(obs, obs.value, mask, (n_comparisons, n_attributes)))
 
@@ -172,11 +181,14 @@ class RateATE(_Rate):
 class LengthAdjusted(_EditEstimator):
     length_row = True
     description = (
-        "Both directions, least squares with the edit's length change: the attribute's effect at equal length,"
+        "Both directions, least squares with the edit's length change: the attribute's effect at equal"
+        " length,"
         " and the RM's sensitivity to length as its own row."
     )
 
-    def estimate(self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int) -> np.ndarray:
+    def estimate(
+        self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
+    ) -> np.ndarray:
         design, columns = length_design(obs, n_attributes)
         blocks = np.zeros((n_comparisons, design.shape[1], design.shape[1]))
         targets = np.zeros((n_comparisons, design.shape[1]))
@@ -200,11 +212,16 @@ def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dic
 
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
     either direction); per attribute with edits the signed β_a; last, the length change. An attribute with
-    edits in one direction only gets no intercept (c_a and β_a cannot be told apart there: c_a = 0 is assumed).
+    edits in one direction only gets no intercept (c_a and β_a cannot be told apart there: c_a = 0 is
+    assumed).
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)
-    both = [a for a in present if (obs.sign[obs.attribute == a] > 0).any() and (obs.sign[obs.attribute == a] < 0).any()]
+    both = [
+        a
+        for a in present
+        if (obs.sign[obs.attribute == a] > 0).any() and (obs.sign[obs.attribute == a] < 0).any()
+    ]
     cols: list[np.ndarray] = [(obs.attribute == a).astype(np.float64) for a in both]
     beta_columns = {}
     for a in present:

@@ -1,4 +1,4 @@
-"""The attribute-effects figure: per RM, the primary estimator's effects with intervals, the flip rates beside."""
+"""The attribute-effects figure: per RM, the primary estimator's effects with intervals, flip rates beside."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ EFFECT_COLOUR, FLIP_COLOUR = "#1b6ca8", "#c9c9c9"
 PANELS_PER_ROW = 4
 
 
-def effects_figure(effects: pl.DataFrame, title: str, path: str | Path, options: FigureOptions, level: str) -> None:
+def effects_figure(
+    effects: pl.DataFrame, title: str, path: str | Path, options: FigureOptions, level: str
+) -> None:
     """One panel per RM: the primary estimator's effect of each attribute (dot, filled where the interval
-    excludes 0, with its interval) on the bottom axis, and the paper's flip rate (grey bar) on the top axis."""
+    excludes 0, with its interval) on the bottom axis, and the paper's flip rate (grey bar) on the top
+    axis."""
     primary = effects.filter(pl.col("primary"))
     if not primary.height:
         message_figure(path, options, f"{title}: no attribute effects to show.")
@@ -35,8 +38,23 @@ def effects_figure(effects: pl.DataFrame, title: str, path: str | Path, options:
     for ax, rm in zip(axes.flat, rms, strict=False):
         _panel(ax, effects.filter(pl.col("rm") == rm), rows, estimator, rm)
     handles = [
-        Line2D([], [], marker="o", color=EFFECT_COLOUR, linestyle="", label=f"{estimator} ({level} interval excludes 0)"),
-        Line2D([], [], marker="o", color=EFFECT_COLOUR, markerfacecolor="white", linestyle="", label="interval includes 0"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            color=EFFECT_COLOUR,
+            linestyle="",
+            label=f"{estimator} ({level} interval excludes 0)",
+        ),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            color=EFFECT_COLOUR,
+            markerfacecolor="white",
+            linestyle="",
+            label="interval includes 0",
+        ),
         Line2D([], [], color=FLIP_COLOUR, linewidth=6, label="paper's flip rate (top axis)"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
@@ -48,7 +66,10 @@ def effects_figure(effects: pl.DataFrame, title: str, path: str | Path, options:
 def _panel(ax, frame: pl.DataFrame, rows: list[str], estimator: str, rm: str) -> None:
     y = np.arange(len(rows))
     mine = {r["attribute"]: r for r in frame.filter(pl.col("estimator") == estimator).iter_rows(named=True)}
-    flips = {r["attribute"]: r["effect"] for r in frame.filter(pl.col("estimator") == "flip_rate").iter_rows(named=True)}
+    flips = {
+        r["attribute"]: r["effect"]
+        for r in frame.filter(pl.col("estimator") == "flip_rate").iter_rows(named=True)
+    }
     top = ax.twiny()
     top.barh(y, [flips.get(a, np.nan) for a in rows], 0.6, color=FLIP_COLOUR, zorder=0)
     top.set_xlim(0, 1)

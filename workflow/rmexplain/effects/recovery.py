@@ -22,38 +22,46 @@ import numpy as np
 import polars as pl
 
 from rmexplain.effects.analysis import with_sources
+from rmexplain.effects.base import estimators
 from rmexplain.schemas import PLANTED_RECOVERY, conform, polars_schema
 from rmexplain.score.planted import detector
 
 
 def recovery_rows(effects: pl.DataFrame, expectations: Mapping[str, Mapping[str, Any]]) -> pl.DataFrame:
-    """PLANTED_RECOVERY rows (``visible_share`` null) for every (dataset, method, RM with ``expect``, estimator)."""
+    """PLANTED_RECOVERY rows (``visible_share`` null) of every (dataset, method, RM with ``expect``,
+    estimator)."""
     rows = []
     keys = ["dataset", "method", "rm", "estimator"]
     for (dataset, method, rm, estimator), group in effects.group_by(keys, maintain_order=True):
         if rm not in expectations:
             continue
         expect = expectations[rm]
-        rows.append({"dataset": dataset, "method": method, "rm": rm, "estimator": estimator,
-                     **_judge(group.sort("rank"), list(expect["attributes"]), expect.get("sign"))})  # fmt: skip
+        signed = estimators.get(estimator).signed
+        judged = _judge(group.sort("rank"), list(expect["attributes"]), expect.get("sign"), signed)
+        rows.append({"dataset": dataset, "method": method, "rm": rm, "estimator": estimator, **judged})
     frame = pl.DataFrame(rows, schema=polars_schema(PLANTED_RECOVERY))
     return conform(frame, PLANTED_RECOVERY, "planted recovery")
 
 
-def _judge(ranked: pl.DataFrame, expected: list[str], sign: int | None) -> dict[str, Any]:
-    signed = bool(ranked["effect_reward"].is_not_null().any())
+NOT_FOUND = dict.fromkeys(("found", "rank", "effect", "low", "high", "sign_ok"))
+
+
+def _judge(ranked: pl.DataFrame, expected: list[str], sign: int | None, signed: bool) -> dict[str, Any]:
+    """Where the expected attributes rank among one RM's rows of one estimator (ranked), and the hits."""
     top = ", ".join(f"{a} {e:+.2f}" for a, e in ranked.head(3).select("attribute", "effect").iter_rows())
     significant = int(ranked["significant"].sum())
-    base = {"expected": ", ".join(expected), "expected_sign": sign, "top": top, "n_significant": significant,
-            "visible_share": None}  # fmt: skip
-    if not expected:
-        quiet = significant == 0
-        return {**base, "found": None, "rank": None, "effect": None, "low": None, "high": None, "sign_ok": None,
-                "hit_at_1": quiet, "hit_at_3": quiet}  # fmt: skip
+    base = {
+        "expected": ", ".join(expected),
+        "expected_sign": sign,
+        "top": top,
+        "n_significant": significant,
+        "visible_share": None,
+    }
+    if not expected:  # a control: a hit when nothing is significant
+        return {**base, **NOT_FOUND, "hit_at_1": significant == 0, "hit_at_3": significant == 0}
     candidates = ranked.filter(pl.col("attribute").is_in(expected) & pl.col("effect").is_not_nan())
     if not candidates.height:
-        return {**base, "found": None, "rank": None, "effect": None, "low": None, "high": None, "sign_ok": None,
-                "hit_at_1": False, "hit_at_3": False}  # fmt: skip
+        return {**base, **NOT_FOUND, "hit_at_1": False, "hit_at_3": False}
     best = candidates.row(0, named=True)
     sign_ok = None if not signed or sign is None else bool(np.sign(best["effect"]) == sign)
     good = sign_ok is not False
@@ -102,21 +110,37 @@ def recall_table(recovery: pl.DataFrame, primary: str) -> pl.DataFrame:
 
     keys = ["dataset", "method", "estimator"]
     per = summarise(biased, keys)
-    overall = summarise(biased, ["method", "estimator"]).with_columns(dataset=pl.lit("all")).select(per.columns)
+    overall = (
+        summarise(biased, ["method", "estimator"]).with_columns(dataset=pl.lit("all")).select(per.columns)
+    )
     table = pl.concat([per, overall])
     quiet = pl.concat(
         [
-            controls.group_by(keys, maintain_order=True).agg(pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"),
-                                                             pl.len().cast(pl.Int64).alias("controls")),
+            controls.group_by(keys, maintain_order=True).agg(
+                pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"),
+                pl.len().cast(pl.Int64).alias("controls"),
+            ),
             controls.group_by("method", "estimator", maintain_order=True)
-            .agg(pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"), pl.len().cast(pl.Int64).alias("controls"))
+            .agg(
+                pl.col("hit_at_1").sum().cast(pl.Int64).alias("quiet_controls"),
+                pl.len().cast(pl.Int64).alias("controls"),
+            )
             .with_columns(dataset=pl.lit("all"))
-            .select(keys + ["quiet_controls", "controls"]),
+            .select(*keys, "quiet_controls", "controls"),
         ]
     )
-    table = table.join(quiet, on=keys, how="left").with_columns(pl.col("quiet_controls", "controls").fill_null(0))
+    table = table.join(quiet, on=keys, how="left").with_columns(
+        pl.col("quiet_controls", "controls").fill_null(0)
+    )
     return table.with_columns(
         recall_at_1=pl.col("hits_at_1") / pl.col("biases"),
         recall_at_3=pl.col("hits_at_3") / pl.col("biases"),
         primary=pl.col("estimator") == primary,
-    ).sort("dataset", "method", "recall_at_1", "recall_at_3", "estimator", descending=[False, False, True, True, False])
+    ).sort(
+        "dataset",
+        "method",
+        "recall_at_1",
+        "recall_at_3",
+        "estimator",
+        descending=[False, False, True, True, False],
+    )

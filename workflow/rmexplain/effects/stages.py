@@ -132,7 +132,8 @@ RECALL_TITLE = "Planted biases: recall@1 and recall@3 per estimator"
 RECOVERY_NOTE = (
     "Per RM with a declared expectation and estimator: the best rank of an expected attribute (by |effect|),"
     " its effect [interval], whether its sign is the expected one, the three top rows, and the share of the"
-    " edits that change the planted feature (0: no edit touches it, the bias cannot be seen). A control expects"
+    " edits that change the planted feature (0: no edit touches it, the bias cannot be seen). A control"
+    " expects"
     " no effect: a hit means none of its rows is significant."
 )
 
@@ -151,7 +152,9 @@ def run_planted_recovery(
     effects = pl.concat([read_table(p, ATTRIBUTE_EFFECTS, "attribute effects") for p in inputs["effects"]])
     recovery = recovery_rows(effects, expectations)
     shares = []
-    for (dataset, method), edits, comparisons in zip(pairs, inputs["edits"], inputs["comparisons"], strict=True):
+    for (dataset, method), edits, comparisons in zip(
+        pairs, inputs["edits"], inputs["comparisons"], strict=True
+    ):
         visible = visible_shares(
             read_table(edits, EFFECT_EDITS, "effect edits"),
             read_table(comparisons, COMPARISONS, "comparisons"),
@@ -174,7 +177,9 @@ def run_planted_recovery(
                       outputs["recall_html"])  # fmt: skip
 
 
-def run_effects_figure(effects: str, options: Mapping[str, Any], level: float, output: str, log: logging.Logger) -> None:
+def run_effects_figure(
+    effects: str, options: Mapping[str, Any], level: float, output: str, log: logging.Logger
+) -> None:
     """The attribute-effects figure of one (dataset, method)."""
     frame = read_table(effects, ATTRIBUTE_EFFECTS, "attribute effects")
     title = f"{frame['dataset'][0]} · {frame['method'][0]}" if frame.height else "attribute effects"

@@ -12,7 +12,8 @@ from rmexplain.design import Design
 def explorer_inputs(design: Design) -> dict[str, list[str]]:
     """The workflow's tables the explorer is built from, by ``ExplorerInputs`` field: every dataset's
     comparisons, original scores, perturbations and explanations (all methods, all RMs), the analyses' flip
-    rates, attribute effects and representative examples (and the judge's verdicts where it runs), the token scans the token
+    rates, attribute effects and representative examples (and the judge's verdicts where it runs), the
+    token scans the token
     analyses read and the human-ranking scores (where the token part runs)."""
     analysed = bool(design.analysed_pairs)
     tokens = design.tokens.enabled

@@ -44,7 +44,14 @@ register_template(
 )
 register_template(
     "attribute_rewrite",
-    {"question", "response", "attribute", "attribute_description", "target_better_worse", "positively_negatively"},
+    {
+        "question",
+        "response",
+        "attribute",
+        "attribute_description",
+        "target_better_worse",
+        "positively_negatively",
+    },
 )
 register_template("two_step_focus_center", {"words"})
 register_template("two_step_focus_only", {"words"})

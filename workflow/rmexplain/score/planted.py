@@ -1,4 +1,4 @@
-"""``backend: planted`` — a base RM with one bias planted on purpose, to test explanations against ground truth.
+"""``backend: planted`` — a base RM with one bias planted on purpose: explanations against ground truth.
 
 As chry-santhemum/rm-bias builds its synthetic RMs (``recall.py``: a detector over the response, a bias
 strength, Gaussian noise), a planted RM scores
@@ -149,7 +149,9 @@ class PlantedScorer(RewardModelBackend):
             raise ConfigError(f"reward_models.{name}.base must name the RM the bias is planted into")
         check_bias(name, spec.get("bias"))
 
-    def __init__(self, name: str, spec: dict[str, Any], base_scale: str | None = None, **base_files: Any) -> None:
+    def __init__(
+        self, name: str, spec: dict[str, Any], base_scale: str | None = None, **base_files: Any
+    ) -> None:
         if base_scale is None or "base_spec" not in spec:
             raise ScoringError(
                 f"reward_models.{name}: a planted RM needs its base's spec and reward scale "

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rmexplain.data.readers import EMBEDDED_PARTS, EMBEDDED_SPLITS, read_embedded
 from rmexplain.explanations.categorise import orient, skipped_for_length
 from rmexplain.ids import text_id
 from rmexplain.markup import to_html, to_markdown
-from rmexplain.data.readers import EMBEDDED_PARTS, EMBEDDED_SPLITS, read_embedded
 from rmexplain.schemas import (
     COMPARISONS,
     EFFECT_EDITS,
@@ -126,7 +126,9 @@ def score_effect_edits(
     """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables."""
     texts = pl.concat(
         [
-            read_table(p, EFFECT_EDITS, "effect edits").select(pl.col("edit_id").alias("id"), "comparison_id", "text")
+            read_table(p, EFFECT_EDITS, "effect edits").select(
+                pl.col("edit_id").alias("id"), "comparison_id", "text"
+            )
             for p in edit_paths
         ]
     )
@@ -169,21 +171,29 @@ def score_texts(
     return conform(frame, REWARDS, f"rewards[{rm}]")
 
 
-def reward_scale(rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger) -> dict[str, Any]:
+def scale_of(rewards: np.ndarray) -> tuple[float, float, int]:
+    """Mean, sd (ddof 1) and number of rewards."""
+    return float(rewards.mean()), float(rewards.std(ddof=1)), int(rewards.size)
+
+
+def reward_scale(
+    rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger
+) -> dict[str, Any]:
     """The RM's reward mean and sd (ddof 1) on every response of the bundled data (both parts, all rows):
     the unit of the bias strength of the RMs planted into it."""
     pairs = [p for part in EMBEDDED_PARTS for split in EMBEDDED_SPLITS for p in read_embedded(part, split)]
     prompts = [p.prompt for p in pairs] * 2
     responses = [p.chosen for p in pairs] + [p.rejected for p in pairs]
     rewards = np.asarray(build_scorer(rm, spec, **artifacts).score(prompts, responses), dtype=np.float64)
+    mean, sd, n = scale_of(rewards)
     scale = {
         "rm": rm,
-        "mean": float(rewards.mean()),
-        "sd": float(rewards.std(ddof=1)),
-        "n_texts": int(rewards.size),
+        "mean": mean,
+        "sd": sd,
+        "n_texts": n,
         "texts": f"every chosen and rejected response of the bundled parts {list(EMBEDDED_PARTS)}, all rows",
     }
-    log.info("%s: reward mean %.4f, sd %.4f over %d bundled responses", rm, scale["mean"], scale["sd"], rewards.size)
+    log.info("%s: reward mean %.4f, sd %.4f over %d bundled responses", rm, *scale_of(rewards))
     return scale
 
 

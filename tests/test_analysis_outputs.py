@@ -247,6 +247,50 @@ def test_example_pages_show_texts_rewards_and_edits(analysed):
     assert "reward (rm-helpful)" in pair and "reward (rm-harmless)" in pair
 
 
+def test_an_rm_measured_on_a_subset_is_marked_in_the_tables_and_figures(tmp_path, analysed):
+    """rm-harmless outside shared_rms (App. G's case): the flip-rate and τ pages, the flip-rate figure and the
+    rank-similarity figure mark it and say why; the CSV keeps its plain name; the probe table does not mark
+    it (its items are every perturbation, whatever the orientation)."""
+    foreign = {
+        "harmless": {"shared_rms": ["rm-helpful"], "foreign_rms": ["rm-harmless"], "orientation": "agreed"}
+    }
+    note = (
+        "† outside shared_rms, measured on part of the shared comparisons: rm-harmless on harmless (outside "
+        "shared_rms rm-helpful): explained only on the comparisons where its own y+ is the agreed one "
+        "(foreign_rm_orientation: agreed; this project's reading of App. G, which does not say)."
+    )
+    files = {"pfr": "pfr", "tau_rms": "tau_rms", "tau_sides": "tau_sides", "probe_win_rate": "probes"}
+    for table, part in files.items():
+        outputs = [str(tmp_path / f"{table}.{ext}") for ext in ("csv", "md", "html")]
+        S.run_table(table, [str(analysed / f"{part}.parquet")], outputs, 0.95, foreign)
+    assert "| harmless | rules | rm-helpful vs rm-harmless † |" in (tmp_path / "tau_rms.md").read_text()
+    assert "| rm-harmless † | 0." in (tmp_path / "tau_sides.md").read_text()
+    assert "rm-harmless † PFR [95% CI]" in (tmp_path / "pfr.md").read_text()
+    for table in ("pfr", "tau_rms", "tau_sides"):
+        assert note in (tmp_path / f"{table}.md").read_text(), table
+        assert "this project&#x27;s reading of App. G" in (tmp_path / f"{table}.html").read_text(), table
+        assert "†" not in (tmp_path / f"{table}.csv").read_text()
+    assert "†" not in (tmp_path / "probe_win_rate.md").read_text()
+    svg = {"width": 9, "dpi": 60, "format": "svg"}
+    S.run_pfr_figure(
+        str(analysed / "pfr.parquet"), "harmless", "rules", svg, str(tmp_path / "pfr.svg"), 0.95, foreign
+    )
+    rank = str(tmp_path / "rank.svg")
+    tau = [str(analysed / "tau_rms.parquet")], [str(analysed / "tau_sides.parquet")]
+    S.run_rank_similarity_figure(*tau, svg, rank, 0.95, foreign)
+    for figure in ("pfr.svg", "rank.svg"):
+        text = (tmp_path / figure).read_text()
+        assert "<!-- rm-harmless † -->" in text or "rm-harmless †" in text, figure
+        assert "† outside shared_rms, measured on part of the shared comparisons" in text, figure
+    # Without foreign RMs nothing is marked.
+    S.run_table(
+        "tau_sides",
+        [str(analysed / "tau_sides.parquet")],
+        [str(tmp_path / f"plain.{x}") for x in ("csv", "md", "html")],
+    )
+    assert "†" not in (tmp_path / "plain.md").read_text()
+
+
 def test_degenerate_inputs_still_give_every_output(tmp_path):
     """One RM whose perturbations never flip: undefined τ everywhere, no eligible example."""
     comparisons, perturbations, explanations = synthetic(n=3)

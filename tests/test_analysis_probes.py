@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import polars as pl
 import pytest
 from statsmodels.stats.proportion import proportion_confint
@@ -119,9 +121,10 @@ def test_bad_regex_and_missing_texts_are_named():
         probe_rows(explanations, perturbations.filter(pl.col("perturbation_id") != "p1"), COMPARISONS_FRAME)
 
 
-def test_an_rm_outside_shared_rms_has_the_same_probe_items_as_the_others(tmp_path):
+def test_an_rm_outside_shared_rms_has_the_same_probe_items_as_the_others(tmp_path, caplog):
     """Table 7 compares a perturbation with its original, whatever the RM prefers: f, which orients c2
-    against the shared RMs' y+ (its explanations skip c2), still has c2's perturbation as a probe item."""
+    against the shared RMs' y+ (its explanations skip c2), still has c2's perturbation as a probe item, and
+    the job's log says so (not that f is oriented by its own preference)."""
     comparisons, shared, foreign, perturbations, f_rewards = _foreign_case()
     files = {"comparisons": tmp_path / "comparisons.parquet", "perturbations": [tmp_path / "shared.parquet"]}
     write_table(comparisons, files["comparisons"], COMPARISONS, "c")
@@ -135,7 +138,13 @@ def test_an_rm_outside_shared_rms_has_the_same_probe_items_as_the_others(tmp_pat
     orienters = {rm: ["shared", "a", "b"] for rm in "abf"}
     out = tmp_path / "probes.parquet"
     probes = {"worse": {"pattern": "worse"}}
-    run_probes(files, list("abf"), orienters, "d", "two_step", probes, 0.95, str(out), LOG)
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        run_probes(files, list("abf"), orienters, "d", "two_step", probes, 0.95, str(out), LOG)
+    assert (
+        "1 comparisons where f prefers the response the agreed preference rejects: kept as probe items"
+        in (caplog.text)
+    )
+    assert "orientation own" not in caplog.text
     table = pl.read_parquet(out).sort("rm")
     # Items: c1's chosen made worse (0.5 against 2.0 for a and f) and c2's rejected made worse (0.0 against
     # a's 1.0 and f's 1.0): two each, none preferred; c2 is kept for f although its explanations skip it.

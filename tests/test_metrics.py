@@ -1,11 +1,13 @@
 """Coverage, distances and diversity against hand-computed cases, including empty sets."""
 
+import logging
 import math
 
 import numpy as np
 import polars as pl
 import pytest
 
+from rmexplain.explanations.categorise import categorise, orient
 from rmexplain.explanations.metrics import (
     coverage,
     diversity,
@@ -15,6 +17,9 @@ from rmexplain.explanations.metrics import (
     syntactic_distance,
     words,
 )
+from rmexplain.explanations.stages import evaluate_explanations
+from rmexplain.ids import text_id
+from rmexplain.perturb.base import Draft, drafts_to_frame
 
 
 def test_words_split_punctuation():
@@ -117,3 +122,78 @@ def test_evaluate_per_seed_and_subsets():
     assert value[("wrong", "cf_coverage_plus")] == 0.0
     assert value[("wrong", "sf_coverage_plus")] == 1.0
     assert math.isnan(value[("all", "semantic_diversity")])
+
+
+def test_a_side_the_rm_could_not_score_leaves_coverage_as_it_leaves_the_flip_rates(caplog):
+    """overlong: skip. c2's only y+ perturbation is over the RM's token limit (reward null): no flip rate
+    counts c2's y+ side, and neither does y+ coverage (nor both's), counted in the log and in ``n``; its y−
+    side stays in y− coverage."""
+    comparisons = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2"],
+            "dataset": ["d"] * 2,
+            "seed": [0, 0],
+            "source_index": ["1", "2"],
+            "prompt": ["p1", "p2"],
+            "chosen": ["good 1", "good 2"],
+            "rejected": ["bad 1", "bad 2"],
+        }
+    )
+    originals = orient(comparisons, "r", [2.0, 2.0], [1.0, 1.0])
+    drafts = [
+        Draft("c1", "chosen", "worse", "clarity", 0, "c1 chosen worse"),  # 0.5 < 1.0: CF
+        Draft("c1", "rejected", "better", "clarity", 0, "c1 rejected better"),  # 1.5 < 2.0: SF
+        Draft("c2", "chosen", "worse", "clarity", 0, "c2 chosen worse " * 50),  # cut: unscored
+        Draft("c2", "rejected", "better", "clarity", 0, "c2 rejected better"),  # 3.0 > 2.0: CF
+    ]
+    perturbations = drafts_to_frame(drafts, "m", "r")
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    rewards = pl.DataFrame(
+        {
+            "text_id": [text_id(prompts[d.comparison_id], d.text) for d in drafts],
+            "rm": ["r"] * 4,
+            "reward": [0.5, 1.5, None, 3.0],
+            "truncated": [False, False, True, False],
+            "max_length": [40] * 4,
+        }
+    )
+    log = logging.getLogger("test")
+    explanations = categorise(
+        comparisons,
+        originals,
+        perturbations,
+        rewards,
+        "d",
+        "r",
+        "m",
+        log,
+        orienting=[originals],
+        orientation="agreed",
+    )
+    assert explanations.select("comparison_id", "side", "kind").rows() == [
+        ("c1", "plus", "counterfactual"),
+        ("c1", "minus", "semifactual"),
+        ("c2", "minus", "counterfactual"),
+    ]
+    distances = pl.DataFrame(
+        {
+            "perturbation_id": perturbations["perturbation_id"],
+            "syntactic_distance": [0.5] * 4,
+            "semantic_distance": [0.1] * 4,
+            "embedding": [[1.0, 0.0]] * 4,
+        }
+    )
+    with caplog.at_level(logging.WARNING, logger="test"):
+        metrics = evaluate_explanations(
+            explanations, distances, originals, [originals], comparisons, "d", "r", "m", "agreed",
+            perturbations, rewards, log,
+        )  # fmt: skip
+    got = {
+        r["metric"]: (r["value"], r["n"])
+        for r in metrics.filter(pl.col("subset") == "all").iter_rows(named=True)
+    }
+    assert got["cf_coverage_plus"] == (1.0, 1)  # c1 only: c2's y+ side was never read by the RM
+    assert got["cf_coverage_minus"] == (0.5, 2)  # c1 (an SF only) and c2 (a CF)
+    assert got["sf_coverage_minus"] == (0.5, 2)
+    assert got["cf_coverage_both"] == (0.0, 1)  # c1: a CF of y+ but none of y−
+    assert "1 comparisons with every perturbation of their y+ side over the RM's token limit" in caplog.text

@@ -9,19 +9,36 @@ reproduction table has one row per published cell. The table's arithmetic is che
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+from html import escape
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
-from conftest import WorkflowCopy
+from conftest import WorkflowCopy, tiny_demo_config
+from scipy import stats
 
+from rmexplain import targets
 from rmexplain.analysis.reference import load_reference
-from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
+from rmexplain.analysis.reproduction import (
+    COLUMNS,
+    SIDE_OF_COLUMN,
+    Mapping,
+    Part,
+    agreement_summary,
+    reproduction_table,
+    welch_df,
+)
+from rmexplain.config import check
+from rmexplain.design import Design
+from rmexplain.explanations.categorise import orient
+from rmexplain.explanations.stages import foreign_orientation_table, mean_over_rms
 from rmexplain.ids import text_id
 from rmexplain.llm.devserver import ChatServer
+from rmexplain.settings import ConfigError
 
 # Three RMs standing for v1, v2 and pythia: longer is better for all, except that "pythia" prefers the shorter
 # answer about tea (so the agreement filter of §4 drops that comparison). Two more for App. G, outside the
@@ -97,6 +114,7 @@ def mini_paper_config(server: ChatServer) -> dict:
     del config["perturb"]["polyjuice"]
     config["perturb"]["discover"] = {"enabled": False}
     config["evaluate"] = {"embedding_model": "bundled-minilm", "device": "cpu"}
+    config["figures"]["format"] = "svg"  # titles and labels readable as text
     config["llm"].update(base_url=server.base_url, model="dev", api_key_env="RMX_TEST_KEY", concurrency=2)
     config["analysis"]["bootstrap"]["n_resamples"] = 200
     config["analysis"]["judge"] = {"enabled": False}
@@ -108,6 +126,7 @@ def mini_paper_config(server: ChatServer) -> dict:
         "v1": "v1", "v2": "v2", "pythia": "pythia", "Llama OB": "ob", "Llama SW": "sw"
     }  # fmt: skip
     config["reproduce"]["datasets"] = {"harmless": {"evaluation": "harmless", "analysis": "harmless_global"}}
+    config["reproduce"]["min_seeds"] = 2  # the miniature's two seeds: verdicts to read back from the pages
     config["reproduce"]["methods"] = {
         "OURS": "two_step", "RP": "random", "center": "two_step", "only": "two_step_only",
         "pass": "two_step_pass",
@@ -234,16 +253,46 @@ def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
     assert 0 < len(step1_answers) <= len(slots["two_step"])
 
     # The reproduction table: one row per published cell; this run fills the harmless cells it can.
-    reproduction = pl.read_csv(tmp_path / "results/tables/reproduction.csv")
+    reproduction = pl.read_csv(tmp_path / "results/tables/reproduction.csv", schema=COLUMNS)
     assert reproduction.height == load_reference("jiang2025").height
     filled = reproduction.filter(pl.col("run_mean").is_not_null())
-    assert set(filled["table"].cast(str)) == {"1", "2", "3", "4", "5", "6", "7"}, filled
-    assert filled.filter(pl.col("table") == 4).height == 15  # harmless: 3 prompts x 5 columns
+    assert set(filled["table"]) == {"1", "2", "3", "4", "5", "6", "7"}, filled
+    assert filled.filter(pl.col("table") == "4").height == 15  # harmless: 3 prompts x 5 columns
     assert reproduction.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
-    for name in ("reproduction.md", "reproduction.html"):
-        assert (tmp_path / "results/tables" / name).stat().st_size > 0
-    assert (tmp_path / "results/figures/reproduction.png").stat().st_size > 0
-    assert (tmp_path / "results/figures/analysis/rewards_example.png").stat().st_size > 0
+    _every_run_value_in_one_summary_column(reproduction)
+    # The pages show the CSV's cells: Table 7's Llama OB row, value and verdict, in the Markdown and HTML.
+    ob = reproduction.filter((pl.col("table") == "7") & (pl.col("column") == "Llama OB")).row(0, named=True)
+    md = (tmp_path / "results/tables/reproduction.md").read_text()
+    header, _, *lines = [re.split(r"(?<!\\)\|", line)[1:-1] for line in md.splitlines()]
+    names = [c.strip() for c in header]
+    cells = [dict(zip(names, (c.strip() for c in line), strict=True)) for line in lines]
+    shown = next(c for c in cells if (c["table"], c["column"]) == ("7", "Llama OB"))
+    assert shown["run_mean"] == f"{round(ob['run_mean'], 3)}" and shown["run_n"] == str(ob["run_n"])
+    assert shown["verdict"] == ob["verdict"] and shown["reading"] == ob["reading"]
+    assert shown["paper_se_basis"] == "binomial, n = 110 items"
+    html = (tmp_path / "results/tables/reproduction.html").read_text()
+    n_valued = reproduction["run_mean"].is_not_null().sum()
+    assert f"179 published cells, {n_valued} with a value from this run: " in html
+    assert f"<td>{escape(ob['verdict'])}</td>" in html
+    # The figure's panel titles count what the table says (SVG keeps each title line as a comment).
+    figure = (tmp_path / "results/figures/reproduction.svg").read_text()
+    for table, cells_of in reproduction.group_by("table"):
+        valued = cells_of.filter(pl.col("run_mean").is_not_null())
+        agree, close = valued["agrees"].fill_null(False).sum(), valued["equivalent"].fill_null(False).sum()
+        assert f"<!-- Table {table[0]}: {agree} of {valued.height} agree, {close} close -->" in figure
+    assert reproduction.filter(pl.col("table") == "1")["agrees"].is_not_null().any()  # verdicts, not only n/a
+    # Fig. 6 names its comparison: v2's representative example.
+    examples = pl.read_parquet(tmp_path / "results/analysis/harmless_global/two_step/examples.parquet")
+    v2_example = examples.filter((pl.col("kind") == "rm") & (pl.col("rm_a") == "v2"))["comparison_id"][0]
+    rewards_figure = (tmp_path / "results/figures/analysis/rewards_example.svg").read_text()
+    assert f"<!-- Every RM on the perturbations of comparison {v2_example} -->" in rewards_figure
+    # App. G's RMs are marked where their flip rates and τ rest on fewer comparisons than the others'.
+    for table in ("pfr", "tau_rms", "tau_sides"):
+        page = (tmp_path / f"results/tables/{table}.md").read_text()
+        assert "ob †" in page and "sw †" in page and "v2 †" not in page, table
+        assert "this project's reading of App. G" in page, table
+    pfr_figure = (tmp_path / "results/figures/analysis/pfr/harmless_global/two_step.svg").read_text()
+    assert "<!-- ob † -->" in pfr_figure and "<!-- v1 † -->" not in pfr_figure
 
 
 def _metrics(values: dict[tuple[str, int], float], metric: str, method: str, subset: str = "all") -> list:
@@ -261,76 +310,215 @@ def _metrics(values: dict[tuple[str, int], float], metric: str, method: str, sub
     ]
 
 
+ALPHA = 2 * stats.norm.sf(2)  # within_sd 2: the two-sided level of |z| <= 2 for a normal, 4.55 %
+
+
+def _tau_rms(tau: float, low: float | None, high: float | None, n: int | None, side: str = "plus"):
+    return pl.DataFrame(
+        {
+            "dataset": ["g"],
+            "method": ["ours"],
+            "side": [side],
+            "rm_a": ["b"],
+            "rm_b": ["a"],
+            "tau": [tau],
+            "ci_low": [low],
+            "ci_high": [high],
+            "n_attributes": pl.Series([n], dtype=pl.Int64),
+        }
+    )
+
+
 def test_reproduction_cells_by_hand():
     mapping = Mapping(
-        reward_models={"v1": "a", "v2": "b", "pythia": "c", "Llama OB": "d"},
+        reward_models={"v1": "a", "v2": "b", "pythia": "c", "Llama OB": "d", "Llama SW": "e"},
         datasets={"harmless": {"evaluation": "h", "analysis": "g"}},
         methods={"OURS": "ours", "RP": "rand"},
         probe="hell",
     )
-    # Table 1, harmless/OURS/Both CF: per seed the mean over a, b, c (d is no paper RM of Table 1):
-    # seed 0: (0.6 + 0.7 + 0.8) / 3 = 0.7; seed 1: (0.5 + 0.6 + 0.7) / 3 = 0.6 -> mean 0.65, sd 0.0707.
+    # Table 1, harmless/OURS/Both CF: per seed the mean over a, b, c (d is no paper RM of Table 1): seed 0:
+    # (0.6 + 0.7 + 0.8) / 3 = 0.7; seed 1: (0.5 + 0.6 + 0.7) / 3 = 0.6; seed 2: 0.65 -> mean 0.65, sd 0.05.
     values = {("a", 0): 0.6, ("b", 0): 0.7, ("c", 0): 0.8, ("d", 0): 0.0, ("a", 1): 0.5, ("b", 1): 0.6}
-    values |= {("c", 1): 0.7, ("d", 1): 0.0}
+    values |= {("c", 1): 0.7, ("d", 1): 0.0, ("a", 2): 0.55, ("b", 2): 0.65, ("c", 2): 0.75, ("d", 2): 0.0}
     metrics = pl.DataFrame(_metrics(values, "cf_coverage_both", "ours"))
-    tau_rms = pl.DataFrame(
-        {
-            "dataset": ["g"],
-            "method": ["ours"],
-            "side": ["plus"],
-            "rm_a": ["b"],
-            "rm_b": ["a"],
-            "tau": [-0.2],
-            "ci_low": [-0.3],
-            "ci_high": [-0.05],
-            "n_attributes": [12],
-        }
-    )
+    # Two probes score d; only the mapped one ("hell") is Table 7's.
     probes = pl.DataFrame(
         {
-            "dataset": ["g"],
-            "method": ["ours"],
-            "rm": ["d"],
-            "probe": ["hell"],
-            "win_rate": [0.25],
-            "ci_low": [0.1],
-            "ci_high": [0.5],
-            "n_perturbations": [8],
+            "dataset": ["g"] * 3,
+            "method": ["ours"] * 3,
+            "rm": ["d", "d", "e"],
+            "probe": ["other", "hell", "hell"],
+            "win_rate": [0.9, 0.25, 0.22],
+            "ci_low": [0.8, 0.1, 0.19],
+            "ci_high": [0.95, 0.5, 0.25],
+            "n_perturbations": [50, 8, 600],
         }
     )
     reference = load_reference("jiang2025")
+    tau_rms = _tau_rms(-0.2, -0.3, -0.05, 12)
     table = reproduction_table(reference, mapping, metrics=metrics, tau_rms=tau_rms, probes=probes)
     assert table.height == reference.height
     cell = table.filter(
         (pl.col("table") == "1") & (pl.col("block") == "harmless") & (pl.col("row") == "OURS")
     )
     both_cf = cell.filter(pl.col("column") == "Both/CF cov.").row(0, named=True)
-    assert both_cf["run_mean"] == pytest.approx(0.65)
-    assert both_cf["run_sd"] == pytest.approx(0.1 / 2**0.5)
-    # paper 0.69 ± 0.111 over 5 seeds; run se 0.0707 / sqrt(2) = 0.05; rounding 0.005 in quadrature:
-    # se = sqrt(0.111^2 / 5 + 0.05^2 + 0.005^2) = 0.0707, z = -0.04 / 0.0707 = -0.566, |z| <= 2.
-    se = (0.111**2 / 5 + 0.05**2 + 0.005**2) ** 0.5
-    assert both_cf["se"] == pytest.approx(se) and both_cf["z"] == pytest.approx(-0.04 / se)
-    assert both_cf["paper_mean"] == 0.69 and both_cf["agrees"] is True and both_cf["run_n"] == 2
+    assert both_cf["run_mean"] == pytest.approx(0.65) and both_cf["run_sd"] == pytest.approx(0.05)
+    assert both_cf["paper_mean"] == 0.69 and both_cf["run_n"] == 3
     assert both_cf["difference"] == pytest.approx(0.65 - 0.69)
+    # paper 0.69 ± 0.111 over 5 seeds: se 0.0496, df 4; run 0.05 / √3 = 0.0289, df 2; rounding 0.005:
+    # se = √(0.0496² + 0.0289² + 0.005²) = 0.0576. Welch–Satterthwaite: df = se⁴ / (0.0496⁴ / 4 + 0.0289⁴ / 2)
+    # = 5.92, so |t| must stay within t(5.92) at 95.4 %, 2.53 (not 2); t = -0.04 / 0.0576 = -0.69: agrees.
+    paper_v, run_v = 0.111**2 / 5, 0.05**2 / 3
+    se = (paper_v + run_v + 0.005**2) ** 0.5
+    df = se**4 / (paper_v**2 / 4 + run_v**2 / 2)
+    assert both_cf["paper_se"] == pytest.approx(0.111 / 5**0.5) and both_cf["run_se"] == pytest.approx(
+        0.05 / 3**0.5
+    )
+    assert both_cf["se"] == pytest.approx(se) and both_cf["df"] == pytest.approx(df)
+    assert df == pytest.approx(5.92, abs=0.01) and both_cf["t"] == pytest.approx(-0.04 / se)
+    assert (
+        both_cf["critical"] == pytest.approx(stats.t.isf(ALPHA / 2, df)) and 2.52 < both_cf["critical"] < 2.53
+    )
+    assert (both_cf["verdict"], both_cf["agrees"]) == ("agrees", True)
+    # Within ±0.05? The lower one-sided test: P(T > (-0.04 + 0.05) / 0.0576) = 0.43: not shown. Too noisy.
+    assert both_cf["tost_p"] == pytest.approx(stats.t.sf(0.01 / se, df)) and both_cf["tost_p"] > 0.4
+    assert (both_cf["equivalent"], both_cf["reading"]) == (False, "too noisy to tell")
     # Table 3, harmless/Y+ of (v1, v2): the pair is found in either order; the paper's 0.16 has an uncertain
-    # sign. Rule changed: se = sqrt((0.25 / 3.92)^2 + 0.005^2) = 0.064; as printed z = -5.6 (differs), with
-    # the sign flipped z = -0.62 (agrees): sign-dependent, not counted as agreeing (was: agrees).
+    # sign and no sd, nor a stated n: its se is unknown (said so). se = √((0.25 / 3.92)² + 0.005²) = 0.064,
+    # every part with infinite df: the critical value is 2. As printed t = -5.6 (differs), with the sign
+    # flipped t = -0.62 (agrees): sign-dependent, not counted as agreeing.
     tau = table.filter(
         (pl.col("table") == "3") & (pl.col("row") == "v1, v2") & (pl.col("column") == "harmless/Y+")
     ).row(0, named=True)
     tau_se = ((0.25 / (2 * 1.959963984540054)) ** 2 + 0.005**2) ** 0.5
     assert tau["run_mean"] == -0.2 and tau["agrees"] is None and tau["run_n"] == 12
-    assert tau["z"] == pytest.approx(-0.36 / tau_se) and tau["z_flipped"] == pytest.approx(-0.04 / tau_se)
+    assert tau["paper_se"] is None and tau["paper_se_basis"].startswith("unknown")
+    assert tau["critical"] == pytest.approx(2.0) and tau["df"] == float("inf")
+    assert tau["t"] == pytest.approx(-0.36 / tau_se) and tau["t_flipped"] == pytest.approx(-0.04 / tau_se)
     assert tau["verdict"] == "sign-dependent: agrees only with the sign flipped"
-    # Table 7, Llama OB: paper 0.30 in the Wilson interval [0.1, 0.5], but rule changed: the run's se
-    # 0.4 / 3.92 = 0.102 > max_se 0.1 and n = 8 < min_items 10: inconclusive (was: agrees).
+    assert tau["margin"] == 0.1  # tau_margin
+    # Table 7, Llama OB: the "hell" probe (0.25 in the Wilson interval [0.1, 0.5], not the other probe's
+    # 0.9) on n = 8 < min_items 10 items: inconclusive.
     win = table.filter((pl.col("table") == "7") & (pl.col("column") == "Llama OB")).row(0, named=True)
     assert (win["run_mean"], win["agrees"], win["run_n"]) == (0.25, None, 8)
-    assert win["verdict"].startswith("inconclusive")
+    assert win["verdict"] == "inconclusive: n 8 < min_items 10"
+    # Llama SW: the paper's 0.15 over its 110 items has a binomial se √(0.15 · 0.85 / 110) = 0.034; the run's
+    # 0.22 [0.19, 0.25] has se 0.0153. se = √(0.034² + 0.0153² + 0.005²) = 0.0377, t = 0.07 / 0.0377 = 1.86:
+    # agrees (on the run's se alone, t would be 4.3: differs).
+    sw = table.filter((pl.col("table") == "7") & (pl.col("column") == "Llama SW")).row(0, named=True)
+    paper_se = (0.15 * 0.85 / 110) ** 0.5
+    sw_se = (paper_se**2 + (0.06 / (2 * 1.959963984540054)) ** 2 + 0.005**2) ** 0.5
+    assert sw["paper_se"] == pytest.approx(paper_se) and sw["paper_se_basis"] == "binomial, n = 110 items"
+    assert sw["se"] == pytest.approx(sw_se) and sw["t"] == pytest.approx(0.07 / sw_se)
+    assert (sw["verdict"], sw["reading"]) == ("agrees", "too noisy to tell")
     # No run value: hs2 (not mapped), helpful, and PJ (no method) stay null.
     assert table.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
     assert table.filter(pl.col("row") == "PJ")["agrees"].is_null().all()
+    _every_run_value_in_one_summary_column(table)
+
+
+def _every_run_value_in_one_summary_column(table: pl.DataFrame) -> pl.DataFrame:
+    summary = agreement_summary(table)
+    for row in summary.iter_rows(named=True):
+        outcomes = row["agree"] + row["differ"] + row["inconclusive"] + row["sign_dependent"]
+        assert outcomes == row["with_run_value"], row
+    return summary
+
+
+def test_a_table_5_cell_reads_its_own_subset():
+    reference = load_reference("jiang2025")
+    cells = reference.filter(
+        (pl.col("table") == "5") & (pl.col("block") == "harmless") & (pl.col("column") == "CF cov.")
+    )
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b", "pythia": "c"},
+        datasets={"harmless": {"evaluation": "h"}},
+        methods={"OURS": "ours"},
+    )
+    # The same metric on three subsets, each with its own values: all 0.5, correct 0.7 ± 0.01, wrong 0.3.
+    rows = []
+    for subset, centre in (("all", 0.5), ("correct", 0.7), ("wrong", 0.3)):
+        per_seed = {(rm, seed): centre + 0.01 * (seed - 1) for rm in "abc" for seed in range(3)}
+        rows += _metrics(per_seed, "cf_coverage_both", "ours", subset)
+    table = reproduction_table(cells, mapping, metrics=pl.DataFrame(rows))
+    got = {r["row"]: (r["run_mean"], r["run_sd"], r["source"]) for r in table.iter_rows(named=True)}
+    assert got["correct"][:2] == pytest.approx((0.7, 0.01))
+    assert got["wrong"][:2] == pytest.approx((0.3, 0.01))
+    assert got["correct"][2] == "h/ours/correct, 3 seeds with a value"
+
+
+def test_the_critical_value_follows_the_degrees_of_freedom():
+    """Three seeds: the run's sd has two degrees of freedom, so |t| = 3.4 is no evidence of a difference at
+    95 % (the fixed |z| <= 2 said it differs)."""
+    cell = _one_cell(load_reference("jiang2025"), 0.5, 0.01, False, "1")
+    mapping, metrics = _evaluation_run(cell, [0.55, 0.6, 0.65])  # mean 0.6, sd 0.05
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    paper_v, run_v = 0.01**2 / 5, 0.05**2 / 3
+    se = (paper_v + run_v + 0.005**2) ** 0.5
+    df = se**4 / (paper_v**2 / 4 + run_v**2 / 2)
+    assert row["t"] == pytest.approx(0.1 / se) and row["t"] > 3.3
+    assert row["df"] == pytest.approx(df) and df < 2.5
+    assert row["critical"] == pytest.approx(stats.t.isf(ALPHA / 2, df)) and row["critical"] > 3.4
+    assert (row["verdict"], row["reading"]) == ("agrees", "too noisy to tell")
+    # Two seeds (one degree of freedom): no verdict below min_seeds (3), and one with min_seeds 2.
+    mapping, metrics = _evaluation_run(cell, [0.55, 0.65])
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert row["verdict"] == "inconclusive: 2 seeds with a value < min_seeds 3" and row["agrees"] is None
+    lenient = Mapping(**{**mapping.__dict__, "min_seeds": 2})
+    assert reproduction_table(cell, lenient, metrics=metrics)["verdict"][0] in {"agrees", "differs"}
+
+
+def test_welch_df_is_scipys_for_two_samples():
+    """Without the rounding part the test is the Welch t test of two samples (scipy's, from their stats)."""
+    paper, run = Part(0.111 / 5**0.5, 4), Part(0.05 / 3**0.5, 2)
+    se = (paper.se**2 + run.se**2) ** 0.5
+    p = 2 * stats.t.sf(0.04 / se, welch_df([paper, run]))
+    scipy_p = stats.ttest_ind_from_stats(0.69, 0.111, 5, 0.65, 0.05, 3, equal_var=False).pvalue
+    assert p == pytest.approx(scipy_p)
+    assert welch_df([Part(0.1), Part(0.2)]) == float("inf")
+
+
+def test_seeds_without_a_value_are_not_counted():
+    """Five seeds, three of them without a value (NaN for every RM): the cell rests on two seeds."""
+    cell = _one_cell(load_reference("jiang2025"), 0.69, 0.111, False, "1")
+    mapping, metrics = _evaluation_run(cell, [0.6, 0.7, float("nan"), float("nan"), float("nan")])
+    summary = mean_over_rms(metrics, ["dataset", "method", "subset"])
+    assert summary["seeds"].to_list() == [2] and summary["mean"][0] == pytest.approx(0.65)
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert row["run_n"] == 2 and row["run_se"] == pytest.approx(0.1 / 2**0.5 / 2**0.5)
+    assert row["verdict"] == "inconclusive: 2 seeds with a value < min_seeds 3"
+
+
+def test_a_one_seed_run_is_counted_as_inconclusive():
+    reference = load_reference("jiang2025")
+    cells = reference.filter((pl.col("table") == "1") & (pl.col("block") == "harmless")).head(3)
+    mapping, _ = _evaluation_run(cells.head(1), [0.7])
+    rows = []
+    for metric in cells["metric"]:
+        rows += [r | {"dataset": "e"} for r in _metrics({(rm, 0): 0.7 for rm in "abc"}, metric, "m")]
+    table = reproduction_table(cells, mapping, metrics=pl.DataFrame(rows))
+    assert set(table["verdict"]) == {"inconclusive: 1 seeds with a value < min_seeds 3"}
+    summary = _every_run_value_in_one_summary_column(table).row(0, named=True)
+    assert (summary["with_run_value"], summary["inconclusive"], summary["agree"]) == (3, 3, 0)
+
+
+def test_equivalence_tells_close_to_the_paper_from_too_noisy_to_tell():
+    cell = _one_cell(load_reference("jiang2025"), 0.40, 0.016, False, "1")
+    # A noisy run, 0.55 ± 0.146 over five seeds: not shown to differ (|t| 2.28 < 2.83 at df 4.1), and not
+    # shown within ±0.05 either.
+    mapping, metrics = _evaluation_run(cell, [0.35, 0.5, 0.55, 0.6, 0.75])
+    noisy = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert (noisy["verdict"], noisy["equivalent"], noisy["reading"]) == ("agrees", False, "too noisy to tell")
+    assert 2.2 < noisy["t"] < noisy["critical"]
+    # A precise one, 0.41 ± 0.007: the difference 0.01 is shown to lie within ±0.05 (TOST p 0.0006).
+    mapping, metrics = _evaluation_run(cell, [0.40, 0.41, 0.42, 0.41, 0.41])
+    close = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert (close["verdict"], close["equivalent"], close["reading"]) == ("agrees", True, "close to the paper")
+    assert close["tost_p"] < 0.001
+    # A tighter margin: the same run is no longer shown close.
+    tight = Mapping(**{**mapping.__dict__, "margin": 0.01})
+    row = reproduction_table(cell, tight, metrics=metrics).row(0, named=True)
+    assert (row["equivalent"], row["reading"]) == (False, "too noisy to tell")
 
 
 def _one_cell(reference: pl.DataFrame, mean: float, sd: float | None, uncertain: bool, table: str):
@@ -355,18 +543,18 @@ def _evaluation_run(cell: pl.DataFrame, per_seed: list[float]) -> tuple[Mapping,
 
 def test_verdict_a_large_run_sd_makes_nothing_agree():
     cell = _one_cell(load_reference("jiang2025"), 0.69, 0.111, False, "1")
-    mapping, metrics = _evaluation_run(cell, [0.0, 1.0])  # mean 0.5, sd 0.71: the old rule said agrees
+    mapping, metrics = _evaluation_run(cell, [0.0, 1.0, 0.5])  # mean 0.5, sd 0.5: se 0.29 > max_se 0.1
     row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
-    assert row["run_sd"] == pytest.approx(0.5**0.5) and row["agrees"] is None
-    assert row["verdict"].startswith("inconclusive: run se")
+    assert row["run_sd"] == pytest.approx(0.5) and row["agrees"] is None
+    assert row["verdict"] == "inconclusive: run se 0.289 > max_se 0.1"
 
 
 def test_verdict_counts_the_papers_sd_and_rounding():
     cell = _one_cell(load_reference("jiang2025"), 0.99, 0.008, False, "1")
-    mapping, metrics = _evaluation_run(cell, [1.0, 1.0, 1.0])  # sd 0: the old rule said differs
+    mapping, metrics = _evaluation_run(cell, [1.0, 1.0, 1.0])  # sd 0
     row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
     se = (0.008**2 / 5 + 0.005**2) ** 0.5  # rounding's 0.005 added in quadrature
-    assert row["se"] == pytest.approx(se) and row["z"] == pytest.approx(0.01 / se)
+    assert row["se"] == pytest.approx(se) and row["t"] == pytest.approx(0.01 / se)
     assert (row["verdict"], row["agrees"]) == ("agrees", True)
 
 
@@ -375,30 +563,86 @@ def test_verdict_never_lets_a_lost_minus_agree_silently():
     row = cell.row(0, named=True)
     block, side = row["column"].split("/")
     mapping = Mapping(
-        reward_models={"v1": "a", "v2": "b"}, datasets={block: {"analysis": "g"}}, methods={"OURS": "m"}
+        reward_models={"v1": "a", "v2": "b"}, datasets={block: {"analysis": "g"}}, methods={"OURS": "ours"}
     )
-    tau_rms = pl.DataFrame(
-        {
-            "dataset": ["g"],
-            "method": ["m"],
-            "side": ["plus" if side == "Y+" else "minus"],
-            "rm_a": ["a"],
-            "rm_b": ["b"],
-            "tau": [-0.2],
-            "ci_low": [-0.25],
-            "ci_high": [-0.15],
-            "n_attributes": [40],
-        }
-    )
+    tau_rms = _tau_rms(-0.2, -0.25, -0.15, 40, SIDE_OF_COLUMN[side])
     table = reproduction_table(cell, mapping, tau_rms=tau_rms)
     got = table.row(0, named=True)
     assert got["agrees"] is None and got["verdict"].startswith("sign-dependent")
-    assert abs(got["z"]) > 2 >= abs(got["z_flipped"])
+    assert abs(got["t"]) > 2 >= abs(got["t_flipped"])
     summary = agreement_summary(table).row(0, named=True)
     assert (summary["agree"], summary["sign_dependent"]) == (0, 1)
-    # too few attributes: no verdict at all, n shown
+    # too few attributes, or an unknown number of them: no verdict at all, n shown
     few = reproduction_table(cell, mapping, tau_rms=tau_rms.with_columns(n_attributes=pl.lit(5)))
     assert few["verdict"][0] == "inconclusive: n 5 < min_items 10" and few["run_n"][0] == 5
+    unknown = reproduction_table(cell, mapping, tau_rms=_tau_rms(-0.2, -0.25, -0.15, None, "plus"))
+    assert unknown["verdict"][0] == "inconclusive: n unknown (min_items 10)"
+    # no interval (τ undefined in every resample): inconclusive, and counted as such
+    bare = reproduction_table(cell, mapping, tau_rms=_tau_rms(-0.2, None, None, 40, SIDE_OF_COLUMN[side]))
+    assert bare["verdict"][0] == "inconclusive: no interval"
+    assert _every_run_value_in_one_summary_column(bare)["inconclusive"][0] == 1
+
+
+REPRODUCE = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("within_sd", 10),  # would make nearly every cell agree
+        ("within_sd", 0.5),
+        ("max_se", 0.5),  # would give a verdict on a run se of 0.5
+        ("min_items", 2),
+        ("min_seeds", 1),  # one seed has no sd
+        ("margin", 0.5),  # "close" within ±0.5
+        ("tau_margin", 1.0),
+    ],
+)
+def test_the_verdicts_settings_are_bounded(key, value):
+    config = tiny_demo_config()
+    config["reproduce"] = dict(REPRODUCE)
+    check(copy.deepcopy(config))  # the section itself is valid
+    config["reproduce"][key] = value
+    with pytest.raises(ConfigError, match=rf"reproduce\W+{key}"):
+        check(config)
+
+
+def test_foreign_orientation_table_counts_ties_on_the_shared_set_under_the_configured_setting():
+    """a and b agree on c1, c2 and c4 (the shared set) and not on c3. The foreign RM f shares c1's y+, orients
+    c2 the other way, ties c4 (in the set) and c3 (outside it: not a tie of the shared set)."""
+    config = tiny_demo_config()
+    config["reward_models"] = {rm: {"backend": "demo", "train_part": "harmless"} for rm in "abf"}
+    config["datasets"] = {
+        "g": {
+            "source": "embedded",
+            "part": "harmless",
+            "orientation": "shared",
+            "shared_rms": ["a", "b"],
+            "foreign_rm_orientation": "own",
+            "stages": ["analysis"],
+        }
+    }
+    design = Design.from_config(check(config))
+    settings = targets.foreign_orientation_settings(design)
+    assert settings == {"g": {"shared_rms": ["a", "b"], "foreign_rms": ["f"], "orientation": "own"}}
+    comparisons = pl.DataFrame({"comparison_id": ["c1", "c2", "c3", "c4"]})
+    originals = {
+        ("g", "a"): orient(comparisons, "a", [2.0, 2.0, 2.0, 2.0], [1.0, 1.0, 1.0, 1.0]),
+        ("g", "b"): orient(comparisons, "b", [3.0, 3.0, 0.0, 3.0], [1.0, 1.0, 1.0, 1.0]),
+        ("g", "f"): orient(comparisons, "f", [2.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]),
+    }
+    table = foreign_orientation_table(originals, settings)
+    assert table.select(
+        "rm",
+        "foreign_rm_orientation",
+        "shared_set",
+        "ties",
+        "against_agreed",
+        "explained",
+        "against_agreed_are",
+    ).rows() == [("f", "own", 3, 1, 1, 2, "explained by the RM's own y+")]
+    settings["g"]["orientation"] = "agreed"
+    assert foreign_orientation_table(originals, settings).select("ties", "explained").rows() == [(1, 1)]
 
 
 def test_paper_config_dry_run_lists_every_part_of_the_paper(workflow_copy, monkeypatch):

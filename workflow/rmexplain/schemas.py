@@ -143,7 +143,12 @@ METRICS: Contract = {
     "subset": Column(pl.String, "`all`, `correct` or `wrong` (RM preference vs human label)."),
     "metric": Column(pl.String, "Metric name, e.g. `cf_coverage_plus`, `syntactic_distance`."),
     "value": Column(pl.Float64, "NaN where undefined (e.g. no pairs for diversity).", True),
-    "n": Column(pl.Int64, "Number of units the value averages over (comparisons, perturbations or sets)."),
+    "n": Column(
+        pl.Int64,
+        "Number of units the value averages over (comparisons, perturbations or sets). A coverage's "
+        "comparisons exclude a side whose every perturbation was over the RM's token limit under "
+        "`overlong: skip` (docs/backends.md).",
+    ),
 }
 
 CONTRACTS: dict[str, Contract] = {

@@ -108,6 +108,7 @@ rule analyse_table:
         "../../envs/core.yaml"
     params:
         level=ANALYSIS["bootstrap"]["confidence_level"],
+        foreign=targets.foreign_orientation_settings(design),  # RMs measured on a subset: marked
     script:
         "../scripts/analyse_table.py"
 
@@ -130,6 +131,7 @@ rule figure_pfr:
     params:
         figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
+        foreign=targets.foreign_orientation_settings(design),
     script:
         "../scripts/figure_pfr.py"
 
@@ -201,6 +203,7 @@ rule figure_rank_similarity:
     params:
         figures=design.figures.as_params(),
         level=ANALYSIS["bootstrap"]["confidence_level"],
+        foreign=targets.foreign_orientation_settings(design),
     script:
         "../scripts/figure_rank_similarity.py"
 

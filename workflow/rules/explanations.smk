@@ -95,6 +95,8 @@ rule evaluate:
         originals=paths.ORIGINAL_SCORES,
         orienting=orientation_scores_for_rm,
         comparisons=paths.COMPARISONS,
+        perturbations=perturbations_explained,  # with the rewards: sides left unscored (overlong: skip)
+        rewards=paths.PERTURBATION_REWARDS,
     output:
         paths.METRICS,
     log:

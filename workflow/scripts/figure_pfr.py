@@ -14,5 +14,6 @@ run_pfr_figure(
     snakemake.params.figures,
     snakemake.output[0],
     snakemake.params.level,
+    snakemake.params.foreign,
 )
 log.info("wrote %s", snakemake.output[0])

@@ -13,5 +13,6 @@ run_rank_similarity_figure(
     snakemake.params.figures,
     snakemake.output[0],
     snakemake.params.level,
+    snakemake.params.foreign,
 )
 log.info("wrote %s", snakemake.output[0])

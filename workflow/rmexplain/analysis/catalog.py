@@ -41,7 +41,9 @@ class AnalysisTable:
     ``per_orienter``); ``contract`` its Parquet contract; ``present`` the readable layout of the Markdown and
     HTML copies; ``summarise`` turns the concatenated parts into the table (default: as they are);
     ``enabled`` says whether a design writes it; ``title`` heads its pages; ``pairs`` the (dataset, method)
-    pairs it covers (default every analysed one).
+    pairs it covers (default every analysed one); ``from_explanations``: its RMs are measured on the
+    comparisons each is explained on, so its pages mark an RM measured on a subset of a shared set
+    (``rmexplain.analysis.subsets``).
     """
 
     name: str
@@ -53,6 +55,7 @@ class AnalysisTable:
     per_orienter: bool = False
     summarise: Callable[[pl.DataFrame, float], pl.DataFrame] | None = None
     pairs: Callable[[Design], list[tuple[str, str]]] = _analysed
+    from_explanations: bool = False
 
     def parts(self, design: Design) -> list[str]:
         """The per-(dataset, method) files — per orienter too where ``per_orienter`` — it is built from."""
@@ -67,7 +70,12 @@ ANALYSIS_TABLES: dict[str, AnalysisTable] = {
     table.name: table
     for table in (
         AnalysisTable(
-            "pfr", "Preference flip rate per attribute (paper Fig. 3)", paths.PFR, PFR, T.present_pfr
+            "pfr",
+            "Preference flip rate per attribute (paper Fig. 3)",
+            paths.PFR,
+            PFR,
+            T.present_pfr,
+            from_explanations=True,
         ),
         AnalysisTable(
             "tau_rms",
@@ -75,6 +83,7 @@ ANALYSIS_TABLES: dict[str, AnalysisTable] = {
             paths.TAU_RMS,
             TAU_RMS,
             T.present_tau_rms,
+            from_explanations=True,
         ),
         AnalysisTable(
             "tau_sides",
@@ -82,6 +91,7 @@ ANALYSIS_TABLES: dict[str, AnalysisTable] = {
             paths.TAU_SIDES,
             TAU_SIDES,
             T.present_tau_sides,
+            from_explanations=True,
         ),
         AnalysisTable(
             "representative_examples",
@@ -89,6 +99,7 @@ ANALYSIS_TABLES: dict[str, AnalysisTable] = {
             paths.EXAMPLES,
             EXAMPLES,
             T.present_examples,
+            from_explanations=True,
         ),
         AnalysisTable(
             "probe_win_rate",

@@ -86,9 +86,15 @@ def _grouped_barh(
 
 
 def pfr_figure(
-    pfr: pl.DataFrame, title: str, path: str | Path, options: FigureOptions, level: str = "95%"
+    pfr: pl.DataFrame,
+    title: str,
+    path: str | Path,
+    options: FigureOptions,
+    level: str = "95%",
+    note: str = "",
 ) -> None:
-    """Paper Fig. 3: PFR per attribute (a bar per RM, with intervals) and the mean reward delta, Y+ and Y−."""
+    """Paper Fig. 3: PFR per attribute (a bar per RM, with intervals) and the mean reward delta, Y+ and Y−;
+    ``note`` under the title (what a marked RM name means)."""
     if pfr.height == 0:
         message_figure(
             path, options, f"{title}: no attribute-conditioned perturbations to compute flip rates from."
@@ -97,7 +103,7 @@ def pfr_figure(
     attributes = pfr["attribute"].unique(maintain_order=True).to_list()
     rms = pfr["rm"].unique(maintain_order=True).to_list()
     colours = _colours(rms)
-    height = 1.6 + 2 * (0.28 * len(attributes) * max(1.0, len(rms) / 2) + 0.6)
+    height = 1.6 + 2 * (0.28 * len(attributes) * max(1.0, len(rms) / 2) + 0.6) + _note_height(note)
     fig = Figure(figsize=(options.width, height), layout="constrained")
     axes = fig.subplots(2, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     for row, side in enumerate(("plus", "minus")):
@@ -131,11 +137,27 @@ def pfr_figure(
         title_fontsize=8,
     )
     fig.suptitle(
-        f"{title}: preference flip rate and mean reward delta per attribute\n"
-        f"(whiskers: {level} bootstrap CI over comparisons)",
+        _with_note(
+            f"{title}: preference flip rate and mean reward delta per attribute\n"
+            f"(whiskers: {level} bootstrap CI over comparisons)",
+            note,
+        ),
         fontsize=10,
     )
     _save(fig, path, options)
+
+
+NOTE_WIDTH = 130  # characters per line of a note under a figure's title
+NOTE_LINE = 0.2  # inches a note's line adds to a figure's height
+
+
+def _with_note(title: str, note: str) -> str:
+    """A figure title with ``note`` (what a marked RM name means) wrapped beneath it."""
+    return "\n".join([title, *textwrap.wrap(note, NOTE_WIDTH)])
+
+
+def _note_height(note: str) -> float:
+    return NOTE_LINE * len(textwrap.wrap(note, NOTE_WIDTH))
 
 
 def rank_similarity_figure(
@@ -144,8 +166,10 @@ def rank_similarity_figure(
     path: str | Path,
     options: FigureOptions,
     level: str = "95%",
+    note: str = "",
 ) -> None:
-    """Tables 3 and 6 as point-and-interval plots: τ between RMs per side, and between Y+ and Y− per RM."""
+    """Tables 3 and 6 as point-and-interval plots: τ between RMs per side, and between Y+ and Y− per RM;
+    ``note`` under the title (what a marked RM name means)."""
     if tau_rms.height == 0 and tau_sides.height == 0:
         message_figure(
             path, options, "No PFR rankings to compare (no attribute-conditioned method was analysed)."
@@ -154,7 +178,7 @@ def rank_similarity_figure(
     pair_rows = tau_rms.select("dataset", "method", "rm_a", "rm_b").unique(maintain_order=True).rows()
     side_rows = tau_sides.select("dataset", "method", "rm").unique(maintain_order=True).rows()
     n_rows = max(len(pair_rows), len(side_rows), 1)
-    fig = Figure(figsize=(options.width, 1.6 + 0.38 * n_rows), layout="constrained")
+    fig = Figure(figsize=(options.width, 1.6 + 0.38 * n_rows + _note_height(note)), layout="constrained")
     left, right = fig.subplots(1, 2)
     side_colours = {"plus": PALETTE[0], "minus": PALETTE[1]}
     for i, (dataset, method, a, b) in enumerate(pair_rows):
@@ -196,7 +220,7 @@ def rank_similarity_figure(
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel(f"Kendall τ-b of PFR rankings ({level} bootstrap CI)", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-    fig.suptitle("Rank similarity of global attribute sensitivity", fontsize=10)
+    fig.suptitle(_with_note("Rank similarity of global attribute sensitivity", note), fontsize=10)
     _save(fig, path, options)
 
 
@@ -588,9 +612,10 @@ def rewards_example_figure(
     _save(fig, path, options)
 
 
-def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOptions) -> None:
+def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOptions) -> Figure:
     """This run's value of every published cell against the paper's, one panel per table, y = x dashed;
-    error bars are the run's ± sd over seeds or its interval; open markers do not agree."""
+    error bars are the run's ± 2 sd over seeds or its interval; filled markers agree, open ones do not, and a
+    black edge marks a cell shown close to the paper (``equivalent``). Returns the saved figure."""
     tables = table["table"].unique(maintain_order=True).to_list()
     fig = Figure(
         figsize=(options.width, 0.3 * options.width * ((len(tables) + 3) // 4)), layout="constrained"
@@ -602,17 +627,21 @@ def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOp
         high = cells["run_high"].fill_null(cells["run_mean"] + cells["run_sd"].fill_null(0.0) * 2)
         x, y = cells["paper_mean"].to_numpy(), cells["run_mean"].to_numpy()
         agree = cells["agrees"].fill_null(False).to_numpy()
+        close = cells["equivalent"].fill_null(False).to_numpy()
         if cells.height:
             ax.errorbar(
                 x, y, yerr=[y - low.to_numpy(), high.to_numpy() - y], fmt="none", ecolor="#999", lw=0.8
             )
             ax.scatter(x[agree], y[agree], s=16, color=PALETTE[0], zorder=3)
             ax.scatter(x[~agree], y[~agree], s=16, facecolors="white", edgecolors=PALETTE[3], zorder=3)
+            ax.scatter(x[close], y[close], s=40, facecolors="none", edgecolors="black", lw=0.8, zorder=4)
         bounds = [-1.0, 1.0] if name in {"3", "6"} else [0.0, 1.0]
         ax.plot(bounds, bounds, color="black", linestyle="--", linewidth=0.8)
         n_total = table.filter(pl.col("table") == name).height
         ax.set_title(
-            f"Table {name}: {int(agree.sum())} of {cells.height} agree ({n_total} cells)", fontsize=9
+            f"Table {name}: {int(agree.sum())} of {cells.height} agree, {int(close.sum())} close\n"
+            f"({n_total} cells)",
+            fontsize=9,
         )
         ax.set_xlabel("paper", fontsize=8)
         ax.set_ylabel("this run", fontsize=8)
@@ -620,3 +649,4 @@ def reproduction_figure(table: pl.DataFrame, path: str | Path, options: FigureOp
     for ax in axes[len(tables) :]:
         ax.axis("off")
     _save(fig, path, options)
+    return fig

@@ -5,40 +5,58 @@ For Jiang et al. (ICLR 2025) the cells come from ``rmexplain.analysis.reference`
 value is computed:
 
 - Tables 1, 2, 4, 5 (§3, App. D, E): the evaluation metrics of the paper's three RMs (v1, v2, pythia),
-  averaged over the RMs per seed, then mean and sd over seeds, as the evaluation tables do; Table 5 on the
-  ``correct`` / ``wrong`` subsets of OURS.
+  averaged over the RMs per seed, then mean and sd over the seeds with a value, as the evaluation tables do;
+  Table 5 on the ``correct`` / ``wrong`` subsets of OURS.
 - Tables 3 and 6 (§4.1, App. F): Kendall τ between two RMs' flip-rate rankings (``tau_rms``) and between one
   RM's Y+ and Y− rankings (``tau_sides``) on the analysis datasets, with their bootstrap intervals.
 - Table 7 (App. G): the probe win rate on the harmless analysis dataset; the interval is Wilson's.
 
-The verdict of a cell is a two-sided z test of the difference run − paper against its standard error from
-both sides: the paper's sd over its n = 5 seeds (sd / √5), this run's sd over its seeds (sd / √seeds) or,
-for interval cells, the interval's half-width / 1.96, and the paper's rounding to two decimals (its largest
-error, 0.005, added in quadrature). A cell agrees when |z| ≤ ``within_sd``; it is *inconclusive* when
-this run's standard error exceeds ``max_se`` (a large run sd makes nothing agree), or when a τ / win-rate
-cell rests on fewer than ``min_items`` items (attributes / perturbations; ``run_n`` shows the count).
-Where the paper's sign may be lost (flattened PDF) both readings are reported (``z``, ``z_flipped``); a
-cell whose verdict depends on the sign is ``sign-dependent`` with ``agrees`` null, never counted as agreement.
+The difference run − paper is tested against its standard error from three parts, added in quadrature: the
+paper's (sd / √5 over its five seeds, df 4; for Table 7 the binomial se over its 110 items; unknown for τ,
+where the paper prints no sd and not how many comparisons its τ rests on), this run's (sd / √seeds, df
+seeds − 1, or an interval's half-width / 1.96), and the paper's rounding to two decimals (0.005). The
+critical value is Student's t at the Welch–Satterthwaite degrees of freedom of those parts, at the level of
+|z| ≤ ``within_sd`` for a normal (2: 95.4 %). A cell *agrees* when |t| is at most that value and *differs*
+otherwise. It is *inconclusive* when a mean ± sd cell has fewer than ``min_seeds`` seeds with a value, when
+a τ / win-rate cell rests on fewer than ``min_items`` items (or on an unknown number), or when this run's
+standard error exceeds ``max_se``. Where the paper's sign may be lost (flattened PDF) both readings are
+tested (``t``, ``t_flipped``); a cell whose verdict depends on the sign is ``sign-dependent``, never counted
+as agreement. Every cell with a run value has exactly one of these four verdicts.
+
+"Agrees" means "not shown to differ", which a noisy run satisfies easily. Beside it, two one-sided tests
+(TOST) against ``margin`` (``tau_margin`` for τ) say whether the difference is shown to lie within
+± margin (``equivalent``); ``reading`` combines both: *close to the paper*, *too noisy to tell*, *differs*.
 
 A cell this run has no value for (a method, RM or dataset not mapped or not run) keeps its row with nulls.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import polars as pl
+from scipy import stats
 
 from rmexplain.explanations.stages import mean_over_rms
+from rmexplain.settings import schema_defaults
 
-SD_RULE = "|z| <= {k}, se from the paper's sd (n=5), the run's sd over seeds, rounding"
-INTERVAL_RULE = "|z| <= {k}, se from the paper's sd (n=5), the run's interval, rounding"
 PAPER_SEEDS = 5  # "mean and standard deviation across the five random seeds"
+PAPER_PROBE_ITEMS = 110  # App. G: the Table 7 win rates are over 110 comparisons
 ROUNDING = 0.005  # the paper prints two decimals: its largest rounding error, added in quadrature
 Z_95 = 1.959963984540054
 PAPER_RMS = ("v1", "v2", "pythia")  # the RMs Tables 1, 2, 4 and 5 average over
+SEED_TABLES = {"1", "2", "4", "5"}  # mean ± sd over seeds; the other tables carry an interval
+TAU_TABLES = {"3", "6"}
 SIDE_OF_COLUMN = {"Y+": "plus", "Y-": "minus"}
+OUTCOMES = ("agrees", "differs", "inconclusive", "sign-dependent")  # every verdict starts with one
+SETTINGS = ("within_sd", "min_items", "max_se", "min_seeds", "margin", "tau_margin")
+DEFAULTS: dict[str, Any] = {key: schema_defaults("reproduce", key) for key in SETTINGS}
+PAPER_SE_UNKNOWN = (
+    "unknown: the paper prints no sd, and not how many comparisons its τ rests on (500 drawn, then those "
+    "the three RMs agree on)"
+)
 
 COLUMNS: dict[str, Any] = {
     "table": pl.String,
@@ -48,34 +66,46 @@ COLUMNS: dict[str, Any] = {
     "column": pl.String,
     "paper_mean": pl.Float64,
     "paper_sd": pl.Float64,
+    "paper_se": pl.Float64,
+    "paper_se_basis": pl.String,
     "sign_uncertain": pl.Boolean,
     "run_mean": pl.Float64,
     "run_sd": pl.Float64,
     "run_low": pl.Float64,
     "run_high": pl.Float64,
     "run_n": pl.Int64,
+    "run_se": pl.Float64,
     "difference": pl.Float64,
     "se": pl.Float64,
-    "z": pl.Float64,
-    "z_flipped": pl.Float64,
+    "df": pl.Float64,
+    "critical": pl.Float64,
+    "t": pl.Float64,
+    "t_flipped": pl.Float64,
     "check": pl.String,
     "verdict": pl.String,
     "agrees": pl.Boolean,
+    "margin": pl.Float64,
+    "tost_p": pl.Float64,
+    "equivalent": pl.Boolean,
+    "reading": pl.String,
     "source": pl.String,
 }
 
 
 @dataclass(frozen=True)
 class Mapping:
-    """The paper's names -> this config's (the ``reproduce`` section)."""
+    """The paper's names -> this config's, and the verdict's settings (the ``reproduce`` section)."""
 
     reward_models: dict[str, str]
     datasets: dict[str, dict[str, str]]
     methods: dict[str, str]
     probe: str | None = None
-    within_sd: float = 2.0
-    min_items: int = 10
-    max_se: float = 0.1
+    within_sd: float = DEFAULTS["within_sd"]
+    min_items: int = DEFAULTS["min_items"]
+    max_se: float = DEFAULTS["max_se"]
+    min_seeds: int = DEFAULTS["min_seeds"]
+    margin: float = DEFAULTS["margin"]
+    tau_margin: float = DEFAULTS["tau_margin"]
 
     @classmethod
     def from_config(cls, section: dict[str, Any]) -> Mapping:
@@ -85,14 +115,17 @@ class Mapping:
             datasets={k: dict(v) for k, v in section["datasets"].items()},
             methods=dict(section["methods"]),
             probe=section.get("probe"),
-            within_sd=float(section.get("within_sd", 2.0)),
-            min_items=int(section.get("min_items", 10)),
-            max_se=float(section.get("max_se", 0.1)),
+            **{key: section.get(key, DEFAULTS[key]) for key in SETTINGS},
         )
 
     def dataset(self, block: str | None, stage: str) -> str | None:
         """This run's dataset standing for the paper's ``block`` in ``stage``."""
         return (self.datasets.get(block or "") or {}).get(stage)
+
+    @property
+    def alpha(self) -> float:
+        """The two-sided level of the difference test: that of |z| ≤ ``within_sd`` for a normal."""
+        return 2 * float(stats.norm.sf(self.within_sd))
 
 
 @dataclass(frozen=True)
@@ -131,7 +164,7 @@ def _evaluation_value(cell: dict, summary: pl.DataFrame, mapping: Mapping) -> Ru
     if hit.height == 0:
         return RunValue(None)
     row = hit.row(0, named=True)
-    source = f"{dataset}/{method}/{subset}, {row['seeds']} seeds"
+    source = f"{dataset}/{method}/{subset}, {row['seeds']} seeds with a value"
     return RunValue(_finite(row["mean"]), _finite(row["sd"]), source=source, n=int(row["seeds"]))
 
 
@@ -191,46 +224,141 @@ def _probe_value(cell: dict, probes: pl.DataFrame, mapping: Mapping) -> RunValue
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """How one cell compares: the standard error of the difference, both readings' z, the verdict."""
+class Part:
+    """One part of the difference's standard error: ``se`` and its degrees of freedom (inf: known or
+    normal)."""
 
-    check: str = ""
-    se: float | None = None
-    z: float | None = None
-    z_flipped: float | None = None
-    verdict: str = ""
-    agrees: bool | None = None
+    se: float
+    df: float = math.inf
 
 
-def _run_se(run: RunValue) -> float | None:
-    """This run's standard error: sd / √seeds, or an interval's half-width / 1.96."""
-    if run.sd is not None and run.n:
-        return run.sd / run.n**0.5
+def welch_df(parts: list[Part]) -> float:
+    """The Welch–Satterthwaite degrees of freedom of a sum of variances (inf when every part has inf)."""
+    denominator = sum(p.se**4 / p.df for p in parts if math.isfinite(p.df))
+    return sum(p.se**2 for p in parts) ** 2 / denominator if denominator else math.inf
+
+
+def paper_part(table: str, mean: float, sd: float | None) -> tuple[Part | None, str]:
+    """The paper's side of the standard error, and what it rests on (None where it is unknown)."""
+    if sd is not None:
+        return Part(sd / PAPER_SEEDS**0.5, PAPER_SEEDS - 1), f"sd / √{PAPER_SEEDS} (five seeds)"
+    if table == "7":
+        se = (mean * (1 - mean) / PAPER_PROBE_ITEMS) ** 0.5
+        return Part(se), f"binomial, n = {PAPER_PROBE_ITEMS} items"
+    return None, PAPER_SE_UNKNOWN
+
+
+def run_part(table: str, run: RunValue) -> Part | None:
+    """This run's side: sd / √seeds (df seeds − 1), or an interval's half-width / 1.96."""
+    if table in SEED_TABLES:
+        return Part(run.sd / run.n**0.5, run.n - 1) if run.sd is not None and (run.n or 0) >= 2 else None
     if run.low is not None and run.high is not None:
-        return (run.high - run.low) / (2 * Z_95)
+        return Part((run.high - run.low) / (2 * Z_95))
     return None
 
 
-def _verdict(paper: float, paper_sd: float | None, uncertain: bool, run: RunValue, m: Mapping) -> Verdict:
-    """The z test of run − paper; both sign readings where the paper's sign may be lost."""
-    run_se = _run_se(run)
-    if run_se is None:
-        return Verdict(verdict="no run sd (one seed)")
-    interval = run.sd is None
-    rule = (INTERVAL_RULE if interval else SD_RULE).format(k=f"{m.within_sd:g}")
-    paper_se = (paper_sd or 0.0) / PAPER_SEEDS**0.5
-    se = (paper_se**2 + run_se**2 + ROUNDING**2) ** 0.5
-    z = (run.mean - paper) / se
-    z_flipped = (run.mean + paper) / se if uncertain else None
-    if run_se > m.max_se:
-        return Verdict(rule, se, z, z_flipped, f"inconclusive: run se {run_se:.3f} > max_se {m.max_se:g}")
-    if interval and (run.n is None or run.n < m.min_items):
-        return Verdict(rule, se, z, z_flipped, f"inconclusive: n {run.n} < min_items {m.min_items}")
-    agrees = abs(z) <= m.within_sd
-    if z_flipped is not None and (abs(z_flipped) <= m.within_sd) != agrees:
-        which = "as printed" if agrees else "with the sign flipped"
-        return Verdict(rule, se, z, z_flipped, f"sign-dependent: agrees only {which}")
-    return Verdict(rule, se, z, z_flipped, "agrees" if agrees else "differs", agrees)
+def _inconclusive(table: str, run: RunValue, part: Part | None, m: Mapping) -> str | None:
+    """Why a cell gets no verdict, or None."""
+    per_seed = table in SEED_TABLES
+    if per_seed and (run.n or 0) < m.min_seeds:
+        return f"inconclusive: {run.n} seeds with a value < min_seeds {m.min_seeds}"
+    if part is None:
+        return f"inconclusive: no {'sd over seeds' if per_seed else 'interval'}"
+    if not per_seed and run.n is None:
+        return f"inconclusive: n unknown (min_items {m.min_items})"
+    if not per_seed and run.n < m.min_items:
+        return f"inconclusive: n {run.n} < min_items {m.min_items}"
+    if part.se > m.max_se:
+        return f"inconclusive: run se {part.se:.3f} > max_se {m.max_se:g}"
+    return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one cell compares: the standard error of the difference, both readings' t, the verdict, and the
+    equivalence reading."""
+
+    paper_se: float | None = None
+    paper_se_basis: str = ""
+    run_se: float | None = None
+    se: float | None = None
+    df: float | None = None
+    critical: float | None = None
+    t: float | None = None
+    t_flipped: float | None = None
+    check: str = ""
+    verdict: str = ""
+    agrees: bool | None = None
+    margin: float | None = None
+    tost_p: float | None = None
+    equivalent: bool | None = None
+    reading: str = ""
+
+
+def tost_p(difference: float, se: float, df: float, margin: float) -> float:
+    """The p-value of two one-sided t tests that ``difference`` lies within ± ``margin`` (the larger one)."""
+    above_lower = float(stats.t.sf((difference + margin) / se, df))
+    below_upper = float(stats.t.cdf((difference - margin) / se, df))
+    return max(above_lower, below_upper)
+
+
+def _reading(agrees: bool, equivalent: bool) -> str:
+    if equivalent:
+        return "close to the paper" + ("" if agrees else ", though the difference is significant")
+    return "too noisy to tell" if agrees else "differs"
+
+
+def _verdict(cell: dict, run: RunValue, m: Mapping) -> Verdict:
+    """The Welch t test of run − paper and the TOST reading; both sign readings where the sign may be lost."""
+    table, paper, uncertain = cell["table"], cell["mean"], bool(cell["sign_uncertain"])
+    paper_side, basis = paper_part(table, paper, _finite(cell["sd"]))
+    run_side = run_part(table, run)
+    margin = m.tau_margin if table in TAU_TABLES else m.margin
+    verdict = Verdict(
+        paper_se=None if paper_side is None else paper_side.se,
+        paper_se_basis=basis,
+        run_se=None if run_side is None else run_side.se,
+        margin=margin,
+    )
+    why_not = _inconclusive(table, run, run_side, m)
+    if run_side is None:
+        return replace(verdict, verdict=why_not, reading="inconclusive")
+    parts = [p for p in (paper_side, run_side, Part(ROUNDING)) if p is not None]
+    se = sum(p.se**2 for p in parts) ** 0.5
+    df = welch_df(parts)
+    critical = float(stats.t.isf(m.alpha / 2, df))
+    readings = [run.mean - paper, run.mean + paper] if uncertain else [run.mean - paper]
+    t = [d / se for d in readings]
+    p = [tost_p(d, se, df, margin) for d in readings]
+    verdict = replace(
+        verdict,
+        se=se,
+        df=df,
+        critical=critical,
+        t=t[0],
+        t_flipped=t[1] if uncertain else None,
+        tost_p=max(p),
+        check=f"Welch t: |t| <= {critical:.2f} (df {df:.1f}, {1 - m.alpha:.1%}); TOST within ±{margin:g}",
+    )
+    if why_not is not None:
+        return replace(verdict, verdict=why_not, reading="inconclusive")
+    agrees = {abs(x) <= critical for x in t}
+    if len(agrees) > 1:
+        which = "as printed" if abs(t[0]) <= critical else "with the sign flipped"
+        return replace(verdict, verdict=f"sign-dependent: agrees only {which}", reading="sign-dependent")
+    agreed = agrees.pop()
+    equivalent = {x < m.alpha for x in p}
+    if len(equivalent) > 1:
+        reading = f"{'agrees' if agreed else 'differs'}; within ±{margin:g} in one sign reading only"
+        return replace(verdict, verdict="agrees" if agreed else "differs", agrees=agreed, reading=reading)
+    shown = equivalent.pop()
+    return replace(
+        verdict,
+        verdict="agrees" if agreed else "differs",
+        agrees=agreed,
+        equivalent=shown,
+        reading=_reading(agreed, shown),
+    )
 
 
 def reproduction_table(
@@ -241,8 +369,8 @@ def reproduction_table(
     tau_sides: pl.DataFrame | None = None,
     probes: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """One row per published cell (``reference`` order): the paper's value, this run's, and whether they
-    agree. Missing inputs (e.g. no analysis datasets) leave their cells' run values null."""
+    """One row per published cell (``reference`` order): the paper's value, this run's, and how they
+    compare. Missing inputs (e.g. no analysis datasets) leave their cells' run values null."""
     paper_rms = [mapping.reward_models[n] for n in PAPER_RMS if n in mapping.reward_models]
     summary = None
     if metrics is not None:
@@ -252,7 +380,7 @@ def reproduction_table(
     rows = []
     for cell in reference.iter_rows(named=True):
         table = cell["table"]
-        if table in {"1", "2", "4", "5"} and summary is not None:
+        if table in SEED_TABLES and summary is not None:
             run = _evaluation_value(cell, summary, mapping)
         elif table == "3" and tau_rms is not None:
             run = _tau_pair_value(cell, tau_rms, mapping)
@@ -262,9 +390,7 @@ def reproduction_table(
             run = _probe_value(cell, probes, mapping)
         else:
             run = RunValue(None)
-        verdict = Verdict()
-        if run.mean is not None:
-            verdict = _verdict(cell["mean"], _finite(cell["sd"]), bool(cell["sign_uncertain"]), run, mapping)
+        verdict = Verdict() if run.mean is None else _verdict(cell, run, mapping)
         rows.append(
             {
                 "table": table,
@@ -281,12 +407,7 @@ def reproduction_table(
                 "run_high": run.high,
                 "run_n": run.n,
                 "difference": None if run.mean is None else run.mean - cell["mean"],
-                "se": verdict.se,
-                "z": verdict.z,
-                "z_flipped": verdict.z_flipped,
-                "check": verdict.check,
-                "verdict": verdict.verdict,
-                "agrees": verdict.agrees,
+                **asdict(verdict),
                 "source": run.source,
             }
         )
@@ -294,17 +415,23 @@ def reproduction_table(
 
 
 def agreement_summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per table: published cells, cells with a run value, how many agree, differ, are inconclusive, and
-    whose verdict depends on a lost sign (never counted as agreeing)."""
+    """Per table: published cells, cells with a run value, and how many of those agree, differ, are
+    inconclusive or depend on a lost sign (each such cell in exactly one of the four); beside them, how many
+    are shown close to the paper (``equivalent``) or too noisy to tell, and on how many the paper's standard
+    error is unknown."""
+    outcome = pl.col("verdict").str.extract(r"^([a-z-]+)")
     return (
         table.group_by("table", maintain_order=True)
         .agg(
             cells=pl.len(),
             with_run_value=pl.col("run_mean").is_not_null().sum(),
-            agree=pl.col("agrees").fill_null(False).sum(),
-            differ=(pl.col("verdict") == "differs").sum(),
-            inconclusive=pl.col("verdict").str.starts_with("inconclusive").sum(),
-            sign_dependent=pl.col("verdict").str.starts_with("sign-dependent").sum(),
+            agree=(outcome == "agrees").sum(),
+            differ=(outcome == "differs").sum(),
+            inconclusive=(outcome == "inconclusive").sum(),
+            sign_dependent=(outcome == "sign-dependent").sum(),
+            equivalent=pl.col("equivalent").fill_null(False).sum(),
+            too_noisy_to_tell=(pl.col("reading") == "too noisy to tell").sum(),
+            paper_se_unknown=(pl.col("run_mean").is_not_null() & pl.col("paper_se").is_null()).sum(),
             mean_abs_difference=pl.col("difference").abs().mean(),
         )
         .sort("table")

@@ -33,7 +33,8 @@ from rmexplain.analysis.probes import probe_rows, probes_from_config, win_rates
 from rmexplain.analysis.reference import load_reference
 from rmexplain.analysis.representative import local_tau, select_examples
 from rmexplain.analysis.sensitivity import AnalysisError, check_keys, global_sensitivity, with_keys
-from rmexplain.analysis.tables import to_html, write_table
+from rmexplain.analysis.subsets import Foreign, mark_subset_rms, subset_note
+from rmexplain.analysis.tables import to_html, to_markdown, write_table
 from rmexplain.explanations.categorise import OWN, categorise
 from rmexplain.explanations.metrics import SIDES
 from rmexplain.llm.client import write_llm_use
@@ -129,6 +130,12 @@ def run_representative(
     write_parquet(with_keys(examples, dataset, method), outputs["examples"], EXAMPLES, "examples")
 
 
+PROBE_ITEMS_AGAINST_AGREED = (
+    "kept as probe items (a win rate compares a perturbation with its own original: no orientation, and so "
+    "no foreign_rm_orientation, enters it)"
+)
+
+
 def run_probes(
     inputs: Mapping[str, Any],
     rms: Sequence[str],
@@ -169,6 +176,7 @@ def run_probes(
                 log,
                 orienting=[originals[o] for o in orienting],
                 orientation=OWN,
+                against_agreed=PROBE_ITEMS_AGAINST_AGREED,
             )
         )
     rows = probe_rows(pl.concat(scored), perturbations, comparisons)
@@ -207,8 +215,15 @@ def run_judge(
         write_llm_use(llm_use, chat, "attribute judge")
 
 
-def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: float = 0.95) -> None:
-    """Concatenate the per-(dataset, method) tables into one summary table (CSV, Markdown, HTML)."""
+def run_table(
+    table: str,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    level: float = 0.95,
+    foreign: Foreign | None = None,
+) -> None:
+    """Concatenate the per-(dataset, method) tables into one summary table (CSV, Markdown, HTML); a table
+    built from the explanations marks the RMs ``foreign`` names as measured on a subset."""
     if table not in ANALYSIS_TABLES:
         raise AnalysisError(f"unknown analysis table {table!r}; known: {list(ANALYSIS_TABLES)}")
     record = ANALYSIS_TABLES[table]
@@ -218,7 +233,8 @@ def run_table(table: str, inputs: Sequence[str], outputs: Sequence[str], level: 
     if record.summarise is not None:
         frame = record.summarise(frame, level)
     csv, md, html = _by_suffix(outputs, (".csv", ".md", ".html"))
-    write_table(frame, record.title, record.present, csv, md, html, level)
+    marks = foreign if record.from_explanations else None
+    write_table(frame, record.title, record.present, csv, md, html, level, marks)
 
 
 def _by_suffix(paths: Sequence[str], suffixes: Sequence[str]) -> list[str]:
@@ -230,11 +246,20 @@ def _by_suffix(paths: Sequence[str], suffixes: Sequence[str]) -> list[str]:
 
 
 def run_pfr_figure(
-    pfr: str, dataset: str, method: str, options: Settings, output: str, level: float = 0.95
+    pfr: str,
+    dataset: str,
+    method: str,
+    options: Settings,
+    output: str,
+    level: float = 0.95,
+    foreign: Foreign | None = None,
 ) -> None:
-    """Fig. 3 of one (dataset, method)."""
-    frame = read_table(pfr, PFR, "pfr")
-    pfr_figure(frame, f"{dataset} · {method}", output, FigureOptions.from_config(options), f"{level:.0%}")
+    """Fig. 3 of one (dataset, method), marking the RMs ``foreign`` names as measured on a subset."""
+    frame = mark_subset_rms(read_table(pfr, PFR, "pfr"), foreign)
+    figure = FigureOptions.from_config(options)
+    pfr_figure(
+        frame, f"{dataset} · {method}", output, figure, f"{level:.0%}", subset_note(foreign, [dataset])
+    )
 
 
 def run_local_tau_figure(local: str, dataset: str, method: str, options: Settings, output: str) -> None:
@@ -244,19 +269,25 @@ def run_local_tau_figure(local: str, dataset: str, method: str, options: Setting
 
 
 def run_rank_similarity_figure(
-    tau_rms: Sequence[str], tau_sides: Sequence[str], options: Settings, output: str, level: float = 0.95
+    tau_rms: Sequence[str],
+    tau_sides: Sequence[str],
+    options: Settings,
+    output: str,
+    level: float = 0.95,
+    foreign: Foreign | None = None,
 ) -> None:
-    """Tables 3 and 6 as one figure."""
+    """Tables 3 and 6 as one figure, marking the RMs ``foreign`` names as measured on a subset."""
     rms = [read_table(p, TAU_RMS, "tau_rms") for p in tau_rms]
     sides = [read_table(p, TAU_SIDES, "tau_sides") for p in tau_sides]
     empty_rms = pl.DataFrame(schema={k: c.dtype for k, c in TAU_RMS.items()})
     empty_sides = pl.DataFrame(schema={k: c.dtype for k, c in TAU_SIDES.items()})
     rank_similarity_figure(
-        pl.concat(rms) if rms else empty_rms,
-        pl.concat(sides) if sides else empty_sides,
+        mark_subset_rms(pl.concat(rms) if rms else empty_rms, foreign),
+        mark_subset_rms(pl.concat(sides) if sides else empty_sides, foreign),
         output,
         FigureOptions.from_config(options),
         f"{level:.0%}",
+        subset_note(foreign),
     )
 
 
@@ -376,7 +407,6 @@ def run_reproduction(
     """``results/tables/reproduction.{csv,md,html}`` and its figure; ``inputs`` holds the ``metrics``,
     ``tau_rms``, ``tau_sides`` and ``probes`` files of this run (each may be empty)."""
     from rmexplain.analysis.reproduction import Mapping, agreement_summary, reproduction_table
-    from rmexplain.explanations.stages import markdown_table
 
     contracts = {"metrics": METRICS, "tau_rms": TAU_RMS, "tau_sides": TAU_SIDES, "probes": PROBE_WIN_RATE}
     frames = {
@@ -387,20 +417,26 @@ def run_reproduction(
     summary = agreement_summary(table)
     for row in summary.iter_rows(named=True):
         log.info(
-            "Table %s: %d cells, %d with a value from this run, %d agree, %d differ, %d inconclusive, "
-            "%d sign-dependent (not counted as agreeing)",
+            "Table %s: %d cells, %d with a value from this run: %d agree, %d differ, %d inconclusive, "
+            "%d sign-dependent (not counted as agreeing); %d shown close to the paper, %d too noisy to tell; "
+            "the paper's se unknown on %d",
             row["table"], row["cells"], row["with_run_value"], row["agree"], row["differ"],
-            row["inconclusive"], row["sign_dependent"],
+            row["inconclusive"], row["sign_dependent"], row["equivalent"], row["too_noisy_to_tell"],
+            row["paper_se_unknown"],
         )  # fmt: skip
     Path(outputs["csv"]).parent.mkdir(parents=True, exist_ok=True)
     table.write_csv(outputs["csv"], float_precision=4)
     shown = table.with_columns(pl.col(pl.Float64).round(3)).with_columns(
         pl.all().cast(pl.String).fill_null("–")
     )
-    Path(outputs["md"]).write_text(markdown_table(shown))
+    Path(outputs["md"]).write_text(to_markdown(shown))
+    total = {name: int(summary[name].sum()) for name in summary.columns if summary[name].dtype.is_integer()}
     note = (
-        f"{int(summary['agree'].sum())} of {table.height} published cells agree "
-        f"({int(summary['with_run_value'].sum())} have a value from this run). See docs/reproduction.md."
+        f"{table.height} published cells, {total['with_run_value']} with a value from this run: "
+        f"{total['agree']} agree, {total['differ']} differ, {total['inconclusive']} inconclusive, "
+        f"{total['sign_dependent']} sign-dependent; {total['equivalent']} shown close to the paper (within "
+        f"the margin), {total['too_noisy_to_tell']} agree but are too noisy to tell. "
+        "See docs/reproduction.md."
     )
     Path(outputs["html"]).write_text(to_html(shown, REPRODUCTION_TITLE, note))
     reproduction_figure(table, outputs["figure"], FigureOptions.from_config(options))

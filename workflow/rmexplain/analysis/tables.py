@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from rmexplain.analysis.subsets import Foreign, mark_subset_rms, subset_note
 from rmexplain.markup import to_html, to_markdown
 
 DIGITS = 2
@@ -181,11 +182,17 @@ def write_table(
     md: str | Path,
     html_path: str | Path,
     level: float = 0.95,
+    foreign: Foreign | None = None,
 ) -> None:
-    """Write the raw table as CSV and its readable layout as Markdown and HTML (intervals at ``level``)."""
+    """Write the raw table as CSV and its readable layout as Markdown and HTML (intervals at ``level``); the
+    readable copies mark the RMs ``foreign`` names as measured on a subset (``subsets``), with a note."""
     frame.write_csv(csv)
-    shown = present(frame, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
-    Path(md).write_text(f"### {title}\n\n" + to_markdown(shown), encoding="utf-8")
-    Path(html_path).write_text(
-        to_html(shown, title, f"Raw values with interval bounds and counts: {csv}"), encoding="utf-8"
+    marked = mark_subset_rms(frame, foreign)
+    shown = present(marked, f"{level:.0%} CI") if frame.height else pl.DataFrame({"note": ["no rows"]})
+    datasets = frame["dataset"].unique().to_list() if "dataset" in frame.columns else None
+    note = subset_note(foreign, datasets)
+    Path(md).write_text(
+        f"### {title}\n\n" + to_markdown(shown) + (f"\n{note}\n" if note else ""), encoding="utf-8"
     )
+    raw = f"Raw values with interval bounds and counts: {csv}"
+    Path(html_path).write_text(to_html(shown, title, f"{note} {raw}" if note else raw), encoding="utf-8")

@@ -16,7 +16,8 @@ A perturbation set is built against the y+ of its orienting RMs (the RM itself i
 ``shared_rms`` that agree in shared orientation). An RM explained with a shared set it did not help orient
 (a *foreign* RM: App. G's RMs on §4's harmless set) may prefer the other response; there the edits built to
 make the agreed y+ worse make *its* y− worse, so they are no contrastive explanation of its preference.
-``agreed`` (the default) skips such comparisons, counted; ``own`` orients them by the RM's own preference.
+``agreed`` (the default, and this project's reading of App. G, which does not say how its RMs are oriented)
+skips such comparisons, counted; ``own`` orients them by the RM's own preference.
 """
 
 from __future__ import annotations
@@ -170,29 +171,21 @@ def categorise(
     *,
     orienting: Sequence[pl.DataFrame],
     orientation: str,
+    against_agreed: str | None = None,
 ) -> pl.DataFrame:
     """EXPLANATIONS rows for one (dataset, RM, method): every perturbation of a comparison the RM explains
-    (``explained_comparisons`` of its ``orienting`` RMs' scores, under ``orientation``) as a CF or an SF."""
+    (``explained_comparisons`` of its ``orienting`` RMs' scores, under ``orientation``) as a CF or an SF.
+    ``against_agreed`` says in the log what became of the comparisons the RM orients against the agreed y+
+    (default: what ``orientation`` does with them)."""
     too_long = skipped_for_length(originals).height
     ties = originals.filter(pl.col("plus_target").is_null()).height - too_long
     if ties:
         log.warning("%d comparisons skipped: the RM scores chosen and rejected exactly equal", ties)
     if too_long:
         log.warning("%d comparisons skipped: an original is over the RM's token limit (skipped)", too_long)
-    _log_disagreements(disagreements(originals, orienting).height, rm, orientation, log)
+    _log_disagreements(disagreements(originals, orienting).height, rm, against_agreed or orientation, log)
     oriented = explained_comparisons(originals, orienting, orientation)
-    table = (
-        perturbations.join(
-            comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner"
-        )
-        .join(oriented, on="comparison_id", how="inner")
-        .with_columns(
-            text_id=pl.struct("prompt", "text").map_elements(
-                lambda r: text_id(r["prompt"], r["text"]), return_dtype=pl.String
-            )
-        )
-        .join(rewards.select("text_id", "reward", scored=pl.lit(True)), on="text_id", how="left")
-    )
+    table = _with_rewards(perturbations, comparisons, oriented, rewards)
     unscored = table.filter(pl.col("scored").is_null())
     if unscored.height:
         raise ValueError(
@@ -244,13 +237,52 @@ def categorise(
     return conform(frame, EXPLANATIONS, f"explanations[{dataset}/{method}/{rm}]")
 
 
-def _log_disagreements(n: int, rm: str, orientation: str, log: logging.Logger) -> None:
-    """Log how many comparisons ``rm`` orients against its perturbation set's y+, and what became of them."""
+def _with_rewards(
+    perturbations: pl.DataFrame, comparisons: pl.DataFrame, oriented: pl.DataFrame, rewards: pl.DataFrame
+) -> pl.DataFrame:
+    """The perturbations of the ``oriented`` comparisons with their seed, ``text_id`` and the RM's ``reward``
+    (null: unscored for length), ``scored`` null where the rewards table has no row for the text."""
+    return (
+        perturbations.join(
+            comparisons.select("comparison_id", "seed", "prompt"), on="comparison_id", how="inner"
+        )
+        .join(oriented, on="comparison_id", how="inner")
+        .with_columns(
+            text_id=pl.struct("prompt", "text").map_elements(
+                lambda r: text_id(r["prompt"], r["text"]), return_dtype=pl.String
+            )
+        )
+        .join(rewards.select("text_id", "reward", scored=pl.lit(True)), on="text_id", how="left")
+    )
+
+
+def unscored_sides(
+    comparisons: pl.DataFrame, oriented: pl.DataFrame, perturbations: pl.DataFrame, rewards: pl.DataFrame
+) -> pl.DataFrame:
+    """``comparison_id, side`` of each side of an ``oriented`` comparison (ORIGINAL_SCORES rows) whose every
+    perturbation the RM left unscored (over its token limit, ``overlong: skip``)."""
+    table = _with_rewards(perturbations, comparisons, oriented, rewards)
+    return (
+        table.with_columns(
+            side=pl.when(pl.col("target") == pl.col("plus_target"))
+            .then(pl.lit("plus"))
+            .otherwise(pl.lit("minus"))
+        )
+        .group_by("comparison_id", "side")
+        .agg(every_one_cut=pl.col("reward").is_null().all())
+        .filter("every_one_cut")
+        .select("comparison_id", "side")
+        .sort("comparison_id", "side")
+    )
+
+
+def _log_disagreements(n: int, rm: str, treatment: str, log: logging.Logger) -> None:
+    """Log how many comparisons ``rm`` orients against its perturbation set's y+, and what became of them
+    (``treatment``: an orientation, or the words to say)."""
     if not n:
         return
-    what = (
-        "skipped (orientation agreed: the perturbations there move with the RM's preference)"
-        if orientation == AGREED
-        else "kept, oriented by the RM's own preference (orientation own)"
-    )
+    what = {
+        AGREED: "skipped (orientation agreed: the perturbations there move with the RM's preference)",
+        OWN: "kept, oriented by the RM's own preference (orientation own)",
+    }.get(treatment, treatment)
     log.warning("%d comparisons where %s prefers the response the agreed preference rejects: %s", n, rm, what)

@@ -4,7 +4,9 @@
   (semifactual) among the perturbations of y+ (side ``plus``, the paper's "chosen") or of y− (``minus``,
   "rejected"); ``both``: at least one on each side. The denominator is every comparison the RM
   explains (non-tied, and in shared orientation agreed on by all shared RMs), so a comparison whose
-  perturbations all failed counts as not covered.
+  perturbations all failed counts as not covered. A side whose every perturbation the RM could not score
+  (over its token limit under ``overlong: skip``) is left out of that side's denominator and of ``both``'s,
+  as it is left out of the flip rates: the explainer made perturbations there, the RM read none of them.
 - Syntactic distance: word-level Levenshtein distance between a perturbation and its original, divided by
   the longer length in words (rapidfuzz on word lists).
 - Semantic distance: 1 − cosine similarity of the Sentence-BERT embeddings.
@@ -61,25 +63,37 @@ def mean_pairwise_distance(embeddings: np.ndarray) -> float:
     return float(np.mean(1.0 - similarity[upper]))
 
 
-def coverage(explanations: pl.DataFrame, denominator: Iterable[str]) -> dict[str, tuple[float, int]]:
-    """CF/SF coverage on each side and on both sides: {metric: (value, n comparisons)}."""
+def coverage(
+    explanations: pl.DataFrame,
+    denominator: Iterable[str],
+    unscored: Iterable[tuple[str, str]] = (),
+) -> dict[str, tuple[float, int]]:
+    """CF/SF coverage on each side and on both sides: {metric: (value, n comparisons)}. ``unscored``:
+    (comparison_id, side) whose every perturbation is unscored, left out of that side's and both's
+    denominators."""
     ids = set(denominator)
-    n = len(ids)
+    cut = set(unscored)
+    on_side = {side: ids - {c for c, s in cut if s == side} for side in SIDES}
+    on_both = on_side["plus"] & on_side["minus"]
     found: dict[tuple[str, str], set[str]] = {
         (side, kind): set(
             explanations.filter((pl.col("side") == side) & (pl.col("kind") == KINDS[kind]))["comparison_id"]
         )
-        & ids
+        & on_side[side]
         for side in SIDES
         for kind in KINDS
     }
     out: dict[str, tuple[float, int]] = {}
     for kind in KINDS:
         for side in SIDES:
-            out[f"{kind}_coverage_{side}"] = (len(found[(side, kind)]) / n if n else float("nan"), n)
-        both = found[("plus", kind)] & found[("minus", kind)]
-        out[f"{kind}_coverage_both"] = (len(both) / n if n else float("nan"), n)
+            out[f"{kind}_coverage_{side}"] = _share(found[(side, kind)], on_side[side])
+        out[f"{kind}_coverage_both"] = _share(found[("plus", kind)] & found[("minus", kind)], on_both)
     return out
+
+
+def _share(found: set[str], denominator: set[str]) -> tuple[float, int]:
+    n = len(denominator)
+    return (len(found & denominator) / n if n else float("nan"), n)
 
 
 def _mean(values: pl.Series) -> tuple[float, int]:
@@ -129,12 +143,14 @@ def evaluate(
     dataset: str,
     rm: str,
     method: str,
+    unscored: Iterable[tuple[str, str]] = (),
 ) -> pl.DataFrame:
     """METRICS rows per seed and subset (all, correct, wrong) for one (dataset, RM, method).
 
     ``denominator`` has ``comparison_id, agrees_with_human`` of the explained comparisons and ``seeds``
-    maps ``comparison_id`` to ``seed``.
+    maps ``comparison_id`` to ``seed``; ``unscored`` is passed to ``coverage``.
     """
+    unscored = list(unscored)
     explained = explanations.join(distances, on="perturbation_id", how="left")
     units = denominator.join(seeds.select("comparison_id", "seed"), on="comparison_id", how="inner")
     rows = []
@@ -147,7 +163,9 @@ def evaluate(
             ids = units.filter((pl.col("seed") == seed) & condition)["comparison_id"]
             subset_rows = explained.filter(pl.col("comparison_id").is_in(ids.to_list()))
             values = (
-                coverage(subset_rows, ids.to_list()) | distance_metrics(subset_rows) | diversity(subset_rows)
+                coverage(subset_rows, ids.to_list(), unscored)
+                | distance_metrics(subset_rows)
+                | diversity(subset_rows)
             )
             rows.extend(
                 {

@@ -21,6 +21,7 @@ from rmexplain.explanations.categorise import (
     categorise,
     explained_comparisons,
     foreign_orientation_counts,
+    unscored_sides,
 )
 from rmexplain.explanations.metrics import (
     evaluate,
@@ -70,8 +71,10 @@ FOREIGN_NOTE = (
     "Shared orientation: the perturbations are built against the y+ the shared_rms agree on. For each RM "
     "explained with them but not among shared_rms: the comparisons of the shared set, those it ties "
     "(skipped), those it orients against the agreed y+ (against_agreed: skipped under "
-    "foreign_rm_orientation: agreed, the paper's design; explained by its own y+ under own), and the "
-    "comparisons it is explained on."
+    "foreign_rm_orientation: agreed, the default and this project's reading of the paper's App. G, which "
+    "does not say; explained by its own y+ under own), and the comparisons its flip rates, τ and examples "
+    "are computed on (explained). Its probe win rates are not: their items are every perturbation of the "
+    "shared set on a comparison it does not tie."
 )
 
 
@@ -149,6 +152,9 @@ def run_evaluate(
         rm,
         method,
         orientation,
+        read_table(inputs["perturbations"], PERTURBATIONS, "perturbations"),
+        read_table(inputs["rewards"], REWARDS, "rewards"),
+        log,
     )
     log.info("%d metric rows", frame.height)
     write_table(frame, output, METRICS, "metrics")
@@ -221,17 +227,32 @@ def evaluate_explanations(
     rm: str,
     method: str,
     orientation: str,
+    perturbations: pl.DataFrame,
+    rewards: pl.DataFrame,
+    log: logging.Logger,
 ) -> pl.DataFrame:
-    """METRICS for one (dataset, method, RM), over the comparisons it explains (``explained_comparisons``)."""
+    """METRICS for one (dataset, method, RM), over the comparisons it explains (``explained_comparisons``);
+    a side whose every perturbation the RM left unscored (``unscored_sides``) is out of its coverage, counted
+    in the log and in the coverage rows' ``n``."""
     denominator = explained_comparisons(originals, orienting, orientation)
-    return evaluate(explanations, distances, denominator, comparisons, dataset, rm, method)
+    unscored = unscored_sides(comparisons, denominator, perturbations, rewards)
+    for side, n in unscored.group_by("side").len().sort("side").rows():
+        log.warning(
+            "%d comparisons with every perturbation of their %s side over the RM's token limit (overlong: "
+            "skip): left out of that side's and both sides' coverage, as out of the flip rates",
+            n,
+            "y+" if side == "plus" else "y−",
+        )
+    return evaluate(explanations, distances, denominator, comparisons, dataset, rm, method, unscored.rows())
 
 
 def _summarise(metrics: pl.DataFrame, keys: list[str], names: dict[str, str]) -> pl.DataFrame:
     """Mean and sd over seeds of each metric, one row per ``keys`` group, plus a mean-over-RMs row."""
     selected = metrics.filter(pl.col("metric").is_in(list(names)))
     per_rm = selected.group_by([*keys, "metric"]).agg(
-        mean=pl.col("value").fill_nan(None).mean(), sd=pl.col("value").fill_nan(None).std(), seeds=pl.len()
+        mean=pl.col("value").fill_nan(None).mean(),
+        sd=pl.col("value").fill_nan(None).std(),
+        seeds=pl.col("value").fill_nan(None).count(),
     )
     over_rms = mean_over_rms(selected, [k for k in keys if k != "rm"]).with_columns(
         rm=pl.lit("mean over RMs")
@@ -242,12 +263,13 @@ def _summarise(metrics: pl.DataFrame, keys: list[str], names: dict[str, str]) ->
 
 def mean_over_rms(metrics: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Per ``keys`` group and metric: each seed's mean over the RMs of ``metrics``, then the mean and sd of
-    those over seeds (``mean, sd, seeds``): the paper's tables average the RMs, then report the seeds."""
+    those over seeds (``mean, sd``; ``seeds``: the seeds with a value, those the mean and sd are over): the
+    paper's tables average the RMs, then report the seeds."""
     return (
         metrics.group_by([*keys, "seed", "metric"])
         .agg(value=pl.col("value").fill_nan(None).mean())
         .group_by([*keys, "metric"])
-        .agg(mean=pl.col("value").mean(), sd=pl.col("value").std(), seeds=pl.len())
+        .agg(mean=pl.col("value").mean(), sd=pl.col("value").std(), seeds=pl.col("value").count())
     )
 
 

@@ -60,7 +60,8 @@ def test_the_llm_edits_every_response_both_ways_and_back_and_reruns_from_the_cac
             for r in edits.iter_rows(named=True)}  # fmt: skip
     # the scripted server appends [direction attribute] to the response it was asked to edit
     assert rows[("c0", "chosen", "clarity", "worse", 1)] == "Boil it for six minutes. [worse clarity]"
-    assert rows[("c0", "chosen", "clarity", "worse", 2)] == "Boil it for six minutes. [worse clarity] [better clarity]"
+    back = "Boil it for six minutes. [worse clarity] [better clarity]"
+    assert rows[("c0", "chosen", "clarity", "worse", 2)] == back
     assert rows[("c1", "rejected", "verbosity", "better", 2)] == "Cat. [better verbosity] [worse verbosity]"
     assert edits["generator"].str.contains("attribute_rewrite@").all()
 

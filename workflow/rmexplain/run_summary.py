@@ -6,7 +6,8 @@ Snakemake's own log names for the failed jobs. After every run (``onerror`` and 
 results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
 skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``); perturbations that
 could not be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not
-explained (``results/skipped/perturb``); texts over an RM's token limit (the score tables' ``truncated``
+explained (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
+(``results/skipped/effects``); texts over an RM's token limit (the score tables' ``truncated``
 flags, counted as the truncation table counts them).
 """
 
@@ -25,7 +26,9 @@ from rmexplain.score.lengths import length_counts
 from rmexplain.targets import perturbation_jobs, truncation_parts
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
-LOG_RULES = ("sample_comparisons", "perturb", "score_originals", "score_perturbations")
+LOG_RULES = (
+    "sample_comparisons", "perturb", "effect_edits", "score_originals", "score_perturbations", "score_effect_edits",
+)  # fmt: skip
 _ERROR_BLOCK = re.compile(r"^Error in rule (?P<rule>\S+?):?\s*$")
 _LOG_LINE = re.compile(r"^\s+log: (?P<logs>.+?) \(check log file\(s\) for error details\)\s*$")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -140,6 +143,25 @@ def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]
     return out
 
 
+def effect_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """The attribute effects' edit slots no edit filled, by stage and reason (``results/skipped/effects``)."""
+    out = []
+    for dataset, method in design.effect_pairs:
+        path = paths.fmt(paths.EFFECT_SKIPS, dataset=dataset, method=method)
+        if not Path(path).is_file():
+            continue
+        counts = read_table(path, PERTURB_SKIPS, "effect edit skips").group_by("stage", "reason").len()
+        log = _log_of(logs, "effect_edits", dataset=dataset, method=method)
+        out += [
+            Dropped("effect edit slot", f"[{stage}] {reason}", n, log)
+            for stage, reason, n in counts.sort("stage", "reason").iter_rows()
+        ]
+    return out
+
+
+SCORING_RULES = {"originals": "score_originals", "perturbations": "score_perturbations", "effects": "score_effect_edits"}
+
+
 def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Texts over an RM's token limit, cut or left unscored, per score table (as the truncation table)."""
     out = []
@@ -148,8 +170,7 @@ def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
             continue
         contract = ORIGINAL_SCORES if stage == "originals" else REWARDS
         counts = length_counts(read_table(path, contract, f"{stage} scores"), stage)
-        rule = "score_originals" if stage == "originals" else "score_perturbations"
-        log = _log_of(logs, rule, dataset=dataset, rm=rm)
+        log = _log_of(logs, SCORING_RULES[stage], dataset=dataset, rm=rm)
         over = f"{stage} of {dataset} over {rm}'s {counts['max_length']}-token limit"
         if counts["skipped"]:
             out.append(Dropped("text", f"{over}, left unscored", counts["skipped"], log))
@@ -178,7 +199,7 @@ def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
     ``logs`` maps each rule of LOG_RULES to its log pattern."""
     drops: list[Dropped] = []
     unread: list[str] = []
-    for collect in (data_drops, perturbation_drops, length_drops):
+    for collect in (data_drops, perturbation_drops, effect_edit_drops, length_drops):
         try:
             drops += collect(design, logs)
         except Exception as err:  # the summary never fails a run; it says what it could not count

@@ -82,7 +82,8 @@ def shared_request_input(design: Design, dataset: str, method: str, orienter: st
 
 def truncation_parts(design: Design) -> list[list[str]]:
     """``[dataset, rm, stage, score file]`` of every score table, in config order: the rows of the
-    truncation table (stage ``originals``, and ``perturbations`` where the dataset has methods)."""
+    truncation table (stage ``originals``, ``perturbations`` where the dataset has methods, ``effects`` where
+    it has attribute effects)."""
     parts = []
     for name, dataset in design.datasets.items():
         for rm in dataset.rms:
@@ -90,6 +91,8 @@ def truncation_parts(design: Design) -> list[list[str]]:
             if dataset.methods:
                 scores = paths.fmt(paths.PERTURBATION_REWARDS, dataset=name, rm=rm)
                 parts.append([name, rm, "perturbations", scores])
+            if design.effect_methods(name):
+                parts.append([name, rm, "effects", paths.fmt(paths.EFFECT_REWARDS, dataset=name, rm=rm)])
     return parts
 
 

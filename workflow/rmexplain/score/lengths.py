@@ -98,7 +98,7 @@ TRUNCATION_COLUMNS = {
 TRUNCATION_TITLE = "Inputs over the reward models' token limits"
 TRUNCATION_NOTE = (
     "Per dataset, RM and scoring stage: texts scored (originals: chosen and rejected of every comparison; "
-    "perturbations: each distinct text once), how many were over the RM's token limit (cut, or under "
+    "perturbations and the attribute effects' edits: each distinct text once), how many were over the RM's token limit (cut, or under "
     "overlong: skip left unscored), and how many were skipped. 'unknown': the backend cannot see the "
     "RM's tokens."
 )
@@ -106,7 +106,7 @@ TRUNCATION_NOTE = (
 
 def length_counts(scores: pl.DataFrame, stage: str) -> dict[str, int | None]:
     """``texts``, ``truncated`` (None: unknown), ``skipped`` and ``max_length`` of one score table:
-    ORIGINAL_SCORES (``stage`` ``originals``) or REWARDS (``perturbations``)."""
+    ORIGINAL_SCORES (``stage`` ``originals``) or REWARDS (``perturbations``, ``effects``)."""
     if stage == "originals":
         flags = pl.concat([scores["truncated_chosen"], scores["truncated_rejected"]])
         rewards = pl.concat([scores["reward_chosen"], scores["reward_rejected"]])

@@ -27,8 +27,13 @@ from rmexplain.targets import perturbation_jobs, truncation_parts
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
 LOG_RULES = (
-    "sample_comparisons", "perturb", "effect_edits", "score_originals", "score_perturbations", "score_effect_edits",
-)  # fmt: skip
+    "sample_comparisons",
+    "perturb",
+    "effect_edits",
+    "score_originals",
+    "score_perturbations",
+    "score_effect_edits",
+)
 _ERROR_BLOCK = re.compile(r"^Error in rule (?P<rule>\S+?):?\s*$")
 _LOG_LINE = re.compile(r"^\s+log: (?P<logs>.+?) \(check log file\(s\) for error details\)\s*$")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -159,7 +164,11 @@ def effect_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     return out
 
 
-SCORING_RULES = {"originals": "score_originals", "perturbations": "score_perturbations", "effects": "score_effect_edits"}
+SCORING_RULES = {
+    "originals": "score_originals",
+    "perturbations": "score_perturbations",
+    "effects": "score_effect_edits",
+}
 
 
 def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:

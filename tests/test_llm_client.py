@@ -179,6 +179,20 @@ def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
     assert Claims(tmp_path / "cache").claim(["k1"]) == (["k1"], [])
 
 
+def test_an_answer_that_lands_between_the_cache_check_and_the_claim_is_not_sent_again(tmp_path):
+    """Another job stores the answer and lets go of its claim after this job found the cache empty but
+    before it claims the request: the answer is taken from the cache, not paid for again."""
+    with ChatServer() as server:
+        late, other = (CachedChat(dev_llm(server, tmp_path / "cache"), LOG) for _ in range(2))
+        request = late.request("hello", late.sampling(), "t")
+        key = request_key(late.model_id, request)
+        other.complete([request])  # lands now; `late` missed it a moment before
+        answers: dict = {}
+        late._fetch({key: request}, answers, "t")
+        assert server.stats.requests == 1 and answers[key].text == "echo: hello"
+        assert late.stats.from_other_jobs == 1 and late.claims.claim([key]) == ([key], [])
+
+
 CLAIM_AND_WAIT = """
 import sys, time
 from rmexplain.llm.cache import Claims

@@ -24,7 +24,7 @@
 - the hub models and datasets to download, and which models are downloaded already;
 - what is cached: the completions in ``llm.cache_dir`` and the LLM jobs whose outputs exist.
 
-It never touches the network, never needs an API key and writes nothing.
+It never touches the network and never needs an API key.
 """
 
 from __future__ import annotations

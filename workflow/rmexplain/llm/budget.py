@@ -110,9 +110,9 @@ class Budget:
         return FileLock(str(self.path) + ".lock", timeout=120)
 
     def spent(self) -> tuple[int, float]:
-        """Requests sent (retries included) and their cost, over all jobs so far."""
-        with self._lock():
-            data = self._read()
+        """Requests sent (retries included) and their cost, over all jobs so far (read without the lock:
+        the ledger is replaced whole, never written in place)."""
+        data = self._read()
         return int(data["requests"]), float(data["cost_usd"])
 
     def _over(self, data: dict[str, Any], requests: int, cost: float, worst: float) -> str | None:

@@ -8,17 +8,21 @@ import importlib.util
 import json
 import logging
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from rmexplain.llm.base import ChatRequest, LLMError, Sampling
-from rmexplain.llm.cache import CompletionCache, request_key
+from rmexplain.llm.budget import ledger_path
+from rmexplain.llm.cache import Claims, CompletionCache, request_key
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
+from rmexplain.llm.openai_backend import ServerUnreachable
 
 LOG = logging.getLogger("test_llm_client")
 CHAT_TEMPLATE = (
@@ -138,10 +142,12 @@ print(json.dumps(chat.complete([chat.request(t, chat.sampling(), "t") for t in t
 """
 
 
-def test_parallel_processes_share_one_cache_safely(tmp_path):
-    with ChatServer(latency=0.02) as server:
+def test_parallel_processes_send_each_request_once(tmp_path):
+    """Two jobs at once ask 40 prompts in common, first: whichever claims a prompt sends it, the other waits
+    for its answer in the cache; no prompt is paid for twice."""
+    with ChatServer(latency=0.1) as server:
         config = json.dumps(dev_llm(server, tmp_path / "cache", concurrency=8))
-        batches = [prompts(60, "a") + prompts(40, "shared"), prompts(60, "b") + prompts(40, "shared")]
+        batches = [prompts(40, "shared") + prompts(60, "a"), prompts(40, "shared") + prompts(60, "b")]
         workers = [
             subprocess.Popen(
                 [sys.executable, "-c", WORKER, config, json.dumps(b)], stdout=subprocess.PIPE, text=True
@@ -150,11 +156,69 @@ def test_parallel_processes_share_one_cache_safely(tmp_path):
         ]
         outputs = [json.loads(w.communicate(timeout=120)[0]) for w in workers]
         assert all(w.returncode == 0 for w in workers)
-        assert outputs[0][60:] == outputs[1][60:]
-        cache = CompletionCache(tmp_path / "cache")
-        assert len(cache) == 160
-        # Each request was answered at most twice (both workers may miss the same key at once).
-        assert max(server.successes().values()) <= 2
+        assert outputs[0][:40] == outputs[1][:40]
+        assert len(CompletionCache(tmp_path / "cache")) == 160
+        assert server.stats.requests == 160 and max(server.successes().values()) == 1
+
+
+def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
+    """A job killed while its requests were in flight leaves its claims: another job takes them over (on
+    this host, by asking whether the process runs) instead of waiting for answers that never come."""
+    running = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_AND_WAIT, str(tmp_path / "cache")], stdout=subprocess.PIPE, text=True
+    )
+    assert running.stdout.readline().strip() == "claimed"
+    claims = Claims(tmp_path / "cache")
+    assert claims.claim(["k1", "k2", "k3"]) == (["k3"], ["k1", "k2"])
+    assert claims.held_by_another("k1")
+    running.kill()
+    running.wait()
+    assert not claims.held_by_another("k1")
+    assert claims.claim(["k1", "k2"]) == (["k1", "k2"], [])
+    claims.release(["k1", "k2", "k3"])
+    assert Claims(tmp_path / "cache").claim(["k1"]) == (["k1"], [])
+
+
+def test_an_answer_that_lands_between_the_cache_check_and_the_claim_is_not_sent_again(tmp_path):
+    """Another job stores the answer and lets go of its claim after this job found the cache empty but
+    before it claims the request: the answer is taken from the cache, not paid for again."""
+    with ChatServer() as server:
+        late, other = (CachedChat(dev_llm(server, tmp_path / "cache"), LOG) for _ in range(2))
+        request = late.request("hello", late.sampling(), "t")
+        key = request_key(late.model_id, request)
+        other.complete([request])  # lands now; `late` missed it a moment before
+        answers: dict = {}
+        late._fetch({key: request}, answers, "t")
+        assert server.stats.requests == 1 and answers[key].text == "echo: hello"
+        assert late.stats.from_other_jobs == 1 and late.claims.claim([key]) == ([key], [])
+
+
+CLAIM_AND_WAIT = """
+import sys, time
+from rmexplain.llm.cache import Claims
+Claims(sys.argv[1]).claim(["k1", "k2"])
+print("claimed", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
+    """Nothing listens at llm.base_url: the job stops after a few seconds (not after every retry of every
+    request) with an error naming the URL and the refused connection."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    for http_client in ("aiohttp", "httpx"):
+        llm = {"backend": "openai", "model": "dev", "base_url": url, "api_key_env": None,
+               "cache_dir": str(tmp_path / http_client), "http_client": http_client}  # fmt: skip
+        chat = CachedChat(llm, LOG)
+        start = time.perf_counter()
+        refused = rf"llm.base_url {url}: cannot connect \(ConnectionRefusedError"
+        with pytest.raises(ServerUnreachable, match=refused):
+            chat.complete([chat.request(p, chat.sampling(), "t") for p in prompts(20)])
+        assert time.perf_counter() - start < 5
+        assert chat.stats.calls == 0 and not ledger_path(tmp_path / http_client).exists()  # nothing counted
 
 
 @pytest.fixture(scope="module")

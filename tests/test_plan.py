@@ -14,8 +14,9 @@ from test_llm_workflow import write_project
 
 from rmexplain import paths
 from rmexplain.config import load
+from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import LLMJob, Plan, make_plan, plan_markdown
+from rmexplain.plan import UNJUDGED, LLMJob, Plan, Spending, make_plan, plan_markdown
 
 
 def plan(root, config) -> str:
@@ -27,47 +28,81 @@ def plan(root, config) -> str:
     return run.stdout
 
 
-def test_plan_announces_the_requests_the_run_makes(tmp_path):
+def test_plan_announces_the_requests_the_run_makes_and_where_a_limit_stops_it(tmp_path):
+    """Before the run, an upper bound; a run that llm.max_requests stops after 17 requests; the plan then
+    counts only the 13 the cache does not answer (exact: every step-1 answer is cached, so step 2 is
+    known) and says the run stops where it stands; with the limit raised, the rerun sends exactly those."""
     with ChatServer() as server:
         config_path = write_project(tmp_path, server)
         config = yaml.safe_load(config_path.read_text())
         config["perturb"] = {"methods": ["two_step"]}
-        config["llm"]["api_key_env"] = None
+        config["analysis"]["judge"] = {"enabled": False}
+        config["llm"] = {**config["llm"], "api_key_env": None, "max_requests": 17}
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
 
         before = plan(tmp_path, config_path)  # no API key, no network: only PATH in the environment
-        row = re.search(
-            r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| ≤ (\d+) \| unknown until sampled \| to run \|",
-            before,
-        )
+        cells = [
+            "perturb",
+            "toy",
+            "two_step",
+            "toy-rm",
+            "5",
+            r"≤ (\d+)",
+            "–",
+            "unknown until sampled",
+            "to run",
+        ]
+        row = re.search(r"\| " + r" \| ".join(cells) + r" \|", before)
         assert row, before
         announced = int(row.group(1))
         assert announced == 2 * 5 * (
             1 + 2
         )  # 5 comparisons x 2 responses x (step 1 + one step 2 per attribute)
         assert "Completions already cached: 0." in before and "## GPU jobs\n\nNone." in before
+        assert "- llm.max_requests 17: 0 requests sent so far" in before and "may stop after 17" in before
 
         target = "results/perturbations/toy/two_step/toy-rm.parquet"
-        subprocess.run([*SNAKEMAKE, "--cores", "1", target, "--configfile", str(config_path)], cwd=tmp_path,
-                       check=True, capture_output=True)  # fmt: skip
+        run = [*SNAKEMAKE, "--cores", "1", target, "--configfile", str(config_path)]
+        stopped = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True)
+        assert stopped.returncode != 0 and server.stats.requests == 17
         log = (tmp_path / "logs" / "perturb" / "toy" / "two_step" / "toy-rm.log").read_text()
-        made = re.search(
-            r"two_step LLM use \[openai:dev\]: (\d+) requests \((\d+) unique\), 0 cache hits, (\d+) calls",
-            log,
+        assert "stopped before request 8 of 20: llm.max_requests (17) reached" in log
+
+        after_stop = plan(tmp_path, config_path)
+        assert "| perturb | toy | two_step | toy-rm | 5 | 13 | 17 | ~" in after_stop, after_stop
+        assert "Requests still to make: 13." in after_stop and "Completions already cached: 17." in after_stop
+        assert (
+            "- llm.max_requests 17: 17 requests sent so far (ledger " in after_stop
+            and "0 left; the run needs 13: it stops after 0 more requests, with 13 unsent. Raise "
+            "llm.max_requests to at least 30 to finish."
+            in after_stop
+        ), after_stop
+
+        config["llm"]["max_requests"] = 30
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        assert "13 left; the run needs 13: it fits" in plan(tmp_path, config_path)
+        subprocess.run(run, cwd=tmp_path, check=True, capture_output=True)
+        log = (tmp_path / "logs" / "perturb" / "toy" / "two_step" / "toy-rm.log").read_text()
+        use = (
+            r"two_step LLM use \[openai:dev\]: (\d+) requests \((\d+) unique\), (\d+) cache hits, (\d+) calls"
         )
+        made = re.search(use, log)
         assert made, log
-        assert int(made.group(1)) == announced and server.stats.requests == int(made.group(3)) == announced
+        assert made.groups() == ("30", "30", "17", "13") and server.stats.requests == announced
 
         after = plan(tmp_path, config_path)
         assert re.search(
-            r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| ≤ 30 \| ~\d+ / ~\d+ \| done \|", after
+            r"\| perturb \| toy \| two_step \| toy-rm \| 5 \| 0 \| 30 \| ~0 / ~0 \| done \|", after
         ), after
-        assert f"Completions already cached: {announced}." in after
+        assert f"Completions already cached: {announced}." in after and "Requests still to make: 0." in after
 
 
 def test_paper_plan_needs_no_network_and_no_key(workflow_copy):
     out = plan(workflow_copy.root, "config/paper.yaml")
-    assert "| perturb | hs2 | two_step | deberta-v1 | 150 | ≤ 4800 | unknown until sampled | to run |" in out
+    assert (
+        "| perturb | hs2 | two_step | deberta-v1 | 150 | ≤ 4800 | – | unknown until sampled | to run |" in out
+    )
+    assert "Estimated cost: unknown (discover, judge, perturb until the comparisons are sampled" in out
     assert "- `score_perturbations` (dataset=harmless, rm=pythia-1.4b): gpu=1" in out
     assert "- model OpenAssistant/reward-model-deberta-v3-large-v2@" in out and "to download" in out
     assert "- dataset nvidia/HelpSteer2 (datasets.hs2)" in out
@@ -148,7 +183,7 @@ def test_plan_counts_what_the_server_receives_with_the_cache_and_the_judge(tmp_p
         judged = [int(n) for n in re.findall(r"\| judge \| toy \| rules \| rm-\w \| \d+ \| (\d+) \|", before)]
         assert len(judged) == 3 and judged[0] > 0, before
         assert "| judge | toy | random |" not in before
-        announced = re.search(r"Requests still to make: (\d+) \(", before)
+        announced = re.search(r"Requests still to make: (\d+)\.", before)
         assert announced and int(announced.group(1)) == 20 + sum(judged), before
 
         judgements = [paths.fmt(paths.JUDGEMENTS, dataset="toy", method="rules", orienter=rm) for rm in rms]
@@ -160,20 +195,98 @@ def test_plan_counts_what_the_server_receives_with_the_cache_and_the_judge(tmp_p
         assert server.stats.requests == int(announced.group(1))
 
 
+def test_plan_equals_what_the_server_receives_when_seeds_redraw_pairs(tmp_path):
+    """Three seeds draw 9 comparisons from 5 pairs, so several are drawn twice or more: two_step, a variant of
+    it and discovery ask the same prompts for the same pair, and random for the same response, so the
+    server receives one request per distinct prompt; the plan counts those, not 9 per job (the variant
+    reuses two_step's step 1). The judge's requests are unknown until the perturbations exist; its cost is
+    the only part said to be unknown, and for that reason."""
+    with ChatServer() as server:
+        config_path = write_project(tmp_path, server)
+        config = yaml.safe_load(config_path.read_text())
+        config["sample"] = {"n_per_seed": 3, "seeds": [0, 1, 2]}
+        config["perturb"] = {
+            "methods": ["two_step", "two_step_only", "random"], "random": {"n": 2},
+            "variants": {"two_step_only": {"method": "two_step", "focus": "only"}},
+            "discover": {"enabled": True, "rm": "toy-rm"},
+        }  # fmt: skip
+        config["llm"]["api_key_env"] = None
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        scores = paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+        options = ["--cores", "1", "--configfile", str(config_path)]
+        subprocess.run([*SNAKEMAKE, scores, *options], cwd=tmp_path, check=True, capture_output=True)
+        comparisons = pl.read_parquet(tmp_path / paths.fmt(paths.COMPARISONS, dataset="toy"))
+        distinct = comparisons.select("prompt", "chosen", "rejected").unique().height
+        assert comparisons.height == 9 and distinct < 9
+
+        before = plan(tmp_path, config_path)
+        counted = {}
+        for stage, method, n in re.findall(
+            r"\| (perturb|discover) \| toy \| (\w+) \| toy-rm \| 9 \| ≤? ?(\d+) \|", before
+        ):
+            counted[stage, method] = int(n)
+        assert counted == {
+            ("perturb", "two_step"): distinct * 2 * (1 + 2),  # step 1 per response, step 2 per attribute
+            ("perturb", "two_step_only"): distinct * 2 * 2,  # step 1 from two_step's answers
+            ("perturb", "random"): distinct * 2 * 2,
+            ("discover", "discover"): distinct,
+        }, before
+        assert "Estimated cost: 0.0" in before and (
+            "+ the requests unknown yet (judge until the perturbations it judges exist)" in before
+        )
+        assert "until the comparisons are sampled" not in before
+
+        outputs = [paths.fmt(paths.PERTURBATIONS, dataset="toy", method=m, orienter="toy-rm")
+                   for m in ("two_step", "two_step_only", "random")]  # fmt: skip
+        outputs.append(paths.fmt(paths.DISCOVERY_ANSWERS, dataset="toy", orienter="toy-rm"))
+        subprocess.run([*SNAKEMAKE, *outputs, *options], cwd=tmp_path, check=True, capture_output=True)
+        assert server.stats.requests == sum(counted.values())
+        assert max(server.successes().values()) == 1
+
+
+def planned(n: int, prompt_chars: int, answer_tokens: int, max_tokens: int) -> tuple[PlannedRequest, ...]:
+    return tuple(PlannedRequest(f"k{i}", prompt_chars, 1, answer_tokens, max_tokens) for i in range(n))
+
+
 def test_plan_states_the_duration_at_the_rate_limit():
     jobs = [
-        LLMJob("perturb", "d", "random", "rm", 5, 100, True, 20_000, 5_000, False, 200),
-        LLMJob("judge", "d", "rules", "rm", 5, 50, True, 10_000, 200, False, 8),
-        LLMJob("perturb", "d", "random", "rm2", 5, 999, True, 1, 1, True, 200),  # done: not counted
+        LLMJob("perturb", "d", "random", "rm", 5, 100, True, False, planned(100, 800, 50, 200)),
+        LLMJob("judge", "d", "rules", "rm", 5, 50, True, False, planned(50, 800, 4, 8)),
+        LLMJob("perturb", "d", "random", "rm2", 5, 0, True, True, ()),  # done: nothing to send
     ]
     plan = Plan(llm_jobs=jobs, rate_limit={"tokens_per_minute": 10_000, "requests_per_minute": 30})
-    metered = 20_000 + 100 * 200 + 10_000 + 50 * 8  # prompts + max_tokens per request
+    metered = 100 * (200 + 200) + 50 * (200 + 8)  # prompts (800 characters: 200 tokens) + max_tokens
     assert plan.duration_line() == (
         f"Duration at llm.rate_limit: 5.0 min at 30 requests/min; {metered / 10_000:.1f} min at 10000 "
         f"tokens/min (~{metered} metered tokens) (the longer one holds)."
     )
     assert "Duration at llm.rate_limit" in plan_markdown(plan)
     assert Plan(llm_jobs=jobs).duration_line() is None
-    unknown = Plan(llm_jobs=[LLMJob("discover", "d", "discover", "rm", None, 9, False, None, None, False)],
+    unknown = Plan(llm_jobs=[LLMJob("discover", "d", "discover", "rm", None, 9, True, False)],
                    rate_limit={"tokens_per_minute": 10_000})  # fmt: skip
-    assert "unknown at 10000 tokens/min until the comparisons are sampled" in unknown.duration_line()
+    assert (
+        "unknown at 10000 tokens/min (discover until the comparisons are sampled)" in unknown.duration_line()
+    )
+
+
+def test_plan_says_where_a_cost_limit_stops_the_run(tmp_path):
+    """Each request is estimated at 0.001 USD (worst case 0.0048): with 0.05 of a 0.10 cap spent, the guard
+    sends 46 of 100; the cost line counts the known part and names what is not known yet, and why."""
+    prices = {"input_per_million": 1.0, "output_per_million": 1.0}
+    jobs = [
+        LLMJob("perturb", "d", "random", "rm", 5, 100, True, False, planned(100, 3600, 100, 1200)),
+        LLMJob("judge", "d", "random", "rm", 5, 30, False, False, unknown=UNJUDGED),
+    ]
+    spending = Spending("llm", None, 0.10, 40, 0.05, tmp_path / "ledger.json")
+    plan = Plan(llm_jobs=jobs, prices=prices, spending=[spending])
+    assert (
+        plan.cost_line() == "0.10 + the requests unknown yet (judge until the perturbations it judges exist)"
+    )
+    line = plan.budget_lines()[0]
+    assert line.startswith("- llm.max_cost_usd 0.1: 0.05 USD spent so far (ledger ")
+    assert (
+        "it stops after about 46 of the 100 requests to send" in line and "(the requests unknown yet" in line
+    )
+    assert "Raise llm.max_cost_usd to at least 0.16 to finish." in line
+    fits = Plan(llm_jobs=jobs[:1], prices=prices, spending=[Spending("llm", None, 1.0, 0, 0.0, tmp_path)])
+    assert fits.budget_lines()[0].endswith("the run's estimated 0.10 USD fits.")

@@ -2,16 +2,19 @@
 
 ``rmexplain plan --config FILE`` (and the Snakemake target ``plan``) prints, before any job runs:
 
-- the LLM requests per stage, dataset, method and orienter: exact when the comparisons and the orienting
-  RMs' original scores already exist (the comparisons the job will perturb are then known), otherwise an
-  upper bound from the sampling settings; two-step's step 2 is at most one request per attribute (it skips
-  attributes whose step-1 line did not parse); requests another job asks first are not counted again
-  (the cache answers them: the random baseline's prompts depend only on the response, so with
-  ``per_rm`` orientation the second and third RM reuse the first's; variants reuse their method's step 1;
-  the attribute judge's identical prompts across perturbation sets), nor are the judge's requests
-  for methods it does not analyse; completions cached by earlier runs are not subtracted;
-- estimated input and output tokens and the cost at ``llm.prices`` (tokens estimated as characters / 4 of
-  the rendered prompts where the comparisons exist, else not estimated);
+- the LLM requests still to send, per stage, dataset, method and orienter. Where a job's inputs exist (the
+  comparisons and the orienting RMs' scores; for the judge, the perturbations) its requests are built as
+  the job builds them, so a request is not counted when the cache already answers it (an earlier run, or a
+  run a spending limit stopped) or an earlier job in the plan asks it first (the cache, or that job's claim
+  while it runs, answers the later one): a pair two seeds drew, the random baseline's prompts for another
+  orienter, a variant's step 1, the judge's same prompt in another perturbation set. Two-step's step 2
+  after a step-1 answer not cached yet counts one request per attribute, an upper bound (it skips
+  attributes whose step-1 line does not parse). Before the comparisons are sampled, an upper bound from the
+  sampling settings; the judge's requests are not counted for methods it does not analyse;
+- estimated input and output tokens and the cost at ``llm.prices`` (prompts at characters / 4; answers as
+  long as the response they rewrite, a line per attribute for step 1), with what is unknown and until when;
+- the need against ``llm.max_requests`` / ``llm.max_cost_usd`` and the ledger's spending so far: whether
+  the run fits, or after how many requests it will stop;
 - warnings where a dataset's perturbation answers may stop at their ``max_tokens`` (a rewrite is about as
   long as the response it rewrites: responses of the sampled comparisons, in tokens ≈ characters / 4, that
   reach ``LENGTH_WARNING`` of the limit; unknown until sampled);
@@ -27,6 +30,8 @@ It never touches the network and never needs an API key.
 from __future__ import annotations
 
 import logging
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,26 +40,37 @@ import polars as pl
 
 from rmexplain import paths, resources, targets
 from rmexplain.analysis.judge import judge_inputs, judge_prompts
+from rmexplain.analysis.llm_judge import judge_requests
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
-from rmexplain.llm.budget import request_cost
+from rmexplain.llm.budget import Budget, request_cost
 from rmexplain.llm.cache import CompletionCache
-from rmexplain.perturb.llm_methods import answer_max_tokens, response_only_requests
+from rmexplain.llm.client import ChatRequests, PlannedRequest
+from rmexplain.llm.ratelimit import text_tokens
+from rmexplain.perturb.base import MethodContext, tasks_from_orientation
+from rmexplain.perturb.discover import DISCOVER_DEFAULTS, discovery_prompts
+from rmexplain.perturb.llm_methods import answer_max_tokens
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, read_table
 from rmexplain.settings import Config, schema_defaults
 
-CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text
 JUDGE_ANSWER_TOKENS = 4  # a verdict word, perhaps a few more
-JUDGE_MAX_TOKENS = 8  # the judge's default answer limit
+DISCOVERY_ANSWER_TOKENS = 40  # a list of a few attributes
 LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
+QUIET = logging.getLogger("rmexplain.plan")
+UNSAMPLED = "until the comparisons are sampled"
+UNJUDGED = "until the perturbations it judges exist"
+UNPLANNED = "(the method declares no plan_requests)"
+UNKNOWN_TOKENS = {UNSAMPLED: "unknown until sampled", UNJUDGED: "unknown until perturbed"}  # table cells
 
 
 @dataclass(frozen=True)
 class LLMJob:
-    """The LLM requests of one job."""
+    """The LLM requests of one job: ``requests`` still to send (exact, or an upper bound where ``exact`` is
+    False); ``planned``, those requests themselves where the job's inputs exist (else None: ``unknown``
+    says until when their tokens are unknown); ``asked``, the distinct requests it asks in all."""
 
     stage: str
     dataset: str
@@ -62,11 +78,42 @@ class LLMJob:
     orienter: str
     comparisons: int | None  # None: not sampled yet
     requests: int
-    exact: bool  # False: an upper bound
-    tokens_in: int | None
-    tokens_out: int | None
+    exact: bool
     done: bool
-    max_tokens: int | None = None  # the answers' limit, which counts against a tokens-per-minute limit
+    planned: tuple[PlannedRequest, ...] | None = None
+    asked: int | None = None
+    llm_key: str = "llm"  # the config section of its LLM
+    unknown: str = UNSAMPLED
+
+    @property
+    def pending(self) -> bool:
+        return not self.done
+
+    @property
+    def tokens(self) -> tuple[int, int] | None:
+        """Estimated input and output tokens of the requests to send (None: not known yet)."""
+        if self.planned is None:
+            return None
+        return sum(p.prompt_tokens for p in self.planned), sum(p.answer_tokens for p in self.planned)
+
+    @property
+    def metered(self) -> int | None:
+        """Tokens a tokens-per-minute limit counts for the requests to send: prompt plus ``max_tokens``."""
+        if self.planned is None:
+            return None
+        return sum(p.prompt_tokens + p.max_tokens for p in self.planned)
+
+
+@dataclass(frozen=True)
+class Spending:
+    """An LLM section's limits and what its ledger records as sent and spent so far."""
+
+    key: str
+    max_requests: int | None
+    max_cost_usd: float | None
+    sent: int
+    spent_usd: float
+    ledger: Path
 
 
 @dataclass
@@ -81,7 +128,42 @@ class Plan:
     prices: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     rate_limit: dict[str, float | None] = field(default_factory=dict)
-    default_max_tokens: int = 1024
+    spending: list[Spending] = field(default_factory=list)
+
+    @property
+    def pending(self) -> list[LLMJob]:
+        return [job for job in self.llm_jobs if job.pending]
+
+    @property
+    def requests(self) -> int:
+        return sum(job.requests for job in self.pending)
+
+    def requests_line(self) -> str:
+        """The pending requests: exact when every pending job's count is, else an upper bound."""
+        if all(job.exact for job in self.pending):
+            return f"{self.requests}"
+        return f"at most {self.requests}"
+
+    def unknown(self) -> list[str]:
+        """What is not known yet, and until when (one entry per reason)."""
+        reasons: dict[str, list[str]] = {}
+        for job in self.pending:
+            if job.planned is None:
+                reasons.setdefault(job.unknown, []).append(job.stage)
+        return [f"{', '.join(sorted(set(stages)))} {why}" for why, stages in reasons.items()]
+
+    def cost(self) -> float:
+        """Estimated cost of the requests still to send whose tokens are known."""
+        tokens = [job.tokens for job in self.pending if job.tokens is not None]
+        return request_cost(sum(t[0] for t in tokens), sum(t[1] for t in tokens), self.prices)
+
+    def cost_line(self) -> str:
+        unknown = self.unknown()
+        if unknown and all(job.planned is None for job in self.pending):
+            sample = "`snakemake --until sample_comparisons` samples them locally"
+            return f"unknown ({'; '.join(unknown)}: {sample})"
+        estimate = f"{self.cost():.2f}"
+        return estimate + (f" + the requests unknown yet ({'; '.join(unknown)})" if unknown else "")
 
     def duration_line(self) -> str | None:
         """How long the pending requests take at ``llm.rate_limit`` (None without a limit): each request
@@ -89,75 +171,106 @@ class Plan:
         tpm, rpm = self.rate_limit.get("tokens_per_minute"), self.rate_limit.get("requests_per_minute")
         if not tpm and not rpm:
             return None
-        pending = [job for job in self.llm_jobs if not job.done]
         parts = []
         if rpm:
             parts.append(f"{self.requests / rpm:.1f} min at {rpm:g} requests/min")
         if tpm:
-            if any(job.tokens_in is None for job in pending):
-                parts.append(f"unknown at {tpm:g} tokens/min until the comparisons are sampled")
+            metered = [job.metered for job in self.pending]
+            if any(m is None for m in metered):
+                parts.append(f"unknown at {tpm:g} tokens/min ({'; '.join(self.unknown())})")
             else:
-                metered = sum(
-                    (job.tokens_in or 0) + job.requests * (job.max_tokens or self.default_max_tokens)
-                    for job in pending
-                )
-                parts.append(f"{metered / tpm:.1f} min at {tpm:g} tokens/min (~{metered} metered tokens)")
+                total = sum(m or 0 for m in metered)
+                parts.append(f"{total / tpm:.1f} min at {tpm:g} tokens/min (~{total} metered tokens)")
         return "Duration at llm.rate_limit: " + "; ".join(parts) + " (the longer one holds)."
 
-    @property
-    def requests(self) -> int:
-        return sum(job.requests for job in self.llm_jobs if not job.done)
-
-    def requests_line(self) -> str:
-        """The pending requests: exact when every pending job's count is, else an upper bound."""
-        if all(job.exact for job in self.llm_jobs if not job.done):
-            return f"{self.requests} (requests the cache will answer not counted)"
-        return f"at most {self.requests} (requests the cache will answer not counted where known)"
-
-    def cost(self) -> float | None:
-        """Estimated cost of the jobs not done yet, or None when some token count is unknown."""
-        pending = [job for job in self.llm_jobs if not job.done]
-        if any(job.tokens_in is None or job.tokens_out is None for job in pending):
-            return None
-        tokens_in = sum(job.tokens_in or 0 for job in pending)
-        tokens_out = sum(job.tokens_out or 0 for job in pending)
-        return request_cost(tokens_in, tokens_out, self.prices)
+    def budget_lines(self) -> list[str]:
+        """Per LLM section with a spending limit: whether the pending requests fit, or where the run stops."""
+        lines = []
+        for spending in self.spending:
+            jobs = [job for job in self.pending if job.llm_key == spending.key]
+            if spending.max_requests is not None:
+                lines.append(_requests_budget(spending, jobs))
+            if spending.max_cost_usd is not None:
+                lines.append(_cost_budget(spending, jobs, self.prices))
+        return lines
 
 
-def _tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
+def _requests_budget(spending: Spending, jobs: Sequence[LLMJob]) -> str:
+    """``max_requests`` against the requests still to send."""
+    cap, key = spending.max_requests or 0, f"{spending.key}.max_requests"
+    need = sum(job.requests for job in jobs)
+    left = max(0, cap - spending.sent)
+    bound = "" if all(job.exact for job in jobs) else "at most "
+    where = f"{key} {cap}: {spending.sent} requests sent so far (ledger {spending.ledger}), {left} left"
+    if need <= left:
+        return f"- {where}; the run needs {bound}{need}: it fits (a retry counts as a request too)."
+    verb = "stops" if not bound else "may stop"
+    return (
+        f"- {where}; the run needs {bound}{need}: it {verb} after {left} more requests, with "
+        f"{need - left} unsent. Raise {key} to at least {spending.sent + need} to finish."
+    )
 
 
-def _oriented_comparisons(design: Design, dataset: str, orienter: str, root: Path) -> Any:
-    """The comparisons a job of ``orienter`` will perturb, when its inputs exist; else None."""
+def _cost_budget(spending: Spending, jobs: Sequence[LLMJob], prices: dict[str, float]) -> str:
+    """``max_cost_usd`` against the requests still to send, in the plan's order: the guard sends a request
+    only while what is spent plus its worst case (a token per prompt character, ``max_tokens`` out) fits."""
+    cap, key = spending.max_cost_usd or 0.0, f"{spending.key}.max_cost_usd"
+    where = f"{key} {cap}: {spending.spent_usd:.2f} USD spent so far (ledger {spending.ledger})"
+    planned = [p for job in jobs for p in (job.planned or ())]
+    spent, sent, worst_max = spending.spent_usd, 0, 0.0
+    for request in planned:
+        worst = request_cost(request.worst_tokens_in, request.max_tokens, prices)
+        worst_max = max(worst_max, worst)
+        if spent + worst > cap:
+            break
+        spent += request_cost(request.prompt_tokens, request.answer_tokens, prices)
+        sent += 1
+    unknown = " (the requests unknown yet not counted)" if any(job.planned is None for job in jobs) else ""
+    if sent == len(planned):
+        return f"- {where}; the run's estimated {spent - spending.spent_usd:.2f} USD fits{unknown}."
+    total = spending.spent_usd + sum(request_cost(p.prompt_tokens, p.answer_tokens, prices) for p in planned)
+    return (
+        f"- {where}; it stops after about {sent} of the {len(planned)} requests to send (the estimated "
+        f"spending plus the next request's worst case passes the cap){unknown}. Raise {key} to at least "
+        f"{math.ceil((total + worst_max) * 100) / 100:.2f} to finish."
+    )
+
+
+def _orientation(design: Design, dataset: str, orienter: str, root: Path) -> tuple[Any, Any] | None:
+    """The comparisons a job of ``orienter`` will perturb and their orientation, when its inputs exist."""
     comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
     scores = [root / p for p in targets.orientation_score_files(design, dataset, orienter)]
     if not comparisons.is_file() or not all(p.is_file() for p in scores):
         return None
     frame = read_table(comparisons, COMPARISONS, "comparisons")
-    quiet = logging.getLogger("rmexplain.plan")
-    kept = orientation([str(p) for p in scores], frame["comparison_id"].to_list(), SkipRecorder(), quiet)
-    return frame.join(kept.select("comparison_id"), on="comparison_id", how="semi")
+    kept = orientation([str(p) for p in scores], frame["comparison_id"].to_list(), SkipRecorder(), QUIET)
+    return frame.join(kept.select("comparison_id"), on="comparison_id", how="semi"), kept
 
 
 def _sampled(design: Design, dataset: str) -> int:
     return design.dataset(dataset).n_per_seed * len(design.dataset(dataset).seeds)
 
 
-def _token_estimate(
-    design: Design, method: str, comparisons: Any, n_attributes: int, settings: Config
-) -> tuple[int, int]:
-    """Input and output tokens of one job: each task's prompt carries the question and both responses; the
-    answers are about as long as the response (step 2, random) or a line per attribute (step 1)."""
-    tokens_in = tokens_out = 0
-    for row in comparisons.iter_rows(named=True):
-        question = _tokens(row["prompt"])
-        for response in (row["chosen"], row["rejected"]):
-            per_task = design.method(method).entry.llm_requests(1, n_attributes, settings)
-            prompt = question + _tokens(row["chosen"]) + _tokens(row["rejected"]) + 150  # template text
-            tokens_in += per_task * prompt
-            tokens_out += per_task * _tokens(response)
-    return tokens_in, tokens_out
+class _Counter:
+    """Counts each job's requests against the cache and the jobs counted before it."""
+
+    def __init__(self, chats: dict[str, ChatRequests]) -> None:
+        self.chats = chats
+        self.seen: set[str] = set()
+
+    def job(self, *names: str, comparisons: int, planned: Sequence[PlannedRequest], done: bool,
+            llm_key: str = "llm") -> LLMJob:  # fmt: skip
+        """The job of ``names`` (stage, dataset, method, orienter) that asks ``planned``: those not cached
+        and not asked by an earlier job are still to send (none when the job is done)."""
+        distinct = list({p.key: p for p in planned}.values())
+        new = [p for p in distinct if p.key not in self.seen]
+        self.seen.update(p.key for p in distinct)
+        chat = self.chats[llm_key]
+        to_send = () if done else tuple(p for p in new if not (p.exact and chat.answered(p.key)))
+        exact = all(p.exact for p in to_send)
+        stage, dataset, method, orienter = names
+        return LLMJob(stage, dataset, method, orienter, comparisons, len(to_send), exact, done, to_send,
+                      asked=len(distinct), llm_key=llm_key)  # fmt: skip
 
 
 def _response_tokens(root: Path, dataset: str) -> list[int] | None:
@@ -166,7 +279,7 @@ def _response_tokens(root: Path, dataset: str) -> list[int] | None:
     if not comparisons.is_file():
         return None
     frame = read_table(comparisons, COMPARISONS, "comparisons")
-    return [_tokens(t) for column in ("chosen", "rejected") for t in frame[column].to_list()]
+    return [text_tokens(t) for column in ("chosen", "rejected") for t in frame[column].to_list()]
 
 
 def length_warnings(design: Design, root: Path) -> list[str]:
@@ -196,113 +309,99 @@ def length_warnings(design: Design, root: Path) -> list[str]:
     return warnings
 
 
-def _perturb_jobs(design: Design, root: Path) -> list[LLMJob]:
+def _unplanned_job(
+    design: Design, method: str, dataset: str, orienter: str, inputs: Any, done: bool
+) -> LLMJob:
+    """A perturbation job whose requests cannot be built (not sampled yet, or a method that declares no
+    ``plan_requests``): an upper bound from its ``llm_requests``."""
+    entry = design.method(method)
+    n = _sampled(design, dataset) if inputs is None else inputs[1].height
+    requests = entry.entry.llm_requests(2 * n, len(design.config["attributes"]), dict(entry.settings))
+    if design.shared_request_source(dataset, method):
+        # a variant after its method: the requests they share come from the cache
+        requests -= entry.entry.shared_requests_per_task * 2 * n
+    unknown = UNSAMPLED if inputs is None else UNPLANNED
+    exact = done or entry.entry.exact_requests
+    return LLMJob(
+        "perturb", dataset, method, orienter, n, 0 if done else requests, exact, done, unknown=unknown
+    )
+
+
+def _perturb_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
     jobs = []
-    n_attributes = len(design.config["attributes"])
+    attributes = dict(design.config["attributes"])
     for method in design.llm_methods:
         entry = design.method(method)
-        settings = dict(entry.settings)
+        plan_requests: Callable[..., list[PlannedRequest]] | None = entry.entry.plan_requests
+        context = MethodContext(attributes, dict(entry.settings), QUIET, {"chat": counter.chats["llm"]})
         for dataset in design.datasets_of_method(method):
-            seen: set[str] = set()  # responses an earlier orienter's job asked about (response-only requests)
             for orienter in design.dataset(dataset).orienters:
-                done = root / paths.fmt(
-                    paths.PERTURBATIONS, dataset=dataset, method=method, orienter=orienter
-                )
-                oriented = _oriented_comparisons(design, dataset, orienter, root)
-                n = _sampled(design, dataset) if oriented is None else oriented.height
-                requests = entry.entry.llm_requests(2 * n, n_attributes, settings)
-                if design.shared_request_source(dataset, method):
-                    # a variant after its method: the requests they share come from the cache
-                    requests -= entry.entry.shared_requests_per_task * 2 * n
-                if oriented is not None and response_only_requests(entry.registered):
-                    # the same response asked again (another orienter's job) is answered by the cache
-                    responses = oriented["chosen"].to_list() + oriented["rejected"].to_list()
-                    new = set(responses) - seen
-                    seen |= new
-                    requests = entry.entry.llm_requests(len(new), n_attributes, settings)
-                    oriented = oriented.filter(pl.col("chosen").is_in(new) | pl.col("rejected").is_in(new))
-                tokens = (
-                    (None, None)
-                    if oriented is None
-                    else _token_estimate(design, method, oriented, n_attributes, settings)
-                )
-                exact = oriented is not None and entry.entry.exact_requests
-                limit = answer_max_tokens(entry.registered, settings, design.config.get("llm"))
-                jobs.append(
-                    LLMJob(
-                        "perturb",
-                        dataset,
-                        method,
-                        orienter,
-                        n,
-                        requests,
-                        exact,
-                        *tokens,
-                        done.is_file(),
-                        limit,
-                    )
-                )
+                wildcards = {"dataset": dataset, "method": method, "orienter": orienter}
+                done = (root / paths.fmt(paths.PERTURBATIONS, **wildcards)).is_file()
+                inputs = _orientation(design, dataset, orienter, root)
+                if inputs is None or plan_requests is None:
+                    jobs.append(_unplanned_job(design, method, dataset, orienter, inputs, done))
+                    continue
+                comparisons, oriented = inputs
+                planned = plan_requests(tasks_from_orientation(comparisons, oriented), context)
+                jobs.append(counter.job("perturb", dataset, method, orienter, comparisons=oriented.height,
+                                        planned=planned, done=done))  # fmt: skip
     return jobs
 
 
-def _judge_prompts(design: Design, root: Path, perturbations: Path, dataset: str) -> list[str]:
-    """The judge's prompts for one perturbation set (as the ``analyse_judge`` job builds them)."""
-    attributes = dict(design.config["attributes"])
-    comparisons = read_table(root / paths.fmt(paths.COMPARISONS, dataset=dataset), COMPARISONS, "comparisons")
-    cap = design.judge.get("max_per_attribute")
-    rows = judge_inputs(pl.read_parquet(perturbations), comparisons, attributes, cap)
-    return judge_prompts(rows, attributes)
-
-
-def _judge_jobs(design: Design, root: Path) -> list[LLMJob]:
-    """The attribute judge's requests per perturbation set: one per distinct judge prompt (the same prompt
-    in another set is answered by the cache), exact once the perturbations exist; else an upper bound of one
-    per (response, attribute), at most ``max_per_attribute`` per attribute. Methods without attributes (the
-    random baseline) are not analysed, so not judged."""
+def _judge_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
+    """The attribute judge's requests per perturbation set, as the ``analyse_judge`` job builds them once
+    the perturbations exist; before, an upper bound of one per (response, attribute), at most
+    ``max_per_attribute`` per attribute. Methods without attributes (the random baseline) are not analysed,
+    so not judged."""
     if not design.judge_enabled:
         return []
-    n_attributes = len(design.config["attributes"])
+    attributes = dict(design.config["attributes"])
     cap = design.judge.get("max_per_attribute")
-    seen: set[str] = set()
+    key, _ = design.judge_llm
+    chat = counter.chats[key]
     jobs = []
     for dataset, method in design.analysed_pairs:
         for orienter in design.dataset(dataset).orienters:
             wildcards = {"dataset": dataset, "method": method, "orienter": orienter}
             perturbations = root / paths.fmt(paths.PERTURBATIONS, **wildcards)
             done = (root / paths.fmt(paths.JUDGEMENTS, **wildcards)).is_file()
-            oriented = _oriented_comparisons(design, dataset, orienter, root)
-            n = _sampled(design, dataset) if oriented is None else oriented.height
-            if perturbations.is_file():
-                new = set(_judge_prompts(design, root, perturbations, dataset)) - seen
-                seen |= new
-                requests, exact = len(new), True
-                tokens = (sum(_tokens(p) for p in new), JUDGE_ANSWER_TOKENS * len(new))
-            else:
-                requests, exact = min(cap or 2 * n, 2 * n) * n_attributes, False
-                tokens = (None, None)
-            jobs.append(
-                LLMJob(
-                    "judge", dataset, method, orienter, n, requests, exact, *tokens, done, JUDGE_MAX_TOKENS
-                )
-            )
+            inputs = _orientation(design, dataset, orienter, root)
+            n = _sampled(design, dataset) if inputs is None else inputs[1].height
+            if not perturbations.is_file():
+                upper = 0 if done else min(cap or 2 * n, 2 * n) * len(attributes)
+                unknown = UNJUDGED if inputs is not None else UNSAMPLED
+                jobs.append(LLMJob("judge", dataset, method, orienter, n, upper, done, done, llm_key=key,
+                                   unknown=unknown))  # fmt: skip
+                continue
+            comparisons = read_table(root / paths.fmt(paths.COMPARISONS, dataset=dataset), COMPARISONS,
+                                     "comparisons")  # fmt: skip
+            rows = judge_inputs(pl.read_parquet(perturbations), comparisons, attributes, cap)
+            requests = judge_requests(chat, dict(design.judge), judge_prompts(rows, attributes))
+            planned = [chat.planned(r, JUDGE_ANSWER_TOKENS) for r in requests]
+            jobs.append(counter.job("judge", dataset, method, orienter, comparisons=n, planned=planned,
+                                    done=done, llm_key=key))  # fmt: skip
     return jobs
 
 
-def _discovery_jobs(design: Design, root: Path) -> list[LLMJob]:
+def _discovery_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
     if not design.discovery_enabled:
         return []
+    chat = counter.chats["llm"]
+    settings = {**DISCOVER_DEFAULTS, **design.discovery}
     jobs = []
     for dataset in design.datasets:
         orienter = design.discovery_orienter(dataset)
-        oriented = _oriented_comparisons(design, dataset, orienter, root)
-        n = _sampled(design, dataset) if oriented is None else oriented.height
-        tokens = (None, None)
-        if oriented is not None:
-            texts = [r["prompt"] + r["chosen"] + r["rejected"] for r in oriented.iter_rows(named=True)]
-            tokens = (sum(_tokens(t) + 200 for t in texts), 40 * len(texts))
-        done = root / paths.fmt(paths.DISCOVERY_ANSWERS, dataset=dataset, orienter=orienter)
-        jobs.append(LLMJob("discover", dataset, "discover", orienter, n, n, oriented is not None, *tokens,
-                           done.is_file()))  # fmt: skip
+        done = (root / paths.fmt(paths.DISCOVERY_ANSWERS, dataset=dataset, orienter=orienter)).is_file()
+        inputs = _orientation(design, dataset, orienter, root)
+        if inputs is None:
+            n = _sampled(design, dataset)
+            jobs.append(LLMJob("discover", dataset, "discover", orienter, n, 0 if done else n, True, done))
+            continue
+        _, requests = discovery_prompts(*inputs, chat, settings)
+        planned = [chat.planned(r, DISCOVERY_ANSWER_TOKENS) for r in requests]
+        jobs.append(counter.job("discover", dataset, "discover", orienter, comparisons=inputs[1].height,
+                                planned=planned, done=done))  # fmt: skip
     return jobs
 
 
@@ -339,36 +438,65 @@ def _hub(design: Design, root: Path) -> tuple[list[tuple[str, str, bool]], list[
     return models, datasets
 
 
-def _cached_completions(config: Config, root: Path) -> int:
-    directory = root / (config.get("llm") or {}).get("cache_dir", schema_defaults("llm", "cache_dir"))
-    if not directory.is_dir():
-        return 0
+def _chats(design: Design, root: Path) -> dict[str, ChatRequests]:
+    """The request builder of each LLM section that will run, with its cache where it exists."""
+    caches: dict[Path, CompletionCache] = {}
+    chats = {}
+    for key, llm in {"llm": design.llm, **design.llm_sections}.items():
+        directory = root / llm.get("cache_dir", schema_defaults("llm", "cache_dir"))
+        if directory.is_dir() and directory not in caches:
+            caches[directory] = CompletionCache(directory)
+        chats[key] = ChatRequests(dict(llm), caches.get(directory))
+    return chats
 
-    cache = CompletionCache(directory)
-    try:
-        return len(cache)
-    finally:
-        cache.close()
+
+def _spending(design: Design, root: Path) -> list[Spending]:
+    """The limits and the ledger's spending of each LLM section that will run and has a limit."""
+    spending = []
+    for key, llm in design.llm_sections.items():
+        directory = root / llm.get("cache_dir", schema_defaults("llm", "cache_dir"))
+        budget = Budget.from_config(dict(llm), directory)
+        if budget.active:
+            sent, spent = budget.spent()
+            spending.append(Spending(key, budget.max_requests, budget.max_cost_usd, sent, spent, budget.path))
+    return spending
 
 
 def make_plan(config: Config, root: str | Path = ".") -> Plan:
     """The plan of a checked ``config`` run in ``root`` (the workflow's working directory)."""
     root, design = Path(root), Design.from_config(config)
     models, datasets = _hub(design, root)
+    chats = _chats(design, root)
+    counter = _Counter(chats)
+    try:
+        jobs = _perturb_jobs(design, root, counter) + _discovery_jobs(design, root, counter)
+        jobs += _judge_jobs(design, root, counter)
+        cached = len(chats["llm"].cache) if chats["llm"].cache is not None and design.llm_sections else 0
+    finally:
+        for chat in chats.values():
+            if chat.cache is not None:
+                chat.cache.close()
     return Plan(
-        llm_jobs=_perturb_jobs(design, root) + _discovery_jobs(design, root) + _judge_jobs(design, root),
+        llm_jobs=jobs,
         gpu_jobs=_gpu_jobs(design),
         hub_models=models,
         hub_datasets=datasets,
-        cached_completions=_cached_completions(config, root) if design.llm_sections else 0,
-        prices=dict((config.get("llm") or {}).get("prices") or {}),
+        cached_completions=cached,
+        prices=dict(design.llm.get("prices") or {}),
         warnings=length_warnings(design, root),
-        rate_limit=dict((config.get("llm") or {}).get("rate_limit") or {}),
-        default_max_tokens=int(
-            ((config.get("llm") or {}).get("sampling") or {}).get("max_tokens")
-            or schema_defaults("llm", "sampling")["max_tokens"]
-        ),
+        rate_limit=dict(design.llm.get("rate_limit") or {}),
+        spending=_spending(design, root),
     )
+
+
+def _job_row(job: LLMJob) -> str:
+    count = f"{job.requests}" if job.exact else f"≤ {job.requests}"
+    answered = "–" if job.asked is None else str(job.asked - job.requests)
+    tokens = UNKNOWN_TOKENS.get(job.unknown, "unknown")
+    if job.tokens is not None:
+        tokens = f"~{job.tokens[0]} / ~{job.tokens[1]}"
+    cells = [job.stage, job.dataset, job.method, job.orienter, job.comparisons, count, answered, tokens]
+    return "| " + " | ".join(str(c) for c in [*cells, "done" if job.done else "to run"]) + " |"
 
 
 def plan_markdown(plan: Plan) -> str:
@@ -376,28 +504,23 @@ def plan_markdown(plan: Plan) -> str:
     lines = ["# Plan", "", "## LLM requests", ""]
     if plan.llm_jobs:
         lines += [
-            "| stage | dataset | method | orienter | comparisons | requests | tokens in / out | status |",
-            "|---|---|---|---|---|---|---|---|",
+            "| stage | dataset | method | orienter | comparisons | requests to send | answered already "
+            "| tokens in / out | status |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
-        for job in plan.llm_jobs:
-            count = f"{job.requests}" if job.exact else f"≤ {job.requests}"
-            tokens = "unknown until sampled"
-            if job.tokens_in is not None:
-                tokens = f"~{job.tokens_in} / ~{job.tokens_out}"
-            status = "done" if job.done else "to run"
-            cells = [job.stage, job.dataset, job.method, job.orienter, job.comparisons, count, tokens, status]
-            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-        cost = plan.cost()
-        estimate = f"{cost:.2f}" if cost is not None else (
-            "unknown until the comparisons are sampled (`snakemake --until sample_comparisons` samples them "
-            "locally; then plan again)"
-        )  # fmt: skip
+        lines += [_job_row(job) for job in plan.llm_jobs]
         lines += [
             "",
-            f"Requests still to make: {plan.requests_line()}. "
-            f"Estimated cost: {estimate}, "
+            "Requests to send: those the cache does not answer yet, each counted once (a job asking one an "
+            "earlier job asks waits for its answer); ≤ marks an upper bound. Answered already: by the cache "
+            "or an earlier job (all of a job that is done).",
+            "",
+            f"Requests still to make: {plan.requests_line()}. Estimated cost: {plan.cost_line()}, "
             f"at {plan.prices or 'no prices (llm.prices)'} per 1M tokens.",
         ]
+        budget = plan.budget_lines()
+        if budget:
+            lines += ["", "### Spending limits", "", *budget]
     else:
         lines.append("None: no configured method or stage calls an LLM.")
     duration = plan.duration_line() if plan.llm_jobs else None

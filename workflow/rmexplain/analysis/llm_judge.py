@@ -6,7 +6,8 @@ import logging
 from typing import Any
 
 from rmexplain.analysis.judge import TEMPLATE_VERSION, Complete
-from rmexplain.llm.client import CachedChat, build_chat
+from rmexplain.llm.base import ChatRequest
+from rmexplain.llm.client import CachedChat, ChatRequests, build_chat
 
 # Greedy, short answers unless ``analysis.judge.sampling`` says otherwise.
 JUDGE_SAMPLING = {"temperature": 0.0, "max_tokens": 8}
@@ -17,6 +18,12 @@ def judge_llm_config(llm: dict[str, Any] | None, judge: dict[str, Any] | None) -
     return {**(llm or {}), **((judge or {}).get("llm") or {})}
 
 
+def judge_requests(chat: ChatRequests, judge: dict[str, Any] | None, prompts: list[str]) -> list[ChatRequest]:
+    """The judge's requests for ``prompts`` (``analysis.judge.sampling`` over ``JUDGE_SAMPLING``)."""
+    sampling = chat.sampling(JUDGE_SAMPLING, (judge or {}).get("sampling"))
+    return [chat.request(p, sampling, template=TEMPLATE_VERSION) for p in prompts]
+
+
 def build_complete(
     llm: dict[str, Any] | None, judge: dict[str, Any] | None, log: logging.Logger
 ) -> tuple[Complete, CachedChat]:
@@ -24,11 +31,9 @@ def build_complete(
     names the judge; its ``use_record`` is the job's LLM use)."""
 
     chat = build_chat(judge_llm_config(llm, judge), log)
-    sampling = chat.sampling(JUDGE_SAMPLING, (judge or {}).get("sampling"))
 
     def complete(prompts: list[str]) -> list[str]:
-        requests = [chat.request(p, sampling, template=TEMPLATE_VERSION) for p in prompts]
-        answers = chat.complete(requests, desc="attribute judge")
+        answers = chat.complete(judge_requests(chat, judge, prompts), desc="attribute judge")
         chat.log_summary("attribute judge")
         return answers
 

@@ -20,6 +20,7 @@ from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators
+from rmexplain.llm.budget import unpriced_cost_cap
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
@@ -155,6 +156,13 @@ def check_llm(design: Design) -> None:
                 Path(path).is_file(),
                 f"perturb.{method}: prompt template {name!r} file {path!r} does not exist",
             )
+
+
+def check_llm_budget(design: Design) -> None:
+    """A spending cap in USD has prices to count it with, in every LLM section that will run."""
+    for key, llm in design.llm_sections.items():
+        unpriced = unpriced_cost_cap(dict(llm))
+        _require(unpriced is None, f"{key}.{unpriced}")
 
 
 def check_analysis(config: Config) -> None:
@@ -383,6 +391,13 @@ def check_sections(config: Config) -> None:
     for check in names:
         check(config)
     design = Design.from_config(config)
-    checks = (check_llm, check_rewards_example, check_reproduce, check_token_scans, check_hub, check_effects)
-    for check_design in checks:
+    for check_design in (
+        check_llm,
+        check_llm_budget,
+        check_rewards_example,
+        check_reproduce,
+        check_token_scans,
+        check_hub,
+        check_effects,
+    ):
         check_design(design)

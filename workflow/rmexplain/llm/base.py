@@ -88,6 +88,8 @@ class Completion:
     finish_reason: str | None = None
     error: str | None = None
     served_model: str | None = None  # the model name the server reported (e.g. a dated snapshot)
+    attempts: int = 1  # times the request reached the server, retries included (each counts as a request)
+    unmetered_attempts: int = 0  # of those, attempts billed perhaps but with no usage known (timeouts, ...)
 
     @property
     def ok(self) -> bool:
@@ -95,6 +97,8 @@ class Completion:
 
 
 OnResult = Callable[[int, Completion], None]
+# Asked before each retry of a request: None sends it, a reason (a spending limit reached) does not.
+RetryGuard = Callable[[ChatRequest], str | None]
 
 
 @runtime_checkable
@@ -121,6 +125,8 @@ class LLMBackend:
 
     model_id: str
     conda_env = "core"  # envs/<conda_env>.yaml runs the jobs that call it
+    # Set by the client; a backend that retries asks it before each retry (the budget counts every attempt).
+    retry_guard: RetryGuard | None = None
 
     @staticmethod
     def gpus(llm: dict[str, Any]) -> int:

@@ -2,19 +2,21 @@
 
 The ledger is a JSON file next to the completion cache (``<llm.cache_dir>.ledger.json``), read and written
 under a file lock, so the limits hold across parallel and successive jobs. It records what was spent
-(requests sent, and their cost from the usage the server returned, at ``llm.prices``) and, per running
-process, what is reserved for requests in flight. Before a batch is sent, the client reserves each
-request's worst case (its prompt at one token per character, its answer at ``max_tokens``) and sends only
-the requests that fit; as each answer arrives its reservation becomes its real cost. A run that would pass
-a limit therefore stops before the first request that could cross it, naming the setting; everything paid
-for is in the cache. Reservations of processes that are gone (a crash, SIGKILL) are dropped on the next
-read. Delete the ledger file to start counting again.
+(requests sent, every retry counted as one, and their cost from the usage the server returned, at
+``llm.prices``) and, per running process (``host:pid``), what is reserved for requests in flight. Before a
+batch is sent, the client reserves each request's worst case (its prompt at one token per character, its
+answer at ``max_tokens``) and sends only the requests that fit; before each retry it reserves one more
+attempt; as each answer arrives its reservations become its real cost (an attempt without usage, such as a
+timeout the provider may still have answered and billed, at its worst case). A run that would pass a limit
+therefore stops before the first attempt that could cross it, naming the setting; everything paid for is
+in the cache. Reservations of processes that are gone from this host (a crash, SIGKILL) are dropped on the
+next read; those of another host (a cluster job) are kept until it releases them. Delete the ledger file to
+start counting again.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,10 @@ from typing import Any
 from filelock import FileLock
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMError
+from rmexplain.llm.cache import may_be_running, process_owner
 from rmexplain.settings import schema_defaults
+
+WORST_CHARS_PER_MESSAGE = 8  # a message's role and separators, in the worst case a token per character
 
 
 class BudgetExceeded(LLMError):
@@ -45,19 +50,23 @@ def request_cost(tokens_in: int, tokens_out: int, prices: dict[str, Any]) -> flo
 
 
 def worst_case_cost(request: ChatRequest, prices: dict[str, Any]) -> float:
-    """An upper bound of a request's cost: a token per character of its messages, ``max_tokens`` out."""
-    chars = sum(len(content) + 8 for _, content in request.messages)
+    """An upper bound of a request's cost: a token per character of its messages (and a few per message),
+    ``max_tokens`` out."""
+    chars = sum(len(content) + WORST_CHARS_PER_MESSAGE for _, content in request.messages)
     return request_cost(chars, request.sampling.max_tokens, prices)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def unpriced_cost_cap(llm: dict[str, Any]) -> str | None:
+    """Why ``max_cost_usd`` in the ``llm`` section would guard nothing (no price per token for its model:
+    every request would count 0 USD); None if it is unset or priced."""
+    cap, prices = llm.get("max_cost_usd"), llm.get("prices") or {}
+    if cap is None or any(float(price or 0.0) > 0 for price in prices.values()):
+        return None
+    return (
+        f"max_cost_usd ({cap}) is set but llm.prices gives model {llm.get('model')!r} no price "
+        "(input_per_million and output_per_million are 0), so every request would count 0 USD and the cap "
+        "would guard nothing: set llm.prices (USD per 1M tokens) or cap llm.max_requests instead"
+    )
 
 
 @dataclass
@@ -72,6 +81,10 @@ class Budget:
 
     @classmethod
     def from_config(cls, llm: dict[str, Any], cache_dir: str | Path) -> Budget:
+        """The limits of an ``llm`` section; ``LLMError`` where ``max_cost_usd`` has no prices to count."""
+        unpriced = unpriced_cost_cap(llm)
+        if unpriced is not None:
+            raise LLMError(f"llm.{unpriced}")
         limits = {key: llm.get(key, schema_defaults("llm", key)) for key in ("max_requests", "max_cost_usd")}
         return cls(ledger_path(cache_dir), **limits, prices=dict(llm.get("prices") or {}))
 
@@ -84,7 +97,7 @@ class Budget:
         data.setdefault("requests", 0)
         data.setdefault("cost_usd", 0.0)
         held = data.get("reserved") or {}
-        data["reserved"] = {pid: r for pid, r in held.items() if _alive(int(pid))}
+        data["reserved"] = {holder: r for holder, r in held.items() if may_be_running(holder)}
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
@@ -97,10 +110,34 @@ class Budget:
         return FileLock(str(self.path) + ".lock", timeout=120)
 
     def spent(self) -> tuple[int, float]:
-        """Requests sent and their cost, over all jobs so far."""
-        with self._lock():
-            data = self._read()
+        """Requests sent (retries included) and their cost, over all jobs so far (read without the lock:
+        the ledger is replaced whole, never written in place)."""
+        data = self._read()
         return int(data["requests"]), float(data["cost_usd"])
+
+    def _over(self, data: dict[str, Any], requests: int, cost: float, worst: float) -> str | None:
+        """Why one more request of worst-case cost ``worst``, after ``requests`` and ``cost`` reserved now,
+        could pass a limit (counting what is spent and every live job's reservations); None if it cannot."""
+        held = list(data["reserved"].values())
+        reserved_n = sum(r["requests"] for r in held) + requests
+        reserved_usd = sum(r["cost_usd"] for r in held) + cost
+        if self.max_requests is not None and data["requests"] + reserved_n + 1 > self.max_requests:
+            return (
+                f"llm.max_requests ({self.max_requests}) reached: {data['requests']} requests sent so far "
+                f"and {reserved_n} reserved for requests in flight (ledger {self.path})"
+            )
+        if self.max_cost_usd is not None and data["cost_usd"] + reserved_usd + worst > self.max_cost_usd:
+            return (
+                f"llm.max_cost_usd ({self.max_cost_usd}) reached: {data['cost_usd']:.4f} USD spent so far "
+                f"and {reserved_usd:.4f} reserved for requests in flight; the next request could cost up to "
+                f"{worst:.4f} (ledger {self.path})"
+            )
+        return None
+
+    def _hold(self, data: dict[str, Any], requests: int, cost: float) -> None:
+        mine = data["reserved"].setdefault(process_owner(), {"requests": 0, "cost_usd": 0.0})
+        mine["requests"] = max(0, mine["requests"] + requests)
+        mine["cost_usd"] = max(0.0, mine["cost_usd"] + cost)
 
     def reserve(self, requests: Sequence[ChatRequest]) -> tuple[int, str | None]:
         """Reserve the longest prefix of ``requests`` that fits both limits; returns its length and, when
@@ -109,46 +146,51 @@ class Budget:
             return len(requests), None
         with self._lock():
             data = self._read()
-            held = list(data["reserved"].values())
-            used_n = data["requests"] + sum(r["requests"] for r in held)
-            used_usd = data["cost_usd"] + sum(r["cost_usd"] for r in held)
             n, cost, why = 0, 0.0, None
             for request in requests:
-                if self.max_requests is not None and used_n + n + 1 > self.max_requests:
-                    why = (
-                        f"llm.max_requests ({self.max_requests}) reached: {data['requests']} requests sent "
-                        f"so far (ledger {self.path})"
-                    )
-                    break
                 worst = worst_case_cost(request, self.prices)
-                if self.max_cost_usd is not None and used_usd + cost + worst > self.max_cost_usd:
-                    why = (
-                        f"llm.max_cost_usd ({self.max_cost_usd}) reached: {data['cost_usd']:.4f} USD "
-                        f"spent so far; the next request could cost up to {worst:.4f} (ledger {self.path})"
-                    )
+                why = self._over(data, n, cost, worst)
+                if why is not None:
                     break
                 n, cost = n + 1, cost + worst
-            mine = data["reserved"].setdefault(str(os.getpid()), {"requests": 0, "cost_usd": 0.0})
-            mine["requests"] += n
-            mine["cost_usd"] += cost
+            self._hold(data, n, cost)
             self._write(data)
         return n, why
 
-    def settle(self, request: ChatRequest, completion: Completion) -> None:
-        """Record one request sent and what it really cost (from the usage the server returned), releasing
-        its reservation; recorded with or without limits, so a limit set later counts earlier jobs
-        (without limits, in memory until ``release``: no file lock per answer)."""
-        tokens = (completion.prompt_tokens, completion.completion_tokens)
+    def reserve_retry(self, request: ChatRequest) -> str | None:
+        """Reserve one more attempt of ``request`` (a retry: the provider may bill it as well); None if it
+        fits, else why not. Without limits, always None and nothing written."""
         if not self.active:
-            self._unsaved = (self._unsaved[0] + 1, self._unsaved[1] + request_cost(*tokens, self.prices))
+            return None
+        worst = worst_case_cost(request, self.prices)
+        with self._lock():
+            data = self._read()
+            why = self._over(data, 0, 0.0, worst)
+            if why is None:
+                self._hold(data, 1, worst)
+                self._write(data)
+        return why
+
+    def settle(self, request: ChatRequest, completion: Completion) -> None:
+        """Record what one request cost, releasing its reservations: every attempt it took counts as a
+        request; its cost is the usage the server returned at ``llm.prices``, plus the worst case of each
+        attempt whose usage is unknown (a timeout the provider may have answered and billed). Recorded with
+        or without limits, so a limit set later counts earlier jobs (without limits, in memory until
+        ``release``: no file lock per answer)."""
+        worst = worst_case_cost(request, self.prices)
+        requests = completion.attempts
+        cost = (
+            request_cost(completion.prompt_tokens, completion.completion_tokens, self.prices)
+            + completion.unmetered_attempts * worst
+        )
+        if not self.active:
+            self._unsaved = (self._unsaved[0] + requests, self._unsaved[1] + cost)
             return
         with self._lock():
             data = self._read()
-            mine = data["reserved"].setdefault(str(os.getpid()), {"requests": 0, "cost_usd": 0.0})
-            mine["requests"] = max(0, mine["requests"] - 1)
-            mine["cost_usd"] = max(0.0, mine["cost_usd"] - worst_case_cost(request, self.prices))
-            data["requests"] += 1
-            data["cost_usd"] += request_cost(*tokens, self.prices)
+            self._hold(data, -requests, -requests * worst)
+            data["requests"] += requests
+            data["cost_usd"] += cost
             self._write(data)
 
     def release(self) -> None:
@@ -158,7 +200,7 @@ class Budget:
             return
         with self._lock():
             data = self._read()
-            data["reserved"].pop(str(os.getpid()), None)
+            data["reserved"].pop(process_owner(), None)
             data["requests"] += self._unsaved[0]
             data["cost_usd"] += self._unsaved[1]
             self._unsaved = (0, 0.0)

@@ -12,11 +12,13 @@ name), and injects faults on a fixed, hash-determined schedule: 429 and 500 answ
 chat completion. Answers longer than a request's ``max_tokens`` (in words) stop there with
 ``finish_reason: length``. With ``tokens_per_minute`` / ``requests_per_minute`` it meters requests as
 OpenAI does (``rmexplain.llm.ratelimit``) and answers 429 with ``retry-after`` and the ``x-ratelimit-*``
-headers when one does not fit. It counts every request, fault and success, so tests can check that a
-rerun makes exactly the missing calls.
+headers when one does not fit; ``chars_per_token`` (default 4, the client's estimate) sets how it counts a
+prompt's tokens (2.5: 1.6 times the client's count), and ``start_empty`` empties its buckets at the first
+request (as if an earlier job had used the limit up). It counts every request, fault and success, so tests
+can check that a rerun makes exactly the missing calls.
 
 Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]
-[--serve dev=dev-2026-01-15]``, then
+[--serve dev=dev-2026-01-15] [--tpm N] [--rpm N] [--chars-per-token 2.5] [--start-empty]``, then
 set ``llm: {backend: openai, base_url: http://127.0.0.1:8000/v1, api_key_env: null, model: dev}``.
 """
 
@@ -36,7 +38,7 @@ from typing import Any
 
 from aiohttp import web
 
-from rmexplain.llm.ratelimit import ServerLimiter, request_tokens
+from rmexplain.llm.ratelimit import CHARS_PER_TOKEN, ServerLimiter, request_tokens
 
 FAULT_KINDS = ("429", "500", "slow", "malformed")
 DISCOVERY_POOL = (
@@ -190,6 +192,7 @@ class ServerStats:
     kinds: dict[str, str] = field(default_factory=dict)  # body key -> request kind (``request_kind``)
     unauthorised: int = 0
     rate_limited: int = 0  # 429 answers of the rate limit (not injected faults)
+    metered_tokens: int = 0  # tokens of the requests the rate limit admitted, as the server counts them
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -216,6 +219,8 @@ class ChatServer:
         tokens_per_minute: float | None = None,
         requests_per_minute: float | None = None,
         served_models: dict[str, str] | None = None,
+        chars_per_token: float = CHARS_PER_TOKEN,
+        start_empty: bool = False,
     ) -> None:
         self.latency = latency
         self.served_models = dict(served_models or {})  # may be changed while it runs (a new snapshot)
@@ -226,6 +231,8 @@ class ChatServer:
         self.port = port
         self.stats = ServerStats()
         self.limiter = ServerLimiter(tokens_per_minute, requests_per_minute)
+        self._empty_at_first = start_empty  # the buckets are emptied when the first request arrives
+        self.chars_per_token = chars_per_token  # the rate limit's count of prompt tokens: characters / this
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -310,10 +317,14 @@ class ChatServer:
         if not self.limiter.active:
             return None
         limit = body.get("max_tokens") or body.get("max_completion_tokens") or 0
-        tokens = request_tokens([str(m["content"]) for m in body["messages"]], limit)
+        tokens = request_tokens([str(m["content"]) for m in body["messages"]], limit, self.chars_per_token)
         with self._lock:
+            if self._empty_at_first:
+                self.limiter.empty()
+                self._empty_at_first = False
             wait = self.limiter.admit(tokens)
             if wait is None:
+                self.stats.metered_tokens += tokens
                 return None
             self.stats.requests += 1
             self.stats.rate_limited += 1
@@ -353,7 +364,7 @@ class ChatServer:
             s = self.stats
             data = {
                 "requests": s.requests, "faults": dict(s.faults), "successes": sum(s.successes.values()),
-                "rate_limited": s.rate_limited,
+                "rate_limited": s.rate_limited, "metered_tokens": s.metered_tokens,
             }  # fmt: skip
         return web.json_response(data)
 
@@ -402,13 +413,21 @@ def main() -> None:
     parser.add_argument("--tpm", type=float, default=None, help="tokens-per-minute limit (429 beyond it)")
     parser.add_argument("--rpm", type=float, default=None, help="requests-per-minute limit (429 beyond it)")
     parser.add_argument(
+        "--chars-per-token", type=float, default=CHARS_PER_TOKEN,
+        help="the rate limit counts a prompt's characters / this as its tokens (the client assumes 4)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--start-empty", action="store_true", help="the limits' buckets are empty at the first request"
+    )
+    parser.add_argument(
         "--serve", action="append", default=[], metavar="ALIAS=NAME", help="report model NAME for ALIAS"
     )
     args = parser.parse_args()
     pattern = (0, 0, 1, 1, 2) if args.faults else (0,)
     server = ChatServer(
         latency=args.latency, fault_pattern=pattern, port=args.port,
-        tokens_per_minute=args.tpm, requests_per_minute=args.rpm,
+        tokens_per_minute=args.tpm, requests_per_minute=args.rpm, chars_per_token=args.chars_per_token,
+        start_empty=args.start_empty,
         served_models=dict(pair.split("=", 1) for pair in args.serve),
     ).start()  # fmt: skip
     print(f"serving OpenAI-compatible chat completions at {server.base_url} (Ctrl-C stops)", flush=True)

@@ -1,12 +1,15 @@
 """``llm.backend: openai`` — OpenAI or any OpenAI-compatible server (vLLM serve, llama.cpp, Ollama).
 
 Requests run concurrently on one ``AsyncOpenAI`` client (over its aiohttp transport unless
-``http_client: httpx``), at most ``concurrency`` at a time. Rate
-limits (429), server errors (5xx), connection errors and timeouts are retried by the client itself
-(``max_retries``, exponential backoff with jitter, honouring ``Retry-After``); each attempt has the
-``timeout`` in seconds. A 200 answer whose body is not a usable chat completion (invalid JSON, no
-choices, no text) is retried up to ``malformed_retries`` times. The API key is read from the
-environment variable named by ``api_key_env`` and is never logged or stored.
+``http_client: httpx``), at most ``concurrency`` at a time. Request timeouts and conflicts (408, 409), rate
+limits (429), server errors (5xx), timeouts and dropped connections are retried here, not by the openai
+client (``max_retries``, exponential backoff with jitter, or the server's ``retry-after``), so that each
+attempt waits for the rate limit (``llm.rate_limit``) and each retry is first asked of the spending guard
+(``retry_guard``: a provider bills attempts too); each attempt has the ``timeout`` in seconds. A 200 answer
+whose body is not a usable chat completion (invalid JSON, no choices, no text) is retried up to
+``malformed_retries`` times. A refused connection or an unknown host is tried ``CONNECT_RETRIES`` more
+times, then ends the batch with an error naming ``llm.base_url``: no other request could be sent either.
+The API key is read from the environment variable named by ``api_key_env`` and is never logged or stored.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import asyncio
 import json
 import logging
 import os
+import random
+import socket
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import openai
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
-from rmexplain.llm.ratelimit import ClientLimiter, request_tokens
+from rmexplain.llm.ratelimit import ClientLimiter, request_tokens, retry_after
 from rmexplain.settings import schema_defaults
 
 log = logging.getLogger(__name__)
@@ -46,8 +52,72 @@ PARAM_KEYS = {
 NO_KEY = "not-needed"  # sent when api_key_env is null (local servers without authentication)
 
 
+RETRY_STATUS = frozenset({408, 409, 429})  # and every 5xx
+INITIAL_BACKOFF_S, MAX_BACKOFF_S = 0.5, 8.0  # the openai client's exponential backoff
+MAX_RETRY_AFTER_S = 60.0  # a longer retry-after is not followed: the backoff applies
+CONNECT_RETRIES = 2  # a refused connection is tried this often more (a server restarting), then the job stops
+
+
 class MalformedCompletion(ValueError):
     """A 200 response that is not a usable chat completion."""
+
+
+class ServerUnreachable(LLMError):
+    """No connection to ``llm.base_url`` (refused, or the host unknown): no request could be sent."""
+
+
+class _Stop(Exception):
+    """End the batch: every other request would fail alike. ``completion``: the failed one, if it was sent."""
+
+    def __init__(self, message: str, completion: Completion | None) -> None:
+        super().__init__(message)
+        self.message, self.completion = message, completion
+
+
+@dataclass
+class _Tally:
+    """One request's attempts so far (``unmetered``: billed perhaps, with no usage known)."""
+
+    attempts: int = 0
+    unmetered: int = 0
+    retries: int = 0
+    malformed: int = 0
+    refused: int = 0  # connections refused (nothing sent)
+    refused_by_limit: bool = False  # the last attempt was answered 429 (the server counted nothing)
+    last_error: str = ""
+
+    def sent(self, *, metered: bool) -> None:
+        self.attempts += 1
+        self.unmetered += not metered
+
+    def done(self, completion: Completion) -> Completion:
+        completion.attempts, completion.unmetered_attempts = self.attempts, self.unmetered
+        return completion
+
+    def failed(self, error: str) -> Completion:
+        return self.done(Completion(text=None, error=f"{error} ({self.attempts} attempts)"))
+
+
+def retryable(status: int) -> bool:
+    """Statuses the openai client retries: request timeout, conflict, rate limit, server errors."""
+    return status in RETRY_STATUS or status >= 500
+
+
+def backoff(retry: int) -> float:
+    """Seconds before retry number ``retry`` (1, 2, ...): exponential, capped, with up to 25 % jitter."""
+    return min(INITIAL_BACKOFF_S * 2.0 ** (retry - 1), MAX_BACKOFF_S) * (1 - 0.25 * random.random())
+
+
+def cannot_connect(err: BaseException) -> BaseException | None:
+    """The refused connection or unknown host behind ``err``, if that is what it is."""
+    seen: BaseException | None = err
+    for _ in range(16):  # a cause chain, never a cycle
+        if seen is None:
+            return None
+        if isinstance(seen, (ConnectionRefusedError, socket.gaierror)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def api_key(api_key_env: str | None) -> str:
@@ -140,7 +210,7 @@ class OpenAIBackend(LLMBackend):
         return openai.AsyncOpenAI(
             api_key=api_key(self.api_key_env),
             base_url=self.base_url,
-            max_retries=self.max_retries,
+            max_retries=0,  # retried in _complete_one, where each attempt is metered and counted
             timeout=self.timeout,
             http_client=http_client,
         )
@@ -151,55 +221,120 @@ class OpenAIBackend(LLMBackend):
 
     async def _complete_all(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)
-        rejections: list[str] = []  # a rejected request parameter: every other request would fail alike
+        stops: list[str] = []  # a rejected parameter or no connection: every other request would fail alike
         async with self._client() as client:
 
             async def one(index: int, request: ChatRequest) -> None:
                 async with semaphore:
-                    if rejections:
-                        return  # not sent: the job stops, and a rerun sends it with fixed parameters
-                    contents = [content for _, content in request.messages]
-                    await self.limiter.acquire(request_tokens(contents, request.sampling.max_tokens))
+                    if stops:
+                        return  # not sent: the job stops, and a rerun sends it once the cause is fixed
                     try:
                         completion = await self._complete_one(client, request)
-                    except LLMError as err:
-                        rejections.append(str(err))
-                        return
+                    except _Stop as stop:
+                        stops.append(stop.message)
+                        if stop.completion is None:
+                            return
+                        completion = stop.completion
                 on_result(index, completion)
 
             await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
-        if rejections:
-            raise LLMError(rejections[0])
+        if stops:
+            raise (ServerUnreachable if stops[0].startswith("llm.base_url") else LLMError)(stops[0])
 
-    async def _complete_one(self, client: openai.AsyncOpenAI, request: ChatRequest) -> Completion:
+    def _payload(self, request: ChatRequest) -> dict[str, Any]:
         sampling = {
             "temperature": request.sampling.temperature,
             "top_p": request.sampling.top_p,
             **({"seed": request.seed} if request.seed is not None else {}),
         }
-        payload: dict[str, Any] = {
+        return {
             "model": self.model,
             "messages": request.message_dicts(),
             **{k: v for k, v in sampling.items() if k not in self.omitted},
             self.token_limit_param: request.sampling.max_tokens,
             **self.extra_body,
         }
-        last_error = ""
-        for attempt in range(self.malformed_retries + 1):
+
+    async def _complete_one(self, client: openai.AsyncOpenAI, request: ChatRequest) -> Completion:
+        """One request, with its retries: each attempt waits for the rate limit, and each retry asks the
+        ``retry_guard`` first. Raises ``_Stop`` when no other request could succeed either."""
+        payload = self._payload(request)
+        tokens = request_tokens([content for _, content in request.messages], request.sampling.max_tokens)
+        tally = _Tally()
+        while True:
+            if tally.attempts and self.retry_guard is not None:
+                why = self.retry_guard(request)
+                if why is not None:
+                    return tally.failed(f"{tally.last_error}; not retried: {why}")
+            sent_at = await self.limiter.acquire(tokens)
+            attempts = tally.attempts
             try:
-                # The client's documented low-level call: same retries and timeouts as
-                # chat.completions.create, without its per-request parameter transformation (half the CPU).
-                return _parse(await client.post("/chat/completions", cast_to=object, body=payload))
-            except (MalformedCompletion, json.JSONDecodeError, openai.APIResponseValidationError) as err:
-                last_error = f"malformed response: {type(err).__name__}: {err}"
-                log.warning("%s (attempt %d of %d)", last_error, attempt + 1, self.malformed_retries + 1)
-            except openai.APIStatusError as err:
-                if rejected_parameter(err):
-                    raise LLMError(self._redact(self._rejection(err))) from None
-                return Completion(text=None, error=self._redact(f"{type(err).__name__}: {err}"))
-            except openai.APIError as err:  # the client already retried what is retryable
-                return Completion(text=None, error=self._redact(f"{type(err).__name__}: {err}"))
-        return Completion(text=None, error=last_error)
+                completion, wait = await self._attempt(client, payload, tally)
+            finally:
+                counted = tally.attempts > attempts and not tally.refused_by_limit
+                self.limiter.done(tokens, sent_at, counted=counted)
+            if completion is not None:
+                return completion
+            await asyncio.sleep(wait)
+
+    async def _attempt(
+        self, client: openai.AsyncOpenAI, payload: dict[str, Any], tally: _Tally
+    ) -> tuple[Completion | None, float]:
+        """Send one attempt: its completion (an answer, or a failure after the last retry), or None and the
+        seconds to wait before the next attempt (the server's ``retry-after``, else the backoff's)."""
+        tally.refused_by_limit = False
+        try:
+            # The client's documented low-level call, without its per-request parameter transformation
+            # (half the CPU of chat.completions.create); retries are ours (max_retries=0 there).
+            completion = _parse(await client.post("/chat/completions", cast_to=object, body=payload))
+            tally.sent(metered=True)
+            return tally.done(completion), None
+        except (MalformedCompletion, json.JSONDecodeError, openai.APIResponseValidationError) as err:
+            tally.sent(metered=False)
+            tally.malformed += 1
+            tally.last_error = f"malformed response: {type(err).__name__}: {err}"
+            if tally.malformed > self.malformed_retries:
+                return tally.failed(tally.last_error), 0.0
+            log.warning("%s (retry %d of %d)", tally.last_error, tally.malformed, self.malformed_retries)
+            return None, 0.0
+        except openai.APIStatusError as err:
+            tally.sent(metered=True)  # an error answer: nothing generated, nothing billed
+            tally.refused_by_limit = err.status_code == 429
+            tally.last_error = self._redact(f"{type(err).__name__}: {err}")
+            if rejected_parameter(err):
+                raise _Stop(self._redact(self._rejection(err)), tally.failed(tally.last_error)) from None
+            if not retryable(err.status_code) or tally.retries >= self.max_retries:
+                return tally.failed(tally.last_error), 0.0
+            return None, self._retry(tally, retry_after(err.response.headers))
+        except openai.APIConnectionError as err:  # timeouts included
+            unreachable = cannot_connect(err)
+            if unreachable is None:
+                tally.sent(metered=False)  # a timeout or a dropped connection: perhaps answered and billed
+                tally.last_error = self._redact(f"{type(err).__name__}: {err}")
+                if tally.retries >= self.max_retries:
+                    return tally.failed(tally.last_error), 0.0
+                return None, self._retry(tally, None)
+            tally.refused += 1  # nothing sent: counted apart from the retries
+            if tally.refused > CONNECT_RETRIES:
+                raise _Stop(self._unreachable(client, unreachable, tally.refused), None) from None
+            return None, backoff(tally.refused)
+
+    def _retry(self, tally: _Tally, retry_after_s: float | None) -> float:
+        """Count one more retry and return the seconds to wait before it: the server's ``retry-after``
+        (up to ``MAX_RETRY_AFTER_S``), else the backoff."""
+        tally.retries += 1
+        wait = retry_after_s
+        if wait is None or not 0 <= wait <= MAX_RETRY_AFTER_S:
+            wait = backoff(tally.retries)
+        log.info("%s; retry %d of %d in %.2f s", tally.last_error, tally.retries, self.max_retries, wait)
+        return wait
+
+    def _unreachable(self, client: openai.AsyncOpenAI, cause: BaseException, tries: int) -> str:
+        return (
+            f"llm.base_url {str(client.base_url).rstrip('/')}: cannot connect ({type(cause).__name__}: "
+            f"{cause}), {tries} tries over a few seconds; is the server running and the URL right? "
+            "Nothing was sent; the job stops here rather than retry every request."
+        )
 
     def _rejection(self, err: openai.APIStatusError) -> str:
         key = PARAM_KEYS.get(str(err.param), "llm.extra_body")

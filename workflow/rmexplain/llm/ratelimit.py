@@ -2,27 +2,43 @@
 
 OpenAI meters each request before answering it: its prompt's tokens plus the ``max_tokens`` it may write,
 from a bucket that holds one minute's limit and refills continuously. ``request_tokens`` estimates that
-count the same way on both sides (prompt characters / 4, plus ``max_tokens``). The client
-(``llm.rate_limit``) waits before each request until its own buckets hold it, so it sends at the limit
-without being rejected; the dev server (``ChatServer(tokens_per_minute=..., requests_per_minute=...)``)
-answers 429 with ``retry-after`` and OpenAI's ``x-ratelimit-*`` headers when a request does not fit.
+count (prompt characters / 4, rounded up, plus ``max_tokens``). The client (``llm.rate_limit``) waits before
+each attempt until its own buckets hold it, so it sends at the limit without being rejected, and follows what
+the server says where its count differs from the estimate (``ClientLimiter``); the dev server
+(``ChatServer(tokens_per_minute=..., requests_per_minute=..., chars_per_token=...)``) answers 429 with
+``retry-after`` and OpenAI's ``x-ratelimit-*`` headers when a request does not fit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+NEAR_FULL = 0.9  # the server's bucket at this share of its limit may have been full: no scale learnt
+SCALE_WINDOW_S = 10.0  # the scale is learnt over the server's answers of the last seconds ...
+MIN_SCALE_WINDOW_S = 0.5  # ... once they span at least this long
+IN_FLIGHT_FACTOR = 2.0  # ... and their tokens are this many times those in flight at either end
+MIN_SCALE, MAX_SCALE = 0.25, 8.0
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
-def request_tokens(contents: Iterable[str], max_tokens: int) -> int:
-    """What a request counts against a tokens-per-minute limit: its prompt (characters / 4) + max_tokens."""
-    return math.ceil(sum(len(c) for c in contents) / CHARS_PER_TOKEN) + int(max_tokens)
+def text_tokens(text: str) -> int:
+    """A text's tokens as providers estimate them for rate limits: characters / 4, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def request_tokens(contents: Iterable[str], max_tokens: int, chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    """What a request counts against a tokens-per-minute limit: its prompt (characters / 4, rounded up) +
+    max_tokens."""
+    return math.ceil(sum(len(c) for c in contents) / chars_per_token) + int(max_tokens)
 
 
 @dataclass
@@ -51,11 +67,10 @@ class Bucket:
         self.level = min(float(self.capacity or 0.0), self.level + (now - self.stamp) * self.rate)
         self.stamp = now
 
-    def reserve(self, units: float) -> float:
-        """Take ``units`` now and return the seconds to wait until they are paid for."""
+    def take(self, units: float) -> None:
+        """Take ``units`` now (client side: the level may go below zero, which later requests wait out)."""
         self.refill()
         self.level -= units
-        return max(0.0, -self.level / self.rate)
 
     def try_take(self, units: float) -> bool:
         """Take ``units`` if the bucket holds them (server side)."""
@@ -77,16 +92,35 @@ class Bucket:
 
 
 class ClientLimiter:
-    """The client's buckets: ``await acquire(tokens)`` before each request. They start empty and hold at
+    """The client's buckets: ``await acquire(tokens)`` before each attempt. They start empty and hold at
     most a second's worth, so the client paces at the limit from its first request and never bursts: the
-    provider's bucket may have been emptied by the job before (its burst allowance is left unused)."""
+    provider's bucket may have been emptied by the job before (its burst allowance is left unused).
 
-    def __init__(self, tokens_per_minute: float | None, requests_per_minute: float | None) -> None:
-        self.buckets = [
-            (Bucket(limit, capacity=limit / 60.0, start_full=False), kind)
+    The client's token count is an estimate; the server's may differ (another tokenizer, another rule).
+    ``observe`` follows what the server says: a 429 pauses every bucket for its ``retry-after``; each
+    ``x-ratelimit-remaining-*`` caps the bucket at what the server has left; and the fall of
+    ``x-ratelimit-remaining-tokens`` over the last seconds, plus what the server refilled meanwhile (at the
+    rate its ``x-ratelimit-reset-tokens`` implies), against the tokens the client estimates it sent, gives
+    ``scale``: the server's tokens per estimated token, by which every later request is counted."""
+
+    def __init__(
+        self,
+        tokens_per_minute: float | None,
+        requests_per_minute: float | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.buckets = {
+            kind: Bucket(limit, capacity=limit / 60.0, start_full=False, clock=clock)
             for limit, kind in ((tokens_per_minute, "tokens"), (requests_per_minute, "requests"))
             if limit
-        ]
+        }
+        self.scale = 1.0
+        self.paused_until = 0.0  # nothing is sent before (a 429's retry-after), reservations made earlier too
+        self.sent = 0.0  # tokens of the attempts sent and not refused, as the client estimates them
+        self.answered = 0.0  # of those, the tokens of the attempts answered
+        self._seen: deque[tuple[float, float, float, float]] = deque()  # (time, remaining, sent, answered)
+        self.started = False
         self.waited = 0.0
         self.rejected = 0  # 429 answers seen
 
@@ -94,38 +128,109 @@ class ClientLimiter:
     def active(self) -> bool:
         return bool(self.buckets)
 
-    def observe(self, status: int, headers: Any) -> None:
-        """Adapt to what the server says: a 429 pauses every bucket for its ``retry-after``; a
-        ``x-ratelimit-remaining-*`` below a second's worth (another client shares the limit) holds the
-        bucket back until the server's refills."""
-        if status == 429:
-            self.rejected += 1
-            wait = _seconds(headers.get("retry-after-ms"), 1000.0) or _seconds(
-                headers.get("retry-after"), 1.0
-            )
-            for bucket, _ in self.buckets:
-                bucket.refill()
-                bucket.level = min(bucket.level, -(wait or 1.0) * bucket.rate)
-            return
-        for bucket, kind in self.buckets:
-            remaining = _seconds(headers.get(f"x-ratelimit-remaining-{kind}"), 1.0)
-            if remaining is not None and remaining < (bucket.capacity or 0.0):
-                bucket.refill()
-                bucket.level = min(bucket.level, remaining - (bucket.capacity or 0.0))
-
-    async def acquire(self, tokens: int) -> None:
-        wait = max((b.reserve(tokens if kind == "tokens" else 1) for b, kind in self.buckets), default=0.0)
-        if wait > 0:
+    async def acquire(self, tokens: int) -> float:
+        """Wait until the buckets hold one more request of ``tokens`` (estimated) tokens and take them;
+        returns the time it may be sent (for ``done``). A waiting request looks again after each sleep,
+        so what the server said meanwhile (a pause, a lower remaining count, a new scale) holds it too."""
+        if not self.started:  # empty at the first request, however long the client took to start
+            for bucket in self.buckets.values():
+                bucket.level, bucket.stamp = 0.0, self.clock()
+            self.started = True
+        while True:
+            units = {"tokens": tokens * self.scale, "requests": 1}
+            now = self.clock()
+            waits = [b.wait_for(units[kind]) for kind, b in self.buckets.items()]
+            wait = max([self.paused_until - now, *waits])
+            if wait <= 0:
+                for kind, bucket in self.buckets.items():
+                    bucket.take(units[kind])
+                self.sent += tokens
+                return now
             self.waited += wait
             await asyncio.sleep(wait)
 
+    def done(self, tokens: int, sent_at: float, *, counted: bool) -> None:
+        """The attempt of ``tokens`` sent at ``sent_at`` is over: answered (``counted``), or refused (a 429,
+        no connection), when the server counted nothing."""
+        if counted:
+            self.answered += tokens
+            return
+        self.sent -= tokens
+        self._seen = deque((t, r, s - tokens if t >= sent_at else s, a) for t, r, s, a in self._seen)
 
-def _seconds(value: str | None, per_second: float) -> float | None:
-    """A header's number (``"1.5"``, ``"1.5s"``) divided by ``per_second``; None if absent or unreadable."""
+    def observe(self, status: int, headers: Any) -> None:
+        """Adapt to one HTTP answer's status and rate-limit headers (see the class)."""
+        if status == 429:
+            self.rejected += 1
+            self.pause(retry_after(headers) or 1.0)
+            return
+        for kind, bucket in self.buckets.items():
+            remaining = _number(headers.get(f"x-ratelimit-remaining-{kind}"))
+            if remaining is None:
+                continue
+            limit = _number(headers.get(f"x-ratelimit-limit-{kind}"))
+            reset = duration_seconds(headers.get(f"x-ratelimit-reset-{kind}"))
+            refill = bucket.rate
+            if limit and reset and limit > remaining:
+                refill = (limit - remaining) / reset
+            if kind == "tokens":
+                self._learn_scale(remaining, limit, refill)
+            bucket.refill()
+            bucket.level = min(bucket.level, remaining)
+
+    def pause(self, seconds: float) -> None:
+        """Send nothing for ``seconds`` (a 429's ``retry-after``)."""
+        self.paused_until = max(self.paused_until, self.clock() + seconds)
+        for bucket in self.buckets.values():
+            bucket.refill()
+            bucket.level = min(bucket.level, -seconds * bucket.rate)
+
+    def _learn_scale(self, remaining: float, limit: float | None, refill: float) -> None:
+        now = self.clock()
+        if limit and remaining >= NEAR_FULL * limit:
+            self._seen.clear()  # the server's bucket may have filled up meanwhile: refills it did not count
+            return
+        self._seen.append((now, remaining, self.sent, self.answered))
+        while now - self._seen[0][0] > SCALE_WINDOW_S:
+            self._seen.popleft()
+        # The server counted a request between its sending and its answer: take the midpoint, over the
+        # longest window whose tokens outweigh those in flight at either end (where that guess may be off).
+        for then, remaining_then, sent_then, answered_then in self._seen:
+            if now - then < MIN_SCALE_WINDOW_S:
+                return
+            sent = (self.sent + self.answered - sent_then - answered_then) / 2
+            in_flight = max(self.sent - self.answered, sent_then - answered_then)
+            if sent > IN_FLIGHT_FACTOR * in_flight and sent > 0:
+                charged = remaining_then - remaining + refill * (now - then)
+                self.scale = min(MAX_SCALE, max(MIN_SCALE, charged / sent))
+                return
+
+
+def duration_seconds(value: str | None) -> float | None:
+    """A rate-limit header's duration in seconds: a number of seconds or OpenAI's ``6m0s``, ``1.5s``,
+    ``20ms``; None if absent or unreadable."""
+    number = _number(value)
+    if number is not None or value is None:
+        return number
+    text = str(value).strip()
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds a 429 asks the client to wait (``retry-after-ms``, else ``retry-after``); None if neither."""
+    ms = _number(headers.get("retry-after-ms"))
+    return ms / 1000.0 if ms is not None else _number(headers.get("retry-after"))
+
+
+def _number(value: str | None) -> float | None:
     try:
-        return float(str(value).rstrip("s")) / per_second if value is not None else None
+        number = float(value) if value is not None else None
     except ValueError:
         return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 class ServerLimiter:
@@ -138,6 +243,13 @@ class ServerLimiter:
     @property
     def active(self) -> bool:
         return self.tokens is not None or self.requests is not None
+
+    def empty(self) -> None:
+        """Empty the buckets now, as another client using up the limit would."""
+        for bucket in (self.tokens, self.requests):
+            if bucket is not None:
+                bucket.refill()
+                bucket.level = 0.0
 
     def admit(self, tokens: int) -> float | None:
         """None if the request fits (its units are taken), else the seconds to wait before retrying."""

@@ -89,8 +89,11 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
 # of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings; an LLM
-# method, ``llm_requests(n_tasks, n_attributes, settings)``: how many requests a job sends (the plan),
-# with ``exact_requests`` False where that is an upper bound; ``prompt_inputs(settings)``: the prompt
+# method, ``llm_requests(n_tasks, n_attributes, settings)``: how many requests a job sends (the plan, before
+# the comparisons are sampled), with ``exact_requests`` False where that is an upper bound;
+# ``plan_requests(tasks, context)``: the requests themselves (``rmexplain.llm.client.PlannedRequest``, built
+# by the client in ``context.services["chat"]``, which sends nothing), so the plan can leave out what the
+# cache or another job answers; ``prompt_inputs(settings)``: the prompt
 # files its jobs read, by rule-input name (so editing one reruns them); ``shared_requests_per_task``: how
 # many of them every variant of the method sends identically (two_step's step 1), so a variant running
 # after its method finds them in the cache; ``conda_env``: the env of its jobs when it calls no LLM;
@@ -124,6 +127,7 @@ methods: Registry[Method] = Registry(
         "check_settings": _no_settings_check,
         "settings_schema": {},
         "shared_requests_per_task": 0,
+        "plan_requests": None,
         "effect_editor": None,
         "effect_requests": _no_llm_requests,
         "effect_prompt_inputs": _no_prompt_inputs,

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
+from rmexplain.llm.client import CachedChat, ChatRequests, build_chat, write_llm_use
 from rmexplain.llm.prompts import load_template
 from rmexplain.perturb.llm_methods import format_score, normalise_name
 from rmexplain.perturb.skips import SkipRecorder
@@ -61,9 +61,10 @@ def count_attributes(answers: Sequence[list[str]], configured: Sequence[str]) ->
 
 
 def discovery_prompts(
-    comparisons: pl.DataFrame, oriented: pl.DataFrame, chat: CachedChat, settings: dict[str, Any]
+    comparisons: pl.DataFrame, oriented: pl.DataFrame, chat: ChatRequests, settings: dict[str, Any]
 ) -> tuple[list[str], list[Any]]:
-    """Comparison ids and App. A requests (response A = y+ of the orienting RM, with its reward)."""
+    """Comparison ids and App. A requests (response A = y+ of the orienting RM, with its reward);
+    ``settings``: ``perturb.discover`` over its defaults."""
     template = load_template("discover", settings.get("prompt"))
     sampling = chat.sampling(settings.get("sampling"))
     ids, requests = [], []

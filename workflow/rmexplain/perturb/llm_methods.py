@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmexplain.llm.base import ChatRequest, Completion, Sampling
-from rmexplain.llm.client import CachedChat
+from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.prompts import PromptTemplate, load_template, register_template, template_path
+from rmexplain.llm.ratelimit import text_tokens
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.settings import schema_defaults
@@ -29,6 +30,7 @@ from rmexplain.settings import schema_defaults
 TWO_STEP_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "two_step")
 RANDOM_DEFAULTS: dict[str, Any] = schema_defaults("perturb", "random")
 FOCUS_VARIANTS = ("center", "only", "pass")
+STEP1_TOKENS_PER_ATTRIBUTE = 8  # a step-1 answer's "attribute: word, word" line, for the plan
 COMPARISON_FIELDS = ("question", "score_1", "response_1", "score_2", "response_2", "current_better_worse")
 register_template("two_step_step1", {*COMPARISON_FIELDS, "attribute_list"})
 register_template(
@@ -120,7 +122,8 @@ def clean_answer(text: str) -> str:
     return text
 
 
-def _chat(context: MethodContext) -> CachedChat:
+def _chat(context: MethodContext) -> Any:
+    """The LLM client (a ``CachedChat``; for the plan, a ``ChatRequests`` that sends nothing)."""
     chat = context.services.get("chat")
     if chat is None:
         raise PerturbationError(
@@ -154,16 +157,6 @@ def answer_max_tokens(method: str, settings: dict[str, Any], llm: dict[str, Any]
         return None
     llm_sampling = (llm or {}).get("sampling")
     return Sampling.from_config(llm_sampling, settings.get(key)).max_tokens
-
-
-# Methods whose requests depend only on the response (not on the RM's scores or direction): another
-# orienter's job on the same response finds them in the cache (the plan counts them once).
-RESPONSE_ONLY_REQUESTS = frozenset({"random"})
-
-
-def response_only_requests(method: str) -> bool:
-    """Whether registered ``method``'s requests are the same for every orienter of a response."""
-    return method in RESPONSE_ONLY_REQUESTS
 
 
 def cut_off_reason(method: str, sampling: Sampling) -> str:
@@ -267,24 +260,34 @@ class TwoStep:
         self.prompts = TwoStepPrompts.load(self.settings["focus"], dict(self.settings["prompts"] or {}))
         self.attributes = dict(context.attributes)
 
-    def step1(self, tasks: Sequence[PerturbTask]) -> tuple[list[str], list[Step1Result]]:
-        """Raw answers and parsed words per task."""
+    def step1_requests(self, tasks: Sequence[PerturbTask]) -> list[ChatRequest]:
+        """One step-1 request per task."""
         sampling, template = self.chat.sampling(self.settings["step1_sampling"]), self.prompts.step1
         names = list(self.attributes)
-        requests = [
+        return [
             self.chat.request(step1_prompt(t, names, template), sampling, template.version) for t in tasks
         ]
-        completions = self.chat.completions(requests, desc="two_step step 1")
+
+    def parse_answers(self, completions: Sequence[Completion]) -> tuple[list[str], list[Step1Result]]:
+        """Raw step-1 answers and the words parsed from them (none from an answer cut off at max_tokens)."""
+        names = list(self.attributes)
+        limit = self.chat.sampling(self.settings["step1_sampling"]).max_tokens
         answers = [c.text or "" for c in completions]
         parsed = [
-            Step1Result(failures=dict.fromkeys(names, STEP1_CUT_OFF.format(max_tokens=sampling.max_tokens)))
+            Step1Result(failures=dict.fromkeys(names, STEP1_CUT_OFF.format(max_tokens=limit)))
             if cut_off(c)
             else parse_step1(a, names)
             for c, a in zip(completions, answers, strict=True)
         ]
+        return answers, parsed
+
+    def step1(self, tasks: Sequence[PerturbTask]) -> tuple[list[str], list[Step1Result]]:
+        """Raw answers and parsed words per task."""
+        completions = self.chat.completions(self.step1_requests(tasks), desc="two_step step 1")
+        answers, parsed = self.parse_answers(completions)
         self.log.info(
             "two_step step 1: %d answers; %d of %d (task, attribute) pairs without usable words",
-            len(answers), sum(len(p.failures) for p in parsed), len(tasks) * len(names),
+            len(answers), sum(len(p.failures) for p in parsed), len(tasks) * len(self.attributes),
         )  # fmt: skip
         return answers, parsed
 
@@ -313,6 +316,32 @@ class TwoStep:
                 slots.append(Slot(task, attribute, words, f"{self.chat.model_id} {version}"))
                 requests.append(self.chat.request(prompt, sampling, version))
         return slots, requests
+
+
+def plan_two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[PlannedRequest]:
+    """The requests of a two_step job, for the plan: step 1 per task and, where its answer is cached, the
+    step-2 requests the job will make of it; where it is not, a stand-in per attribute (step 2 asks only for
+    attributes whose step-1 line parses, unless ``on_unparsed: pass``: an upper bound)."""
+    run = TwoStep(context)
+    chat, focus = run.chat, run.prompts.focus
+    step1 = run.step1_requests(tasks)
+    planned = [chat.planned(r, STEP1_TOKENS_PER_ATTRIBUTE * len(run.attributes)) for r in step1]
+    cached = [chat.cached(r) for r in step1]
+    known = [i for i, answer in enumerate(cached) if answer is not None]
+    answers, parsed = run.parse_answers([answer for answer in cached if answer is not None])
+    slots, step2 = run.step2_requests([tasks[i] for i in known], answers, parsed)
+    for slot, request in zip(slots, step2, strict=True):
+        planned.append(chat.planned(request, text_tokens(slot.task.response)))
+    sampling, version = chat.sampling(run.settings["step2_sampling"]), run.prompts.version(focus)
+    unknown = [
+        (task, request) for task, request, answer in zip(tasks, step1, cached, strict=True) if not answer
+    ]
+    for task, request in unknown:
+        for attribute, description in run.attributes.items():
+            prompt = step2_prompt(task, attribute, description, [], run.prompts, focus)  # sized without words
+            like = chat.planned(chat.request(prompt, sampling, version), text_tokens(task.response))
+            planned.append(chat.stand_in(request, [attribute, version, sampling.as_dict()], like))
+    return planned
 
 
 def two_step_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
@@ -400,6 +429,7 @@ def rewrite_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     exact_requests=False,  # step 2 skips attributes whose step-1 line did not parse: an upper bound
     shared_requests_per_task=1,
     prompt_inputs=two_step_prompt_inputs,
+    plan_requests=plan_two_step,
 )
 def two_step(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """The paper's method: one perturbation per (comparison, target, attribute)."""
@@ -438,16 +468,11 @@ def _drafts(
     return drafts
 
 
-@methods.register(
-    "random",
-    uses_llm=True,
-    attribute_conditioned=False,
-    llm_requests=random_requests,
-    prompt_inputs=random_prompt_inputs,
-)
-def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
-    """The RP baseline: ``n`` random perturbations of each response, without attributes."""
-    chat, skips = _chat(context), _skips(context)
+def _random_requests(
+    tasks: Sequence[PerturbTask], context: MethodContext
+) -> tuple[list[ChatRequest], int, PromptTemplate, Sampling]:
+    """``n`` requests per task (task-major), ``n``, the template and the sampling."""
+    chat = _chat(context)
     settings = _settings(context, RANDOM_DEFAULTS, "random")
     n = int(settings["n"])
     if n < 1:
@@ -459,6 +484,28 @@ def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -
         for t in tasks
         for v in range(n)
     ]
+    return requests, n, template, sampling
+
+
+def plan_random(tasks: Sequence[PerturbTask], context: MethodContext) -> list[PlannedRequest]:
+    """The requests of a random job, for the plan (each as long as its response)."""
+    requests, n, _, _ = _random_requests(tasks, context)
+    chat = _chat(context)
+    return [chat.planned(r, text_tokens(tasks[i // n].response)) for i, r in enumerate(requests)]
+
+
+@methods.register(
+    "random",
+    uses_llm=True,
+    attribute_conditioned=False,
+    llm_requests=random_requests,
+    prompt_inputs=random_prompt_inputs,
+    plan_requests=plan_random,
+)
+def random_perturbations(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """The RP baseline: ``n`` random perturbations of each response, without attributes."""
+    chat, skips = _chat(context), _skips(context)
+    requests, n, template, sampling = _random_requests(tasks, context)
     completions = chat.completions(requests, desc="random")
     cut_off_why = cut_off_reason("random", sampling)
     drafts: list[Draft] = []

@@ -7,8 +7,10 @@ import logging
 
 import polars as pl
 
+from rmexplain.config import check
 from rmexplain.effects.stages import run_effect_edits
 from rmexplain.llm.devserver import ChatServer
+from rmexplain.plan import make_plan
 from rmexplain.schemas import EFFECT_EDITS, PERTURB_SKIPS, read_table
 
 LOG = logging.getLogger("test_effects_llm")
@@ -71,3 +73,30 @@ def test_without_rewrites_of_rewrites_only_round_one_is_asked(tmp_path):
         edits = edit(tmp_path, server, rewrite_of_rewrite=False)
         assert server.stats.requests == 2 * 2 * 2 * 2
     assert edits["round"].unique().to_list() == [1]
+
+
+def test_the_plan_counts_the_effect_edits_the_job_sends_and_nothing_after_it(tmp_path, monkeypatch):
+    with ChatServer() as server:
+        config = {
+            "datasets": {"d": {"source": "embedded", "part": "helpful", "stages": ["analysis"]}},
+            "sample": {"n_per_seed": 2, "seeds": [0]},
+            "reward_models": {"rm": {"backend": "python", "callable": "m:f"}},
+            "perturb": {"methods": ["two_step"]},
+            "attributes": ATTRIBUTES,
+            "analysis": {"effects": {"methods": ["two_step"]}},
+            "llm": {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+                    "cache_dir": str(tmp_path / "cache"), "timeout": 2.0},
+        }  # fmt: skip
+        check(config)
+        monkeypatch.chdir(tmp_path)
+        before = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"]
+        assert [(j.requests, j.exact) for j in before] == [(2 * 2 * 2 * 2 * 2, False)]  # not sampled yet
+        (tmp_path / "results/data/d").mkdir(parents=True)
+        comparisons(tmp_path / "results/data/d/comparisons.parquet")
+        planned = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"][0]
+        assert planned.requests == 2 * 2 * 2 * 2 * 2 and not planned.exact  # round 2: stand-ins
+        edit(tmp_path, server)
+        sent = server.stats.requests
+        after = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"][0]
+    assert sent == planned.requests
+    assert after.requests == 0 and after.asked == sent  # every one answered by the cache

@@ -9,8 +9,11 @@
   while it runs, answers the later one): a pair two seeds drew, the random baseline's prompts for another
   orienter, a variant's step 1, the judge's same prompt in another perturbation set. Two-step's step 2
   after a step-1 answer not cached yet counts one request per attribute, an upper bound (it skips
-  attributes whose step-1 line does not parse). Before the comparisons are sampled, an upper bound from the
-  sampling settings; the judge's requests are not counted for methods it does not analyse;
+  attributes whose step-1 line does not parse). The attribute effects' edits of an LLM method named in
+  ``analysis.effects.methods`` (stage ``effects``, no RM): every response × attribute × direction, and each
+  edit's rewrite back where the edit is cached (else one stand-in each, an upper bound). Before the
+  comparisons are sampled, an upper bound from the sampling settings; the judge's requests are not counted for
+  methods it does not analyse;
 - estimated input and output tokens and the cost at ``llm.prices`` (prompts at characters / 4; answers as
   long as the response they rewrite, a line per attribute for step 1), with what is unknown and until when;
 - the need against ``llm.max_requests`` / ``llm.max_cost_usd`` and the ledger's spending so far: whether
@@ -44,6 +47,7 @@ from rmexplain.analysis.llm_judge import judge_requests
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
+from rmexplain.effects.edits import round_one_tasks
 from rmexplain.llm.budget import Budget, request_cost
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import ChatRequests, PlannedRequest
@@ -349,6 +353,38 @@ def _perturb_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]
     return jobs
 
 
+EFFECTS_ORIENTER = "(no RM)"  # the attribute effects' edits are made without any RM
+
+
+def _effect_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
+    """The attribute effects' edits of each (dataset, LLM method) that ``analysis.effects.methods`` names:
+    every response × attribute × direction, and each edit edited back (``rewrite_of_rewrite``); before
+    sampling, the upper bound the method declares (``effect_requests``)."""
+    attributes = dict(design.config["attributes"])
+    rewrite_of_rewrite = bool(design.effects["rewrite_of_rewrite"])
+    jobs = []
+    for dataset, method in design.effect_pairs:
+        if method not in design.llm_methods:
+            continue
+        entry = design.method(method)
+        done = (root / paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=method)).is_file()
+        sampled = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+        if not sampled.is_file():
+            n = _sampled(design, dataset)
+            rounds = 2 if rewrite_of_rewrite else 1
+            upper = rounds * entry.entry.effect_requests(4 * n, len(attributes), dict(entry.settings))
+            requests = 0 if done else upper
+            jobs.append(LLMJob("effects", dataset, method, EFFECTS_ORIENTER, n, requests, done, done,
+                               unknown=UNSAMPLED))  # fmt: skip
+            continue
+        comparisons = read_table(sampled, COMPARISONS, "comparisons")
+        context = MethodContext(attributes, dict(entry.settings), QUIET, {"chat": counter.chats["llm"]})
+        planned = entry.entry.effect_plan_requests(round_one_tasks(comparisons), context, rewrite_of_rewrite)
+        jobs.append(counter.job("effects", dataset, method, EFFECTS_ORIENTER, comparisons=comparisons.height,
+                                planned=planned, done=done))  # fmt: skip
+    return jobs
+
+
 def _judge_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
     """The attribute judge's requests per perturbation set, as the ``analyse_judge`` job builds them once
     the perturbations exist; before, an upper bound of one per (response, attribute), at most
@@ -412,6 +448,8 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
         if gpus:
             jobs += [(rule, f"dataset={name}, rm={rm}", gpus) for name, d in design.datasets.items()
                      if rm in d.rms for rule in ("score_originals", "score_perturbations")]  # fmt: skip
+            jobs += [("score_effect_edits", f"dataset={name}, rm={rm}", gpus)
+                     for name in design.effect_datasets() if rm in design.dataset(name).rms]  # fmt: skip
             if design.tokens.enabled and rm in design.tokens.rms:
                 jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in design.tokens.prompts]
     for method in design.methods:
@@ -421,6 +459,8 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
                  for o in d.orienters if gpus]  # fmt: skip
     if resources.embedding_gpus(design):
         jobs += [("embed_texts", f"dataset={name}", 1) for name in targets.text_embedding_datasets(design)]
+        effect_datasets = targets.effect_embedding_datasets(design)
+        jobs += [("embed_effect_texts", f"dataset={name}", 1) for name in effect_datasets]
     return jobs
 
 
@@ -470,7 +510,7 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
     counter = _Counter(chats)
     try:
         jobs = _perturb_jobs(design, root, counter) + _discovery_jobs(design, root, counter)
-        jobs += _judge_jobs(design, root, counter)
+        jobs += _effect_jobs(design, root, counter) + _judge_jobs(design, root, counter)
         cached = len(chats["llm"].cache) if chats["llm"].cache is not None and design.llm_sections else 0
     finally:
         for chat in chats.values():

@@ -227,6 +227,12 @@ def effect_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]
     return [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
 
 
+def effect_embedding_datasets(design: Design) -> list[str]:
+    """Datasets whose effect edits ``embed_effect_texts`` embeds: those with an RM that looks texts up."""
+    datasets = design.effect_datasets()
+    return [d for d in datasets if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))]
+
+
 def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[str, list[str] | str]:
     """What the attribute effects of one (dataset, method) read, per RM in ``effect_rms`` order."""
     rms = effect_rms(design, dataset)

@@ -102,8 +102,9 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # (the built-ins' keys are in config/schema.yaml); any other key there is refused;
 # ``effect_editor``: a method-like function that edits each task's response along each attribute in the task's
 # direction without RM scores (the attribute effects' edits, ``rmexplain.effects.edits``), and, for an LLM
-# method, ``effect_requests(n_tasks, n_attributes, settings)``: the requests one editor call sends, and
-# ``effect_prompt_inputs(settings)``: the prompt files of its edits, by rule-input name.
+# method, ``effect_requests(n_tasks, n_attributes, settings)``: the requests one editor call sends,
+# ``effect_plan_requests(tasks, context, rewrite_of_rewrite)``: those requests for the plan (as
+# ``plan_requests``), and ``effect_prompt_inputs(settings)``: the prompt files of its edits, by input name.
 methods: Registry[Method] = Registry(
     "perturb.methods",
     {
@@ -131,6 +132,7 @@ methods: Registry[Method] = Registry(
         "effect_editor": None,
         "effect_requests": _no_llm_requests,
         "effect_prompt_inputs": _no_prompt_inputs,
+        "effect_plan_requests": None,
     },
     error=PerturbationError,
 )

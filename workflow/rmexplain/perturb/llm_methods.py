@@ -14,6 +14,7 @@ requirement (``on_unparsed: pass``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -383,10 +384,19 @@ def rewrite_prompt(task: PerturbTask, attribute: str, description: str, template
     )
 
 
-def attribute_rewrites(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
-    """two_step's editor for the attribute effects: one request per (task, attribute), the
-    ``attribute_rewrite`` prompt (``perturb.two_step.prompts.rewrite``, ``rewrite_sampling``)."""
-    chat, skips = _chat(context), _skips(context)
+@dataclass(frozen=True)
+class Rewrites:
+    """The attribute-rewrite requests of some tasks, one per (task, attribute), with their slots."""
+
+    slots: list[Slot]
+    requests: list[ChatRequest]
+    cut_off_why: str
+
+
+def rewrite_requests_of(tasks: Sequence[PerturbTask], context: MethodContext) -> Rewrites:
+    """One ``attribute_rewrite`` request per (task, attribute of ``context``), in the task's direction
+    (``perturb.two_step.prompts.rewrite``, ``rewrite_sampling``)."""
+    chat = _chat(context)
     settings = _settings(context, TWO_STEP_DEFAULTS, "two_step")
     template = load_template("attribute_rewrite", (settings["prompts"] or {}).get("rewrite"))
     sampling = chat.sampling(settings["rewrite_sampling"])
@@ -400,12 +410,45 @@ def attribute_rewrites(tasks: Sequence[PerturbTask], context: MethodContext) -> 
                      template.version)
         for s in slots
     ]  # fmt: skip
-    completions = chat.completions(requests, desc="attribute rewrites")
-    why = CUT_OFF.format(
-        max_tokens=sampling.max_tokens,
-        setting="perturb.two_step.rewrite_sampling.max_tokens or llm.sampling.max_tokens",
-    )
-    return _drafts(slots, completions, skips, why)
+    setting = "perturb.two_step.rewrite_sampling.max_tokens or llm.sampling.max_tokens"
+    return Rewrites(slots, requests, CUT_OFF.format(max_tokens=sampling.max_tokens, setting=setting))
+
+
+def attribute_rewrites(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """two_step's editor for the attribute effects: one rewrite per (task, attribute)."""
+    rewrites = rewrite_requests_of(tasks, context)
+    completions = _chat(context).completions(rewrites.requests, desc="attribute rewrites")
+    return _drafts(rewrites.slots, completions, _skips(context), rewrites.cut_off_why)
+
+
+def plan_attribute_rewrites(
+    tasks: Sequence[PerturbTask], context: MethodContext, rewrite_of_rewrite: bool
+) -> list[PlannedRequest]:
+    """The requests of an effect-edits job, for the plan: every round-1 rewrite and, with
+    ``rewrite_of_rewrite``, the rewrite back of each one whose answer is cached (exactly), else a stand-in
+    (an upper bound: a cut-off or empty answer gets no rewrite back)."""
+    chat = _chat(context)
+    first = rewrite_requests_of(tasks, context)
+    pairs = list(zip(first.slots, first.requests, strict=True))
+    planned = [chat.planned(request, text_tokens(slot.task.response)) for slot, request in pairs]
+    if not rewrite_of_rewrite:
+        return planned
+    for slot, request in pairs:
+        back_direction = "better" if slot.task.direction == "worse" else "worse"
+        back = dataclasses.replace(slot.task, direction=back_direction)
+        answer = chat.cached(request)
+        if answer is None:
+            like = chat.planned(request, text_tokens(slot.task.response))
+            planned.append(chat.stand_in(request, ["rewrite back", slot.attribute], like))
+            continue
+        text = clean_answer(answer.text or "")
+        if cut_off(answer) or not text:
+            continue
+        attribute = {slot.attribute: context.attributes[slot.attribute]}
+        one = MethodContext(attribute, context.settings, context.log, context.services)
+        again = rewrite_requests_of([dataclasses.replace(back, response=text)], one)
+        planned.append(chat.planned(again.requests[0], text_tokens(text)))
+    return planned
 
 
 def rewrite_requests(n_tasks: int, n_attributes: int, settings: dict[str, Any]) -> int:
@@ -424,6 +467,7 @@ def rewrite_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     uses_llm=True,
     effect_editor=attribute_rewrites,
     effect_requests=rewrite_requests,
+    effect_plan_requests=plan_attribute_rewrites,
     effect_prompt_inputs=rewrite_prompt_inputs,
     llm_requests=two_step_requests,
     exact_requests=False,  # step 2 skips attributes whose step-1 line did not parse: an upper bound

@@ -93,10 +93,10 @@ def test_the_plan_counts_the_effect_edits_the_job_sends_and_nothing_after_it(tmp
         assert [(j.requests, j.exact) for j in before] == [(2 * 2 * 2 * 2 * 2, False)]  # not sampled yet
         (tmp_path / "results/data/d").mkdir(parents=True)
         comparisons(tmp_path / "results/data/d/comparisons.parquet")
-        planned = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"][0]
+        planned = next(j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects")
         assert planned.requests == 2 * 2 * 2 * 2 * 2 and not planned.exact  # round 2: stand-ins
         edit(tmp_path, server)
         sent = server.stats.requests
-        after = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"][0]
+        after = next(j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects")
     assert sent == planned.requests
     assert after.requests == 0 and after.asked == sent  # every one answered by the cache

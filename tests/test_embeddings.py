@@ -210,3 +210,45 @@ def test_embed_or_look_up_encodes_only_what_the_table_lacks(model):
     assert np.array_equal(mixed[[0, 2, 4]], encoded)
     np.testing.assert_allclose(mixed, embed(texts, model, long_texts="truncate"), atol=1e-6)
     assert np.array_equal(embed_or_look_up(texts, model, None), embed(texts, model))
+
+
+def test_embed_or_look_up_chunks_a_long_text_the_table_holds(model):
+    """An over-length text found in the table gets its chunk-pooled vector under ``chunk``, as ``embed``
+    computes it, and the encoder's cut under ``truncate``."""
+    known = TextEmbeddings(embedding_table([ORIGINAL, SHORT[0]], model), "table")
+    texts = [ORIGINAL, SHORT[1], ORIGINAL]
+    chunked = embed_or_look_up(texts, model, known, long_texts="chunk")
+    np.testing.assert_allclose(chunked, embed(texts, model), atol=1e-6)
+    truncated = embed_or_look_up(texts, model, known, long_texts="truncate")
+    np.testing.assert_allclose(truncated, embed(texts, model, long_texts="truncate"), atol=1e-6)
+    assert semantic_distances(chunked[:1], truncated[:1])[0] > 0.01  # the two differ for this text
+
+
+class Messages(logging.Handler):
+    """Every message logged to the logger it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_long_texts_measured_for_chunking_log_no_sequence_length_warning():
+    """transformers warns (once per tokenizer) that a sequence over the model's limit "will result in
+    indexing errors": not when rmexplain tokenizes a long text to measure or chunk it, but still for any
+    other over-length tokenization."""
+    fresh = load_sentence_model.__wrapped__()  # a tokenizer that has not warned yet
+    transformers_log = logging.getLogger("transformers")
+    caught = Messages()
+    transformers_log.addHandler(caught)
+    try:
+        embed([ORIGINAL, SHORT[0]], fresh)
+        embedding_table([PERTURBED, SHORT[1]], fresh)
+        assert not [m for m in caught.messages if "sequence length is longer" in m]
+        fresh.tokenizer(ORIGINAL)
+        [warning] = [m for m in caught.messages if "sequence length is longer" in m]
+        assert "(721 > 256)" in warning
+    finally:
+        transformers_log.removeHandler(caught)

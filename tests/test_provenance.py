@@ -335,3 +335,44 @@ def test_every_config_targets_its_provenance():
         "markers": [], "origins": ["results/data/d/origin.json"], "llm_use": []
     }  # fmt: skip
     assert paths.PROVENANCE in provenance_targets()
+
+
+def local_origin(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """The inputs of a run whose one dataset was read from local ``files`` ({path: sha256})."""
+    origin = root / "results/data/local/origin.json"
+    origin.parent.mkdir(parents=True, exist_ok=True)
+    origin.write_text(json.dumps({"dataset": "local", "source": "file", "files": files}))
+    return {"markers": [], "origins": [str(origin)], "llm_use": []}
+
+
+def test_a_local_file_is_named_when_its_contents_change_not_when_it_moves(tmp_path):
+    digest_a, digest_b = "1" * 64, "2" * 64
+    assert provenance_run(tmp_path, local_origin(tmp_path, {"/data/pairs.jsonl": digest_a}))["changes"] == []
+    edited = provenance_run(tmp_path, local_origin(tmp_path, {"/data/pairs.jsonl": digest_b}))
+    assert edited["changes"] == [
+        {"kind": "dataset", "name": "local", "before": {"sha256": [digest_a]}, "after": {"sha256": [digest_b]}}
+    ]
+    moved = provenance_run(tmp_path, local_origin(tmp_path, {"/elsewhere/pairs.jsonl": digest_b}))
+    assert moved["changes"] == []
+
+
+def test_served_model_counts_of_one_step_are_summed_over_its_jobs(tmp_path):
+    inputs = write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06")  # two_step: 3 answers
+    second_job = tmp_path / "results/llm_use/two_step_other_dataset.json"
+    use = json.loads(Path(inputs["llm_use"][0]).read_text())
+    use["llm"]["served_models"] = {"gpt-4o-2024-08-06": 4, "gpt-4o-2024-11-20": 1}
+    second_job.write_text(json.dumps(use))
+    record = provenance_run(tmp_path, {**inputs, "llm_use": [*inputs["llm_use"], str(second_job)]})
+    [two_step] = [e for e in record["llm"] if e["step"] == "two_step"]
+    assert two_step["jobs"] == 2
+    assert two_step["served_models"] == {"gpt-4o-2024-08-06": 7, "gpt-4o-2024-11-20": 1}
+
+
+def test_changes_are_named_against_the_last_record_of_the_history(tmp_path):
+    """History A, B: a third run on B changes nothing (it is compared with B, not with A)."""
+    provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
+    assert provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-08-06"))["changes"]
+    again = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-08-06"))
+    assert again["changes"] == []
+    history = (tmp_path / "results/provenance_history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["models"][0]["commit"] for line in history] == [COMMIT_A, COMMIT_B, COMMIT_B]

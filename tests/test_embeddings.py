@@ -3,10 +3,12 @@
 import logging
 
 import numpy as np
+import polars as pl
 import pytest
 
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
+    LONG_TEXTS,
     TextEmbeddings,
     chunk_spans,
     count_overlength,
@@ -18,7 +20,8 @@ from rmexplain.embeddings import (
     read_text_embeddings,
 )
 from rmexplain.explanations.metrics import semantic_distances
-from rmexplain.schemas import TEXT_EMBEDDINGS, write_table
+from rmexplain.explanations.stages import with_embeddings
+from rmexplain.schemas import DISTANCES, TEXT_EMBEDDINGS, write_table
 
 PARAGRAPHS = [
     "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "
@@ -252,3 +255,26 @@ def test_long_texts_measured_for_chunking_log_no_sequence_length_warning():
         assert "(721 > 256)" in warning
     finally:
         transformers_log.removeHandler(caught)
+
+
+def test_distances_hold_no_vectors_and_the_evaluation_looks_them_up(model, tmp_path):
+    """A distances table keeps the perturbation ids; the evaluation gets each perturbed text's embedding
+    from the text embedding table, as the distances used it (chunk-pooled or cut, per ``long_texts``)."""
+    assert all(column.dtype != pl.List(pl.Float32) for column in DISTANCES.values())
+    texts = {"p1": PERTURBED, "p2": SHORT[1], "p3": ORIGINAL}
+    perturbations = pl.DataFrame({"perturbation_id": list(texts), "text": list(texts.values())})
+    write_table(embedding_table([*texts.values(), SHORT[0]], model), tmp_path / "e.parquet", TEXT_EMBEDDINGS,
+                "text_embeddings")  # fmt: skip
+    distances = pl.DataFrame(
+        {"perturbation_id": ["p3", "p1"], "syntactic_distance": [0.5, 0.1], "semantic_distance": [0.2, 0.0]}
+    )
+    for long_texts in LONG_TEXTS:
+        attached = with_embeddings(distances, perturbations, str(tmp_path / "e.parquet"), long_texts)
+        assert attached.drop("embedding").equals(distances)
+        vectors = np.array(attached["embedding"].to_list(), dtype=np.float32)
+        np.testing.assert_allclose(
+            vectors, embed([ORIGINAL, PERTURBED], model, long_texts=long_texts), atol=1e-6
+        )
+    unknown = perturbations.with_columns(text=pl.lit("a text embed_texts never saw"))
+    with pytest.raises(KeyError, match="rerun embed_texts"):
+        with_embeddings(distances, unknown, str(tmp_path / "e.parquet"), "chunk")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.schemas import TEXT_EMBEDDINGS, read_table
+from rmexplain.schemas import TEXT_EMBEDDINGS, conform, read_table
 
 BUNDLED_MINILM = "bundled-minilm"
 LONG_TEXTS = ("chunk", "truncate")
@@ -213,9 +213,13 @@ def embed_or_look_up(
     return out
 
 
-def read_text_embeddings(path: str) -> TextEmbeddings:
-    """The TEXT_EMBEDDINGS table at ``path`` (rule ``embed_texts``), for look-ups by text."""
-    return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
+def read_text_embeddings(path: str, texts: Sequence[str] | None = None) -> TextEmbeddings:
+    """The TEXT_EMBEDDINGS table at ``path`` (rule ``embed_texts``), for look-ups by text: every row, or
+    only the rows of ``texts``."""
+    if texts is None:
+        return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
+    wanted = pl.scan_parquet(path).filter(pl.col("text").is_in(list(set(texts)))).collect()
+    return TextEmbeddings(conform(wanted, TEXT_EMBEDDINGS, f"text_embeddings ({path})"), path)
 
 
 def _matrix(vectors: pl.Series) -> np.ndarray:

@@ -92,6 +92,8 @@ rule evaluate:
     input:
         explanations=paths.EXPLANATIONS,
         distances=distances_explained,
+        perturbations=perturbations_explained,  # their texts: the keys of the embeddings
+        embeddings=paths.TEXT_EMBEDDINGS,
         originals=paths.ORIGINAL_SCORES,
         orienting=orientation_scores_for_rm,
         comparisons=paths.COMPARISONS,
@@ -103,6 +105,7 @@ rule evaluate:
         "../../envs/core.yaml"
     params:
         orientation=explanation_orientation,
+        settings={"long_texts": config["evaluate"].get("long_texts")},
     script:
         "../scripts/evaluate.py"
 

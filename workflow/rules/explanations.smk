@@ -58,6 +58,7 @@ rule embed_texts:
         hub=ancient(downloads.models_for_distances(design)),  # the embedding model (data.smk)
     output:
         paths.TEXT_EMBEDDINGS,
+        job_record=paths.job_record(paths.TEXT_EMBEDDINGS),
     log:
         "logs/embed_texts/{dataset}.log",
     conda:

@@ -577,7 +577,7 @@ def test_uncommitted_changes_of_the_source_are_flagged_with_their_hash(tmp_path)
     (repo / "workflow" / "stage.py").write_text("x = 3\n")
     record = provenance_run(repo, no_inputs())
     changes = record["source"]["changes_sha256"]
-    assert table_rows(repo)["source", "uncommitted changes"] == ("", f"1 files, sha256 {changes}")
+    assert table_rows(repo)["source", "uncommitted changes"] == ("", f"1 file, sha256 {changes}")
 
 
 @pytest.mark.parametrize(

@@ -485,7 +485,8 @@ def _uncommitted(source: Record) -> str:
         return ""
     if not source["dirty"]:
         return "none"
-    return f"{len(source['changed'])} files, sha256 {source['changes_sha256']}"
+    n = len(source["changed"])
+    return f"{n} file{'s' if n != 1 else ''}, sha256 {source['changes_sha256']}"
 
 
 def _dataset_origin(dataset: dict[str, Any]) -> str:

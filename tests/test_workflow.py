@@ -62,6 +62,17 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     ]
     assert record["models"] == [] and record["llm"] == [] and record["changes"] == []
     assert "| config | sha256 |" in (root / "results/tables/provenance.md").read_text()
+    saved = (root / "results/provenance/config.json").read_bytes()
+    assert hashlib.sha256(saved).hexdigest() == record["config_sha256"]
+    # Every job ran in one environment: the recorded jobs (scoring, perturbing, embedding) and the others.
+    [environment] = record["environments"]
+    assert environment["rules"] == [
+        "embed_texts", "perturb", "provenance", "score_originals", "score_perturbations"
+    ]  # fmt: skip
+    assert environment["jobs"] == 5 and record["gpus"] == [] and record["rm_code"] == []
+    # The distances keep ids, not vectors: the embeddings are in results/embeddings only.
+    distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
+    assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]
 
     # A no-op rerun schedules nothing.
     dry = workflow_copy.snakemake("-n", "--configfile", str(path))

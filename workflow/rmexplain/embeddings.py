@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.schemas import TEXT_EMBEDDINGS, read_table
+from rmexplain.schemas import TEXT_EMBEDDINGS, conform, read_table
 
 BUNDLED_MINILM = "bundled-minilm"
 LONG_TEXTS = ("chunk", "truncate")
@@ -50,7 +50,7 @@ def chunk_spans(text: str, tokenizer: Any, budget: int) -> list[tuple[int, int, 
     Each chunk takes as many whole sentences as fit; a sentence longer than ``budget`` is cut between
     words (the tokenizer's pre-tokens), and a single word longer than ``budget`` between word pieces.
     """
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = encoding["offset_mapping"]
     word_ids = encoding.word_ids()
     n = len(offsets)
@@ -213,9 +213,13 @@ def embed_or_look_up(
     return out
 
 
-def read_text_embeddings(path: str) -> TextEmbeddings:
-    """The TEXT_EMBEDDINGS table at ``path`` (rule ``embed_texts``), for look-ups by text."""
-    return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
+def read_text_embeddings(path: str, texts: Sequence[str] | None = None) -> TextEmbeddings:
+    """The TEXT_EMBEDDINGS table at ``path`` (rule ``embed_texts``), for look-ups by text: every row, or
+    only the rows of ``texts``."""
+    if texts is None:
+        return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
+    wanted = pl.scan_parquet(path).filter(pl.col("text").is_in(list(set(texts)))).collect()
+    return TextEmbeddings(conform(wanted, TEXT_EMBEDDINGS, f"text_embeddings ({path})"), path)
 
 
 def _matrix(vectors: pl.Series) -> np.ndarray:
@@ -227,10 +231,15 @@ def _matrix(vectors: pl.Series) -> np.ndarray:
 
 
 def count_overlength(texts: Sequence[str], model: Any) -> list[int]:
-    """Indices of texts longer than the model's ``max_seq_length`` in tokens (they would be truncated)."""
+    """Indices of texts longer than the model's ``max_seq_length`` in tokens (they would be truncated).
+
+    Measuring is what over-length texts are tokenized for here, so the tokenizer's warning that such a
+    sequence would fail in the model is not logged (``verbose=False``, as in ``chunk_spans``): the caller
+    chunks them or counts them as cut."""
     tokenizer = model.tokenizer
     limit = model.max_seq_length
-    lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
+    encoded = tokenizer(list(texts), add_special_tokens=True, verbose=False)
+    lengths = [len(ids) for ids in encoded["input_ids"]]
     return [i for i, n in enumerate(lengths) if n > limit]
 
 

@@ -7,6 +7,7 @@ A leaf: no config interpretation (that is ``rmexplain.design``), no file lists o
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import PurePosixPath
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 COMPARISONS = "results/data/{dataset}/comparisons.parquet"
@@ -46,10 +47,21 @@ LLM_USE_DISCOVERY = "results/llm_use/discover/{dataset}/{orienter}.json"
 LLM_USE_JUDGE = "results/llm_use/judge/{dataset}/{method}/{orienter}.json"
 LLM_USE_EFFECTS = "results/llm_use/effects/{dataset}/{method}.json"
 PROVENANCE = "results/provenance.json"
+PROVENANCE_CONFIG = "results/provenance/config.json"  # the checked config itself; its sha256 is the record's
+# Each job that loads an RM, calls an LLM or may use a GPU leaves a record of the environment it ran in.
+JOB_RECORDS = "results/provenance/jobs"
 PROVENANCE_TABLE = "provenance"  # results/tables/provenance.{csv,md,html}
 # Every earlier record, one JSON line each: read by the provenance job (to name what changed since the last
 # run) and appended to; no rule declares it, so Snakemake never deletes it before the job runs.
 PROVENANCE_HISTORY = "results/provenance_history.jsonl"
+
+
+def job_record(output: str) -> str:
+    """The record of the job that writes ``output`` (a path or a pattern under ``results/``): the same
+    path under ``JOB_RECORDS``, ending in ``.json`` (``results/scores/d/originals/rm.parquet`` →
+    ``results/provenance/jobs/scores/d/originals/rm.json``)."""
+    return str(PurePosixPath(JOB_RECORDS, output.removeprefix("results/")).with_suffix(".json"))
+
 
 # ── attribute discovery ───────────────────────────────────────────────────────────────────────────────────
 DISCOVERY_ANSWERS = "results/discovery/{dataset}/{orienter}/answers.parquet"

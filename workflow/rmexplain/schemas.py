@@ -120,7 +120,6 @@ DISTANCES: Contract = {
     "perturbation_id": Column(pl.String, "Joins PERTURBATIONS."),
     "syntactic_distance": Column(pl.Float64, "Word-level Levenshtein distance / max(len) in words."),
     "semantic_distance": Column(pl.Float64, "1 − cosine similarity of sentence embeddings."),
-    "embedding": Column(pl.List(pl.Float32), "Sentence embedding of the perturbed text (for diversity)."),
 }
 
 TEXT_EMBEDDINGS: Contract = {

@@ -387,13 +387,18 @@ def token_table_files(design: Design) -> list[str]:
     return tables + [paths.elo_table(p, part) for p in tokens.elo_prompts for part in parts]
 
 
+def token_scan_targets(design: Design) -> list[str]:
+    """Every scan the token part reads (once each): the analyses' and both modes of the compared RMs."""
+    compared = [path for *_, exact, official in scan_comparisons(design) for path in (exact, official)]
+    return list(dict.fromkeys([*token_scan_files(design), *compared]))
+
+
 def token_targets(design: Design) -> list[str]:
     """Files ``rule all`` asks of the token part (none unless ``tokens.enabled``)."""
     if not design.tokens.enabled:
         return []
-    compared = [path for *_, exact, official in scan_comparisons(design) for path in (exact, official)]
     return [
-        *dict.fromkeys([*token_scan_files(design), *compared]),
+        *token_scan_targets(design),
         *token_table_files(design),
         *token_figure_files(design),
         *gcg_files(design),
@@ -450,12 +455,40 @@ def provenance_inputs(design: Design) -> dict[str, list[str]]:
         "markers": [paths.fmt(paths.HUB_MARKER, model=name) for name in hub_models(design)],
         "origins": [paths.fmt(paths.DATA_ORIGIN, dataset=d) for d in design.datasets],
         "llm_use": llm_use,
+        "jobs": [paths.job_record(output) for output in recorded_job_outputs(design)],
     }
 
 
+def recorded_job_outputs(design: Design) -> list[str]:
+    """The main output of every job that leaves a job record (``paths.job_record``): those that load an RM
+    to score (datasets, token scans, human-ranking items, GCG), perturb, discover attributes, judge or embed
+    texts. Training a demo RM, reading an RM's vocabulary and comparing scan modes run in the environment
+    of that RM's scoring jobs, whose records stand for them."""
+    outputs = [part[3] for part in truncation_parts(design)]
+    outputs += [perturbation_file(d, m, o) for d, m, o in perturbation_jobs(design)]
+    outputs += [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=d) for d in text_embedding_datasets(design)]
+    if design.discovery_enabled:
+        outputs += [
+            paths.fmt(paths.DISCOVERY_ANSWERS, dataset=d, orienter=design.discovery_orienter(d))
+            for d in design.datasets
+        ]
+    if design.judge_enabled:
+        outputs += [
+            paths.fmt(paths.JUDGEMENTS, dataset=d, method=m, orienter=o)
+            for d, m in design.analysed_pairs
+            for o in design.dataset(d).orienters
+        ]
+    if design.tokens.enabled:
+        imported = paths.TOKEN_SCAN_IMPORTED.split("{", 1)[0]
+        outputs += [f for f in token_scan_targets(design) if not f.startswith(imported)]
+        outputs += [*token_human_files(design), *gcg_files(design)]
+    return outputs
+
+
 def provenance_targets() -> list[str]:
-    """The provenance record and its table: every config writes them."""
-    return [paths.PROVENANCE, *(paths.table_file(paths.PROVENANCE_TABLE, e) for e in paths.TABLE_EXTS)]
+    """The provenance record, the config it hashed and its table: every config writes them."""
+    tables = [paths.table_file(paths.PROVENANCE_TABLE, e) for e in paths.TABLE_EXTS]
+    return [paths.PROVENANCE, paths.PROVENANCE_CONFIG, *tables]
 
 
 # ── diagnostics: what was skipped on the way ─────────────────────────────────────────────────────────────

@@ -74,6 +74,7 @@ rule analyse_judge:
     output:
         judgements=paths.JUDGEMENTS,
         llm_use=paths.LLM_USE_JUDGE,
+        job_record=paths.job_record(paths.JUDGEMENTS),
     log:
         "logs/analyse/judge/{dataset}/{method}/{orienter}.log",
     conda:

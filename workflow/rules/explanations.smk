@@ -58,6 +58,7 @@ rule embed_texts:
         hub=ancient(downloads.models_for_distances(design)),  # the embedding model (data.smk)
     output:
         paths.TEXT_EMBEDDINGS,
+        job_record=paths.job_record(paths.TEXT_EMBEDDINGS),
     log:
         "logs/embed_texts/{dataset}.log",
     conda:
@@ -92,6 +93,8 @@ rule evaluate:
     input:
         explanations=paths.EXPLANATIONS,
         distances=distances_explained,
+        perturbations=perturbations_explained,  # their texts: the keys of the embeddings
+        embeddings=paths.TEXT_EMBEDDINGS,
         originals=paths.ORIGINAL_SCORES,
         orienting=orientation_scores_for_rm,
         comparisons=paths.COMPARISONS,
@@ -105,6 +108,7 @@ rule evaluate:
         "../../envs/core.yaml"
     params:
         orientation=explanation_orientation,
+        settings={"long_texts": config["evaluate"].get("long_texts")},
     script:
         "../scripts/evaluate.py"
 

@@ -13,6 +13,7 @@ rule perturb:
         perturbations=paths.PERTURBATIONS,
         skipped=paths.PERTURB_SKIPS,
         llm_use=paths.LLM_USE_PERTURB,
+        job_record=paths.job_record(paths.PERTURBATIONS),
     log:
         "logs/perturb/{dataset}/{method}/{orienter}.log",
     conda:
@@ -48,6 +49,7 @@ rule discover_attributes:
         ),
         md=paths.DISCOVERY_MD,
         llm_use=paths.LLM_USE_DISCOVERY,
+        job_record=paths.job_record(paths.DISCOVERY_ANSWERS),
     log:
         "logs/discover/{dataset}/{orienter}.log",
     conda:

@@ -1,7 +1,8 @@
-# Provenance: what produced this run's numbers (hub commits, dataset origins, the LLM's reported models,
-# packages, the config's sha256) -> results/provenance.json and a report table. Each run's record is also
-# appended to results/provenance_history.jsonl (not an output, so it survives reruns); what changed since
-# the last record is named there, in the table and as a warning in the log.
+# Provenance: what produced this run's numbers (the config itself and its sha256, hub commits, RM code
+# hashes, dataset origins, the LLM's reported models, the environments and GPUs of the jobs, the source
+# commit) -> results/provenance.json, results/provenance/config.json and a report table. Each run's record
+# is also appended to results/provenance_history.jsonl (not an output, so it survives reruns); what changed
+# since the last record is named there, in the table and as a warning in the log.
 
 
 rule provenance:
@@ -9,6 +10,7 @@ rule provenance:
         unpack(lambda w: targets.provenance_inputs(design)),
     output:
         json=paths.PROVENANCE,
+        config=paths.PROVENANCE_CONFIG,
         csv=paths.table_file(paths.PROVENANCE_TABLE, "csv"),
         md=paths.table_file(paths.PROVENANCE_TABLE, "md"),
         html=report(
@@ -22,7 +24,7 @@ rule provenance:
     conda:
         "../../envs/core.yaml"
     params:
-        config_sha256=provenance.config_sha256(config),
+        config=config,
         bundled=provenance.bundled_models(config),
         history=paths.PROVENANCE_HISTORY,
     script:

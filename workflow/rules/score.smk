@@ -9,6 +9,7 @@ rule score_originals:
         hub=rm_hub_models,
     output:
         paths.ORIGINAL_SCORES,
+        job_record=paths.job_record(paths.ORIGINAL_SCORES),
     log:
         "logs/score_originals/{dataset}/{rm}.log",
     conda:
@@ -31,6 +32,7 @@ rule score_perturbations:
         hub=rm_hub_models,
     output:
         paths.PERTURBATION_REWARDS,
+        job_record=paths.job_record(paths.PERTURBATION_REWARDS),
     log:
         "logs/score_perturbations/{dataset}/{rm}.log",
     conda:

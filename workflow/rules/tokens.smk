@@ -47,6 +47,7 @@ rule tokens_scan:
         hub=rm_hub_models,
     output:
         paths.TOKEN_SCAN_IN,
+        job_record=paths.job_record(paths.TOKEN_SCAN_IN),
     log:
         "logs/tokens/{scan_dir}/{rm}/{prompt}.log",
     wildcard_constraints:
@@ -302,6 +303,7 @@ rule tokens_human_scores:
         hub=lambda w: [] if targets.human_scores_in_file(design, w.rm) else rm_hub_models(w),
     output:
         paths.TOKEN_HUMAN_SCORES,
+        job_record=paths.job_record(paths.TOKEN_HUMAN_SCORES),
     log:
         "logs/tokens/human/{rm}.log",
     conda:
@@ -362,6 +364,7 @@ rule tokens_gcg:
         hub=rm_hub_models,
     output:
         paths.TOKEN_GCG,
+        job_record=paths.job_record(paths.TOKEN_GCG),
     log:
         "logs/tokens/gcg/{rm}/{prompt}/{objective}.log",
     conda:

@@ -9,6 +9,7 @@ log = script_logger(snakemake)
 run_evaluate(
     snakemake.input,
     snakemake.params.orientation,
+    snakemake.params.settings,
     snakemake.wildcards.dataset,
     snakemake.wildcards.rm,
     snakemake.wildcards.method,

@@ -7,14 +7,16 @@ from rmexplain.provenance import write_provenance
 
 log = script_logger(snakemake)
 write_provenance(
-    config_hash=snakemake.params.config_sha256,
+    config=snakemake.params.config,
     bundled=snakemake.params.bundled,
     markers=snakemake.input.markers,
     origins=snakemake.input.origins,
     llm_uses=snakemake.input.llm_use,
+    jobs=snakemake.input.jobs,
     history=snakemake.params.history,
     workflow_dir=snakemake.scriptdir,
     json_out=snakemake.output.json,
+    config_out=snakemake.output.config,
     csv=snakemake.output.csv,
     md=snakemake.output.md,
     html=snakemake.output.html,

@@ -4,6 +4,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
 from rmexplain.schemas import ORIGINAL_SCORES, write_table
 from rmexplain.score.stages import score_originals
 
@@ -14,3 +15,9 @@ frame = score_originals(
     snakemake.input.comparisons, snakemake.wildcards.rm, snakemake.params.spec, artifacts, log
 )
 write_table(frame, snakemake.output[0], ORIGINAL_SCORES, "original_scores")
+write_job_record(
+    snakemake.output.job_record,
+    rule=snakemake.rule,
+    gpus=snakemake.resources.get("gpu", 0),
+    rms={snakemake.wildcards.rm: snakemake.params.spec},
+)

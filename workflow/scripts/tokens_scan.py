@@ -4,6 +4,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
 from rmexplain.tokens.stages import run_scan
 
 log = script_logger(snakemake)
@@ -20,4 +21,10 @@ run_scan(
     snakemake.output[0],
     threads=snakemake.threads,
     mode=snakemake.params.mode,
+)
+write_job_record(
+    snakemake.output.job_record,
+    rule=snakemake.rule,
+    gpus=snakemake.resources.get("gpu", 0),
+    rms={snakemake.wildcards.rm: snakemake.params.spec},
 )

@@ -135,16 +135,21 @@ def run_distances(
 def run_evaluate(
     inputs: Mapping[str, Any],
     orientation: str,
+    settings: dict[str, Any],
     dataset: str,
     rm: str,
     method: str,
     output: str,
     log: logging.Logger,
 ) -> None:
-    """METRICS of one (dataset, method, RM)."""
+    """METRICS of one (dataset, method, RM); the perturbations' embeddings (for diversity) are looked up
+    in the dataset's text embedding table by their texts, under ``settings["long_texts"]``."""
+    distances = read_table(inputs["distances"], DISTANCES, "distances")
+    perturbations = read_table(inputs["perturbations"], PERTURBATIONS, "perturbations")
+    long_texts = {**schema_defaults("evaluate"), **settings}["long_texts"]
     frame = evaluate_explanations(
         read_table(inputs["explanations"], EXPLANATIONS, "explanations"),
-        read_table(inputs["distances"], DISTANCES, "distances"),
+        with_embeddings(distances, perturbations, inputs["embeddings"], long_texts),
         read_table(inputs["originals"], ORIGINAL_SCORES, "original_scores"),
         [read_table(p, ORIGINAL_SCORES, "original_scores") for p in inputs["orienting"]],
         read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
@@ -196,7 +201,8 @@ def compute_distances(
     settings: dict[str, Any],
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """DISTANCES rows: syntactic and semantic distance to its original, and its embedding."""
+    """DISTANCES rows: syntactic and semantic distance to its original. The embeddings stay in the text
+    embedding table, where the evaluation looks them up for diversity."""
     joined = with_originals(comparisons, perturbations)
     originals, texts = joined["original"].to_list(), joined["text"].to_list()
     settings = {**schema_defaults("evaluate"), **settings}
@@ -211,10 +217,20 @@ def compute_distances(
                 syntactic_distance(o, t, punctuation) for o, t in zip(originals, texts, strict=True)
             ],
             "semantic_distance": semantic_distances(e_original, e_perturbed).astype(np.float64),
-            "embedding": pl.Series([row for row in e_perturbed], dtype=pl.List(pl.Float32)),
         }
     )
     return conform(frame, DISTANCES, "distances")
+
+
+def with_embeddings(
+    distances: pl.DataFrame, perturbations: pl.DataFrame, embeddings: str, long_texts: str
+) -> pl.DataFrame:
+    """DISTANCES rows with the ``embedding`` of each perturbed text, looked up (as the distances were) in
+    the text embedding table at ``embeddings``, which is read for those texts only."""
+    text_of = dict(zip(perturbations["perturbation_id"], perturbations["text"], strict=True))
+    texts = [text_of[p] for p in distances["perturbation_id"]]
+    vectors = read_text_embeddings(embeddings, texts).lookup(texts, long_texts)
+    return distances.with_columns(embedding=pl.Series([row for row in vectors], dtype=pl.List(pl.Float32)))
 
 
 def evaluate_explanations(

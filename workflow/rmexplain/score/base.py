@@ -84,6 +84,12 @@ class RewardModelBackend:
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         """Raise ``ConfigError`` naming ``reward_models.<name>.<key>`` for a wrong spec (config check)."""
 
+    @staticmethod
+    def code_files(spec: dict[str, Any]) -> list[Path]:
+        """The files of the RM's own code (the provenance record keeps their sha256); none for a model
+        whose identity is a hub commit, a bundled package or a server."""
+        return []
+
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order."""
         raise NotImplementedError
@@ -124,6 +130,16 @@ def build_scorer(name: str, spec: dict[str, Any], **artifacts: Any) -> RewardMod
 def gpus_needed(spec: dict[str, Any]) -> int:
     """GPUs one scoring job of this RM asks the scheduler for (``resources: gpu``)."""
     return backend_of(spec).gpus(spec)
+
+
+def callable_file(reference: str) -> Path | None:
+    """The file defining ``"package.module:function"`` or ``"path/to/file.py:function"`` (None for a
+    module without a file), found without running it."""
+    module_name = reference.partition(":")[0]
+    if module_name.endswith(".py"):
+        return Path(module_name).resolve()
+    found = importlib.util.find_spec(module_name)
+    return Path(found.origin) if found is not None and found.has_location and found.origin else None
 
 
 def load_callable(reference: str) -> Callable[..., Any]:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from rmexplain.score.base import RewardModelBackend, ScoringError, load_callable, rm_backends
+from rmexplain.score.base import (
+    RewardModelBackend,
+    ScoringError,
+    callable_file,
+    load_callable,
+    rm_backends,
+)
 from rmexplain.settings import ConfigError
 
 
@@ -18,6 +25,11 @@ class PythonScorer(RewardModelBackend):
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         if ":" not in str(spec.get("callable", "")):
             raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
+
+    @staticmethod
+    def code_files(spec: dict[str, Any]) -> list[Path]:
+        found = callable_file(str(spec["callable"]))
+        return [] if found is None else [found]
 
     def __init__(self, name: str, spec: dict[str, Any]) -> None:
         if "callable" not in spec:

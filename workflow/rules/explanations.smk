@@ -93,12 +93,12 @@ rule evaluate:
     input:
         explanations=paths.EXPLANATIONS,
         distances=distances_explained,
-        perturbations=perturbations_explained,  # their texts: the keys of the embeddings
+        # their texts (the keys of the embeddings) and, with the rewards, sides left unscored (overlong: skip)
+        perturbations=perturbations_explained,
         embeddings=paths.TEXT_EMBEDDINGS,
         originals=paths.ORIGINAL_SCORES,
         orienting=orientation_scores_for_rm,
         comparisons=paths.COMPARISONS,
-        perturbations=perturbations_explained,  # with the rewards: sides left unscored (overlong: skip)
         rewards=paths.PERTURBATION_REWARDS,
     output:
         paths.METRICS,

@@ -157,7 +157,7 @@ def run_evaluate(
         rm,
         method,
         orientation,
-        read_table(inputs["perturbations"], PERTURBATIONS, "perturbations"),
+        perturbations,
         read_table(inputs["rewards"], REWARDS, "rewards"),
         log,
     )

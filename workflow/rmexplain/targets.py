@@ -461,12 +461,16 @@ def provenance_inputs(design: Design) -> dict[str, list[str]]:
 
 def recorded_job_outputs(design: Design) -> list[str]:
     """The main output of every job that leaves a job record (``paths.job_record``): those that load an RM
-    to score (datasets, token scans, human-ranking items, GCG), perturb, discover attributes, judge or embed
-    texts. Training a demo RM, reading an RM's vocabulary and comparing scan modes run in the environment
-    of that RM's scoring jobs, whose records stand for them."""
+    to score (datasets, the attribute effects' edits, a planted RM's base scale, token scans, human-ranking
+    items, GCG), perturb or edit, discover attributes, judge or embed texts. Training a demo RM, reading an
+    RM's vocabulary and comparing scan modes run in the environment of that RM's scoring jobs, whose records
+    stand for them."""
     outputs = [part[3] for part in truncation_parts(design)]
     outputs += [perturbation_file(d, m, o) for d, m, o in perturbation_jobs(design)]
     outputs += [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=d) for d in text_embedding_datasets(design)]
+    outputs += [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in design.effect_pairs]
+    outputs += [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=d) for d in effect_embedding_datasets(design)]
+    outputs += [paths.fmt(paths.REWARD_SCALE, rm=rm) for rm in design.planted_bases]
     if design.discovery_enabled:
         outputs += [
             paths.fmt(paths.DISCOVERY_ANSWERS, dataset=d, orienter=design.discovery_orienter(d))

@@ -15,6 +15,7 @@ rule effect_edits:
         edits=paths.EFFECT_EDITS,
         skipped=paths.EFFECT_SKIPS,
         llm_use=paths.LLM_USE_EFFECTS,
+        job_record=paths.job_record(paths.EFFECT_EDITS),
     log:
         "logs/effects/edits/{dataset}/{method}.log",
     conda:
@@ -39,6 +40,7 @@ rule embed_effect_texts:
         hub=ancient(downloads.models_for_distances(design)),
     output:
         paths.EFFECT_EMBEDDINGS,
+        job_record=paths.job_record(paths.EFFECT_EMBEDDINGS),
     log:
         "logs/effects/embed/{dataset}.log",
     conda:
@@ -61,6 +63,7 @@ rule score_effect_edits:
         hub=rm_hub_models,
     output:
         paths.EFFECT_REWARDS,
+        job_record=paths.job_record(paths.EFFECT_REWARDS),
     log:
         "logs/effects/score/{dataset}/{rm}.log",
     conda:
@@ -80,6 +83,7 @@ rule reward_scale:
         hub=rm_hub_models,
     output:
         paths.REWARD_SCALE,
+        job_record=paths.job_record(paths.REWARD_SCALE),
     log:
         "logs/effects/reward_scale/{rm}.log",
     conda:

@@ -4,6 +4,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
 
 log = script_logger(snakemake)
 use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by download_model: cache only
@@ -18,6 +19,7 @@ run_effect_edits(
     attributes=snakemake.params.attributes,
     rewrite_of_rewrite=snakemake.params.rewrite_of_rewrite,
     llm=snakemake.params.llm,
-    outputs=dict(snakemake.output.items()),
+    outputs={k: snakemake.output[k] for k in ("edits", "skipped", "llm_use")},
     log=log,
 )
+write_job_record(snakemake.output.job_record, rule=snakemake.rule, gpus=snakemake.resources.get("gpu", 0))

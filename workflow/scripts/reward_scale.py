@@ -5,6 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
 from rmexplain.score.stages import reward_scale
 
 log = script_logger(snakemake)
@@ -14,3 +15,9 @@ scale = reward_scale(snakemake.wildcards.rm, snakemake.params.spec, artifacts, l
 with open(snakemake.output[0], "w", encoding="utf-8") as out:
     json.dump(scale, out, indent=2, sort_keys=True)
     out.write("\n")
+write_job_record(
+    snakemake.output.job_record,
+    rule=snakemake.rule,
+    gpus=snakemake.resources.get("gpu", 0),
+    rms={snakemake.wildcards.rm: snakemake.params.spec},
+)

@@ -4,6 +4,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
 from rmexplain.schemas import REWARDS, write_table
 from rmexplain.score.stages import score_effect_edits
 
@@ -21,3 +22,9 @@ frame = score_effect_edits(
     log,
 )
 write_table(frame, snakemake.output[0], REWARDS, "effect rewards")
+write_job_record(
+    snakemake.output.job_record,
+    rule=snakemake.rule,
+    gpus=snakemake.resources.get("gpu", 0),
+    rms={snakemake.wildcards.rm: snakemake.params.spec},
+)

@@ -34,7 +34,9 @@ from rmexplain.score.base import (
     LengthCheck,
     RewardModelBackend,
     ScoringError,
+    backend_of,
     build_scorer,
+    callable_file,
     load_callable,
     rm_backends,
 )
@@ -148,6 +150,15 @@ class PlantedScorer(RewardModelBackend):
         if not isinstance(spec.get("base"), str) or not spec["base"]:
             raise ConfigError(f"reward_models.{name}.base must name the RM the bias is planted into")
         check_bias(name, spec.get("bias"))
+
+    @staticmethod
+    def code_files(spec: dict[str, Any]) -> list[Path]:
+        """The base's code files (a ``python`` base) and a ``callable`` detector's file."""
+        base = dict(spec.get("base_spec") or {})
+        files = list(backend_of(base).code_files(base)) if base else []
+        detector_callable = (spec.get("bias") or {}).get("callable")
+        found = callable_file(str(detector_callable)) if detector_callable else None
+        return files + ([] if found is None else [found])
 
     def __init__(
         self, name: str, spec: dict[str, Any], base_scale: str | None = None, **base_files: Any

@@ -396,6 +396,7 @@ def test_inputs_of_the_demo_and_the_paper():
         "perturbations": 8,  # 2 datasets x 2 methods x 2 RMs orienting their own sets
         "explanations": 8,
         "pfr": 2,  # rules only: rules_random is not attribute-conditioned
+        "effects": 2,  # rules: its editor calls no LLM
         "examples": 2,
         "judgements": 0,
         "token_scans": 6,
@@ -407,6 +408,7 @@ def test_inputs_of_the_demo_and_the_paper():
     assert "results/perturbations/harmless_global/two_step/shared.parquet" in paper["perturbations"]
     assert "results/explanations/harmless_global/two_step/skywork-8b.parquet" in paper["explanations"]
     assert len(paper["pfr"]) == 3 and paper["token_scans"] == []
+    assert paper["effects"] == []  # two_step's edits cost LLM requests: only when analysis.effects names it
     settings = explorer_settings(paper_design)
     assert settings["level"] == 0.95 and settings["token_prompts"] == {}
     ExplorerSettings(**settings)  # the rule's params are the builder's settings

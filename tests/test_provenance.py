@@ -360,8 +360,11 @@ def test_every_config_targets_its_provenance():
         "jobs": [
             "results/provenance/jobs/scores/d/originals/r.json",
             "results/provenance/jobs/scores/d/perturbations/r.json",
+            "results/provenance/jobs/scores/d/effects/r.json",  # the attribute effects' edits, scored
             "results/provenance/jobs/perturbations/d/rules/r.json",
             "results/provenance/jobs/embeddings/d.json",
+            "results/provenance/jobs/effects/d/rules/edits.json",
+            "results/provenance/jobs/effects/d/embeddings.json",
         ],
     }  # fmt: skip
     assert {paths.PROVENANCE, paths.PROVENANCE_CONFIG} <= set(provenance_targets())

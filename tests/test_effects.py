@@ -15,8 +15,9 @@ from rmexplain.effects.analysis import EffectSettings, effect_input, effects_tab
 from rmexplain.effects.base import EffectInput, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
+from rmexplain.effects.stages import run_attribute_effects
 from rmexplain.ids import text_id
-from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform
+from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform, polars_schema
 
 LOG = logging.getLogger("test_effects")
 ONE = np.ones((1, 2))  # point weights over two comparisons
@@ -280,3 +281,13 @@ def test_visible_share_is_the_share_of_edits_that_change_the_planted_feature():
     sourced = with_sources(edits, comparisons)
     changed = [len(t.split()) != len(s.split()) for t, s in sourced.select("text", "source_text").iter_rows()]
     assert shares["long"] == pytest.approx(np.mean(changed)) and shares["long"] > 0
+
+
+def test_an_edit_table_with_no_edit_is_an_error_naming_its_skips(tmp_path):
+    comparisons = tmp_path / "comparisons.parquet"
+    _comparisons().write_parquet(comparisons)
+    edits = tmp_path / "edits.parquet"
+    pl.DataFrame(schema=polars_schema(EFFECT_EDITS)).write_parquet(edits)
+    inputs = {"comparisons": str(comparisons), "edits": str(edits), "originals": [], "rewards": []}
+    with pytest.raises(ValueError, match=r"holds no edit.*results/skipped/effects/d/rules.parquet"):
+        run_attribute_effects(inputs, [], {}, {}, [], "d", "rules", str(tmp_path / "out.parquet"), LOG)

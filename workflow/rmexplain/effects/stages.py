@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.analysis.sensitivity import with_keys
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, log_summary
@@ -100,9 +101,15 @@ def run_attribute_effects(
 
     ``inputs``: ``comparisons``, ``edits``, and per RM (in ``rms`` order, references included) ``originals``,
     ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators)."""
+    edits = read_table(inputs["edits"], EFFECT_EDITS, "effect edits")
+    if not edits.height:
+        raise ValueError(
+            f"{inputs['edits']} holds no edit: the editor of {method!r} filled no slot on {dataset} "
+            f"(the reasons: {paths.fmt(paths.EFFECT_SKIPS, dataset=dataset, method=method)})"
+        )
     data = effect_input(
         read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
-        read_table(inputs["edits"], EFFECT_EDITS, "effect edits"),
+        edits,
         _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
         _by_rm(rms, inputs["rewards"], REWARDS, "effect rewards"),
         _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations"),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -107,13 +108,12 @@ def entry_point_plugins(tmp_path, monkeypatch) -> Iterator[None]:
     """A package on sys.path that declares an RM backend, an LLM backend and a method as entry points,
     read afresh by the registries; what it registers is gone again after the test."""
     (tmp_path / "schema_plugins.py").write_text(PLUGIN_MODULE)
-    dist = tmp_path / "schema_plugins-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: schema-plugins\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
+    declare_entry_points(
+        tmp_path,
+        "schema-plugins",
         "[rmexplain.reward_models]\nshell = schema_plugins:ShellRM\n"
         "[rmexplain.llm_backends]\necho = schema_plugins:EchoLLM\n"
-        "[rmexplain.perturb_methods]\nshuffle = schema_plugins:shuffle\n"
+        "[rmexplain.perturb_methods]\nshuffle = schema_plugins:shuffle\n",
     )
     registries = (rm_backends, llm_backends, methods)
     for registry in registries:
@@ -226,10 +226,53 @@ def test_a_name_registered_twice_is_an_error():
     def first() -> None: ...
 
     registry.register("a")(first)  # the same object again (a module imported twice) is harmless
-    with pytest.raises(RegistryError, match=r"x\.kind: 'a' is registered twice, by .*first and by .*second"):
+    with pytest.raises(RegistryError) as err:
 
         @registry.register("a")
         def second() -> None: ...
+
+    where = f"{__name__}.test_a_name_registered_twice_is_an_error.<locals>"
+    assert str(err.value) == f"x.kind: 'a' is registered twice, by {where}.first and by {where}.second"
+
+
+def test_objects_without_a_module_or_a_name_are_named_by_their_repr():
+    registry: Registry = Registry("x.kind", {}, group="rmexplain.tests_nothing")
+    registry.register("a")(SimpleNamespace(kind="first"))
+    with pytest.raises(RegistryError) as err:
+        registry.register("a")(SimpleNamespace(kind="second"))
+    assert str(err.value) == (
+        "x.kind: 'a' is registered twice, by ?.namespace(kind='first') and by ?.namespace(kind='second')"
+    )
+
+
+def declare_entry_points(folder: Path, package: str, entry_points: str) -> None:
+    """The metadata of an installed distribution in ``folder`` (to be put on sys.path) that declares
+    ``entry_points`` (the text of its entry_points.txt)."""
+    dist = folder / f"{package}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(entry_points)
+
+
+def test_a_registry_reads_its_entry_point_group_on_first_use_and_names_a_broken_plugin(tmp_path, monkeypatch):
+    (tmp_path / "registry_plugin.py").write_text("def tool() -> None: ...\n")
+    declare_entry_points(
+        tmp_path,
+        "registry-plugin",
+        "[rmexplain.tests_group]\ntool = registry_plugin:tool\nbroken = no_such_module:thing\n"
+        "[rmexplain.tests_other_group]\nelsewhere = registry_plugin:tool\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "registry_plugin", raising=False)
+    registry: Registry = Registry("x.kind", {}, group="rmexplain.tests_group", defaults={"cheap": True})
+    assert registry.plugins() == ["broken", "tool"] and registry.names() == ["broken", "tool"]
+    tool = registry.get("tool")
+    assert (tool.__module__, tool.__name__, tool.cheap) == ("registry_plugin", "tool", True)
+    with pytest.raises(RegistryError) as err:
+        registry.get("broken")
+    assert str(err.value) == (
+        "x.kind: plugin 'broken' (no_such_module:thing) cannot be loaded: No module named 'no_such_module'"
+    )
 
 
 @pytest.fixture
@@ -262,14 +305,15 @@ def test_a_backend_from_another_package_registers_through_its_entry_point(instal
 
 
 def test_a_plugin_may_not_take_a_built_in_name(tmp_path, monkeypatch):
-    dist = tmp_path / "clash-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: clash\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[rmexplain.reward_models]\ndemo = json:loads\n")
+    declare_entry_points(tmp_path, "clash", "[rmexplain.reward_models]\ndemo = json:loads\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        with pytest.raises(RegistryError, match=r"plugin\(s\) \['demo'\] .* take built-in names"):
+        with pytest.raises(RegistryError) as err:
             rm_backends.plugins(refresh=True)
+        assert str(err.value) == (
+            "reward_models.<rm>.backend: plugin(s) ['demo'] of entry-point group 'rmexplain.reward_models' "
+            "take built-in names"
+        )
     finally:
         monkeypatch.undo()
         rm_backends.plugins(refresh=True)

@@ -71,7 +71,9 @@ def _comparisons(
 def test_truncate_scores_every_original_and_records_the_cut(llama_dir, tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         frame = score_originals(_comparisons(tmp_path), "tiny", llama_spec(llama_dir), {}, LOG)
-    assert "tiny: 1 of 6 inputs are over its 40-token limit: scored cut (overlong: truncate)" in caplog.text
+    assert (
+        "tiny: 1 of 6 inputs are over its 40-token limit: scored cut (overlong: truncate)" in caplog.messages
+    )
     assert frame["truncated_chosen"].to_list() == [False, True, False]
     assert frame["truncated_rejected"].to_list() == [False, False, False]
     assert frame["max_length"].to_list() == [LIMIT] * 3
@@ -86,7 +88,9 @@ def test_skip_leaves_cut_originals_unscored_and_counts_them_apart_from_ties(llam
     assert frame["reward_rejected"].null_count() == 0
     assert frame["plus_target"].is_null().to_list() == [False, True, False]
     assert "3 comparisons, 0 ties, 1 skipped for length" in caplog.text
-    assert "tiny: 1 of 6 inputs are over its 40-token limit: left unscored (overlong: skip)" in caplog.text
+    assert (
+        "tiny: 1 of 6 inputs are over its 40-token limit: left unscored (overlong: skip)" in caplog.messages
+    )
     write_table(frame, tmp_path / "tiny.parquet", ORIGINAL_SCORES, "original scores")
     skips = SkipRecorder()
     kept = orientation(str(tmp_path / "tiny.parquet"), ["c1", "c2", "c3"], skips, LOG)
@@ -197,7 +201,9 @@ def test_a_python_rm_reports_its_cuts_as_unknown(tmp_path, caplog):
     spec = {"backend": "python", "callable": f"{tmp_path / 'rms.py'}:length"}
     with caplog.at_level(logging.INFO):
         frame = score_originals(comparisons, "py", spec, {}, LOG)
-    assert "py: its backend cannot tell which inputs it cuts; truncation counts are unknown" in caplog.text
+    assert (
+        "py: its backend cannot tell which inputs it cuts; truncation counts are unknown" in caplog.messages
+    )
     assert frame["truncated_chosen"].null_count() == 3 and frame["max_length"].null_count() == 3
     write_table(frame, tmp_path / "py.parquet", ORIGINAL_SCORES, "original scores")
     outputs = {ext: str(tmp_path / f"truncation.{ext}") for ext in ("csv", "md", "html")}

@@ -481,9 +481,9 @@ def no_code_ran(driver: Any) -> None:
     assert driver.execute_script("return document.querySelectorAll('img, b').length") == 0
 
 
-def shot(driver: Any, path: Path) -> None:
-    driver.save_screenshot(str(path))
-    assert path.stat().st_size > 5_000
+def rows_of(driver: Any, css: str) -> list[str]:
+    """The text of each row of a table's body, cells joined by spaces."""
+    return [row.text for row in driver.find_elements("css selector", f"{css} tbody tr")]
 
 
 def test_click_through_in_headless_chromium(tmp_path, browser):
@@ -492,22 +492,45 @@ def test_click_through_in_headless_chromium(tmp_path, browser):
     browser.get((tmp_path / "explorer/index.html").as_uri())
     wait_ready(browser)
     assert "Preference flip rates · toy · rules" in text_of(browser, "h2")
-    assert len(browser.find_elements("css selector", "#flip-table a.bar")) == 8
-    shot(browser, tmp_path / "flips.png")
+    # The toy PFR table: every RM and side has 0.25 for clarity, 0.10 for verbosity, intervals [0, 0.5].
+    assert rows_of(browser, "#flip-table") == [
+        "clarity\n0.25\n0.25\n0.25\n0.25",
+        "verbosity\n0.10\n0.10\n0.10\n0.10",
+    ]
+    bars = browser.find_elements("css selector", "#flip-table a.bar")
+    fills = [bar.find_element("css selector", ".fill") for bar in bars]  # widths scaled to the top CI, 0.5
+    widths = [browser.execute_script("return arguments[0].style.width", fill) for fill in fills]
+    assert widths == ["50%"] * 4 + ["20%"] * 4
+    assert bars[0].get_attribute("title") == (
+        "rm-a, Y+, clarity: PFR 0.250 [0.000, 0.500], mean reward delta 0.300; 3 comparisons, 3 perturbations"
+    )
 
     # A flip-rate bar leads to the comparisons and perturbations behind it.
     click(browser, 'a.bar[data-rm="rm-a"][data-side="plus"][data-attribute="clarity"]')
     wait_ready(browser)
     assert "PFR 0.250 [0.000, 0.500]" in text_of(browser, "#bar-summary")
-    assert len(browser.find_elements("css selector", "#bar-comparisons tbody tr")) == 3
-    assert len(browser.find_elements("css selector", "#bar-perturbations tbody tr")) == 3
-    shot(browser, tmp_path / "bar.png")
+    # rm-a prefers every chosen response: (2, 0), (3, 1), (1, 0.5). Its clarity edits of them score -1.0
+    # (below r(y-) = 0: a CF, delta 2 - (-1) = 3) and r(y+) - 0.1 (SFs between, delta 0.1).
+    assert rows_of(browser, "#bar-comparisons") == [
+        f"★ toy-s0-0 {XSS_PROMPT} 1 1 1.00 3.000",
+        "toy-s0-1 How do I boil an egg? 1 0 0.00 0.100",
+        "toy-s0-2 Name a colour. 1 0 0.00 0.100",
+    ]
+    assert rows_of(browser, "#bar-perturbations") == [
+        "p0cc toy-s0-0 chosen 0 CF -1.000 3.000",
+        "p1cc toy-s0-1 chosen 0 SF · between 2.900 0.100",
+        "p2cc toy-s0-2 chosen 0 SF · between 0.900 0.100",
+    ]
     click(browser, "#bar-comparisons a.cmp-link")
     wait_ready(browser)
 
     # One comparison: the texts shown as text, the attribute filter carried over.
     assert text_of(browser, "#prompt") == XSS_PROMPT
     assert XSS_CHOSEN in text_of(browser, "#response-chosen")
+    assert rows_of(browser, "#original-rewards") == [
+        "rm-a 2.000 0.000 chosen 2.000",
+        "rm-b 1.000 -1.000 chosen 2.000",
+    ]
     assert browser.find_element("css selector", "#filter-attr").get_attribute("value") == "clarity"
     assert text_of(browser, "#pert-count") == "2 of 4 perturbations shown"
     browser.execute_script(
@@ -532,16 +555,20 @@ def test_click_through_in_headless_chromium(tmp_path, browser):
     assert shown == expected["texts"]["p0cc"]
     assert "judge: worse ✓" in text_of(browser, 'details[data-pid="p0cc"] > summary')
     no_code_ran(browser)
-    shot(browser, tmp_path / "comparison.png")
 
     # The comparison list: sort, and the RMs' split preference.
     click(browser, "#tab-list")
     wait_ready(browser)
     assert text_of(browser, "#list-count") == "3 of 3 comparisons"
-    assert "★" in text_of(browser, 'tr[data-id="toy-s0-0"]')
+    # Per comparison for rm-a: y+, margin, perturbations, CFs on y+ (p0cc) and on y- (p1rv: 5.0 > r(y+) = 3).
+    assert rows_of(browser, "#comparison-table") == [
+        f"★ toy-s0-0 {XSS_PROMPT} chosen 2.000 4 1 0 1",
+        "toy-s0-1 How do I boil an egg? chosen 2.000 4 0 1 1",
+        "toy-s0-2 Name a colour. chosen 0.500 4 0 0 0",
+    ]
     click(browser, "#list-split")
     assert text_of(browser, "#list-count") == "1 of 3 comparisons"
-    shot(browser, tmp_path / "list.png")
+    assert rows_of(browser, "#comparison-table") == ["toy-s0-1 How do I boil an egg? chosen 2.000 4 0 1 1"]
 
     # Tokens: search a word, its rank under each RM and its human rank.
     click(browser, "#tab-tokens")
@@ -560,7 +587,6 @@ def test_click_through_in_headless_chromium(tmp_path, browser):
     assert "rm-a ranks it 1" in text_of(browser, "#token-human") and "rm-b ranks it 2" in text_of(
         browser, "#token-human"
     )
-    shot(browser, tmp_path / "tokens.png")
     browser.execute_script("location.hash = '#tokens?q=' + encodeURIComponent(arguments[0])", XSS_TOKEN)
     wait_ready(browser)
     assert XSS_TOKEN in text_of(browser, "#token-table")
@@ -686,7 +712,22 @@ def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
     manifest = manifest_of(root / "index.html")
     (harmless,) = manifest["datasets"]
     assert harmless["n_comparisons"] == 8 and [m["name"] for m in harmless["methods"]] == ["rules"]
-    assert manifest["tokens"]["scans"]["demo-harmless"]["best"]["n"] > 0 and manifest["human"]
+    # The token part as the scan and human-ranking tables hold it (the page's scores have 4 digits).
+    inputs = explorer_inputs(Design.from_config(check(tiny_explorer_config())))
+    (scan_file,) = [p for p in inputs["token_scans"] if "demo-harmless" in p]
+    scan = pl.read_parquet(workflow_copy.root / scan_file).filter(pl.col("prompt_id") == "best")
+    scan = scan.sort(["score", "token_id"], descending=[True, False])
+    best = manifest["tokens"]["scans"]["demo-harmless"]["best"]
+    n = config["tokens"]["analysis"]["n_extremes"]
+    assert best["n"] == scan.height == config["tokens"]["vocabulary"]["max_tokens"]
+    assert best["top"] == [
+        [text, round(score, 4)] for text, score in scan.select("text", "score").head(n).rows()
+    ]
+    (human_file,) = inputs["token_human"]
+    human_table = pl.read_parquet(workflow_copy.root / human_file).sort("human_rank", "item")
+    _, human = data_payload(root / "data/tokens/human.js")
+    assert manifest["human"] and human["rms"]["demo-harmless"]["item"] == human_table["item"].to_list()
+    assert human["rms"]["demo-harmless"]["score"] == [round(s, 4) for s in human_table["score"]]
     assert (root / "data/datasets/harmless/rules/rm-demo-harmless.js").is_file()
 
     browser.get((root / "index.html").as_uri() + "#list/harmless/rules/demo-harmless")

@@ -15,8 +15,8 @@ from rmexplain.perturb.base import Draft, drafts_to_frame
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import COMPARISONS, ORIGINAL_SCORES, PERTURBATIONS, REWARDS, write_table
-from rmexplain.score.base import LengthCheck, ScoringError, build_scorer
-from rmexplain.score.lengths import OverlongError
+from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, build_scorer
+from rmexplain.score.lengths import OverlongError, length_counts, score_within_limit, truncation_table
 from rmexplain.score.specs import parse_spec
 from rmexplain.score.stages import run_truncation_table, score_originals, score_perturbations
 
@@ -48,16 +48,19 @@ def test_deberta_cut_flags_follow_the_pair_length_at_the_limit(deberta_dir):
     assert tighter.length_check(prompts, responses).cut == [True, True, False]
 
 
-def _comparisons(tmp_path) -> str:
+def _comparisons(
+    tmp_path, chosen=("short one", LONG, "fine"), rejected=("short two", "brief", "also fine")
+) -> str:
+    n = len(chosen)
     frame = pl.DataFrame(
         {
-            "comparison_id": ["c1", "c2", "c3"],
-            "dataset": ["d"] * 3,
-            "seed": [0, 0, 0],
-            "source_index": ["1", "2", "3"],
-            "prompt": ["hi", "hello", "hey"],
-            "chosen": ["short one", LONG, "fine"],
-            "rejected": ["short two", "brief", "also fine"],
+            "comparison_id": [f"c{i + 1}" for i in range(n)],
+            "dataset": ["d"] * n,
+            "seed": [0] * n,
+            "source_index": [str(i + 1) for i in range(n)],
+            "prompt": ["hi", "hello", "hey", "yo"][:n],
+            "chosen": list(chosen),
+            "rejected": list(rejected),
         }
     )
     path = tmp_path / "comparisons.parquet"
@@ -65,8 +68,12 @@ def _comparisons(tmp_path) -> str:
     return str(path)
 
 
-def test_truncate_scores_every_original_and_records_the_cut(llama_dir, tmp_path):
-    frame = score_originals(_comparisons(tmp_path), "tiny", llama_spec(llama_dir), {}, LOG)
+def test_truncate_scores_every_original_and_records_the_cut(llama_dir, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        frame = score_originals(_comparisons(tmp_path), "tiny", llama_spec(llama_dir), {}, LOG)
+    assert (
+        "tiny: 1 of 6 inputs are over its 40-token limit: scored cut (overlong: truncate)" in caplog.messages
+    )
     assert frame["truncated_chosen"].to_list() == [False, True, False]
     assert frame["truncated_rejected"].to_list() == [False, False, False]
     assert frame["max_length"].to_list() == [LIMIT] * 3
@@ -81,6 +88,9 @@ def test_skip_leaves_cut_originals_unscored_and_counts_them_apart_from_ties(llam
     assert frame["reward_rejected"].null_count() == 0
     assert frame["plus_target"].is_null().to_list() == [False, True, False]
     assert "3 comparisons, 0 ties, 1 skipped for length" in caplog.text
+    assert (
+        "tiny: 1 of 6 inputs are over its 40-token limit: left unscored (overlong: skip)" in caplog.messages
+    )
     write_table(frame, tmp_path / "tiny.parquet", ORIGINAL_SCORES, "original scores")
     skips = SkipRecorder()
     kept = orientation(str(tmp_path / "tiny.parquet"), ["c1", "c2", "c3"], skips, LOG)
@@ -122,6 +132,37 @@ def test_error_names_the_rm_the_file_the_ids_and_the_setting(llama_dir, tmp_path
     assert "reward_models.tiny.overlong: truncate" in message
 
 
+def test_error_names_the_first_five_of_more_cut_inputs(llama_dir, tmp_path):
+    comparisons = _comparisons(tmp_path, chosen=(LONG, LONG, LONG, "fine"), rejected=(LONG, LONG, LONG, "ok"))
+    with pytest.raises(OverlongError) as err:
+        score_originals(comparisons, "tiny", llama_spec(llama_dir, overlong="error"), {}, LOG)
+    assert str(err.value) == (
+        f"reward_models.tiny: 6 of 8 inputs from {comparisons} are over the RM's 40-token limit (first: "
+        "c1 (chosen), c2 (chosen), c3 (chosen), c1 (rejected), c2 (rejected)); set "
+        "reward_models.tiny.overlong: truncate to score them cut, or skip to leave them unscored (counted)"
+    )
+
+
+class OneRewardShort(RewardModelBackend):
+    """A backend that sees its token limit but returns one reward too few (a broken plugin backend)."""
+
+    def __init__(self, name: str, spec: dict, **artifacts: object) -> None:
+        self.policy = spec["overlong"]
+
+    def length_check(self, prompts, responses) -> LengthCheck:
+        return LengthCheck([len(r) > 10 for r in responses], 10, self.policy)
+
+    def score(self, prompts, responses) -> list[float]:
+        return [float(len(r)) for r in responses][:-1]
+
+
+@pytest.mark.parametrize("policy", ["truncate", "skip"])
+def test_too_few_rewards_from_a_backend_are_an_error_not_skips(policy):
+    scorer = OneRewardShort("short", {"overlong": policy})
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        score_within_limit(scorer, ["p"] * 3, ["a", "a long answer", "b"], ["x", "y", "z"], "short", "f", LOG)
+
+
 def test_skipped_perturbations_get_no_reward_and_are_left_out_of_categorisation(llama_dir, tmp_path, caplog):
     comparisons_path = _comparisons(tmp_path)
     comparisons = pl.read_parquet(comparisons_path)
@@ -152,13 +193,17 @@ def test_skipped_perturbations_get_no_reward_and_are_left_out_of_categorisation(
         )  # fmt: skip
 
 
-def test_a_python_rm_reports_its_cuts_as_unknown(tmp_path):
+def test_a_python_rm_reports_its_cuts_as_unknown(tmp_path, caplog):
     comparisons = _comparisons(tmp_path)
     (tmp_path / "rms.py").write_text(
         "def length(prompts, responses):\n    return [len(r) for r in responses]\n"
     )
     spec = {"backend": "python", "callable": f"{tmp_path / 'rms.py'}:length"}
-    frame = score_originals(comparisons, "py", spec, {}, LOG)
+    with caplog.at_level(logging.INFO):
+        frame = score_originals(comparisons, "py", spec, {}, LOG)
+    assert (
+        "py: its backend cannot tell which inputs it cuts; truncation counts are unknown" in caplog.messages
+    )
     assert frame["truncated_chosen"].null_count() == 3 and frame["max_length"].null_count() == 3
     write_table(frame, tmp_path / "py.parquet", ORIGINAL_SCORES, "original scores")
     outputs = {ext: str(tmp_path / f"truncation.{ext}") for ext in ("csv", "md", "html")}
@@ -217,6 +262,41 @@ def test_truncation_table_counts_by_hand(tmp_path):
         ("hs2", "a", "perturbations", "skip", 512, 3, 2, 2),
     ]
     assert "<td>perturbations</td><td>skip</td><td>512</td><td>3</td>" in Path(outputs["html"]).read_text()
+    assert Path(outputs["md"]).read_text().splitlines()[2:5] == [
+        "| dataset | RM | stage | policy | token limit | texts | over the limit | skipped |",
+        "|---|---|---|---|---|---|---|---|",
+        "| hs2 | a | originals | skip | 512 | 4 | 2 | 1 |",
+    ]
+
+
+def test_length_counts_of_a_table_with_one_row():
+    originals = pl.DataFrame(
+        {
+            "reward_chosen": [None],
+            "reward_rejected": [0.5],
+            "truncated_chosen": [True],
+            "truncated_rejected": [False],
+            "max_length": [512],
+        },
+        schema_overrides={"reward_chosen": pl.Float64},
+    )
+    counts = {"max_length": 512, "texts": 2, "truncated": 1, "skipped": 1}
+    assert length_counts(originals, "originals") == counts
+    rewards = pl.DataFrame(
+        {"reward": [None], "truncated": [True], "max_length": [512]}, schema_overrides={"reward": pl.Float64}
+    )
+    assert length_counts(rewards, "perturbations") == {**counts, "texts": 1}
+
+
+def test_a_known_limit_after_a_hundred_unknown_rows_is_kept():
+    """polars infers a column's type from the first 100 rows: the table's columns are declared instead."""
+    unknown = {"policy": "truncate", "max_length": None, "texts": 6, "truncated": None, "skipped": 0}
+    rows = [{"dataset": "d", "rm": f"py{i:03d}", "stage": "originals", **unknown} for i in range(100)]
+    known = {"policy": "skip", "max_length": 512, "texts": 4, "truncated": 2, "skipped": 1}
+    rows.append({"dataset": "d", "rm": "hf", "stage": "originals", **known})
+    table = truncation_table(rows)
+    assert table.height == 101 and table.row(0)[3:] == (None, None, 6, None, 0)
+    assert table.row(100) == ("d", "hf", "originals", "skip", 512, 4, 2, 1)
 
 
 def test_the_demo_key_max_length_policy_is_refused_with_its_new_name():

@@ -1,0 +1,138 @@
+"""Mutation testing of one library module with mutmut, against the test file that covers it.
+
+    python tests/mutation/run.py score/lengths.py            # a module of MODULES
+    python tests/mutation/run.py registry.py --max-children 1 --tests tests/test_registry.py
+
+mutmut names a mutant by the module path it mutates, relative to the folder it runs in, so it runs in a
+staging folder, ``.mutation/<module>/`` (rebuilt on every run, git-ignored), where the package sits at the
+top as ``rmexplain/`` (the module names then match ``rmexplain.<module>`` as the library imports them);
+``config/``, ``workflow/`` and ``tests/`` are copied beside it, so the tests' paths from the repository
+root (``tests/conftest.py``'s ``REPO``) and the tiers plugin work unchanged. mutmut puts its mutated copy
+first on ``sys.path``, ahead of the editable install. Every test of the file runs once to record which
+tests reach which function; each mutant then runs only those tests, in a child forked from a fork server
+(a child forked straight from a process whose polars thread pool has started can deadlock). Tests that
+reach the library only through a Snakemake subprocess never see a mutant.
+
+The script prints each mutant's status (``killed``, ``survived``, ``timeout``, ``no tests``, ...), the
+counts, and the diff of every survivor; ``docs/testing.md`` ("Mutation testing") keeps the counts and why
+each survivor left there cannot matter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "workflow" / "rmexplain"
+
+# Each module kept under mutation testing, with the test file that covers it.
+MODULES: dict[str, tuple[str, ...]] = {
+    "score/lengths.py": ("tests/test_score_lengths.py",),
+    "provenance.py": ("tests/test_provenance.py",),
+    "llm/budget.py": ("tests/test_llm_budget.py",),
+    "llm/ratelimit.py": ("tests/test_llm_ratelimit.py",),
+    "analysis/reproduction.py": ("tests/test_reproduction.py",),
+    "registry.py": ("tests/test_registry.py",),
+    "embeddings.py": ("tests/test_embeddings.py",),
+    "explanations/categorise.py": ("tests/test_explain.py",),
+}
+SKIPPED_FILES = shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info")
+
+
+def mutmut_settings(module: str, tests: tuple[str, ...]) -> str:
+    """The ``[tool.mutmut]`` table of the staging folder's pyproject.toml."""
+    return "\n".join(
+        [
+            "",
+            "[tool.mutmut]",
+            'source_paths = ["rmexplain"]',
+            'also_copy = ["config", "workflow"]',
+            f'only_mutate = ["rmexplain/{module}"]',
+            f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
+            'pytest_add_cli_args = ["-p", "no:cacheprovider"]',
+            'process_isolation = "forkserver"',
+            # A child's wall-clock limit is (its tests' recorded time + 30 s) x 4: module fixtures (tiny
+            # models built on first use) are not in the recorded time, and the 2 cores are shared.
+            "timeout_constant = 30",
+            "timeout_multiplier = 4",
+            "use_git_change_detection = false",
+            "",
+        ]
+    )
+
+
+def stage(module: str, tests: tuple[str, ...], root: Path) -> Path:
+    """A fresh staging folder for ``module`` under ``root``: the package at the top, the tests and the files
+    they read beside it, and the project's pyproject.toml with the mutmut settings."""
+    folder = root / module.removesuffix(".py").replace("/", ".")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    shutil.copytree(PACKAGE, folder / "rmexplain", ignore=SKIPPED_FILES)
+    for name in ("config", "workflow", "tests"):
+        shutil.copytree(REPO / name, folder / name, ignore=SKIPPED_FILES)
+    project = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (folder / "pyproject.toml").write_text(project + mutmut_settings(module, tests), encoding="utf-8")
+    return folder
+
+
+def mutmut(folder: Path, *args: str, capture: bool = False) -> str:
+    """Run the mutmut next to this Python in ``folder`` (the library from the staged copy only)."""
+    command = Path(sys.executable).with_name("mutmut")
+    executable = str(command) if command.exists() else shutil.which("mutmut")
+    if executable is None:
+        raise SystemExit("mutmut is not installed: pip install -e '.[mutation]'")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
+    result = subprocess.run(
+        [executable, *args], cwd=folder, env=env, text=True, check=True, capture_output=capture
+    )
+    return result.stdout if capture else ""
+
+
+def statuses(folder: Path) -> dict[str, str]:
+    """Each mutant's status, by name, from ``mutmut results --all true``."""
+    listing = mutmut(folder, "results", "--all", "true", capture=True)
+    return dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+?)\s*$", listing, re.M))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("module", help=f"a module of rmexplain: {', '.join(MODULES)}")
+    parser.add_argument("--tests", nargs="+", help="test files to run instead of the module's own")
+    parser.add_argument("--max-children", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--root", type=Path, default=REPO / ".mutation", help="where staging folders go")
+    args = parser.parse_args(argv)
+    if not (PACKAGE / args.module).is_file():
+        parser.error(f"no module workflow/rmexplain/{args.module}")
+    tests = tuple(args.tests or MODULES.get(args.module, ()))
+    if not tests:
+        parser.error(f"{args.module} has no test file in MODULES: name them with --tests")
+    folder = stage(args.module, tests, args.root)
+    mutmut(folder, "run", "--max-children", str(args.max_children))
+    found = statuses(folder)
+    for name, status in sorted(found.items(), key=lambda item: _natural(item[0])):
+        print(f"{status:>10}  {name}")
+    counts = Counter(found.values())
+    print(
+        f"\n{args.module}: {len(found)} mutants; " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    )
+    for name in sorted((n for n, s in found.items() if s == "survived"), key=_natural):
+        print(mutmut(folder, "show", name, capture=True))
+    return 0
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """Sort key: function, then mutant number."""
+    stem, number = name.rsplit("__mutmut_", 1)
+    return stem, int(number)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

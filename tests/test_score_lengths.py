@@ -159,8 +159,20 @@ class OneRewardShort(RewardModelBackend):
 @pytest.mark.parametrize("policy", ["truncate", "skip"])
 def test_too_few_rewards_from_a_backend_are_an_error_not_skips(policy):
     scorer = OneRewardShort("short", {"overlong": policy})
-    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+    kept = 3 if policy == "truncate" else 2
+    message = rf"^reward_models.short: its backend returned {kept - 1} rewards for {kept} inputs from f$"
+    with pytest.raises(ScoringError, match=message):
         score_within_limit(scorer, ["p"] * 3, ["a", "a long answer", "b"], ["x", "y", "z"], "short", "f", LOG)
+
+
+def test_too_few_rewards_from_a_backend_that_cannot_see_its_tokens_are_an_error():
+    class Blind(OneRewardShort):
+        def length_check(self, prompts, responses) -> LengthCheck:
+            return LengthCheck.unknown()
+
+    blind = Blind("blind", {"overlong": None})
+    with pytest.raises(ScoringError, match=r"^reward_models.blind: its backend returned 1 rewards for 2 inputs"):
+        score_within_limit(blind, ["p"] * 2, ["a", "b"], ["x", "y"], "blind", "f", LOG)
 
 
 def test_skipped_perturbations_get_no_reward_and_are_left_out_of_categorisation(llama_dir, tmp_path, caplog):

@@ -40,6 +40,17 @@ class Scored:
     limit: int | None
 
 
+def counted(rewards: Sequence[float], expected: int, rm: str, source: str) -> list[float]:
+    """``rewards`` as a list, if the backend returned one per input (a broken backend is named)."""
+    rewards = list(rewards)
+    if len(rewards) != expected:
+        raise ScoringError(
+            f"reward_models.{rm}: its backend returned {len(rewards)} rewards for {expected} inputs "
+            f"from {source}"
+        )
+    return rewards
+
+
 def score_within_limit(
     scorer: RewardModelBackend,
     prompts: Sequence[str],
@@ -54,7 +65,8 @@ def score_within_limit(
     check = scorer.length_check(prompts, responses)
     if check.cut is None:
         log.info("%s: its backend cannot tell which inputs it cuts; truncation counts are unknown", rm)
-        return Scored(list(scorer.score(prompts, responses)), [None] * len(prompts), None)
+        scores = counted(scorer.score(prompts, responses), len(prompts), rm, source)
+        return Scored(scores, [None] * len(prompts), None)
     cut_rows = [i for i, cut in enumerate(check.cut) if cut]
     if cut_rows and check.policy == "error":
         first = ", ".join(ids[i] for i in cut_rows[:5])
@@ -67,7 +79,8 @@ def score_within_limit(
     keep = [i for i in range(len(prompts)) if i not in skipped]
     rewards: list[float | None] = [None] * len(prompts)
     if keep:
-        scores = scorer.score([prompts[i] for i in keep], [responses[i] for i in keep])
+        scored = scorer.score([prompts[i] for i in keep], [responses[i] for i in keep])
+        scores = counted(scored, len(keep), rm, source)
         for i, reward in zip(keep, scores, strict=True):
             rewards[i] = reward
     if cut_rows:

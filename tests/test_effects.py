@@ -14,7 +14,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, with_sources
 from rmexplain.effects.base import EffectInput, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
-from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
+from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
 from rmexplain.effects.stages import run_attribute_effects
 from rmexplain.ids import text_id
 from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform, polars_schema
@@ -260,6 +260,19 @@ def test_recovery_counts_a_hit_only_with_the_expected_sign_and_keeps_controls_ou
     assert got[("hedge", "flip_rate")]["rank"] == 2 and got[("hedge", "flip_rate")]["sign_ok"] is None
     assert not got[("hedge", "flip_rate")]["hit_at_1"] and got[("hedge", "flip_rate")]["hit_at_3"]
     assert got[("ctl", "two_way")]["hit_at_1"] and not got[("ctl", "paper_delta")]["hit_at_1"]
+    verdicts = {key: row["verdict"] for key, row in got.items()}
+    assert verdicts == {
+        ("hedge", "two_way"): "found first",
+        ("hedge", "paper_delta"): "wrong sign (rank 1)",
+        ("hedge", "flip_rate"): "in the top 3",
+        ("ctl", "two_way"): "control: no significant effect",
+        ("ctl", "paper_delta"): "control: 1 row significant",
+        ("ctl", "flip_rate"): "control: no significant effect",
+    }
+    invisible = with_verdicts(recovery.with_columns(visible_share=pl.lit(0.0)))
+    assert set(invisible.filter(pl.col("rm") == "hedge")["verdict"]) == {
+        "invisible: no edit changes the planted feature"
+    }
     recall = recall_table(recovery, "two_way").filter(pl.col("dataset") == "all")
     by = {r["estimator"]: r for r in recall.iter_rows(named=True)}
     assert (by["two_way"]["hits_at_1"], by["two_way"]["biases"], by["two_way"]["quiet_controls"]) == (1, 1, 1)

@@ -395,6 +395,11 @@ PLANTED_RECOVERY: Contract = {
         " no edit touches the feature, and no estimator can see the bias.",
         True,
     ),
+    "verdict": Column(
+        pl.String,
+        "In words: found first, in the top 3, wrong sign, missed (rank k), invisible (no edit changes the"
+        " planted feature), or for a control: no significant effect / k rows significant.",
+    ),
 }
 
 CONTRACTS.update(

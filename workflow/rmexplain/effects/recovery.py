@@ -23,7 +23,7 @@ import polars as pl
 
 from rmexplain.effects.analysis import with_sources
 from rmexplain.effects.base import estimators
-from rmexplain.schemas import PLANTED_RECOVERY, conform, polars_schema
+from rmexplain.schemas import PLANTED_RECOVERY, conform
 from rmexplain.score.planted import detector
 
 
@@ -39,11 +39,35 @@ def recovery_rows(effects: pl.DataFrame, expectations: Mapping[str, Mapping[str,
         signed = estimators.get(estimator).signed
         judged = _judge(group.sort("rank"), list(expect["attributes"]), expect.get("sign"), signed)
         rows.append({"dataset": dataset, "method": method, "rm": rm, "estimator": estimator, **judged})
-    frame = pl.DataFrame(rows, schema=polars_schema(PLANTED_RECOVERY))
-    return conform(frame, PLANTED_RECOVERY, "planted recovery")
+    frame = pl.DataFrame(rows, schema={k: c.dtype for k, c in PLANTED_RECOVERY.items() if k != "verdict"})
+    return conform(with_verdicts(frame), PLANTED_RECOVERY, "planted recovery")
 
 
 NOT_FOUND = dict.fromkeys(("found", "rank", "effect", "low", "high", "sign_ok"))
+INVISIBLE = "invisible: no edit changes the planted feature"
+
+
+def verdict(row: Mapping[str, Any]) -> str:
+    """One recovery row in words (a bias no edit can reveal is said to be invisible, not ranked)."""
+    if not row["expected"]:
+        n = row["n_significant"]
+        return "control: no significant effect" if n == 0 else f"control: {n} row{'s' * (n > 1)} significant"
+    if row["visible_share"] == 0:
+        return INVISIBLE
+    if row["rank"] is None:
+        return "no defined effect"
+    if row["sign_ok"] is False:
+        return f"wrong sign (rank {row['rank']})"
+    if row["hit_at_1"]:
+        return "found first"
+    return "in the top 3" if row["hit_at_3"] else f"missed (rank {row['rank']})"
+
+
+def with_verdicts(recovery: pl.DataFrame) -> pl.DataFrame:
+    """``recovery`` with each row's ``verdict`` (after its ``visible_share`` is known)."""
+    return recovery.with_columns(
+        verdict=pl.Series([verdict(row) for row in recovery.iter_rows(named=True)], dtype=pl.String)
+    )
 
 
 def _judge(ranked: pl.DataFrame, expected: list[str], sign: int | None, signed: bool) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from rmexplain.analysis.sensitivity import with_keys
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, log_summary
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.plots import effects_figure
-from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
+from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
 from rmexplain.explanations.stages import embed_dataset_texts
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import write_llm_use
@@ -169,12 +169,11 @@ def run_planted_recovery(
         )
         shares += [{"dataset": dataset, "method": method, "rm": rm, "share": v} for rm, v in visible.items()]
     if shares:
-        recovery = (
-            recovery.drop("visible_share")
+        recovery = with_verdicts(
+            recovery.drop("visible_share", "verdict")
             .join(pl.DataFrame(shares), on=["dataset", "method", "rm"], how="left")
             .rename({"share": "visible_share"})
-            .select(list(PLANTED_RECOVERY))
-        )
+        ).select(list(PLANTED_RECOVERY))
     recall = recall_table(recovery, primary)
     for row in recall.filter(pl.col("dataset") == "all").iter_rows(named=True):
         log.info("%s/%s: recall@1 %d/%d, recall@3 %d/%d", row["method"], row["estimator"], row["hits_at_1"],

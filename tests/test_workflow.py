@@ -50,6 +50,7 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     assert truncation.drop("texts").rows() == [
         ("harmless", "demo-harmless", "originals", "truncate", 256, 0, 0),
         ("harmless", "demo-harmless", "perturbations", "truncate", 256, 0, 0),
+        ("harmless", "demo-harmless", "effects", "truncate", 256, 0, 0),  # the attribute effects' edits
     ]
     assert truncation["texts"][0] == 2 * 4 * 2  # chosen and rejected of 4 comparisons x 2 seeds
     record = json.loads((root / "results/provenance.json").read_text())
@@ -67,9 +68,10 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     # Every job ran in one environment: the recorded jobs (scoring, perturbing, embedding) and the others.
     [environment] = record["environments"]
     assert environment["rules"] == [
-        "embed_texts", "perturb", "provenance", "score_originals", "score_perturbations"
+        "effect_edits", "embed_effect_texts", "embed_texts", "perturb", "provenance", "score_effect_edits",
+        "score_originals", "score_perturbations",
     ]  # fmt: skip
-    assert environment["jobs"] == 5 and record["gpus"] == [] and record["rm_code"] == []
+    assert environment["jobs"] == 8 and record["gpus"] == [] and record["rm_code"] == []
     # The distances keep ids, not vectors: the embeddings are in results/embeddings only.
     distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
     assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]

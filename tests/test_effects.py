@@ -15,7 +15,7 @@ from rmexplain.effects.analysis import EffectSettings, effect_input, effects_tab
 from rmexplain.effects.base import EffectInput, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
-from rmexplain.effects.stages import run_attribute_effects
+from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
 from rmexplain.ids import text_id
 from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform, polars_schema
 
@@ -304,3 +304,24 @@ def test_an_edit_table_with_no_edit_is_an_error_naming_its_skips(tmp_path):
     inputs = {"comparisons": str(comparisons), "edits": str(edits), "originals": [], "rewards": []}
     with pytest.raises(ValueError, match=r"holds no edit.*results/skipped/effects/d/rules.parquet"):
         run_attribute_effects(inputs, [], {}, {}, [], "d", "rules", str(tmp_path / "out.parquet"), LOG)
+
+
+def test_effect_text_embeddings_copy_what_the_dataset_table_holds_and_encode_the_rest(tmp_path, caplog):
+    edits, _ = make_effect_edits(_comparisons(), "rules", "rules", {}, {"verbosity": ""}, {}, False, LOG)
+    edits_path = tmp_path / "edits.parquet"
+    edits.write_parquet(edits_path)
+    texts = sorted(set(edits["text"]))
+    known = pl.DataFrame(
+        {"text": [texts[0], "a text no edit wrote"], "embedding": [[9.0] * 384, [1.0] * 384]},
+        schema={"text": pl.String, "embedding": pl.List(pl.Float32)},
+    ).with_columns(chunked_embedding=pl.lit(None, dtype=pl.List(pl.Float32)))
+    known_path = tmp_path / "known.parquet"
+    known.write_parquet(known_path)
+    out = tmp_path / "out.parquet"
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        run_embed_effect_texts([str(edits_path)], [str(known_path)], {}, str(out), LOG)
+    table = pl.read_parquet(out)
+    assert table["text"].to_list() == texts  # every edited text once, sorted; nothing else
+    assert table["embedding"][0].to_list() == [9.0] * 384  # copied, not encoded again
+    assert all(abs(sum(v * v for v in row) - 1.0) < 1e-4 for row in table["embedding"][1:].to_list())
+    assert f"{len(texts)} distinct edited texts: 1 held by the dataset's embedding table" in caplog.text

@@ -227,6 +227,13 @@ def effect_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]
     return [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
 
 
+def text_embeddings_of(design: Design, dataset: str) -> list[str]:
+    """The dataset's text embedding table, where ``embed_texts`` writes one (empty list otherwise)."""
+    if dataset not in text_embedding_datasets(design):
+        return []
+    return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
+
+
 def effect_embedding_datasets(design: Design) -> list[str]:
     """Datasets whose effect edits ``embed_effect_texts`` embeds: those with an RM that looks texts up."""
     datasets = design.effect_datasets()

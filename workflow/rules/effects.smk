@@ -35,8 +35,8 @@ rule effect_edits:
 
 rule embed_effect_texts:
     input:
-        comparisons=paths.COMPARISONS,
         edits=lambda w: targets.effect_edit_files(design, w.dataset),
+        known=lambda w: targets.text_embeddings_of(design, w.dataset),  # texts embedded already: copied
         hub=ancient(downloads.models_for_distances(design)),
     output:
         paths.EFFECT_EMBEDDINGS,

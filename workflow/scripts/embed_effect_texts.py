@@ -12,8 +12,8 @@ use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by downl
 from rmexplain.effects.stages import run_embed_effect_texts  # after the log is open
 
 run_embed_effect_texts(
-    snakemake.input.comparisons,
     list(snakemake.input.edits),
+    list(snakemake.input.known),
     snakemake.params.encoder,
     snakemake.output[0],
     log,

@@ -16,7 +16,7 @@ from rmexplain.effects.analysis import EffectSettings, effect_input, effects_tab
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.plots import effects_figure
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
-from rmexplain.explanations.stages import embed_dataset_texts
+from rmexplain.explanations.stages import encode_table
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import write_llm_use
 from rmexplain.markup import write_table_pages
@@ -31,6 +31,7 @@ from rmexplain.schemas import (
     PLANTED_RECOVERY,
     REWARDS,
     TEXT_EMBEDDINGS,
+    polars_schema,
     read_table,
     write_table,
 )
@@ -73,16 +74,30 @@ def run_effect_edits(
 
 
 def run_embed_effect_texts(
-    comparisons: str, edits: Sequence[str], settings: dict[str, Any], output: str, log: logging.Logger
+    edits: Sequence[str],
+    known: Sequence[str],
+    settings: dict[str, Any],
+    output: str,
+    log: logging.Logger,
 ) -> None:
-    """TEXT_EMBEDDINGS of every edited text of a dataset (and its originals), each once, for the RMs that
-    look texts up instead of encoding them (the demo RMs and the planted RMs built on them)."""
-    frame = embed_dataset_texts(
-        read_table(comparisons, COMPARISONS, "comparisons"),
-        [read_table(p, EFFECT_EDITS, "effect edits") for p in edits],
-        settings,
-        log,
+    """TEXT_EMBEDDINGS of every edited text of a dataset, each once, for the RMs that look texts up instead of
+    encoding them (the demo RMs and the planted RMs built on them). Texts the dataset's own embedding table
+    (``known``: the perturbations' and originals', same encoder) holds are copied from it; only the others
+    are encoded."""
+    texts = set().union(*(read_table(p, EFFECT_EDITS, "effect edits")["text"].to_list() for p in edits))
+    held = [
+        read_table(p, TEXT_EMBEDDINGS, "text embeddings").filter(pl.col("text").is_in(list(texts)))
+        for p in known
+    ]
+    reused = (
+        pl.concat(held).unique("text", maintain_order=True)
+        if held
+        else pl.DataFrame(schema=polars_schema(TEXT_EMBEDDINGS))
     )
+    missing = sorted(texts - set(reused["text"].to_list()))
+    log.info("%d distinct edited texts: %d held by the dataset's embedding table, %d to encode",
+             len(texts), reused.height, len(missing))  # fmt: skip
+    frame = pl.concat([reused, encode_table(missing, settings)]).sort("text")
     write_table(frame, output, TEXT_EMBEDDINGS, "effect text embeddings")
 
 

@@ -39,6 +39,7 @@ from rmexplain.schemas import (
     REWARDS,
     TEXT_EMBEDDINGS,
     conform,
+    polars_schema,
     read_table,
     write_table,
 )
@@ -175,12 +176,18 @@ def embed_dataset_texts(
     perturbed = with_originals(
         comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
     )
-    texts = perturbed["text"].to_list() + perturbed["original"].to_list()
-    encoder = {**schema_defaults("evaluate"), **settings}
-    model = load_sentence_model(encoder["embedding_model"], encoder["device"])
-    frame = embedding_table(texts, model, int(encoder["batch_size"]))
+    frame = encode_table(perturbed["text"].to_list() + perturbed["original"].to_list(), settings)
     log.info("embedded %d distinct texts of %d perturbation tables", frame.height, len(perturbations))
     return frame
+
+
+def encode_table(texts: Sequence[str], settings: dict[str, Any]) -> pl.DataFrame:
+    """TEXT_EMBEDDINGS rows of ``texts`` (each once, sorted) with the evaluation's encoder (``evaluate``)."""
+    if not texts:
+        return pl.DataFrame(schema=polars_schema(TEXT_EMBEDDINGS))
+    encoder = {**schema_defaults("evaluate"), **settings}
+    model = load_sentence_model(encoder["embedding_model"], encoder["device"])
+    return embedding_table(texts, model, int(encoder["batch_size"]))
 
 
 def with_originals(comparisons: pl.DataFrame, perturbations: pl.DataFrame) -> pl.DataFrame:

@@ -141,3 +141,16 @@ def test_a_reference_must_score_every_dataset_its_rm_is_explained_on():
     config["datasets"]["d"]["reward_models"] = ["p"]
     with pytest.raises(ConfigError, match="must score dataset 'd' too"):
         check(config)
+
+
+def test_without_rewrites_of_rewrites_the_rate_estimators_are_left_out_and_refused():
+    config = _config()
+    config["analysis"] = {"effects": {"rewrite_of_rewrite": False}}
+    check(config)
+    names = Design.from_config(config).effect_estimators
+    assert "two_way" in names and "length_adjusted" in names
+    assert not [n for n in names if n.startswith("rate_")]
+    config = _config()
+    config["analysis"] = {"effects": {"rewrite_of_rewrite": False, "estimators": ["two_way", "rate_ate"]}}
+    with pytest.raises(ConfigError, match=r"\['rate_ate'\] read the edits of edits"):
+        check(config)

@@ -385,8 +385,14 @@ class Design:
 
     @cached_property
     def effect_estimators(self) -> list[str]:
-        """Estimators the attribute-effects tables report (``analysis.effects.estimators``, default all)."""
-        return list(self.effects.get("estimators") or estimators.names())
+        """Estimators the attribute-effects tables report (``analysis.effects.estimators``, default all but,
+        without ``rewrite_of_rewrite``, those that read the edits of edits)."""
+        chosen = self.effects.get("estimators")
+        if chosen:
+            return list(chosen)
+        if self.effects["rewrite_of_rewrite"]:
+            return estimators.names()
+        return [name for name in estimators.names() if not estimators.get(name).needs_round_two]
 
     def effect_methods(self, dataset: str) -> list[str]:
         """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in

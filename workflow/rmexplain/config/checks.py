@@ -219,6 +219,13 @@ def check_effects(design: Design) -> None:
     known = estimators.names()
     _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")
     _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "an estimator of")
+    if not effects["rewrite_of_rewrite"]:
+        needy = [name for name in effects.get("estimators") or [] if estimators.get(name).needs_round_two]
+        _require(
+            not needy,
+            f"analysis.effects.estimators: {needy} read the edits of edits, which rewrite_of_rewrite: false "
+            "does not make",
+        )
     for name in effects.get("methods") or []:
         _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
         _require(

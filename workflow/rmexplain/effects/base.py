@@ -75,8 +75,6 @@ class Estimator:
     referenced: ClassVar[bool] = True  # reward changes of the RM's reference are subtracted (paper: no)
     length_row: ClassVar[bool] = False  # it reports the RM's sensitivity to length as a row
     needs_round_two: ClassVar[bool] = False  # it reads the edits of edits
-    unit: ClassVar[str] = "reward sd per edit in the better direction"
-    description: ClassVar[str] = ""
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         raise NotImplementedError

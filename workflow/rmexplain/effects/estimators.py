@@ -86,9 +86,9 @@ class _PaperEstimator(Estimator):
 
 @estimators.register("flip_rate")
 class FlipRate(_PaperEstimator):
+    """The paper's preference flip rate (§4.1), both sides pooled per comparison: a share, unsigned."""
+
     signed = False
-    unit = "share of the paper's perturbations that flip the preference"
-    description = "The paper's preference flip rate (§4.1), both sides pooled per comparison."
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         view = data.rms[rm]
@@ -97,7 +97,7 @@ class FlipRate(_PaperEstimator):
 
 @estimators.register("paper_delta")
 class PaperDelta(_PaperEstimator):
-    description = "The paper's mean reward delta against the preference, standardised; one direction."
+    """The paper's mean reward delta against the preference, standardised: one direction."""
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         view = data.rms[rm]
@@ -128,7 +128,7 @@ class _EditEstimator(Estimator):
 
 @estimators.register("two_way")
 class TwoWay(_EditEstimator):
-    description = "Half the difference of the mean reward change of better and of worse edits."
+    """Half the difference of the mean reward changes of the better and of the worse round-1 edits."""
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
@@ -162,29 +162,29 @@ class _Rate(_EditEstimator):
 
 @estimators.register("rate_att")
 class RateATT(_Rate):
+    """RATE's ATT: responses made worse, then edited back; the edit back against the edit."""
+
     chains = (-1,)
-    description = "RATE's ATT: responses made worse, then edited back; the back-edit against the edit."
 
 
 @estimators.register("rate_atu")
 class RateATU(_Rate):
+    """RATE's ATU: responses made better, then edited back; the edit against the edit back."""
+
     chains = (1,)
-    description = "RATE's ATU: responses made better, then edited back; the edit against the back-edit."
 
 
 @estimators.register("rate_ate")
 class RateATE(_Rate):
-    description = "RATE's ATE: ATT and ATU pooled, weighted by their numbers of units."
+    """RATE's ATE: ATT and ATU pooled, weighted by their numbers of units."""
 
 
 @estimators.register("length_adjusted")
 class LengthAdjusted(_EditEstimator):
+    """Both directions, least squares with the edit's length change: each attribute's effect at equal
+    length, and the RM's sensitivity to length as its own row."""
+
     length_row = True
-    description = (
-        "Both directions, least squares with the edit's length change: the attribute's effect at equal"
-        " length,"
-        " and the RM's sensitivity to length as its own row."
-    )
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int

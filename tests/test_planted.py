@@ -116,6 +116,10 @@ def test_a_planted_rm_runs_where_its_base_runs_and_is_explained_against_it():
     assert design.scoring_rm("p") == "base" and design.reference_rm("p") == "base"
     assert design.scoring_spec("p")["base_spec"] == config["reward_models"]["base"]
     assert design.planted_bases == ["base"] and design.reference_rm("base") is None
+    assert design.rm_artifact_files("p") == {
+        "head": "results/models/base/head.pt",
+        "base_scale": "results/models/base/reward_scale.json",
+    }
     assert design.expectations == {"p": {"attributes": []}}
 
 

@@ -252,6 +252,15 @@ class Design:
             spec["base_spec"] = dict(self.reward_models[base])
         return spec
 
+    def rm_artifact_files(self, rm: str) -> dict[str, str]:
+        """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``); a planted RM
+        needs its base's, and the base's reward scale."""
+        runs = self.scoring_rm(rm)
+        files = paths.rm_artifact_files(self.rm_backend(runs).artifacts, runs)
+        if runs != rm:
+            files["base_scale"] = paths.fmt(paths.REWARD_SCALE, rm=runs)
+        return files
+
     def reference_rm(self, rm: str) -> str | None:
         """The RM whose reward changes ``rm``'s attribute effects subtract: ``reference``, else a planted
         RM's base, else none."""

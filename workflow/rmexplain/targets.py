@@ -18,13 +18,8 @@ from rmexplain.score.base import overlong_policy
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
 def rm_artifact_files(design: Design, rm: str) -> dict[str, str]:
-    """Files from earlier rules that RM ``rm``'s backend needs (its declared ``artifacts``); a planted RM
-    needs its base's, and the base's reward scale."""
-    runs = design.scoring_rm(rm)
-    files = paths.rm_artifact_files(design.rm_backend(runs).artifacts, runs)
-    if runs != rm:
-        files["base_scale"] = paths.fmt(paths.REWARD_SCALE, rm=runs)
-    return files
+    """Files from earlier rules that RM ``rm``'s backend needs (``Design.rm_artifact_files``)."""
+    return design.rm_artifact_files(rm)
 
 
 def orientation_score_files(design: Design, dataset: str, orienter: str) -> list[str]:

@@ -16,7 +16,6 @@ from typing import Any
 
 import polars as pl
 
-from rmexplain import paths
 from rmexplain.analysis.examples import rm_page, write_page
 from rmexplain.analysis.pages import perturbation_rows
 from rmexplain.analysis.plots import FigureOptions, example_rm_figure
@@ -74,8 +73,7 @@ def comparison_frame(request: Request, dataset: str = "cli") -> pl.DataFrame:
 def artifacts_for(config: dict[str, Any], rm: str, root: Path) -> dict[str, str]:
     """Files a scorer needs besides its spec (a demo RM's trained head, made by the workflow)."""
     artifacts = {}
-    backend = Design.from_config(config).rm_backend(rm)
-    for name, relative in paths.rm_artifact_files(backend.artifacts, rm).items():
+    for name, relative in Design.from_config(config).rm_artifact_files(rm).items():
         path = root / relative
         if not path.is_file():
             raise AnalysisError(
@@ -126,7 +124,7 @@ def explain_one(
     originals = {}
     for rm in [r for r in design.reward_models if r in scored]:
         frame = score_originals(
-            comparisons_path, rm, config["reward_models"][rm], artifacts_for(config, rm, root), log
+            comparisons_path, rm, design.scoring_spec(rm), artifacts_for(config, rm, root), log
         )
         originals[rm] = str(work / f"originals_{rm}.parquet")
         write_table(frame, originals[rm], ORIGINAL_SCORES, "original_scores")
@@ -147,7 +145,7 @@ def explain_one(
     options = FigureOptions.from_config(config.get("figures"))
     rows = []
     for rm in rms:
-        spec, arts = config["reward_models"][rm], artifacts_for(config, rm, root)
+        spec, arts = design.scoring_spec(rm), artifacts_for(config, rm, root)
         perturbations_path = str(work / f"perturbations_{orienters[rm]}.parquet")
         rewards = score_perturbations(comparisons_path, [perturbations_path], rm, spec, arts, log)
         write_table(rewards, work / f"rewards_{rm}.parquet", REWARDS, "rewards")

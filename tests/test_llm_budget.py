@@ -9,6 +9,8 @@ import os
 import socket
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -16,7 +18,15 @@ from test_llm_workflow import write_project
 
 from rmexplain.config import load
 from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
-from rmexplain.llm.budget import Budget, BudgetExceeded, ledger_path, request_cost, worst_case_cost
+from rmexplain.llm.budget import (
+    Budget,
+    BudgetExceeded,
+    ledger_path,
+    request_cost,
+    unpriced_cost_cap,
+    worst_case_cost,
+)
+from rmexplain.llm.cache import process_owner
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.settings import ConfigError
@@ -177,3 +187,93 @@ def test_a_cost_cap_without_prices_is_refused(tmp_path, monkeypatch):
     config["llm"]["prices"] = {"input_per_million": 2.5}
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     assert load(config_path)["llm"]["max_cost_usd"] == 5.0
+
+
+def test_costs_by_hand():
+    """USD per million tokens on each side, a side without a price counting 0; the worst case counts every
+    character of every message, 8 more per message (its role and separators), and max_tokens out."""
+    prices = {"input_per_million": 3.0, "output_per_million": 15.0}
+    assert request_cost(1_000_000, 0, prices) == 3.0
+    assert request_cost(0, 2_000_000, prices) == 30.0
+    assert request_cost(500_000, 500_000, {"output_per_million": 15.0}) == 7.5
+    assert request_cost(500_000, 500_000, {"input_per_million": 3.0}) == 1.5
+    asked = ChatRequest.user("x" * 92, system="y" * 42, sampling=Sampling(max_tokens=50), template="t@1")
+    # at 1 USD a token in and 2 out: (92 + 8) + (42 + 8) = 150 tokens in, 50 out
+    assert worst_case_cost(asked, {"input_per_million": 1e6, "output_per_million": 2e6}) == 150 + 2 * 50
+
+
+def test_an_unpriced_cost_cap_is_refused_naming_the_model_and_the_way_out():
+    llm = {"model": "gpt-x", "max_cost_usd": 5.0, "prices": {"input_per_million": 0.0}}
+    assert unpriced_cost_cap(llm) == (
+        "max_cost_usd (5.0) is set but llm.prices gives model 'gpt-x' no price (input_per_million and "
+        "output_per_million are 0), so every request would count 0 USD and the cap would guard nothing: set "
+        "llm.prices (USD per 1M tokens) or cap llm.max_requests instead"
+    )
+    assert unpriced_cost_cap({**llm, "prices": {"output_per_million": 0.5}}) is None  # under 1 USD: priced
+    assert unpriced_cost_cap({**llm, "max_cost_usd": None}) is None
+
+
+def test_reservations_become_the_returned_cost_as_answers_arrive(tmp_path):
+    """At 1 USD a token each way, a request(n) costs at most (9 + 8) + 10 = 27 USD: a cap of 94 holds three
+    worst cases (81), not four. The ledger (in folders that do not exist yet) holds this process's
+    reservations; each answer turns its reservations into its returned cost at once; a retry that reaches
+    the cap exactly still fits."""
+    prices = {"input_per_million": 1e6, "output_per_million": 1e6}
+    budget = Budget(tmp_path / "new" / "folder" / "ledger.json", None, max_cost_usd=94.0, prices=prices)
+    assert worst_case_cost(request(0), prices) == 27.0
+
+    def mine() -> dict:
+        return json.loads(budget.path.read_text())["reserved"][process_owner()]
+
+    n, why = budget.reserve([request(i) for i in range(4)])
+    assert n == 3 and why == (
+        "llm.max_cost_usd (94.0) reached: 0.0000 USD spent so far and 81.0000 reserved for requests in "
+        f"flight; the next request could cost up to 27.0000 (ledger {budget.path})"
+    )
+    assert mine() == {"requests": 3, "cost_usd": 81.0}
+    budget.settle(request(0), Completion(text="a", prompt_tokens=10, completion_tokens=3))
+    assert budget.spent() == (1, 13.0) and mine() == {"requests": 2, "cost_usd": 54.0}
+    assert budget.reserve_retry(request(1)) is None  # 13 spent + 54 reserved + 27 = 94, the cap
+    assert mine() == {"requests": 3, "cost_usd": 81.0}
+    assert "13.0000 USD spent so far and 81.0000 reserved" in str(budget.reserve_retry(request(1)))
+    # two attempts, one of them without usage (a timeout): 3 + 1 returned, and 27 at worst for the other
+    timed_out_once = Completion("b", prompt_tokens=3, completion_tokens=1, attempts=2, unmetered_attempts=1)
+    budget.settle(request(1), timed_out_once)
+    assert budget.spent() == (3, 44.0) and mine() == {"requests": 1, "cost_usd": 27.0}
+    budget.settle(request(2), Completion(text="c", prompt_tokens=1, completion_tokens=1))
+    assert budget.spent() == (4, 46.0) and mine() == {"requests": 0, "cost_usd": 0.0}
+    budget.release()
+    assert json.loads(budget.path.read_text())["reserved"] == {}
+
+
+def test_requests_without_limits_or_prices_are_counted_once_released(tmp_path):
+    """No limits and no prices: nothing is written per answer, and release records the requests (at 0 USD)."""
+    free = Budget(tmp_path / "ledger.json", max_requests=None, max_cost_usd=None, prices={})
+    for i in range(2):
+        free.settle(request(i), Completion(text="a", prompt_tokens=10, completion_tokens=5))
+    assert not free.path.exists()
+    free.release()
+    assert free.spent() == (2, 0.0)
+
+
+def test_a_job_waits_for_the_ledger_lock_another_job_holds(tmp_path):
+    """Another process holds the ledger's lock (``<ledger>.lock``): a reservation waits for it, and goes on
+    as soon as that process dies (a crashed job frees the lock)."""
+    budget = Budget(tmp_path / "ledger.json", max_requests=5, max_cost_usd=None, prices={})
+    hold = (
+        "import sys, time; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+        "print('held', flush=True); time.sleep(60)"
+    )
+    command = [sys.executable, "-c", hold, f"{budget.path}.lock"]
+    holder = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with ThreadPoolExecutor(1) as pool:
+            reserved = pool.submit(budget.reserve, [request(0)])
+            time.sleep(0.5)
+            assert not reserved.done() and not budget.path.exists()
+            holder.kill()
+            assert reserved.result(timeout=30) == (1, None)
+    finally:
+        holder.kill()
+        holder.wait()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 import urllib.error
 import urllib.request
@@ -14,7 +15,15 @@ import pytest
 
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.llm.ratelimit import ClientLimiter, duration_seconds, request_tokens
+from rmexplain.llm.ratelimit import (
+    Bucket,
+    ClientLimiter,
+    ServerLimiter,
+    duration_seconds,
+    request_tokens,
+    retry_after,
+    text_tokens,
+)
 
 LOG = logging.getLogger("test_llm_ratelimit")
 
@@ -38,14 +47,224 @@ def test_the_token_estimate_rounds_up():
     assert request_tokens(["a" * 8], 1) == 3
     assert request_tokens(["abcde"], 0, chars_per_token=2.5) == 2
     assert request_tokens(["abcdef"], 0, chars_per_token=2.5) == 3
+    assert (text_tokens(""), text_tokens("abcd"), text_tokens("abcde")) == (0, 1, 2)
 
 
 @pytest.mark.parametrize(
     ("header", "seconds"),
-    [("1.5", 1.5), ("1.5s", 1.5), ("20ms", 0.02), ("6m0s", 360.0), ("1h2m3.5s", 3723.5), ("soon", None)],
+    [
+        ("1.5", 1.5),
+        ("1.5s", 1.5),
+        ("20ms", 0.02),
+        ("6m0s", 360.0),
+        ("2m", 120.0),
+        ("1h2m3.5s", 3723.5),
+        (" 2s ", 2.0),
+        ("soon", None),
+        ("2s later", None),
+        ("", None),
+        ("inf", None),
+        ("nan", None),
+        (None, None),
+    ],
 )
 def test_reset_headers_are_read_in_openais_duration_format(header, seconds):
     assert duration_seconds(header) == seconds
+
+
+def test_retry_after_prefers_milliseconds():
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after-ms": "soon", "retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "inf"}) is None and retry_after({}) is None
+
+
+class FakeClock:
+    """Seconds that pass only when told, or when ``asyncio.sleep`` is awaited (the ``clock`` fixture)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    fake = FakeClock()
+
+    async def sleep(seconds: float) -> None:
+        fake.now = max(fake.now + seconds, math.nextafter(fake.now, math.inf))  # as a real sleep, it moves
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    return fake
+
+
+def acquire(limiter: ClientLimiter, *tokens: int) -> list[float]:
+    """When each request of ``tokens`` may be sent, one after the other."""
+
+    async def run() -> list[float]:
+        return [await limiter.acquire(n) for n in tokens]
+
+    return asyncio.run(run())
+
+
+def test_a_bucket_refills_at_its_rate_up_to_its_capacity(clock):
+    bucket = Bucket(120, clock=clock)  # 2 a second, full at 120
+    assert (bucket.capacity, bucket.level, bucket.rate) == (120.0, 120.0, 2.0)
+    bucket.take(100)
+    clock.now = 5.0  # 20 + 5 s x 2
+    assert (bucket.wait_for(50), bucket.wait_for(500), bucket.wait_for(10)) == (10.0, 45.0, 0.0)
+    assert bucket.reset_seconds() == 45.0
+    assert not bucket.try_take(40) and bucket.level == 30.0
+    assert bucket.try_take(30) and bucket.level == 0.0
+    clock.now = 500.0
+    assert bucket.reset_seconds() == 0.0 and bucket.level == 120.0
+    assert bucket.try_take(500) and bucket.level == 0.0  # more than it holds: admitted when full, emptying it
+    bucket.take(50)  # the client's side: a debt the next requests wait out
+    assert bucket.level == -50.0 and bucket.reset_seconds() == 85.0
+    small = Bucket(60, capacity=5, start_full=False, clock=clock)
+    assert (small.capacity, small.level) == (5.0, 0.0)
+
+
+def test_the_server_admits_what_fits_and_says_how_long_the_rest_waits():
+    """600 tokens a minute (10 a second) and 2 requests a minute (one per 30 s), on the real clock."""
+    limiter = ServerLimiter(tokens_per_minute=600, requests_per_minute=2)
+    assert limiter.active and ServerLimiter(600, None).active and not ServerLimiter(None, None).active
+    assert limiter.admit(500) is None  # 100 tokens and 1 request left
+    assert limiter.admit(200) == pytest.approx(10.0, abs=0.01)  # (200 - 100) / 10: refused, nothing taken
+    assert limiter.admit(50) is None
+    assert limiter.admit(10) == pytest.approx(30.0, abs=0.01)  # the requests' bucket is empty
+    assert limiter.admit(1000) == pytest.approx(55.0, abs=0.01)  # (600 - 50) / 10, the longer wait
+    headers = limiter.headers()
+    assert {k: v for k, v in headers.items() if not k.startswith("x-ratelimit-reset")} == {
+        "x-ratelimit-limit-tokens": "600",
+        "x-ratelimit-remaining-tokens": "50",
+        "x-ratelimit-limit-requests": "2",
+        "x-ratelimit-remaining-requests": "0",
+    }
+    assert duration_seconds(headers["x-ratelimit-reset-tokens"]) == pytest.approx(55.0, abs=0.01)
+    assert duration_seconds(headers["x-ratelimit-reset-requests"]) == pytest.approx(60.0, abs=0.01)
+    tokens_only = ServerLimiter(tokens_per_minute=600, requests_per_minute=None)
+    tokens_only.empty()
+    assert tokens_only.admit(5) == pytest.approx(0.5, abs=0.01)
+    assert set(tokens_only.headers()) == {f"x-ratelimit-{h}-tokens" for h in ("limit", "remaining", "reset")}
+    tokens_only.tokens.level = -30.0  # owed to another client
+    assert tokens_only.headers()["x-ratelimit-remaining-tokens"] == "0"
+
+
+def test_the_client_paces_from_an_empty_bucket_that_holds_a_seconds_worth(clock):
+    """600 tokens a minute: 10 a second, at most 10 held. However long the client took to start, its first
+    request waits for its tokens; a request larger than the bucket waits for a full bucket and leaves a debt
+    the next one waits out."""
+    tokens = ClientLimiter(tokens_per_minute=600, requests_per_minute=None, clock=clock)
+    clock.now = 100.0
+    assert acquire(tokens, 5, 20, 5) == [100.5, 101.5, 103.0]
+    assert tokens.sent == 30 and tokens.waited == 3.0
+    clock.now = 0.0
+    requests = ClientLimiter(tokens_per_minute=None, requests_per_minute=120, clock=clock)  # 2 a second
+    assert acquire(requests, 999, 999, 999) == [0.5, 1.0, 1.5]
+    clock.now = 0.0
+    both = ClientLimiter(tokens_per_minute=600, requests_per_minute=120, clock=clock)
+    assert acquire(both, 1, 1, 1) == [0.5, 1.0, 1.5]  # the slower of the two buckets
+    assert not ClientLimiter(None, None, clock=clock).active
+
+
+def test_a_429_pauses_the_client_and_owes_the_pause(clock):
+    limiter = ClientLimiter(tokens_per_minute=600, requests_per_minute=None, clock=clock)
+    assert acquire(limiter, 10) == [1.0]
+    limiter.observe(429, {"retry-after": "2"})
+    limiter.pause(0.5)  # a shorter pause does not shorten it
+    assert limiter.rejected == 1 and limiter.paused_until == 3.0
+    # the bucket owes the pause's 20 tokens too: 10 more take 3 s, past the 2 s pause
+    assert acquire(limiter, 10) == [4.0]
+    limiter.observe(429, {})  # no retry-after: a second
+    assert limiter.rejected == 2 and limiter.paused_until == 5.0
+    assert acquire(limiter, 0) == [5.0]
+
+
+def test_the_servers_remaining_counts_cap_the_clients_buckets(clock):
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=60, clock=clock)  # 100/s, 1/s
+    assert acquire(limiter, 100) == [1.0]
+    clock.now = 2.0  # 100 tokens and a request refilled, but the server has 30 tokens left
+    limiter.observe(200, {"x-ratelimit-remaining-tokens": "30", "x-ratelimit-remaining-requests": "5"})
+    assert acquire(limiter, 50) == [pytest.approx(2.2)]
+    clock.now = 3.0  # the server has no request left
+    limiter.observe(200, {"x-ratelimit-remaining-tokens": "500", "x-ratelimit-remaining-requests": "0"})
+    assert acquire(limiter, 1) == [pytest.approx(4.0)]
+
+
+def rate_headers(remaining: float, limit: int = 6000, per_second: float | None = 100.0) -> dict[str, str]:
+    """The server's token headers: ``remaining`` of ``limit``, full again at ``per_second``."""
+    headers = {"x-ratelimit-limit-tokens": str(limit), "x-ratelimit-remaining-tokens": f"{remaining:g}"}
+    if per_second is not None:
+        headers["x-ratelimit-reset-tokens"] = f"{(limit - remaining) / per_second:g}s"
+    return headers
+
+
+def answered(limiter: ClientLimiter, tokens: int, remaining: float, **headers: object) -> float:
+    """One request sent as soon as the client's bucket allows (a second for 100 tokens), answered at once
+    with ``remaining`` tokens left on the server; returns the client's scale after it."""
+    (sent_at,) = acquire(limiter, tokens)
+    limiter.done(tokens, sent_at, counted=True)
+    limiter.observe(200, rate_headers(remaining, **headers))  # type: ignore[arg-type]
+    return limiter.scale
+
+
+@pytest.mark.parametrize(
+    ("charged", "headers", "scale"),
+    [
+        (160, {}, 1.6),
+        (160, {"per_second": None}, 1.6),  # no reset header: the client's own rate, 100 a second
+        (160, {"limit": 12000, "per_second": 200.0}, 1.6),  # the server refills 200 a second
+        (2000, {}, 8.0),  # at most 8
+        (20, {}, 0.25),  # at least 0.25
+    ],
+)
+def test_the_client_learns_the_servers_tokens_per_estimated_token(clock, charged, headers, scale):
+    """The client sends 100 estimated tokens a second; the server charges each request ``charged`` and
+    refills meanwhile: the fall of its remaining count plus its refill, over the tokens sent, is the scale."""
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    refill = headers.get("per_second") or 100.0
+    assert answered(limiter, 100, 3000, **headers) == 1.0  # one answer: no span yet
+    assert answered(limiter, 100, 3000 - charged + refill, **headers) == pytest.approx(scale)
+    assert acquire(limiter, 50)[0] == pytest.approx(2.0 + min(50 * scale, 100) / 100)
+
+
+def test_the_scale_is_learnt_only_over_a_clear_window(clock):
+    """No scale from answers less than 0.5 s apart, more than 10 s apart, while the server's bucket may
+    have been full (at 90 % of its limit or more), or while more tokens are in flight than half the
+    window's."""
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    assert answered(limiter, 40, 3000) == 1.0  # at 0.4 s
+    assert answered(limiter, 40, 3000 - 64 + 40) == 1.0  # 0.4 s later
+    clock.now = 20.0
+    assert answered(limiter, 100, 3000) == 1.0  # alone in the window: the others are older than 10 s
+    clock.now = 30.0
+    assert answered(limiter, 100, 5400) == 1.0  # the server's bucket may have been full: start again
+    assert answered(limiter, 100, 5400 - 160 + 100) == 1.0
+    clock.now = 42.0
+    assert answered(limiter, 100, 3000) == 1.0
+    clock.now = 52.0  # 10 s later: still in the window
+    assert answered(limiter, 100, 3000 - 160 + 1000) == pytest.approx(1.6)
+    in_flight = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    clock.now = 0.0
+    assert answered(in_flight, 100, 3000) == 1.0
+    acquire(in_flight, 100)  # sent, not answered
+    assert answered(in_flight, 100, 3000 - 160 + 200) == 1.0  # 150 sent in the window, 100 in flight
+
+
+def test_a_refused_attempt_is_not_counted_as_sent(clock):
+    """An attempt the server refused (a 429) counted nothing there: the client takes its tokens out of what
+    it sent, also out of the answers it saw since, so the scale learnt after it is right."""
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    (refused_at,) = acquire(limiter, 100)  # at 1 s
+    (counted_at,) = acquire(limiter, 100)  # at 2 s
+    limiter.done(100, counted_at, counted=True)
+    limiter.observe(200, rate_headers(5400))  # the server's bucket was full: nothing learnt from before
+    limiter.observe(200, rate_headers(3000))  # an answer seen while the refused attempt was in flight
+    limiter.done(100, refused_at, counted=False)
+    assert limiter.sent == 100
+    assert answered(limiter, 100, 3000 - 160 + 100) == pytest.approx(1.6)  # at 3 s
 
 
 def test_a_429_holds_every_request_for_its_retry_after():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 
@@ -380,6 +381,7 @@ def test_reproduction_cells_by_hand():
         both_cf["critical"] == pytest.approx(stats.t.isf(ALPHA / 2, df)) and 2.52 < both_cf["critical"] < 2.53
     )
     assert (both_cf["verdict"], both_cf["agrees"]) == ("agrees", True)
+    assert both_cf["check"] == "Welch t: |t| <= 2.53 (df 5.9, 95.4%); TOST within ±0.05"
     # Within ±0.05? The lower one-sided test: P(T > (-0.04 + 0.05) / 0.0576) = 0.43: not shown. Too noisy.
     assert both_cf["tost_p"] == pytest.approx(stats.t.sf(0.01 / se, df)) and both_cf["tost_p"] > 0.4
     assert (both_cf["equivalent"], both_cf["reading"]) == (False, "too noisy to tell")
@@ -397,11 +399,13 @@ def test_reproduction_cells_by_hand():
     assert tau["t"] == pytest.approx(-0.36 / tau_se) and tau["t_flipped"] == pytest.approx(-0.04 / tau_se)
     assert tau["verdict"] == "sign-dependent: agrees only with the sign flipped"
     assert tau["margin"] == 0.1  # tau_margin
+    assert (tau["source"], tau["reading"]) == ("g/ours a vs b", "sign-dependent")
     # Table 7, Llama OB: the "hell" probe (0.25 in the Wilson interval [0.1, 0.5], not the other probe's
     # 0.9) on n = 8 < min_items 10 items: inconclusive.
     win = table.filter((pl.col("table") == "7") & (pl.col("column") == "Llama OB")).row(0, named=True)
     assert (win["run_mean"], win["agrees"], win["run_n"]) == (0.25, None, 8)
     assert win["verdict"] == "inconclusive: n 8 < min_items 10"
+    assert (win["source"], win["reading"]) == ("g/ours d, probe hell, n=8", "inconclusive")
     # Llama SW: the paper's 0.15 over its 110 items has a binomial se √(0.15 · 0.85 / 110) = 0.034; the run's
     # 0.22 [0.19, 0.25] has se 0.0153. se = √(0.034² + 0.0153² + 0.005²) = 0.0377, t = 0.07 / 0.0377 = 1.86:
     # agrees (on the run's se alone, t would be 4.3: differs).
@@ -414,7 +418,15 @@ def test_reproduction_cells_by_hand():
     # No run value: hs2 (not mapped), helpful, and PJ (no method) stay null.
     assert table.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
     assert table.filter(pl.col("row") == "PJ")["agrees"].is_null().all()
-    _every_run_value_in_one_summary_column(table)
+    # Per table: cells, with a run value, agree, differ, inconclusive, sign-dependent, equivalent, too noisy
+    # to tell, paper se unknown (the τ), mean |difference|.
+    summary = _every_run_value_in_one_summary_column(table).filter(pl.col("table").is_in(["1", "3", "7"]))
+    assert summary.drop("mean_abs_difference").rows() == [
+        ("1", 48, 1, 1, 0, 0, 0, 0, 1, 0),
+        ("3", 18, 1, 0, 0, 0, 1, 0, 0, 1),
+        ("7", 5, 2, 1, 0, 1, 0, 0, 1, 0),
+    ]
+    assert summary["mean_abs_difference"].to_list() == pytest.approx([0.04, 0.36, (0.05 + 0.07) / 2])
 
 
 def _every_run_value_in_one_summary_column(table: pl.DataFrame) -> pl.DataFrame:
@@ -498,6 +510,12 @@ def test_a_one_seed_run_is_counted_as_inconclusive():
         rows += [r | {"dataset": "e"} for r in _metrics({(rm, 0): 0.7 for rm in "abc"}, metric, "m")]
     table = reproduction_table(cells, mapping, metrics=pl.DataFrame(rows))
     assert set(table["verdict"]) == {"inconclusive: 1 seeds with a value < min_seeds 3"}
+    assert set(table["reading"]) == {"inconclusive"}
+    # Below the configurable bound (min_seeds >= 2), through the library: one seed has no sd to test with.
+    lenient = Mapping(**{**mapping.__dict__, "min_seeds": 1})
+    assert set(reproduction_table(cells, lenient, metrics=pl.DataFrame(rows))["verdict"]) == {
+        "inconclusive: no sd over seeds"
+    }
     summary = _every_run_value_in_one_summary_column(table).row(0, named=True)
     assert (summary["with_run_value"], summary["inconclusive"], summary["agree"]) == (3, 3, 0)
 
@@ -546,7 +564,9 @@ def test_verdict_a_large_run_sd_makes_nothing_agree():
     mapping, metrics = _evaluation_run(cell, [0.0, 1.0, 0.5])  # mean 0.5, sd 0.5: se 0.29 > max_se 0.1
     row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
     assert row["run_sd"] == pytest.approx(0.5) and row["agrees"] is None
-    assert row["verdict"] == "inconclusive: run se 0.289 > max_se 0.1"
+    assert row["verdict"] == "inconclusive: run se 0.289 > max_se 0.1" and row["reading"] == "inconclusive"
+    at_the_limit = Mapping(**{**mapping.__dict__, "max_se": row["run_se"]})  # se = max_se: a verdict
+    assert reproduction_table(cell, at_the_limit, metrics=metrics)["verdict"][0] == "agrees"
 
 
 def test_verdict_counts_the_papers_sd_and_rounding():
@@ -577,10 +597,156 @@ def test_verdict_never_lets_a_lost_minus_agree_silently():
     assert few["verdict"][0] == "inconclusive: n 5 < min_items 10" and few["run_n"][0] == 5
     unknown = reproduction_table(cell, mapping, tau_rms=_tau_rms(-0.2, -0.25, -0.15, None, "plus"))
     assert unknown["verdict"][0] == "inconclusive: n unknown (min_items 10)"
+    enough = reproduction_table(cell, mapping, tau_rms=tau_rms.with_columns(n_attributes=pl.lit(10)))
+    assert enough["verdict"][0].startswith("sign-dependent")  # n = min_items: a verdict
+    # τ undefined (NaN): no run value, no verdict
+    undefined = reproduction_table(cell, mapping, tau_rms=tau_rms.with_columns(tau=pl.lit(float("nan"))))
+    assert undefined["run_mean"].is_null().all() and undefined["agrees"].is_null().all()
+    assert undefined["verdict"][0] == ""
     # no interval (τ undefined in every resample): inconclusive, and counted as such
     bare = reproduction_table(cell, mapping, tau_rms=_tau_rms(-0.2, None, None, 40, SIDE_OF_COLUMN[side]))
     assert bare["verdict"][0] == "inconclusive: no interval"
     assert _every_run_value_in_one_summary_column(bare)["inconclusive"][0] == 1
+    half = reproduction_table(cell, mapping, tau_rms=_tau_rms(-0.2, -0.25, None, 40, SIDE_OF_COLUMN[side]))
+    assert half["verdict"][0] == "inconclusive: no interval"  # one end is no interval either
+
+
+def test_the_readings_of_a_precise_run():
+    """Five precise seeds against the paper's 0.40 ± 0.001: 0.43 differs (t 5.1) but is shown within ±0.05
+    (close to the paper, though the difference is significant); 0.60 differs and is not close."""
+    cell = _one_cell(load_reference("jiang2025"), 0.40, 0.001, False, "1")
+    rows = {}
+    for centre in (0.43, 0.60):
+        mapping, metrics = _evaluation_run(cell, [centre - 0.01, centre, centre + 0.01, centre, centre])
+        rows[centre] = reproduction_table(cell, mapping, metrics=metrics)
+    near, far = (rows[c].row(0, named=True) for c in (0.43, 0.60))
+    assert near["t"] > near["critical"] and near["tost_p"] < ALPHA
+    assert (near["verdict"], near["agrees"], near["equivalent"]) == ("differs", False, True)
+    assert near["reading"] == "close to the paper, though the difference is significant"
+    assert (far["verdict"], far["agrees"], far["equivalent"]) == ("differs", False, False)
+    assert far["reading"] == "differs"
+    summary = agreement_summary(pl.concat([rows[0.43], rows[0.60]])).row(0, named=True)
+    assert (summary["differ"], summary["equivalent"], summary["too_noisy_to_tell"]) == (2, 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("paper", "tau", "low", "high", "verdict", "agrees"),
+    [
+        # as printed d = 0 (within ±0.1), flipped d = 0.06: both agree (se 0.041), only one is close
+        (0.03, 0.03, -0.05, 0.11, "agrees", True),
+        # as printed d = 0.03, flipped 0.2: both differ (se 0.010), only the first is within ±0.1
+        (0.085, 0.115, 0.098, 0.132, "differs", False),
+    ],
+)
+def test_a_lost_sign_that_decides_only_the_equivalence(paper, tau, low, high, verdict, agrees):
+    cell = _one_cell(load_reference("jiang2025"), paper, None, True, "3")
+    block, side = cell.row(0, named=True)["column"].split("/")
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b"}, datasets={block: {"analysis": "g"}}, methods={"OURS": "ours"}
+    )
+    row = reproduction_table(cell, mapping, tau_rms=_tau_rms(tau, low, high, 40, SIDE_OF_COLUMN[side])).row(
+        0, named=True
+    )
+    assert (row["verdict"], row["agrees"], row["equivalent"]) == (verdict, agrees, None)
+    assert row["reading"] == f"{verdict}; within ±0.1 in one sign reading only"
+
+
+def test_a_table_3_cell_reads_its_own_pair_side_method_and_dataset():
+    """Among rows sharing one RM of the pair, the other side, another method or dataset (listed first), the
+    cell reads the pair's own row, in either order."""
+    cell = load_reference("jiang2025").filter(
+        (pl.col("table") == "3") & (pl.col("row") == "v1, v2") & (pl.col("column") == "harmless/Y-")
+    )
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b", "pythia": "c"},
+        datasets={"harmless": {"analysis": "g"}},
+        methods={"OURS": "ours"},
+    )
+    rows = [
+        ("g", "ours", "minus", "a", "c"),
+        ("g", "ours", "minus", "c", "b"),
+        ("g", "ours", "minus", "b", "c"),
+        ("g", "ours", "plus", "a", "b"),
+        ("g", "rand", "minus", "a", "b"),
+        ("x", "ours", "minus", "a", "b"),
+    ]
+    tau_rms = pl.DataFrame(
+        [(*r, 0.9, 0.8, 1.0, 40) for r in rows] + [("g", "ours", "minus", "b", "a", 0.5, 0.4, 0.6, 20)],
+        schema=["dataset", "method", "side", "rm_a", "rm_b", "tau", "ci_low", "ci_high", "n_attributes"],
+        orient="row",
+    )
+    got = reproduction_table(cell, mapping, tau_rms=tau_rms).row(0, named=True)
+    assert (got["run_mean"], got["run_low"], got["run_high"], got["run_n"]) == (0.5, 0.4, 0.6, 20)
+    assert got["source"] == "g/ours a vs b"
+
+
+def test_table_6_reads_one_rms_tau_between_its_sides():
+    """Table 6: an RM's τ between its Y+ and Y− rankings on the block's analysis dataset, for OURS's method.
+    v2 (b) on harmless: 0.45 [0.35, 0.55] against the paper's 0.49 of uncertain sign: as printed it agrees
+    (t -0.78), flipped it does not (t 18): sign-dependent."""
+    cells = load_reference("jiang2025").filter(pl.col("table") == "6")
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b"},
+        datasets={"harmless": {"analysis": "g"}, "helpful": {"evaluation": "e"}},
+        methods={"OURS": "ours"},
+    )
+    tau_sides = pl.DataFrame(
+        {
+            "dataset": ["g", "x", "g", "g"],
+            "method": ["rand", "ours", "ours", "ours"],
+            "rm": ["b", "b", "a", "b"],
+            "tau": [0.9, 0.9, 0.1, 0.45],
+            "ci_low": [0.8, 0.8, 0.0, 0.35],
+            "ci_high": [1.0, 1.0, 0.2, 0.55],
+            "n_attributes": [20, 20, 20, 20],
+        }
+    )
+    table = reproduction_table(cells, mapping, tau_sides=tau_sides)
+    valued = table.filter(pl.col("run_mean").is_not_null())
+    assert valued.select("row", "column", "run_mean", "run_n", "source").rows() == [
+        ("v1", "harmless", 0.1, 20, "g/ours a"),
+        ("v2", "harmless", 0.45, 20, "g/ours b"),
+    ]
+    v2 = valued.row(1, named=True)
+    se = ((0.2 / (2 * 1.959963984540054)) ** 2 + 0.005**2) ** 0.5
+    assert v2["t"] == pytest.approx(-0.04 / se) and v2["t_flipped"] == pytest.approx(0.94 / se)
+    assert (v2["verdict"], v2["reading"]) == ("sign-dependent: agrees only as printed", "sign-dependent")
+
+
+def test_missing_inputs_leave_their_cells_null_in_the_tables_schema():
+    """Only τ between RMs given (no metrics, no probes, though a probe is mapped): one cell has a value, every
+    other keeps its row with nulls, in the table's column types."""
+    reference = load_reference("jiang2025")
+    mapping = Mapping(
+        reward_models={"v1": "a", "v2": "b", "Llama OB": "d"},
+        datasets={"harmless": {"evaluation": "h", "analysis": "g"}},
+        methods={"OURS": "ours"},
+        probe="hell",
+    )
+    table = reproduction_table(reference, mapping, tau_rms=_tau_rms(-0.2, -0.25, -0.15, 40))
+    assert dict(table.schema) == COLUMNS and table.height == reference.height
+    assert table.select("table", "section", "row", "column", "paper_sd", "sign_uncertain").rows() == (
+        reference.select("table", "section", "row", "column", "sd", "sign_uncertain").rows()
+    )
+    valued = table.filter(pl.col("run_mean").is_not_null())
+    assert valued.select("table", "row", "column", "run_low", "run_high").rows() == [
+        ("3", "v1, v2", "harmless/Y+", -0.25, -0.15)
+    ]
+
+
+def test_the_mapping_comes_from_the_reproduce_section():
+    section = {
+        "reward_models": {"v1": "demo-harmless"},
+        "datasets": {"harmless": {"evaluation": "harmless"}},
+        "methods": {"OURS": "rules"},
+    }
+    defaults = dict(within_sd=2, min_items=10, max_se=0.1, min_seeds=3, margin=0.05, tau_margin=0.1)
+    expected = Mapping(**section, probe=None, **defaults)  # type: ignore[arg-type]
+    assert Mapping.from_config(section) == expected
+    config = tiny_demo_config()
+    config["reproduce"] = {**REPRODUCE, **section, "probe": "rude", "min_items": 20, "tau_margin": 0.2}
+    checked = Mapping.from_config(check(config)["reproduce"])
+    assert checked == replace(expected, probe="rude", min_items=20, tau_margin=0.2)
 
 
 REPRODUCE = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}

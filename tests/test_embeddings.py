@@ -1,6 +1,9 @@
 """Long texts in the semantic metrics: chunk-and-pool instead of the encoder's silent cut at 256 pieces."""
 
 import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import polars as pl
@@ -21,7 +24,7 @@ from rmexplain.embeddings import (
 )
 from rmexplain.explanations.metrics import semantic_distances
 from rmexplain.explanations.stages import with_embeddings
-from rmexplain.schemas import DISTANCES, TEXT_EMBEDDINGS, write_table
+from rmexplain.schemas import DISTANCES, TEXT_EMBEDDINGS, ContractError, write_table
 
 PARAGRAPHS = [
     "Planning a vegetable garden starts with the site. Most vegetables need at least six hours of direct "
@@ -101,7 +104,7 @@ def test_fixture_is_a_long_response(model):
 def test_last_paragraph_change_is_seen(model, caplog):
     with caplog.at_level(logging.INFO, logger="rmexplain.embeddings"):
         chunked = embed([ORIGINAL, PERTURBED], model)
-    assert "chunked 2 of 2 distinct texts longer than 256 word pieces into 6 chunks" in caplog.text
+    assert "chunked 2 of 2 distinct texts longer than 256 word pieces into 6 chunks" in caplog.messages
     distance = semantic_distances(chunked[:1], chunked[1:])[0]
     assert distance > 0.01
     truncated = embed([ORIGINAL, PERTURBED], model, long_texts="truncate")
@@ -132,6 +135,19 @@ def test_chunks_without_sentence_ends_cut_between_words(model):
     blob = "x" * 3000  # one word longer than the budget: cut between word pieces
     pieces = chunk_spans(blob, model.tokenizer, 100)
     assert all(n <= 100 for _, _, n in pieces) and "".join(blob[s:e] for s, e, _ in pieces) == blob
+
+
+def test_a_chunk_takes_whole_sentences_before_words_and_whole_words_before_pieces(model):
+    """A short first sentence before one longer than the budget is a chunk of its own, even of one word
+    piece; so is a one-piece word before a word longer than the budget."""
+    sentence = " ".join(f"word{i} tomato" for i in range(200))  # no sentence end, ~800 pieces
+    assert chunk_spans(f"Sure. {sentence}", model.tokenizer, 100)[0] == (0, 5, 2)  # "sure", "."
+    assert chunk_spans(f"! {sentence}", model.tokenizer, 100)[0] == (0, 1, 1)
+    long_word = "qzxv" * 20  # 80 word pieces (a word over 100 characters would be one unknown piece)
+    assert chunk_spans(f"a {long_word}", model.tokenizer, 10)[:2] == [(0, 1, 1), (2, 12, 10)]
+    for text in (f"Sure. {sentence}", f"! {sentence}"):
+        spans = chunk_spans(text, model.tokenizer, 100)
+        assert all(0 < n <= 100 for _, _, n in spans) and " ".join(text[s:e] for s, e, _ in spans) == text
 
 
 def test_pooling_is_the_piece_weighted_mean(model):
@@ -225,6 +241,108 @@ def test_embed_or_look_up_chunks_a_long_text_the_table_holds(model):
     truncated = embed_or_look_up(texts, model, known, long_texts="truncate")
     np.testing.assert_allclose(truncated, embed(texts, model, long_texts="truncate"), atol=1e-6)
     assert semantic_distances(chunked[:1], truncated[:1])[0] > 0.01  # the two differ for this text
+
+
+def test_a_chunk_with_its_special_tokens_fills_the_window_exactly(model):
+    """The chunk budget is ``max_seq_length`` less the two special tokens of one sequence: 254 word pieces
+    are one chunk (the encoder reads them uncut), 255 are two."""
+    for pieces, chunks in ((254, 1), (255, 2)):
+        text = " ".join(["garden"] * pieces)  # one word piece each
+        assert len(model.tokenizer(text)["input_ids"]) == pieces + 2
+        assert embed_chunked([text], model)[1] == chunks
+    window, over = " ".join(["garden"] * 254), " ".join(["garden"] * 255)
+    assert count_overlength([window, over], model) == [1]
+    pooled = embed_chunked([window], model)[0]
+    assert pooled.dtype == np.float32
+    np.testing.assert_allclose(pooled, embed([window], model), atol=1e-6)
+
+
+def test_an_empty_text_has_no_chunk_and_a_zero_vector(model):
+    pooled, n_chunks = embed_chunked(["", "garden"], model)
+    assert n_chunks == 1 and not pooled[0].any() and np.isclose(np.linalg.norm(pooled[1]), 1.0)
+
+
+def test_the_configured_batch_size_reaches_the_chunk_encoder(model):
+    """The chunks of an over-length text are encoded ``batch_size`` at a time too (the batch a chunk is
+    padded in can change its vector's last bits)."""
+    table = embedding_table([ORIGINAL, SHORT[0]], model, batch_size=1)
+    [chunked] = table.filter(pl.col("chunked_embedding").is_not_null())["chunked_embedding"].to_list()
+    assert np.array_equal(np.array(chunked, dtype=np.float32), embed_chunked([ORIGINAL], model, 1)[0][0])
+
+
+@contextmanager
+def logging_level(level: int, name: str) -> Iterator[None]:
+    """``name``'s logger at ``level`` for the block, restored after."""
+    logger = logging.getLogger(name)
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+def test_encoding_draws_no_progress_bar(model, capfd):
+    """No progress bar in the jobs' logs, even where sentence-transformers logs at INFO."""
+    with logging_level(logging.INFO, "sentence_transformers"):
+        embed([*SHORT, "Boil it."], model)
+    assert "Batches" not in capfd.readouterr().err
+
+
+def test_embedding_tables_have_the_contracts_types_even_when_empty(model):
+    contract = pl.Schema({name: column.dtype for name, column in TEXT_EMBEDDINGS.items()})
+    assert embedding_table(SHORT, model).schema == contract  # no text over the window: no chunked vector
+    assert embedding_table([], model).schema == contract
+
+
+def test_the_default_batch_is_embeds_so_table_and_encoder_agree_to_the_bit(model):
+    """A text's vector can differ in its last bits with the batch it is padded in: with more than one
+    batch of texts of many lengths, the table, ``embed_or_look_up`` and ``embed`` (default batch sizes)
+    give the same bytes."""
+    words = " ".join(PARAGRAPHS).split()
+    texts = sorted({" ".join(words[i : i + 3 + (7 * i) % 60]) for i in range(70)})
+    assert len(texts) > 64
+    expected = embed(texts, model, long_texts="truncate")
+    table = embedding_table(texts, model)
+    assert np.array_equal(np.array(table["embedding"].to_list(), dtype=np.float32), expected)
+    assert np.array_equal(embed_or_look_up(texts, model, None, long_texts="truncate"), expected)
+
+
+def test_texts_embed_or_look_up_encodes_follow_long_texts(model):
+    """A long text the table lacks, or every text when there is no table, is chunk-pooled or cut as
+    ``long_texts`` says, as ``embed`` does it; the rows are float32 either way."""
+    known = TextEmbeddings(embedding_table(SHORT[:1], model), "table")
+    texts = [ORIGINAL, SHORT[0]]
+    for table in (None, known):
+        for long_texts in LONG_TEXTS:
+            vectors = embed_or_look_up(texts, model, table, long_texts=long_texts)
+            assert vectors.dtype == np.float32
+            np.testing.assert_allclose(vectors, embed(texts, model, long_texts=long_texts), atol=1e-6)
+
+
+def test_a_table_keeps_and_returns_float32(model):
+    """The vectors stay float32 as stored (float64 would double a paper-sized table in memory)."""
+    known = TextEmbeddings(embedding_table(SHORT, model), "table")
+    assert known.truncated.dtype == np.float32
+    assert known.lookup(SHORT).dtype == np.float32
+
+
+def test_a_text_embedding_table_is_named_in_its_errors(model, tmp_path):
+    """A missing text names the table's path and the text's first 80 characters; a table that breaks the
+    contract names the path, whether it is read whole or for some texts."""
+    path = tmp_path / "e.parquet"
+    write_table(embedding_table(SHORT, model), path, TEXT_EMBEDDINGS, "text_embeddings")
+    for texts in (None, [SHORT[0], ORIGINAL]):
+        with pytest.raises(KeyError) as missing:
+            read_text_embeddings(str(path), texts).lookup([SHORT[0], ORIGINAL])
+        assert missing.value.args[0] == (
+            f"1 texts are not in the embedding table {path} (first: {ORIGINAL[:80]!r}): rerun embed_texts"
+        )
+    broken = tmp_path / "broken.parquet"
+    pl.read_parquet(path).drop("chunked_embedding").write_parquet(broken)
+    for texts in (None, [SHORT[0]]):
+        with pytest.raises(ContractError, match=re.escape(f"text_embeddings ({broken}): missing column")):
+            read_text_embeddings(str(broken), texts)
 
 
 class Messages(logging.Handler):

@@ -51,6 +51,7 @@ def models_for_distances(config: dict) -> list[str]:
 def models_for_tokens_vocabulary(config: dict, rm: str) -> list[str]:
     return downloads.models_for_tokens_vocabulary(Design.from_config(config), rm)
 
+
 TINY_REPO = "rmexplain-test/tiny-deberta"
 TINY_MARKER = "results/hub/rmexplain-test--tiny-deberta@main.json"
 DEAD_ENDPOINT = "http://127.0.0.1:9"  # discard port: connection refused, like an offline compute node

@@ -155,6 +155,7 @@ def test_without_rewrites_of_rewrites_the_rate_estimators_are_left_out_and_refus
     assert "two_way" in names and "length_adjusted" in names
     assert not [n for n in names if n.startswith("rate_")]
     config = _config()
-    config["analysis"] = {"effects": {"rewrite_of_rewrite": False, "estimators": ["length_adjusted", "rate_ate"]}}
+    effects = {"rewrite_of_rewrite": False, "estimators": ["length_adjusted", "rate_ate"]}
+    config["analysis"] = {"effects": effects}
     with pytest.raises(ConfigError, match=r"\['rate_ate'\] read the edits of edits"):
         check(config)

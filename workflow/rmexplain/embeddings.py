@@ -165,9 +165,6 @@ class TextEmbeddings:
         long = table.with_row_index("row").filter(pl.col("chunked_embedding").is_not_null())
         self.chunked = dict(zip(long["row"].to_list(), _matrix(long["chunked_embedding"]), strict=True))
 
-    def __contains__(self, text: str) -> bool:
-        return text in self.index
-
     def missing(self, texts: Sequence[str]) -> list[str]:
         """The distinct texts of ``texts`` that the table does not hold, in first-occurrence order."""
         return [t for t in dict.fromkeys(texts) if t not in self.index]

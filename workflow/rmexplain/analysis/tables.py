@@ -158,9 +158,11 @@ def present_effects(frame: pl.DataFrame, ci: str = "95% CI") -> pl.DataFrame:
     name = primary["estimator"][0] if primary.height else "flip_rate"
     cells = frame.with_columns(
         cell=pl.struct("estimator", "effect", "low", "high", "significant").map_elements(
-            lambda s: with_ci(s["effect"], s["low"], s["high"])
-            if s["estimator"] == "flip_rate"  # a share, unsigned: as the pfr table shows it
-            else effect_cell(s["effect"], s["low"], s["high"], s["significant"]),
+            lambda s: (
+                with_ci(s["effect"], s["low"], s["high"])
+                if s["estimator"] == "flip_rate"  # a share, unsigned: as the pfr table shows it
+                else effect_cell(s["effect"], s["low"], s["high"], s["significant"])
+            ),
             return_dtype=pl.String,
         )
     )

@@ -27,29 +27,34 @@ PLUGIN = REPO / "tests" / "plugins" / "length_rm"
 
 # The names the project ships, by the config key that takes them.
 SHIPPED = {
-    "rm": ["demo", "python", "remote", "transformers", "vllm"],
+    "rm": ["demo", "planted", "python", "remote", "transformers", "vllm"],
     "llm": ["openai", "transformers", "vllm"],
     "method": ["file", "polyjuice", "random", "rules", "rules_random", "two_step"],
     "source": ["embedded", "file", "helpsteer2", "hh-rlhf"],
 }
-RM_KEYS = {"transformers": {"model": "org/rm"}, "vllm": {"model": "org/rm"}, "remote": {"url": "http://x"}}
+RM_KEYS = {
+    "transformers": {"model": "org/rm"},
+    "vllm": {"model": "org/rm"},
+    "remote": {"url": "http://x"},
+    "planted": {"base": "demo-helpful", "bias": {"detector": "none"}},
+}
 
 
 def naming(kind: str, name: str) -> tuple[dict, str]:
     """The tiny demo's config with ``name`` where a config names a registered entry of ``kind`` (and the
-    keys the schema requires of that RM backend), and the schema path of that key."""
+    keys the schema requires of that RM backend), and the key's dotted path as errors name it (a regex)."""
     config = tiny_demo_config()
     if kind == "rm":
         config["reward_models"]["demo-harmless"].update(backend=name, **RM_KEYS.get(name, {}))
-        return config, r"\['reward_models'\]\['demo-harmless'\]\['backend'\]"
+        return config, r"reward_models\.demo-harmless\.backend"
     if kind == "llm":
         config["llm"]["backend"] = name
-        return config, r"\['llm'\]\['backend'\]"
+        return config, r"llm\.backend"
     if kind == "method":
         config["perturb"]["variants"] = {"mine": {"method": name}}
-        return config, r"\['perturb'\]\['variants'\]\['mine'\]\['method'\]"
+        return config, r"perturb\.variants\.mine\.method"
     config["datasets"]["harmless"]["source"] = name
-    return config, r"\['datasets'\]\['harmless'\]\['source'\]"
+    return config, r"datasets\.harmless\.source"
 
 
 def test_the_shipped_names_are_the_lazy_maps_and_the_schema_lists_none_by_hand():
@@ -70,7 +75,7 @@ def test_the_shipped_names_are_the_lazy_maps_and_the_schema_lists_none_by_hand()
 @pytest.mark.parametrize("kind", sorted(SHIPPED))
 def test_the_schema_refuses_an_unregistered_name_naming_the_key_and_the_choices(kind):
     config, path = naming(kind, "nope")
-    with pytest.raises(ConfigError, match=rf"On instance{path}") as err:
+    with pytest.raises(ConfigError, match=rf"^{path}: 'nope' is not one of") as err:
         validate_schema(config)
     listed = re.search(r"'nope' is not one of \[([^\]]*)\]", str(err.value))
     assert listed, str(err.value)
@@ -133,7 +138,7 @@ def test_the_schema_accepts_a_name_a_plugin_registers(kind, name, entry_point_pl
     config, _ = naming(kind, name)
     validate_schema(config)
     config, path = naming(kind, name + "-not-installed")
-    with pytest.raises(ConfigError, match=rf"(?s)is not one of [^\n]*'{name}'.*On instance{path}"):
+    with pytest.raises(ConfigError, match=rf"^{path}: '{name}-not-installed' is not one of [^\n]*'{name}'"):
         validate_schema(config)
 
 

@@ -53,7 +53,7 @@ def mutmut_settings(module: str, tests: tuple[str, ...]) -> str:
             "",
             "[tool.mutmut]",
             'source_paths = ["rmexplain"]',
-            'also_copy = ["config", "workflow"]',
+            'also_copy = ["config", "workflow", "Snakefile"]',
             f'only_mutate = ["rmexplain/{module}"]',
             f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
             'pytest_add_cli_args = ["-p", "no:cacheprovider"]',
@@ -77,6 +77,7 @@ def stage(module: str, tests: tuple[str, ...], root: Path) -> Path:
     shutil.copytree(PACKAGE, folder / "rmexplain", ignore=SKIPPED_FILES)
     for name in ("config", "workflow", "tests"):
         shutil.copytree(REPO / name, folder / name, ignore=SKIPPED_FILES)
+    shutil.copy(REPO / "Snakefile", folder / "Snakefile")  # the tests that copy the workflow read it
     project = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     (folder / "pyproject.toml").write_text(project + mutmut_settings(module, tests), encoding="utf-8")
     return folder

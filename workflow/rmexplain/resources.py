@@ -24,9 +24,17 @@ def rm_gpus(design: Design, rm: str) -> int:
 
 
 def rm_threads(design: Design, rm: str) -> int:
-    """CPU threads a token-scan job asks for: 2 for RMs scored from exact token ids, 1 for text backends
-    (small encoders; jobs run side by side and torch's all-core default oversubscribes them)."""
-    return 2 if design.rm_backend(rm).exact_token_ids else 1
+    """CPU threads a job loading RM ``rm`` (scoring, token scans) asks for: 2 for RMs scored from exact
+    token ids (transformers models), 1 for text backends (a small encoder or a server: most of such a job
+    is starting Python, and two of them side by side finish sooner than one on two threads)."""
+    return 2 if design.rm_backend(design.scoring_rm(rm)).exact_token_ids else 1
+
+
+def use_job_threads(threads: int) -> None:
+    """Let torch use exactly the job's CPU threads: its default (all cores) oversubscribes parallel jobs."""
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
 
 
 def rm_conda_env(design: Design, rm: str) -> str:

@@ -68,7 +68,7 @@ rule score_effect_edits:
         "logs/effects/score/{dataset}/{rm}.log",
     conda:
         rm_conda_env
-    threads: 2
+    threads: rm_threads
     resources:
         gpu=rm_gpus,
     params:
@@ -88,7 +88,7 @@ rule reward_scale:
         "logs/effects/reward_scale/{rm}.log",
     conda:
         rm_conda_env
-    threads: 2
+    threads: rm_threads
     resources:
         gpu=rm_gpus,
     params:

@@ -14,7 +14,7 @@ rule score_originals:
         "logs/score_originals/{dataset}/{rm}.log",
     conda:
         rm_conda_env
-    threads: 2
+    threads: rm_threads
     resources:
         gpu=rm_gpus,
     params:
@@ -37,7 +37,7 @@ rule score_perturbations:
         "logs/score_perturbations/{dataset}/{rm}.log",
     conda:
         rm_conda_env
-    threads: 2
+    threads: rm_threads
     resources:
         gpu=rm_gpus,
     params:
@@ -55,7 +55,7 @@ rule train_demo_rm:
         "logs/demo_rm/{rm}.log",
     conda:
         rm_conda_env
-    threads: 2
+    threads: 1
     params:
         part=lambda w: config["reward_models"][w.rm]["train_part"],
         training=config["demo_rm"],

@@ -5,10 +5,12 @@ sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain
 from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 from rmexplain.provenance import write_job_record
+from rmexplain.resources import use_job_threads
 from rmexplain.schemas import REWARDS, write_table
 from rmexplain.score.stages import score_effect_edits
 
 log = script_logger(snakemake)
+use_job_threads(snakemake.threads)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
 # The RM's own files (a demo head, a planted RM's base scale, the edits' text embeddings), none empty
 inputs = ("comparisons", "edits", "hub")

@@ -15,6 +15,7 @@ import polars as pl
 
 from rmexplain import schemas as S
 from rmexplain.embeddings import resolve_model_path
+from rmexplain.resources import use_job_threads
 from rmexplain.score.base import backend_of, build_scorer
 from rmexplain.score.specs import parse_spec
 from rmexplain.settings import schema_defaults
@@ -79,13 +80,6 @@ def template_date(scan: Mapping[str, Any]) -> Any:
     return pinned_template_date(date)
 
 
-def set_threads(threads: int) -> None:
-    """Use exactly the job's CPU threads: torch's default (all cores) oversubscribes parallel jobs badly."""
-    import torch
-
-    torch.set_num_threads(max(1, int(threads)))
-
-
 def scan_settings(scan: Mapping[str, Any]) -> Any:
     """``tokens.scan`` as ScanSettings (the keys that are not scan settings, such as ``mode``, left out)."""
 
@@ -113,7 +107,7 @@ def run_scan(
     tokenisation: :func:`rmexplain.tokens.scan.scan_official`), transformers RMs only."""
     from rmexplain.tokens.scan import scan_official, scan_text, scan_transformers
 
-    set_threads(threads)
+    use_job_threads(threads)
     vocabulary = S.read_table(vocabulary_path, S.TOKEN_VOCABULARY, "token vocabulary")
     settings = scan_settings(scan)
     if _is_exact(spec):
@@ -256,7 +250,7 @@ def run_human_scores(
         )
         scores = stats.read_ranking_file(ranking_path)[column].cast(pl.Float64).to_list()
     else:
-        set_threads(threads)
+        use_job_threads(threads)
         scorer = build_scorer(name, dict(spec), **artifacts)
         with template_date(scan or {}):
             scores = scorer.score([prompt] * len(items), items)
@@ -297,7 +291,7 @@ def run_gcg(
     from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.tokens.gcg import GCGSettings, gcg_search
 
-    set_threads(threads)
+    use_job_threads(threads)
     if not _is_exact(spec):
         raise ValueError(
             f"reward_models.{name}: GCG needs backend transformers (gradients through the embeddings)"
@@ -604,7 +598,7 @@ def run_paper_gcg(
     from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.tokens.gcg import PaperGCGSettings, paper_gcg_search
 
-    set_threads(threads)
+    use_job_threads(threads)
     parsed = parse_spec(name, dict(spec))
     model, tokenizer = load_model_and_tokenizer(parsed)
     keys = {f.name for f in fields(PaperGCGSettings)}

@@ -84,6 +84,26 @@ def test_rsa_correlates_model_and_property_dissimilarities_with_exact_permutatio
     assert "leaderboard_rank" not in table["property"].to_list()  # no RM sets it: skipped
 
 
+@pytest.mark.parametrize("n", [4, 6])
+def test_the_mantel_null_is_scipys_spearman_r_under_every_relabelling(n):
+    """The vectorised null distribution equals ``scipy.stats.spearmanr`` on each relabelled upper triangle,
+    ties in the theory (a categorical property) included; the p-value counts the orders as the loop did."""
+    import itertools
+
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(n)
+    model = rng.random((n, n))
+    model = model + model.T
+    theory = stats.property_dissimilarity(list("aabbcc"[:n]), "categorical")
+    orders = np.array(list(itertools.permutations(range(n))))
+    expected = [spearmanr(stats._upper(model), stats._upper(theory[np.ix_(p, p)])).statistic for p in orders]
+    np.testing.assert_allclose(stats._permuted_spearman(model, theory, orders), expected, atol=1e-12)
+    r, p_value = stats.mantel(model, theory, n_permutations=10000)
+    assert r == pytest.approx(expected[0])
+    assert p_value == np.mean(np.array(expected) >= r - 1e-12)
+
+
 def test_rsa_names_a_missing_property():
     rms = ["r1", "r2", "r3"]
     tau = np.eye(3)

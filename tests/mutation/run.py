@@ -46,8 +46,9 @@ MODULES: dict[str, tuple[str, ...]] = {
 SKIPPED_FILES = shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info")
 
 
-def mutmut_settings(module: str, tests: tuple[str, ...]) -> str:
-    """The ``[tool.mutmut]`` table of the staging folder's pyproject.toml."""
+def mutmut_settings(module: str, tests: tuple[str, ...], marker: str | None = None) -> str:
+    """The ``[tool.mutmut]`` table of the staging folder's pyproject.toml (``marker``: pytest's ``-m``)."""
+    pytest_args = ["-p", "no:cacheprovider", *(["-m", marker] if marker else [])]
     return "\n".join(
         [
             "",
@@ -56,7 +57,7 @@ def mutmut_settings(module: str, tests: tuple[str, ...]) -> str:
             'also_copy = ["config", "workflow", "Snakefile"]',
             f'only_mutate = ["rmexplain/{module}"]',
             f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
-            'pytest_add_cli_args = ["-p", "no:cacheprovider"]',
+            f"pytest_add_cli_args = {pytest_args!r}".replace("'", '"'),
             'process_isolation = "forkserver"',
             # A child's wall-clock limit is (its tests' recorded time + 30 s) x 4: module fixtures (tiny
             # models built on first use) are not in the recorded time, and the 2 cores are shared.
@@ -68,7 +69,7 @@ def mutmut_settings(module: str, tests: tuple[str, ...]) -> str:
     )
 
 
-def stage(module: str, tests: tuple[str, ...], root: Path) -> Path:
+def stage(module: str, tests: tuple[str, ...], root: Path, marker: str | None = None) -> Path:
     """A fresh staging folder for ``module`` under ``root``: the package at the top, the tests and the files
     they read beside it, and the project's pyproject.toml with the mutmut settings."""
     folder = root / module.removesuffix(".py").replace("/", ".")
@@ -79,7 +80,8 @@ def stage(module: str, tests: tuple[str, ...], root: Path) -> Path:
         shutil.copytree(REPO / name, folder / name, ignore=SKIPPED_FILES)
     shutil.copy(REPO / "Snakefile", folder / "Snakefile")  # the tests that copy the workflow read it
     project = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    (folder / "pyproject.toml").write_text(project + mutmut_settings(module, tests), encoding="utf-8")
+    settings = mutmut_settings(module, tests, marker)
+    (folder / "pyproject.toml").write_text(project + settings, encoding="utf-8")
     return folder
 
 
@@ -109,13 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", nargs="+", help="test files to run instead of the module's own")
     parser.add_argument("--max-children", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--root", type=Path, default=REPO / ".mutation", help="where staging folders go")
+    parser.add_argument(
+        "--marker", help="only the tests pytest's -m selects, e.g. 'not slow' (servers started for real)"
+    )
     args = parser.parse_args(argv)
     if not (PACKAGE / args.module).is_file():
         parser.error(f"no module workflow/rmexplain/{args.module}")
     tests = tuple(args.tests or MODULES.get(args.module, ()))
     if not tests:
         parser.error(f"{args.module} has no test file in MODULES: name them with --tests")
-    folder = stage(args.module, tests, args.root)
+    folder = stage(args.module, tests, args.root, args.marker)
     mutmut(folder, "run", "--max-children", str(args.max_children))
     found = statuses(folder)
     for name, status in sorted(found.items(), key=lambda item: _natural(item[0])):

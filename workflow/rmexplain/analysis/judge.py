@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable, Sequence
 
 import polars as pl
-from statsmodels.stats.proportion import proportion_confint
 
 from rmexplain.analysis.sensitivity import AnalysisError
 
@@ -132,6 +131,8 @@ def run_judge(
 
 def agreement_table(judged: pl.DataFrame, level: float = 0.95) -> pl.DataFrame:
     """Per (dataset, method, attribute): agreement with the intended change (Wilson CI), other shares."""
+    from statsmodels.stats.proportion import proportion_confint  # 1 s to import: only where it is used
+
     rows = []
     for (dataset, method, attribute), group in judged.group_by(
         "dataset", "method", "attribute", maintain_order=True

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
-from statsmodels.stats.proportion import proportion_confint
 
 from rmexplain.analysis.sensitivity import AnalysisError
 
@@ -121,6 +120,8 @@ def win_rates(
     """One row per (rm, probe): size of the probe set, wins, ties, win rate and its Wilson interval.
 
     ``rms`` orders the RMs (default: in order of appearance)."""
+    from statsmodels.stats.proportion import proportion_confint  # 1 s to import: only where it is used
+
     out = []
     for probe in probes:
         pattern = probe.compile()

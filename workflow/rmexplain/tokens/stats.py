@@ -163,10 +163,28 @@ def mantel(model: np.ndarray, theory: np.ndarray, n_permutations: int, seed: int
     else:
         rng = np.random.default_rng(seed)
         orders = [np.arange(n)] + [rng.permutation(n) for _ in range(n_permutations)]
-    model_upper = _upper(model)
-    null = np.array([stats.spearmanr(model_upper, _upper(theory[np.ix_(p, p)])).statistic for p in orders])
-    null = np.nan_to_num(null, nan=-np.inf)
+    null = np.nan_to_num(_permuted_spearman(model, theory, np.stack(orders)), nan=-np.inf)
     return float(observed), float(np.mean(null >= observed - 1e-12))
+
+
+def _permuted_spearman(model: np.ndarray, theory: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """Spearman r of ``model``'s upper triangle with ``theory``'s under each row of ``orders``, all at once.
+
+    Relabelling the models reorders the theory's upper-triangle entries but keeps their multiset, so each
+    entry keeps its rank: the permuted rank vectors are gathered from one ranked matrix and correlated
+    with the model's ranks in one product (``stats.spearmanr`` per order took seconds for 10,000 orders).
+    """
+    rows, cols = np.triu_indices(model.shape[0], k=1)
+    ranked = np.zeros(theory.shape)
+    ranked[rows, cols] = stats.rankdata(theory[rows, cols])
+    ranked += ranked.T
+    permuted = ranked[orders[:, rows], orders[:, cols]]  # one row of ranks per order
+    x = stats.rankdata(model[rows, cols])
+    x = x - x.mean()
+    y = permuted - permuted.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (y @ x) / (np.sqrt(x @ x) * np.sqrt(np.einsum("ij,ij->i", y, y)))
+    return np.clip(r, -1.0, 1.0)
 
 
 def rsa_table(

@@ -1,11 +1,12 @@
 """Where a finished Snakemake run spent its time: job-seconds per rule, from its ``.snakemake/metadata``.
 
-    python benchmarks/demo_profile.py DIR [--before DIR] [--json OUT]
+    python benchmarks/demo_profile.py DIR [--before DIR|JSON] [--json OUT]
 
 ``DIR`` is the directory Snakemake ran in (its ``.snakemake/metadata`` holds each output's job start and
-end times). With ``--before`` a second run's profile is printed beside it, with the ratio per rule. The
-numbers are the runs' own measurements; nothing is rerun. ``--json`` writes them (per rule: jobs, seconds,
-longest job).
+end times). With ``--before`` a second run's profile is printed beside it, with the ratio per rule: a run
+directory, or a JSON file this script wrote (its ``after`` run, the run that file measured). The numbers
+are the runs' own measurements; nothing is rerun. ``--json`` writes them (per rule: jobs, seconds, longest
+job).
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ def profile(run_dir: Path) -> dict[str, Any]:
     }
 
 
+def earlier(path: Path) -> dict[str, Any]:
+    """The profile of an earlier run: measured from its directory, or the ``after`` run of a JSON file
+    that ``--json`` wrote."""
+    if path.is_dir():
+        return profile(path)
+    return json.loads(path.read_text())["after"]
+
+
 def table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
     """The profile as a Markdown table (with the earlier run's columns and the ratio when given)."""
     if before is None:
@@ -77,11 +86,13 @@ def table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--before", type=Path, help="an earlier run's directory, printed beside it")
+    parser.add_argument(
+        "--before", type=Path, help="an earlier run: its directory or a JSON file --json wrote"
+    )
     parser.add_argument("--json", type=Path, help="write the profile(s) here")
     args = parser.parse_args()
     after = profile(args.run_dir)
-    before = profile(args.before) if args.before else None
+    before = earlier(args.before) if args.before else None
     print(table(after, before))
     if args.json:
         args.json.write_text(json.dumps({"after": after, "before": before}, indent=2) + "\n")

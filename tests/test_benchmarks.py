@@ -18,6 +18,7 @@ import bench_rule  # noqa: E402
 import bench_scoring  # noqa: E402
 import bench_token_scan  # noqa: E402
 import benchlib  # noqa: E402
+import demo_profile  # noqa: E402
 import performance_page  # noqa: E402
 
 
@@ -249,3 +250,37 @@ def test_the_committed_page_is_generated_from_the_committed_results(tmp_path):
     assert page == performance_page.PAGE.read_text(), (
         "docs/performance.md is stale: run `python benchmarks/performance_page.py`"
     )
+
+
+def _metadata(run: Path, jobs: list[tuple[str, str, float, float]]) -> Path:
+    """A run directory whose .snakemake/metadata records ``(rule, job hash, start, end)`` per output."""
+    folder = run / ".snakemake" / "metadata"
+    folder.mkdir(parents=True)
+    for i, (rule, job, start, end) in enumerate(jobs):
+        record = {"rule": rule, "job_hash": job, "starttime": start, "endtime": end}
+        (folder / f"output{i}").write_text(json.dumps(record))
+    return run
+
+
+def test_demo_profile_sums_jobs_per_rule_and_reads_an_earlier_run_from_its_json(tmp_path, capsys):
+    """A job with two outputs counts once (its earliest start to its latest end); ``--before`` takes a run
+    directory or the JSON an earlier call wrote (its ``after`` run)."""
+    before = _metadata(tmp_path / "before", [("embed", "a", 0.0, 10.0), ("score", "b", 10.0, 14.0)])
+    two_outputs = [("score", "b", 4.0, 6.0), ("score", "b", 4.0, 6.5)]
+    after = _metadata(tmp_path / "after", [("embed", "a", 0.0, 4.0), *two_outputs, ("score", "c", 5.0, 8.0)])
+    profile = demo_profile.profile(after)
+    assert profile["rules"] == {
+        "score": {"jobs": 2, "seconds": 5.5, "longest": 3.0},
+        "embed": {"jobs": 1, "seconds": 4.0, "longest": 4.0},
+    }
+    assert (profile["jobs"], profile["job_seconds"], profile["span"]) == (3, 9.5, 8.0)
+    saved = tmp_path / "before.json"
+    sys.argv = ["demo_profile.py", str(before), "--json", str(saved)]
+    demo_profile.main()
+    assert demo_profile.earlier(saved) == demo_profile.profile(before) == demo_profile.earlier(before)
+    capsys.readouterr()
+    sys.argv = ["demo_profile.py", str(after), "--before", str(saved)]
+    demo_profile.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert "| embed | 1 | 10.0 | 1 | 4.0 | 0.40 |" in lines
+    assert "| **all** | 2 | 14.0 | 3 | 9.5 | 0.68 |" in lines

@@ -9,6 +9,7 @@ import pytest
 
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
+from rmexplain.resources import rm_threads, use_job_threads
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.planted import check_bias, detector, noise
 
@@ -121,6 +122,27 @@ def test_a_planted_rm_runs_where_its_base_runs_and_is_explained_against_it():
         "base_scale": "results/models/base/reward_scale.json",
     }
     assert design.expectations == {"p": {"attributes": []}}
+
+
+def test_a_planted_rm_asks_for_its_bases_threads():
+    """Jobs loading a text-backend RM (or one planted on it) ask for one thread, a transformers RM's for
+    two; torch then uses exactly the job's threads."""
+    import torch
+
+    config = _config(
+        hf={"backend": "transformers", "model": "org/rm"},
+        p={"backend": "planted", "base": "base", "bias": {"detector": "none"}},
+        q={"backend": "planted", "base": "hf", "bias": {"detector": "none"}},
+    )
+    check(config)
+    design = Design.from_config(config)
+    assert [rm_threads(design, rm) for rm in ("base", "p", "hf", "q")] == [1, 1, 2, 2]
+    before = torch.get_num_threads()
+    try:
+        use_job_threads(1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize(

@@ -152,6 +152,13 @@ def test_the_server_admits_what_fits_and_says_how_long_the_rest_waits():
     assert tokens_only.headers()["x-ratelimit-remaining-tokens"] == "0"
 
 
+def test_the_server_refuses_a_request_due_in_under_a_second():
+    """120 requests a minute, emptied: the next request is due in 0.5 s and refused until then."""
+    limiter = ServerLimiter(tokens_per_minute=None, requests_per_minute=120)
+    limiter.empty()
+    assert limiter.admit(1) == pytest.approx(0.5, abs=0.01)
+
+
 def test_the_client_paces_from_an_empty_bucket_that_holds_a_seconds_worth(clock):
     """600 tokens a minute: 10 a second, at most 10 held. However long the client took to start, its first
     request waits for its tokens; a request larger than the bucket waits for a full bucket and leaves a debt
@@ -191,6 +198,14 @@ def test_the_servers_remaining_counts_cap_the_clients_buckets(clock):
     clock.now = 3.0  # the server has no request left
     limiter.observe(200, {"x-ratelimit-remaining-tokens": "500", "x-ratelimit-remaining-requests": "0"})
     assert acquire(limiter, 1) == [pytest.approx(4.0)]
+
+
+def test_the_servers_requests_count_caps_the_client_without_a_tokens_count(clock):
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=60, clock=clock)  # 100/s, 1/s
+    assert acquire(limiter, 100) == [1.0]
+    clock.now = 3.0  # a request refilled, but the server has none left (and says nothing of tokens)
+    limiter.observe(200, {"x-ratelimit-remaining-requests": "0"})
+    assert acquire(limiter, 1) == [4.0]
 
 
 def rate_headers(remaining: float, limit: int = 6000, per_second: float | None = 100.0) -> dict[str, str]:
@@ -253,6 +268,28 @@ def test_the_scale_is_learnt_only_over_a_clear_window(clock):
     assert answered(in_flight, 100, 3000 - 160 + 200) == 1.0  # 150 sent in the window, 100 in flight
 
 
+def test_the_scale_is_learnt_from_answers_half_a_second_apart(clock):
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    assert answered(limiter, 50, 3000) == 1.0  # at 0.5 s
+    assert answered(limiter, 50, 3000 - 80 + 50) == pytest.approx(1.6)  # at 1 s: 80 charged for 50 sent
+
+
+def test_the_scale_is_learnt_from_a_window_of_a_single_token(clock):
+    """Any tokens sent in the window give a scale; only a window with none is skipped."""
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    assert answered(limiter, 1, 3000) == 1.0  # at 0.01 s
+    clock.now = 1.01
+    assert answered(limiter, 1, 3000 - 2 + 100) == pytest.approx(2.0)  # 1 s later: 2 charged for 1 sent
+
+
+def test_no_scale_while_the_windows_tokens_are_just_twice_those_in_flight(clock):
+    """The window's tokens must be more than twice those in flight: 80 sent against 40 in flight is not."""
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    assert answered(limiter, 100, 3000) == 1.0  # at 1 s
+    acquire(limiter, 40)  # sent at 1.4 s, not answered
+    assert answered(limiter, 60, 3000 - 160 + 100) == 1.0  # at 2 s: (40 + 2 x 60) / 2 sent in the window
+
+
 def test_a_refused_attempt_is_not_counted_as_sent(clock):
     """An attempt the server refused (a 429) counted nothing there: the client takes its tokens out of what
     it sent, also out of the answers it saw since, so the scale learnt after it is right."""
@@ -264,6 +301,25 @@ def test_a_refused_attempt_is_not_counted_as_sent(clock):
     limiter.observe(200, rate_headers(3000))  # an answer seen while the refused attempt was in flight
     limiter.done(100, refused_at, counted=False)
     assert limiter.sent == 100
+    assert answered(limiter, 100, 3000 - 160 + 100) == pytest.approx(1.6)  # at 3 s
+
+
+def test_a_refused_attempt_leaves_the_answers_seen_before_it_alone(clock):
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    assert answered(limiter, 100, 3000) == 1.0  # at 1 s
+    (refused_at,) = acquire(limiter, 50)  # at 1.5 s
+    limiter.done(50, refused_at, counted=False)
+    assert limiter.sent == 100
+    assert answered(limiter, 100, 3000 - 160 + 150) == pytest.approx(1.6)  # at 2.5 s
+
+
+def test_a_refused_attempt_is_taken_out_of_an_answer_seen_the_instant_it_was_sent(clock):
+    limiter = ClientLimiter(tokens_per_minute=6000, requests_per_minute=None, clock=clock)
+    (counted_at,) = acquire(limiter, 100)  # at 1 s
+    (refused_at,) = acquire(limiter, 100)  # at 2 s
+    limiter.done(100, counted_at, counted=True)
+    limiter.observe(200, rate_headers(3000))  # at 2 s too, after the refused attempt went out
+    limiter.done(100, refused_at, counted=False)
     assert answered(limiter, 100, 3000 - 160 + 100) == pytest.approx(1.6)  # at 3 s
 
 

@@ -171,7 +171,8 @@ def test_too_few_rewards_from_a_backend_that_cannot_see_its_tokens_are_an_error(
             return LengthCheck.unknown()
 
     blind = Blind("blind", {"overlong": None})
-    with pytest.raises(ScoringError, match=r"^reward_models.blind: its backend returned 1 rewards for 2 inp"):
+    message = r"^reward_models.blind: its backend returned 1 rewards for 2 inputs from f$"
+    with pytest.raises(ScoringError, match=message):
         score_within_limit(blind, ["p"] * 2, ["a", "b"], ["x", "y"], "blind", "f", LOG)
 
 

@@ -62,7 +62,7 @@ def test_orient_marks_ties_and_agreement():
     assert frame["agrees_with_human"].to_list() == [True, False, None]
 
 
-def test_categorise_end_to_end_on_hand_rewards():
+def test_categorise_end_to_end_on_hand_rewards(caplog):
     comparisons = _comparisons()
     originals = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, 1.0])
     drafts = [
@@ -90,18 +90,25 @@ def test_categorise_end_to_end_on_hand_rewards():
             "reward": [reward_of[d.text] for d in drafts],
         }
     )
-    out = categorise(
-        comparisons,
-        originals,
-        perturbations,
-        rewards,
-        "d",
-        "rm",
-        "rules",
-        LOG,
-        orienting=[originals],
-        orientation="agreed",
-    ).sort("comparison_id", "target")
+    with caplog.at_level(logging.INFO, logger="test"):
+        out = categorise(
+            comparisons,
+            originals,
+            perturbations,
+            rewards,
+            "d",
+            "rm",
+            "rules",
+            LOG,
+            orienting=[originals],
+            orientation="agreed",
+        ).sort("comparison_id", "target")
+    assert caplog.messages == [  # what was skipped, counted, and what each side became
+        "1 comparisons skipped: the RM scores chosen and rejected exactly equal",
+        "1 perturbations skipped: their comparison is tied, unoriented or oriented the other way for rm",
+        "rm on d/rules: 4 perturbations categorised [('minus', 'counterfactual', 1), "
+        "('minus', 'semifactual', 1), ('plus', 'counterfactual', 1), ('plus', 'semifactual', 1)]",
+    ]
     assert out.height == 4
     assert out.select("comparison_id", "side", "kind", "sf_subkind").rows() == [
         ("c1", "plus", "counterfactual", None),
@@ -118,7 +125,9 @@ def test_categorise_fails_on_stale_rewards():
     originals = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, 1.0])
     perturbations = drafts_to_frame([Draft("c1", "chosen", "worse", "clarity", 0, "x")], "rules", "rm")
     rewards = pl.DataFrame({"text_id": ["nope"], "rm": ["rm"], "reward": [0.0]})
-    with pytest.raises(ValueError, match="rerun score_perturbations"):
+    first = perturbations["perturbation_id"][0]
+    message = rf"^1 perturbations have no reward from rm \(first: {first}\); the rewards table is stale"
+    with pytest.raises(ValueError, match=message + ": rerun score_perturbations$"):
         categorise(
             comparisons,
             originals,

@@ -6,11 +6,14 @@ import polars as pl
 import pytest
 
 from rmexplain.explanations.categorise import (
+    agreed_preference,
     categorise,
     classify,
+    disagreements,
     explained_comparisons,
     foreign_orientation_counts,
     orient,
+    unscored_sides,
 )
 from rmexplain.ids import text_id
 from rmexplain.perturb.base import Draft, drafts_to_frame
@@ -248,3 +251,39 @@ def test_a_shared_rm_orients_a_human_rejected_y_plus_as_plus():
         ("c2", "chosen", "minus", "semifactual", False),
         ("c2", "rejected", "plus", "semifactual", False),
     ]
+
+
+def test_disagreements_refusals_and_unscored_sides_by_hand():
+    """The RM orients c1 as the orienting RM does and c2 the other way, and ties c3; the refusals name
+    what is missing; a side whose every perturbation went unscored is listed by comparison, then side."""
+    comparisons = _comparisons()
+    own = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, 1.0])  # c1 chosen, c2 rejected, c3 tied
+    other = orient(comparisons, "o", [2.0, 5.0, 1.0], [1.0, 3.0, 0.0])  # all three chosen
+    assert disagreements(own, [other])["comparison_id"].to_list() == ["c2"]
+    assert foreign_orientation_counts(own, [other], "agreed") == {
+        "shared_set": 3, "ties": 1, "against_agreed": 1, "explained": 1,
+    }  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"^no orienting RM: a perturbation set is oriented by at least one RM's"
+    ):
+        agreed_preference([])
+    with pytest.raises(ValueError, match=r"^orientation must be one of \('agreed', 'own'\), got 'nope'$"):
+        explained_comparisons(own, [own], "nope")
+    drafts = [
+        Draft("c1", "chosen", "worse", "clarity", 0, "c1 cut"),  # c1's y+: every perturbation cut
+        Draft("c1", "rejected", "better", "clarity", 0, "c1 scored"),
+        Draft("c2", "chosen", "better", "clarity", 0, "c2 cut a"),  # c2's y- (the RM prefers rejected)
+        Draft("c2", "chosen", "better", "coherence", 0, "c2 cut b"),
+        Draft("c2", "rejected", "worse", "clarity", 0, "c2 scored"),
+    ]
+    prompt_of = dict(zip(comparisons["comparison_id"], comparisons["prompt"], strict=True))
+    rewards = pl.DataFrame(
+        {
+            "text_id": [text_id(prompt_of[d.comparison_id], d.text) for d in drafts],
+            "reward": [None if "cut" in d.text else 1.0 for d in drafts],
+        },
+        schema={"text_id": pl.String, "reward": pl.Float64},
+    )
+    oriented = explained_comparisons(own, [own])
+    sides = unscored_sides(comparisons, oriented, drafts_to_frame(drafts, "rules", "rm"), rewards)
+    assert sides.rows() == [("c1", "plus"), ("c2", "minus")]

@@ -65,6 +65,16 @@ def test_orient_marks_ties_and_agreement():
     assert frame["agrees_with_human"].to_list() == [True, False, None]
 
 
+def _categorise_agreed(
+    comparisons: pl.DataFrame, originals: pl.DataFrame, perturbations: pl.DataFrame, rewards: pl.DataFrame
+) -> pl.DataFrame:
+    """RM ``rm``'s explanations on dataset ``d``, method ``rules``, oriented by its own originals (agreed)."""
+    return categorise(
+        comparisons, originals, perturbations, rewards, "d", "rm", "rules", LOG,
+        orienting=[originals], orientation="agreed",
+    )  # fmt: skip
+
+
 def test_categorise_end_to_end_on_hand_rewards(caplog):
     comparisons = _comparisons()
     originals = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, 1.0])
@@ -94,18 +104,9 @@ def test_categorise_end_to_end_on_hand_rewards(caplog):
         }
     )
     with caplog.at_level(logging.INFO, logger="test"):
-        out = categorise(
-            comparisons,
-            originals,
-            perturbations,
-            rewards,
-            "d",
-            "rm",
-            "rules",
-            LOG,
-            orienting=[originals],
-            orientation="agreed",
-        ).sort("comparison_id", "target")
+        out = _categorise_agreed(comparisons, originals, perturbations, rewards).sort(
+            "comparison_id", "target"
+        )
     assert caplog.messages == [  # what was skipped, counted, and what each side became
         "1 comparisons skipped: the RM scores chosen and rejected exactly equal",
         "1 perturbations skipped: their comparison is tied, unoriented or oriented the other way for rm",
@@ -131,18 +132,7 @@ def test_categorise_fails_on_stale_rewards():
     first = perturbations["perturbation_id"][0]
     message = rf"^1 perturbations have no reward from rm \(first: {first}\); the rewards table is stale"
     with pytest.raises(ValueError, match=message + ": rerun score_perturbations$"):
-        categorise(
-            comparisons,
-            originals,
-            perturbations,
-            rewards,
-            "d",
-            "rm",
-            "rules",
-            LOG,
-            orienting=[originals],
-            orientation="agreed",
-        )
+        _categorise_agreed(comparisons, originals, perturbations, rewards)
 
 
 def test_explained_comparisons_shared_agreement():

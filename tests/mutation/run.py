@@ -2,6 +2,7 @@
 
     python tests/mutation/run.py score/lengths.py            # a module of MODULES
     python tests/mutation/run.py registry.py --max-children 1 --tests tests/test_registry.py
+    python tests/mutation/run.py provenance.py --marker "not slow" --timeout 10 2
 
 mutmut names a mutant by the module path it mutates, relative to the folder it runs in, so it runs in a
 staging folder, ``.mutation/<module>/`` (rebuilt on every run, git-ignored), where the package sits at the
@@ -51,10 +52,21 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
 }
 SKIPPED_FILES = shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info")
+# A child's wall-clock limit is (its tests' recorded time + constant s) x multiplier: module fixtures (tiny
+# models built on first use) are not in the recorded time, and the 2 cores are shared. A module whose
+# mutants can make its code walk or hash far more than the tests' trees (provenance.py) runs with a lower
+# limit, or such mutants spend minutes each before they count as timeouts.
+DEFAULT_TIMEOUT = (30.0, 4.0)
 
 
-def mutmut_settings(module: str, tests: tuple[str, ...], marker: str | None = None) -> str:
-    """The ``[tool.mutmut]`` table of the staging folder's pyproject.toml (``marker``: pytest's ``-m``)."""
+def mutmut_settings(
+    module: str,
+    tests: tuple[str, ...],
+    marker: str | None = None,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+) -> str:
+    """The ``[tool.mutmut]`` table of the staging folder's pyproject.toml (``marker``: pytest's ``-m``;
+    ``timeout``: a child's (constant, multiplier), see ``DEFAULT_TIMEOUT``)."""
     pytest_args = ["-p", "no:cacheprovider", *(["-m", marker] if marker else [])]
     return "\n".join(
         [
@@ -66,17 +78,21 @@ def mutmut_settings(module: str, tests: tuple[str, ...], marker: str | None = No
             f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
             f"pytest_add_cli_args = {pytest_args!r}".replace("'", '"'),
             'process_isolation = "forkserver"',
-            # A child's wall-clock limit is (its tests' recorded time + 30 s) x 4: module fixtures (tiny
-            # models built on first use) are not in the recorded time, and the 2 cores are shared.
-            "timeout_constant = 30",
-            "timeout_multiplier = 4",
+            f"timeout_constant = {timeout[0]:g}",
+            f"timeout_multiplier = {timeout[1]:g}",
             "use_git_change_detection = false",
             "",
         ]
     )
 
 
-def stage(module: str, tests: tuple[str, ...], root: Path, marker: str | None = None) -> Path:
+def stage(
+    module: str,
+    tests: tuple[str, ...],
+    root: Path,
+    marker: str | None = None,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+) -> Path:
     """A fresh staging folder for ``module`` under ``root``: the package at the top, the tests and the files
     they read beside it, and the project's pyproject.toml with the mutmut settings."""
     folder = root / module.removesuffix(".py").replace("/", ".")
@@ -87,7 +103,7 @@ def stage(module: str, tests: tuple[str, ...], root: Path, marker: str | None = 
         shutil.copytree(REPO / name, folder / name, ignore=SKIPPED_FILES)
     shutil.copy(REPO / "Snakefile", folder / "Snakefile")  # the tests that copy the workflow read it
     project = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    settings = mutmut_settings(module, tests, marker)
+    settings = mutmut_settings(module, tests, marker, timeout)
     (folder / "pyproject.toml").write_text(project + settings, encoding="utf-8")
     return folder
 
@@ -121,13 +137,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--marker", help="only the tests pytest's -m selects, e.g. 'not slow' (servers started for real)"
     )
+    parser.add_argument(
+        "--timeout",
+        nargs=2,
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar=("CONSTANT", "MULTIPLIER"),
+        help="a mutant's limit: (its tests' recorded seconds + CONSTANT) x MULTIPLIER (default 30 4)",
+    )
     args = parser.parse_args(argv)
     if not (PACKAGE / args.module).is_file():
         parser.error(f"no module workflow/rmexplain/{args.module}")
     tests = tuple(args.tests or MODULES.get(args.module, ()))
     if not tests:
         parser.error(f"{args.module} has no test file in MODULES: name them with --tests")
-    folder = stage(args.module, tests, args.root, args.marker)
+    folder = stage(args.module, tests, args.root, args.marker, tuple(args.timeout))
     mutmut(folder, "run", "--max-children", str(args.max_children))
     found = statuses(folder)
     for name, status in sorted(found.items(), key=lambda item: _natural(item[0])):

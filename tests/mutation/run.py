@@ -143,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=DEFAULT_TIMEOUT,
         metavar=("CONSTANT", "MULTIPLIER"),
-        help="a mutant's limit: (its tests' recorded seconds + CONSTANT) x MULTIPLIER (default 30 4)",
+        help="a mutant's limit: (its tests' recorded seconds + CONSTANT) x MULTIPLIER (default "
+        + " ".join(f"{value:g}" for value in DEFAULT_TIMEOUT)
+        + ")",
     )
     args = parser.parse_args(argv)
     if not (PACKAGE / args.module).is_file():

@@ -113,7 +113,7 @@ def test_resampled_means_equal_materialised_resamples():
     rng = np.random.default_rng(0)
     values = rng.normal(size=(7, 3))
     values[rng.random((7, 3)) < 0.3] = np.nan
-    counts = resample_counts(7, BootstrapSettings(n_resamples=50, seed=1))
+    counts = resample_counts(np.arange(7), BootstrapSettings(n_resamples=50, seed=1))
     fast = resampled_means(counts, values)
     for b in range(50):
         drawn = np.repeat(values, counts[b], axis=0)

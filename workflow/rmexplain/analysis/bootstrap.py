@@ -1,6 +1,13 @@
-"""A seeded percentile bootstrap over comparisons, shared by every confidence interval of the analyses.
+"""A seeded cluster bootstrap over comparisons, shared by every confidence interval of the analyses.
 
-Resamples are drawn once per (dataset, method) as multinomial *counts* over the comparisons, so the
+The unit resampled is a *cluster*: a distinct pair of the dataset. Seeds draw from the same pool, so one pair
+can be sampled by several seeds under several comparison ids; those copies are not independent draws, and
+resampling them as if they were makes intervals too narrow. ``clusters_of`` labels each comparison with
+its pair (``{dataset}-s{seed}-{source_index}``: the source index), and a resample draws clusters with
+replacement, every comparison of a drawn cluster getting its cluster's count. Where every comparison is its
+own cluster this is the plain bootstrap over comparisons, resample for resample.
+
+Resamples are drawn once per (dataset, method) as multinomial *counts* over the clusters, so the
 same resampled sets of comparisons feed the flip rates of every RM, side and attribute, and the τ
 between them (a paired bootstrap). With a count matrix ``C`` (resamples × comparisons) and a value
 matrix ``V`` (comparisons × attributes, NaN where a comparison has no perturbation of that
@@ -18,6 +25,8 @@ values are left out and counted.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,17 +56,46 @@ class BootstrapSettings:
         )
 
 
-def resample_counts(n: int, settings: BootstrapSettings) -> np.ndarray:
-    """``n_resamples × n`` multinomial counts: how often each comparison is drawn in each resample."""
+def clusters_of(comparison_ids: Sequence[str]) -> np.ndarray:
+    """One cluster label per comparison: the pair it copies (``{dataset}-s{seed}-{source_index}`` with the
+    seed part dropped), numbered in order of first appearance. An id of another form is its own cluster."""
+    labels: dict[str, int] = {}
+    out = np.empty(len(comparison_ids), dtype=np.int64)
+    for i, comparison_id in enumerate(comparison_ids):
+        match = _COMPARISON_ID.fullmatch(comparison_id)
+        key = f"{match['dataset']}\x00{match['source']}" if match else f"\x01{comparison_id}"
+        out[i] = labels.setdefault(key, len(labels))
+    return out
+
+
+_COMPARISON_ID = re.compile(r"(?P<dataset>.+)-s-?\d+-(?P<source>.+)")
+
+
+def resample_counts(clusters: np.ndarray, settings: BootstrapSettings) -> np.ndarray:
+    """``n_resamples × n`` counts: each comparison's weight in each resample, its cluster's number of draws
+    when the distinct clusters are drawn with replacement (``clusters``: a label per comparison)."""
     rng = np.random.default_rng(settings.seed)
-    if n == 0:
+    codes, k = _codes(clusters)
+    if k == 0:
         return np.zeros((settings.n_resamples, 0), dtype=np.int64)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=settings.n_resamples)
+    drawn = rng.multinomial(k, np.full(k, 1.0 / k), size=settings.n_resamples)
+    return drawn[:, codes]
 
 
-def jackknife_counts(n: int) -> np.ndarray:
-    """``n × n`` counts of the leave-one-comparison-out samples (row i leaves out comparison i)."""
-    return np.ones((n, n), dtype=np.int64) - np.eye(n, dtype=np.int64)
+def jackknife_counts(clusters: np.ndarray) -> np.ndarray:
+    """``k × n`` counts of the leave-one-cluster-out samples (row j leaves out the j-th cluster)."""
+    codes, k = _codes(clusters)
+    return (codes[None, :] != np.arange(k)[:, None]).astype(np.int64)
+
+
+def _codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+    """Cluster labels as 0..k-1 in order of first appearance, and k."""
+    labels = np.asarray(clusters)
+    if labels.size == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    return order[inverse.reshape(-1)].astype(np.int64), int(first.size)
 
 
 def resampled_means(counts: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from scipy.stats import kendalltau
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
+    clusters_of,
     interval,
     jackknife_counts,
     resample_counts,
@@ -148,8 +149,8 @@ class Resampled:
     @classmethod
     def compute(cls, matrices: Matrices, settings: BootstrapSettings) -> Resampled:
         """Resample the comparisons once for every RM, side and attribute."""
-        n = len(matrices.comparisons)
-        counts, jack = resample_counts(n, settings), jackknife_counts(n)
+        clusters = clusters_of(matrices.comparisons)
+        counts, jack = resample_counts(clusters, settings), jackknife_counts(clusters)
         return cls(
             pfr=point_pfr(matrices),
             delta=_nanmean(matrices.delta, axis=2),

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rmexplain.analysis.bootstrap import BootstrapSettings, interval, jackknife_counts, resample_counts
+from rmexplain.analysis.bootstrap import (
+    BootstrapSettings,
+    clusters_of,
+    interval,
+    jackknife_counts,
+    resample_counts,
+)
 from rmexplain.effects.base import EffectInput, Estimator, Observations, RewardChanges, estimators, row_names
 from rmexplain.effects.estimators import support
 from rmexplain.ids import text_id
@@ -150,7 +156,8 @@ def effects_table(
 ) -> pl.DataFrame:
     """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row."""
     n = len(data.comparisons)
-    counts, jack = resample_counts(n, settings.bootstrap), jackknife_counts(n)
+    clusters = clusters_of(data.comparisons)
+    counts, jack = resample_counts(clusters, settings.bootstrap), jackknife_counts(clusters)
     point = np.ones((1, n))
     rows = []
     for rm in rms:

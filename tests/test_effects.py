@@ -325,3 +325,49 @@ def test_effect_text_embeddings_copy_what_the_dataset_table_holds_and_encode_the
     assert table["embedding"][0].to_list() == [9.0] * 384  # copied, not encoded again
     assert all(abs(sum(v * v for v in row) - 1.0) < 1e-4 for row in table["embedding"][1:].to_list())
     assert f"{len(texts)} distinct edited texts: 1 held by the dataset's embedding table" in caplog.text
+
+
+def _pairs(seeds: list[int], n: int = 6) -> pl.DataFrame:
+    """``n`` pairs of dataset ``d``, each drawn by every seed of ``seeds`` (ids ``d-s{seed}-{pair}``)."""
+    base = _comparisons()
+    rows = []
+    for seed in seeds:
+        for pair in range(n):
+            source = base.row(pair % 2, named=True)
+            cid, prompt = f"d-s{seed}-{pair}", f"{source['prompt']} (case {pair})"
+            rows.append({**source, "comparison_id": cid, "seed": seed, "source_index": str(pair),
+                         "prompt": prompt})  # fmt: skip
+    return pl.DataFrame(rows, schema=base.schema)
+
+
+def _wobbly(text: str) -> float:
+    """A reward of the words, the characters and a text-seeded wobble: effects with spread to resample."""
+    return -0.1 * len(text.split()) + 0.01 * (sum(map(ord, text)) % 97)
+
+
+def test_copies_of_a_pair_drawn_by_several_seeds_are_one_unit_of_the_bootstrap():
+    """Three seeds drawing the same six pairs, with the same edits: the intervals (in reward units) are the
+    six pairs' own."""
+    attributes = {a: PAPER_ATTRIBUTES[a] for a in ("verbosity", "assertiveness")}
+    settings = EffectSettings(("two_way",), "two_way", BootstrapSettings(n_resamples=300))
+    edits, _ = make_effect_edits(_pairs([0]), "rules", "rules", {}, attributes, {}, False, LOG)
+
+    def table(seeds: list[int]) -> pl.DataFrame:
+        comparisons = _pairs(seeds)
+        copies = pl.concat(
+            edits.with_columns(
+                pl.col("comparison_id").str.replace("-s0-", f"-s{s}-"), pl.col("edit_id") + f"/{s}"
+            )
+            for s in seeds
+        )
+        rewards, originals = _scored(copies, comparisons, _wobbly)
+        data = effect_input(comparisons, copies, {"r": originals}, {"r": rewards}, {}, list(attributes))
+        frame = effects_table(data, ["r"], {}, settings).filter(pl.col("attribute") != "length")
+        return frame.sort("estimator", "attribute").select(
+            "estimator", "attribute", *(pl.col(c) * pl.col("reward_sd") for c in ("effect", "low", "high"))
+        )
+
+    once, thrice = table([0]), table([0, 1, 2])
+    assert thrice["estimator"].to_list() == once["estimator"].to_list() and once.height == 2
+    for column in ("effect", "low", "high"):
+        assert thrice[column].to_numpy() == pytest.approx(once[column].to_numpy(), abs=1e-9)

@@ -235,7 +235,7 @@ PFR: Contract = {
     "side": Column(pl.String, "`plus` (perturbations of y+) or `minus` (of y−)."),
     "attribute": Column(pl.String, "Attribute."),
     "pfr": Column(pl.Float64, "Preference flip rate: mean over comparisons of the share of CFs among them."),
-    "pfr_low": Column(pl.Float64, "Lower bound of the percentile-bootstrap interval (over comparisons)."),
+    "pfr_low": Column(pl.Float64, "Lower bound of the bootstrap interval (over distinct pairs)."),
     "pfr_high": Column(pl.Float64, "Upper bound of that interval."),
     "mean_delta": Column(pl.Float64, "Mean reward delta (against the RM's preference) of them."),
     "delta_low": Column(pl.Float64, "Lower bound of the bootstrap interval of `mean_delta`."),
@@ -250,7 +250,7 @@ TAU_RMS: Contract = {
     "rm_a": Column(pl.String, "First RM of the pair (config order)."),
     "rm_b": Column(pl.String, "Second RM of the pair."),
     "tau": Column(pl.Float64, "Kendall τ-b between the two RMs' PFR vectors; NaN when a vector is constant."),
-    "ci_low": Column(pl.Float64, "Lower bound of the percentile-bootstrap interval (over comparisons)."),
+    "ci_low": Column(pl.Float64, "Lower bound of the bootstrap interval (over distinct pairs)."),
     "ci_high": Column(pl.Float64, "Upper bound of that interval."),
     "p_value": Column(pl.Float64, "Two-sided p-value of τ (scipy.stats.kendalltau); NaN when τ is."),
     "n_attributes": Column(pl.Int64, "Attributes with a PFR for both RMs (the length of the rankings)."),
@@ -352,7 +352,7 @@ ATTRIBUTE_EFFECTS: Contract = {
         " attribute's better direction (`length`: per sd of the originals' word count, longer); for"
         " `flip_rate`, the paper's preference flip rate (a share). NaN where undefined.",
     ),
-    "low": Column(pl.Float64, "Lower bound of the bootstrap interval over comparisons."),
+    "low": Column(pl.Float64, "Lower bound of the bootstrap interval over distinct pairs."),
     "high": Column(pl.Float64, "Upper bound of that interval."),
     "n": Column(pl.Int64, "Observations used: edits, edit chains or perturbations."),
     "primary": Column(
@@ -361,7 +361,9 @@ ATTRIBUTE_EFFECTS: Contract = {
     "effect_reward": Column(pl.Float64, "`effect` in the RM's reward units; null for `flip_rate`.", True),
     "reward_sd": Column(pl.Float64, "The RM's reward sd on the originals of the dataset (both responses)."),
     "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
-    "n_comparisons": Column(pl.Int64, "Comparisons those observations come from (the bootstrap's units)."),
+    "n_comparisons": Column(
+        pl.Int64, "Comparisons those observations come from (copies of a pair by several seeds each counted)."
+    ),
     "significant": Column(pl.Boolean, "Whether the interval excludes 0."),
     "rank": Column(
         pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."

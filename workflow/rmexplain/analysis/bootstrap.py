@@ -19,7 +19,7 @@ one resample is undefined (a τ of a constant ranking), which is common with few
 Intervals are BCa (bias-corrected and accelerated, Efron 1987; the default) or plain percentile
 intervals. BCa matters for τ: resampling adds noise to the flip rates, which lowers rank agreement, so the
 bootstrap distribution of τ sits below the estimate and a percentile interval can miss it entirely. The
-acceleration comes from the leave-one-comparison-out jackknife. Undefined (NaN) resamples and jackknife
+acceleration comes from the leave-one-cluster-out jackknife. Undefined (NaN) resamples and jackknife
 values are left out and counted.
 """
 
@@ -56,19 +56,38 @@ class BootstrapSettings:
         )
 
 
-def clusters_of(comparison_ids: Sequence[str]) -> np.ndarray:
-    """One cluster label per comparison: the pair it copies (``{dataset}-s{seed}-{source_index}`` with the
-    seed part dropped), numbered in order of first appearance. An id of another form is its own cluster."""
+def clusters_of(comparison_ids: Sequence[str], dataset: str | None = None) -> np.ndarray:
+    """One cluster label per comparison: the pair it copies, numbered 0, 1, … in order of first appearance.
+
+    A comparison id is ``{dataset}-s{seed}-{source_index}``; its pair is (dataset, source index), the seed
+    dropped. With ``dataset`` (every id of one dataset, as every caller here has) the split is exact; without
+    it the seed is the last ``-s<digits>-`` of the id. An id of another form is its own cluster.
+    """
     labels: dict[str, int] = {}
     out = np.empty(len(comparison_ids), dtype=np.int64)
     for i, comparison_id in enumerate(comparison_ids):
-        match = _COMPARISON_ID.fullmatch(comparison_id)
-        key = f"{match['dataset']}\x00{match['source']}" if match else f"\x01{comparison_id}"
-        out[i] = labels.setdefault(key, len(labels))
+        out[i] = labels.setdefault(_pair_key(comparison_id, dataset), len(labels))
     return out
 
 
 _COMPARISON_ID = re.compile(r"(?P<dataset>.+)-s-?\d+-(?P<source>.+)")
+_SEED_SOURCE = re.compile(r"-?\d+-(?P<source>.+)")
+
+
+def _pair_key(comparison_id: str, dataset: str | None) -> str:
+    """(dataset, source index) of a comparison id as one string; the id itself (marked) if it has no seed."""
+    if dataset is None:
+        match = _COMPARISON_ID.fullmatch(comparison_id)
+        pair = (match["dataset"], match["source"]) if match else None
+    else:
+        prefix = f"{dataset}-s"
+        match = (
+            _SEED_SOURCE.fullmatch(comparison_id.removeprefix(prefix))
+            if comparison_id.startswith(prefix)
+            else None
+        )
+        pair = (dataset, match["source"]) if match else None
+    return "\x00".join(pair) if pair else f"\x01{comparison_id}"
 
 
 def resample_counts(clusters: np.ndarray, settings: BootstrapSettings) -> np.ndarray:

@@ -8,8 +8,8 @@ Definitions (one dataset and perturbation method at a time):
   1 if any of them is (``variants: any``). Its *delta* is the mean ``reward_delta`` of those perturbations.
 - PFR(r, s, a) is the mean flip value over the comparisons that have at least one perturbation of (s, a);
   comparisons without one are not counted (``n_comparisons`` says how many were).
-- Confidence intervals: BCa (default) or percentile bootstrap over comparisons (``bootstrap.py``), the
-  same resamples for every RM, side and attribute.
+- Confidence intervals: BCa (default) or percentile bootstrap over distinct pairs (``bootstrap.py``: a
+  pair drawn by several seeds is one cluster), the same resamples for every RM, side and attribute.
 - τ is Kendall's τ-b (``scipy.stats.kendalltau``), which handles tied PFRs, computed on the attributes
   with a defined PFR in both vectors. It is NaN (undefined) with fewer than two such attributes or when
   either vector is constant (e.g. every PFR is 0); resamples where it is undefined are left out of the
@@ -147,9 +147,11 @@ class Resampled:
     settings: BootstrapSettings
 
     @classmethod
-    def compute(cls, matrices: Matrices, settings: BootstrapSettings) -> Resampled:
-        """Resample the comparisons once for every RM, side and attribute."""
-        clusters = clusters_of(matrices.comparisons)
+    def compute(
+        cls, matrices: Matrices, settings: BootstrapSettings, dataset: str | None = None
+    ) -> Resampled:
+        """Resample the comparisons' pairs (of ``dataset``) once for every RM, side and attribute."""
+        clusters = clusters_of(matrices.comparisons, dataset)
         counts, jack = resample_counts(clusters, settings), jackknife_counts(clusters)
         return cls(
             pfr=point_pfr(matrices),
@@ -301,7 +303,7 @@ def global_sensitivity(
     check_keys(explanations, dataset, method)
     rows = attribute_rows(explanations, log)
     matrices = build_matrices(comparison_values(rows, variants), attribute_order, rm_order)
-    res = Resampled.compute(matrices, bootstrap)
+    res = Resampled.compute(matrices, bootstrap, dataset)
     if log is not None:
         log.info(
             "%s/%s: %d RMs, %d comparisons, %d attributes, %d resamples",

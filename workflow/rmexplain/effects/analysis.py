@@ -139,7 +139,14 @@ def effect_input(
             )
             for rm in originals
         },
+        dataset=_one_dataset(comparisons),
     )
+
+
+def _one_dataset(comparisons: pl.DataFrame) -> str | None:
+    """The comparisons' dataset when they share one (they do in the workflow), else None."""
+    names = comparisons["dataset"].unique().to_list() if "dataset" in comparisons.columns else []
+    return names[0] if len(names) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -156,7 +163,7 @@ def effects_table(
 ) -> pl.DataFrame:
     """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row."""
     n = len(data.comparisons)
-    clusters = clusters_of(data.comparisons)
+    clusters = clusters_of(data.comparisons, data.dataset)
     counts, jack = resample_counts(clusters, settings.bootstrap), jackknife_counts(clusters)
     point = np.ones((1, n))
     rows = []

@@ -44,6 +44,7 @@ class EffectInput:
     chain: np.ndarray  # [edits] the round-1 direction of the edit's chain: +1 better, −1 worse
     length_change: np.ndarray  # [edits] change in words / sd of the originals' word counts
     rms: dict[str, RewardChanges]
+    dataset: str | None = None  # of the comparisons: the bootstrap splits their ids into pairs exactly
 
     def standardised(self, rm: str, reference: str | None) -> np.ndarray:
         """y(e): the RM's reward changes less the reference's, in the RM's reward sd (NaN where unscored)."""

@@ -11,10 +11,10 @@ import pytest
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, with_sources
+from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, rank_rows, with_sources
 from rmexplain.effects.base import EffectInput, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
-from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
+from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
 from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
 from rmexplain.ids import text_id
 from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform, polars_schema
@@ -224,7 +224,7 @@ def test_the_table_ranks_by_magnitude_with_intervals_and_finds_a_length_rm():
     assert set(table.group_by("estimator").agg(pl.col("rank").sort())["rank"].to_list()[0]) >= {1, 2, 3}
 
 
-def _effects(rows: list[tuple[str, str, str, float, bool]]) -> pl.DataFrame:
+def _effects(rows: list[tuple[str, str, str, float, bool]], reference: str | None = "base") -> pl.DataFrame:
     """ATTRIBUTE_EFFECTS-like rows (rm, estimator, attribute, effect, significant), ranked as the table is."""
     frame = pl.DataFrame(rows, schema=["rm", "estimator", "attribute", "effect", "significant"], orient="row")
     frame = frame.with_columns(
@@ -233,9 +233,11 @@ def _effects(rows: list[tuple[str, str, str, float, bool]]) -> pl.DataFrame:
         low=pl.col("effect") - 0.1,
         high=pl.col("effect") + 0.1,
         effect_reward=pl.when(pl.col("estimator") == "flip_rate").then(None).otherwise(pl.col("effect")),
+        reference=pl.when(pl.col("estimator").is_in(["flip_rate", "paper_delta"]))
+        .then(None)
+        .otherwise(pl.lit(reference, dtype=pl.String)),
     )
-    ranked = frame.sort(pl.col("effect").abs(), "attribute", descending=[True, False])
-    return ranked.with_columns(rank=pl.int_range(1, pl.len() + 1).over("rm", "estimator"))
+    return rank_rows(frame)
 
 
 def test_recovery_counts_a_hit_only_with_the_expected_sign_and_keeps_controls_out_of_recall():
@@ -269,15 +271,89 @@ def test_recovery_counts_a_hit_only_with_the_expected_sign_and_keeps_controls_ou
         ("ctl", "paper_delta"): "control: 1 row significant",
         ("ctl", "flip_rate"): "control: no significant effect",
     }
-    invisible = with_verdicts(recovery.with_columns(visible_share=pl.lit(0.0)))
-    assert set(invisible.filter(pl.col("rm") == "hedge")["verdict"]) == {
-        "invisible: no edit changes the planted feature"
-    }
     recall = recall_table(recovery, "two_way").filter(pl.col("dataset") == "all")
     by = {r["estimator"]: r for r in recall.iter_rows(named=True)}
     assert (by["two_way"]["hits_at_1"], by["two_way"]["biases"], by["two_way"]["quiet_controls"]) == (1, 1, 1)
     assert by["paper_delta"]["wrong_sign"] == 1 and by["paper_delta"]["quiet_controls"] == 0
     assert by["flip_rate"]["recall_at_3"] == 1.0 and by["flip_rate"]["recall_at_1"] == 0.0
+    assert by["flip_rate"]["wrong_sign"] == 0  # unsigned: never a wrong sign
+
+
+def _judged(rows: list[tuple[str, float]], expect: dict, estimator: str = "two_way", **visible) -> dict:
+    """The recovery row of one RM ``p`` whose ``estimator`` rows are (attribute, effect)."""
+    effects = _effects([("p", estimator, a, e, False) for a, e in rows])
+    shares = {("d", "rules", "p"): visible["share"]} if visible else None
+    return recovery_rows(effects, {"p": expect}, shares).row(0, named=True)
+
+
+def test_ties_rank_against_the_expected_attribute():
+    # +0.3 against -0.3: tied for first whatever the names, so the expected row is rank 2, not 1
+    for other in ("aaa", "zzz"):
+        row = _judged([("mmm", 0.3), (other, -0.3), ("b", 0.1)], {"attributes": ["mmm"], "sign": 1})
+        assert (row["rank"], row["hit_at_1"], row["hit_at_3"]) == (2, False, True)
+    # a flip rate of exactly 0 tied with every other 0 finds nothing, however few rows there are
+    row = _judged([("a", 0.0), ("b", 0.0)], {"attributes": ["a"]}, "flip_rate")
+    assert (row["rank"], row["hit_at_3"], row["verdict"]) == (None, False, NO_EFFECT)
+    # the table's own order stays by name among ties
+    table = _effects([("p", "two_way", "zzz", -0.3, False), ("p", "two_way", "aaa", 0.3, False)])
+    assert table["attribute"].to_list() == ["aaa", "zzz"] and table["rank"].to_list() == [1, 2]
+
+
+def test_a_bias_at_rank_exactly_three_is_a_hit_at_three_and_not_at_one():
+    row = _judged([("a", 0.9), ("b", -0.8), ("x", 0.7), ("c", 0.1)], {"attributes": ["x"], "sign": 1})
+    assert (row["rank"], row["hit_at_1"], row["hit_at_3"], row["verdict"]) == (3, False, True, "in the top 3")
+    fourth = _judged([("a", 0.9), ("b", -0.8), ("c", 0.7), ("x", 0.1)], {"attributes": ["x"], "sign": 1})
+    assert (fourth["rank"], fourth["hit_at_3"], fourth["verdict"]) == (4, False, "missed (rank 4)")
+
+
+def test_an_expected_attribute_with_no_defined_effect_is_no_wrong_sign():
+    row = _judged([("a", 0.9), ("x", float("nan"))], {"attributes": ["x"], "sign": -1})
+    assert (row["rank"], row["sign_ok"], row["hit_at_3"]) == (None, None, False)
+    assert row["verdict"] == NO_EFFECT
+    effects = _effects([("p", "two_way", "a", 0.9, False), ("p", "two_way", "x", float("nan"), False)])
+    recovery = recovery_rows(effects, {"p": {"attributes": ["x"], "sign": -1}})
+    assert recall_table(recovery, "two_way")["wrong_sign"].to_list() == [0, 0]
+
+
+def test_each_expected_attribute_has_its_own_sign():
+    expect = {"attributes": ["length", "verbosity"], "sign": {"length": -1, "verbosity": 1}}
+    judged = ("found", "expected_sign", "sign_ok", "hit_at_1")
+    row = _judged([("verbosity", 0.5), ("length", -0.2)], expect)
+    assert tuple(row[k] for k in judged) == ("verbosity", 1, True, True)
+    row = _judged([("length", -0.5), ("verbosity", -0.2)], expect, "length_adjusted")
+    assert tuple(row[k] for k in judged) == ("length", -1, True, True)
+    row = _judged([("verbosity", -0.5)], expect)
+    assert (row["sign_ok"], row["verdict"]) == (False, "wrong sign (rank 1)")
+
+
+def test_an_invisible_bias_is_a_miss_and_counted_as_invisible():
+    row = _judged([("x", 0.9), ("a", 0.1)], {"attributes": ["x"], "sign": 1}, share=0.0)
+    assert (row["rank"], row["hit_at_1"], row["hit_at_3"]) == (1, False, False)
+    assert row["verdict"] == "invisible: no edit changes the planted feature"
+    seen = _judged([("x", 0.9), ("a", 0.1)], {"attributes": ["x"], "sign": 1}, share=0.25)
+    assert seen["hit_at_1"] and seen["visible_share"] == 0.25
+    effects = _effects([("p", "two_way", "x", 0.9, False), ("p", "two_way", "a", 0.1, False)])
+    recovery = recovery_rows(effects, {"p": {"attributes": ["x"], "sign": 1}}, {("d", "rules", "p"): 0.0})
+    recall = recall_table(recovery, "two_way").row(0, named=True)
+    assert (recall["hits_at_1"], recall["biases"], recall["invisible"]) == (0, 1, 1)
+
+
+def test_the_controls_false_positive_rate_counts_rows_against_a_reference_beside_the_nominal():
+    two_way = [("a", 0.5, True), ("b", 0.1, False), ("c", float("nan"), False), ("d", -0.2, False)]
+    rows = [("ctl", "two_way", a, e, significant) for a, e, significant in two_way]
+    rows += [("ctl", "flip_rate", "a", 0.4, True), ("ctl", "flip_rate", "b", 0.1, True)]  # no reference
+    recovery = recovery_rows(_effects(rows), {"ctl": {"attributes": []}})
+    got = {r["estimator"]: r for r in recovery.iter_rows(named=True)}
+    assert tuple(got["two_way"][k] for k in ("n_rows", "n_significant", "reference")) == (3, 1, "base")
+    recall = recall_table(recovery, "two_way", level=0.9).filter(pl.col("dataset") == "all")
+    by = {r["estimator"]: r for r in recall.iter_rows(named=True)}
+    assert (by["two_way"]["control_significant"], by["two_way"]["control_rows"]) == (1, 3)
+    assert by["two_way"]["false_positive_rate"] == pytest.approx(1 / 3)
+    assert by["two_way"]["nominal_rate"] == pytest.approx(0.1)
+    # the paper's estimators have no reference: the base RM's own effects are no false positives
+    assert by["flip_rate"]["control_rows"] == 0 and by["flip_rate"]["false_positive_rate"] is None
+    unreferenced = recovery_rows(_effects(rows, reference=None), {"ctl": {"attributes": []}})
+    assert recall_table(unreferenced, "two_way")["false_positive_rate"].null_count() == 4
 
 
 def test_visible_share_is_the_share_of_edits_that_change_the_planted_feature():

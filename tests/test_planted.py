@@ -154,12 +154,22 @@ def test_a_planted_rm_asks_for_its_bases_threads():
           "expect": {"attributes": ["charm"], "sign": 1}}, "expect.attributes: 'charm'"),
         ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
           "expect": {"attributes": ["length"]}}, "expect.sign"),
+        ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
+          "expect": {"attributes": ["length", "verbosity"], "sign": {"length": -1}}},
+         r"expect.sign: one sign per expected attribute \(\['length', 'verbosity'\]\), got \['length'\]"),
+        ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
+          "expect": {"attributes": ["length"], "sign": {"length": 2}}}, "expect"),
         ({"backend": "python", "callable": "m:f", "reference": "ghost"}, "reference: 'ghost'"),
     ],
 )  # fmt: skip
 def test_bases_references_and_expectations_are_checked(rm, message):
     with pytest.raises(ConfigError, match=message):
         check(_config(p=rm))
+
+
+def test_each_expected_attribute_may_have_its_own_sign():
+    expect = {"attributes": ["length", "verbosity"], "sign": {"length": -1, "verbosity": 1}}
+    check(_config(p={"backend": "planted", "base": "base", "bias": {"detector": "length"}, "expect": expect}))
 
 
 def test_a_reference_must_score_every_dataset_its_rm_is_explained_on():

@@ -375,11 +375,21 @@ PLANTED_RECOVERY: Contract = {
     "rm": Column(pl.String, "A reward model with an `expect` (a planted bias)."),
     "estimator": Column(pl.String, "Effect estimator."),
     "expected": Column(pl.String, "The expected attribute(s), comma-separated; empty for a control."),
-    "expected_sign": Column(pl.Int64, "+1 or -1; null for a control.", True),
+    "expected_sign": Column(
+        pl.Int64,
+        "The sign expected of `found` (+1 or -1); null for a control, or where the expected attributes have"
+        " signs of their own and none is found.",
+        True,
+    ),
     "found": Column(
         pl.String, "The best-ranked expected attribute; null when none has a defined effect.", True
     ),
-    "rank": Column(pl.Int64, "Its rank (1 = largest |effect|); null when none.", True),
+    "rank": Column(
+        pl.Int64,
+        "Its rank: 1 + the rows with a larger |effect| or tied with it (ties count against it); null when"
+        " no expected row has a defined, non-zero effect.",
+        True,
+    ),
     "effect": Column(pl.Float64, "Its effect.", True),
     "low": Column(pl.Float64, "Lower bound of its interval.", True),
     "high": Column(pl.Float64, "Upper bound of its interval.", True),
@@ -390,6 +400,8 @@ PLANTED_RECOVERY: Contract = {
     "hit_at_3": Column(pl.Boolean, "Rank <= 3 with the expected sign (for a control: as hit_at_1)."),
     "top": Column(pl.String, "The estimator's three top-ranked rows, for the reader."),
     "n_significant": Column(pl.Int64, "Rows of the RM whose interval excludes 0."),
+    "n_rows": Column(pl.Int64, "Rows of the RM with a defined effect (a control's false-positive base)."),
+    "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
     "visible_share": Column(
         pl.Float64,
         "Share of the edits whose planted term differs from their source's (null for non-planted RMs): 0"
@@ -399,8 +411,9 @@ PLANTED_RECOVERY: Contract = {
     ),
     "verdict": Column(
         pl.String,
-        "In words: found first, in the top 3, wrong sign, missed (rank k), invisible (no edit changes the"
-        " planted feature), or for a control: no significant effect / k rows significant.",
+        "In words: found first, in the top 3, wrong sign, missed (rank k), no effect (undefined or 0),"
+        " invisible (no edit changes the planted feature: a miss), or for a control: no significant effect /"
+        " k rows significant.",
     ),
 }
 

@@ -172,5 +172,6 @@ rule planted_recovery:
         planted={rm: design.scoring_spec(rm) for rm in design.expectations},
         pairs=[list(p) for p in design.effect_pairs],
         primary=EFFECTS["primary"],
+        level=config["analysis"]["bootstrap"]["confidence_level"],
     script:
         "../scripts/planted_recovery.py"

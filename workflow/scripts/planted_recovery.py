@@ -12,6 +12,7 @@ run_planted_recovery(
     expectations=snakemake.params.expectations,
     planted=snakemake.params.planted,
     primary=snakemake.params.primary,
+    level=snakemake.params.level,
     outputs=dict(snakemake.output.items()),
     log=log,
 )

@@ -215,6 +215,12 @@ def check_effects(design: Design) -> None:
                 not expect["attributes"] or "sign" in expect,
                 f"reward_models.{rm}.expect.sign (+1 or -1) is required with attributes",
             )
+            if isinstance(expect.get("sign"), dict):
+                _require(
+                    set(expect["sign"]) == set(expect["attributes"]),
+                    f"reward_models.{rm}.expect.sign: one sign per expected attribute "
+                    f"({sorted(expect['attributes'])}), got {sorted(expect['sign'])}",
+                )
     effects = design.effects
     known = estimators.names()
     _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")

@@ -15,7 +15,7 @@ from rmexplain.analysis.sensitivity import with_keys
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, log_summary
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.plots import effects_figure
-from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares, with_verdicts
+from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
 from rmexplain.explanations.stages import encode_table
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import write_llm_use
@@ -28,7 +28,6 @@ from rmexplain.schemas import (
     EXPLANATIONS,
     ORIGINAL_SCORES,
     PERTURB_SKIPS,
-    PLANTED_RECOVERY,
     REWARDS,
     TEXT_EMBEDDINGS,
     polars_schema,
@@ -152,11 +151,12 @@ def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -
 RECOVERY_TITLE = "Planted biases: where each estimator ranks what the RM is known to reward"
 RECALL_TITLE = "Planted biases: recall@1 and recall@3 per estimator"
 RECOVERY_NOTE = (
-    "Per RM with a declared expectation and estimator: the best rank of an expected attribute (by |effect|),"
-    " its effect [interval], whether its sign is the expected one, the three top rows, and the share of the"
-    " edits that change the planted feature (0: no edit touches it, the bias cannot be seen). A control"
-    " expects"
-    " no effect: a hit means none of its rows is significant."
+    "Per RM with a declared expectation and estimator: the best rank of an expected attribute by"
+    " |effect| (rows tied with it count as ahead; an effect of exactly 0 finds nothing), its effect"
+    " [interval], whether its sign is the expected one, the three top rows, and the share of the edits"
+    " that change the planted feature (0: no edit touches it, the bias cannot be seen and counts as a"
+    " miss). A control expects no effect: a hit means none of its rows is significant; its rows against a"
+    " reference give the observed false-positive rate, beside the nominal one."
 )
 
 
@@ -166,33 +166,31 @@ def run_planted_recovery(
     expectations: Mapping[str, Mapping[str, Any]],
     planted: Mapping[str, Mapping[str, Any]],
     primary: str,
+    level: float,
     outputs: Mapping[str, str],
     log: logging.Logger,
 ) -> None:
     """The planted-recovery and recall tables (CSV, Markdown, HTML) from every (dataset, method)'s effects;
-    ``inputs``: ``effects``, ``edits`` and ``comparisons``, one per pair of ``pairs`` (in that order)."""
+    ``inputs``: ``effects``, ``edits`` and ``comparisons``, one per pair of ``pairs`` (in that order);
+    ``level``: the intervals' confidence level (the controls' nominal false-positive rate is 1 − it)."""
     effects = pl.concat([read_table(p, ATTRIBUTE_EFFECTS, "attribute effects") for p in inputs["effects"]])
-    recovery = recovery_rows(effects, expectations)
-    shares = []
+    visible = {}
     for (dataset, method), edits, comparisons in zip(
         pairs, inputs["edits"], inputs["comparisons"], strict=True
     ):
-        visible = visible_shares(
+        shares = visible_shares(
             read_table(edits, EFFECT_EDITS, "effect edits"),
             read_table(comparisons, COMPARISONS, "comparisons"),
             planted,
         )
-        shares += [{"dataset": dataset, "method": method, "rm": rm, "share": v} for rm, v in visible.items()]
-    if shares:
-        recovery = with_verdicts(
-            recovery.drop("visible_share", "verdict")
-            .join(pl.DataFrame(shares), on=["dataset", "method", "rm"], how="left")
-            .rename({"share": "visible_share"})
-        ).select(list(PLANTED_RECOVERY))
-    recall = recall_table(recovery, primary)
+        visible.update({(dataset, method, rm): share for rm, share in shares.items()})
+    recovery = recovery_rows(effects, expectations, visible)
+    recall = recall_table(recovery, primary, level)
     for row in recall.filter(pl.col("dataset") == "all").iter_rows(named=True):
-        log.info("%s/%s: recall@1 %d/%d, recall@3 %d/%d", row["method"], row["estimator"], row["hits_at_1"],
-                 row["biases"], row["hits_at_3"], row["biases"])  # fmt: skip
+        rate, nominal = row["false_positive_rate"], row["nominal_rate"]
+        control = "" if rate is None else f"; control rows significant {rate:.1%} (nominal {nominal:.0%})"
+        log.info("%s/%s: recall@1 %d/%d, recall@3 %d/%d%s", row["method"], row["estimator"], row["hits_at_1"],
+                 row["biases"], row["hits_at_3"], row["biases"], control)  # fmt: skip
     write_table_pages(recovery, RECOVERY_TITLE, RECOVERY_NOTE, outputs["csv"], outputs["md"], outputs["html"])
     write_table_pages(recall, RECALL_TITLE, RECOVERY_NOTE, outputs["recall_csv"], outputs["recall_md"],
                       outputs["recall_html"])  # fmt: skip

@@ -8,6 +8,7 @@ import polars as pl
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
+    bca_interval,
     clusters_of,
     interval,
     jackknife_counts,
@@ -120,3 +121,14 @@ def test_flip_rate_intervals_resample_pairs_not_their_copies():
     columns = ["pfr", "pfr_low", "pfr_high", "mean_delta", "delta_low", "delta_high"]
     assert three.select(columns).rows() == one.select(columns).rows()
     assert three["n_comparisons"][0] == 18 and one["n_comparisons"][0] == 6
+
+
+def test_a_resample_equal_to_the_estimate_up_to_rounding_ties_with_it():
+    """BCa counts ties with the estimate half below; a resample summed in another order is a tie too."""
+    spread = [0.1 + 0.0063 * i for i in range(30)] + [0.31 + 0.0063 * i for i in range(30)]
+    jackknife = np.linspace(0.2, 0.4, 12)
+    exact = bca_interval(0.3, np.array(spread + [0.3] * 40), jackknife, 0.9)
+    rounded = bca_interval(0.3, np.array(spread + [0.3 + 4e-16] * 40), jackknife, 0.9)
+    assert rounded == exact
+    apart = bca_interval(0.3, np.array(spread + [0.3 + 1e-9] * 40), jackknife, 0.9)
+    assert apart != exact  # a real difference is no tie

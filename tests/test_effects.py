@@ -14,6 +14,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, rank_rows, with_sources
 from rmexplain.effects.base import EffectInput, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
+from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION
 from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
 from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
 from rmexplain.ids import text_id
@@ -109,7 +110,75 @@ def test_length_adjusted_recovers_a_linear_rm_exactly_and_reports_length():
     ]
     data = hand_input({"rm": [2.0 * v for v in y]}, length_change=dl)
     a, b, length = estimate("length_adjusted", data)
-    assert (a, b, length) == pytest.approx((0.8, 0.2, -0.5))
+    assert (a, length) == pytest.approx((0.8, -0.5))
+    # b, edited in one direction only: -beta_b - c_b, and nothing tells the two apart (not beta_b = 0.2)
+    assert np.isnan(b)
+    estimator = estimators.get("length_adjusted")()
+    reasons = estimator.undefined_reasons(estimator.observations(data, "rm", None), 2)
+    assert reasons == {1: ONE_DIRECTION}
+
+
+def round_one(rows: list[tuple[int, int, int, float, float]], n_attributes: int = 2) -> EffectInput:
+    """Round-1 edits (comparison, attribute, direction, length change, y) of an RM with reward sd 1."""
+    c, a, d, dl, y = (np.array(col) for col in zip(*rows, strict=True))
+    return EffectInput(
+        comparisons=[f"c{i}" for i in range(int(c.max()) + 1)],
+        attributes=[chr(ord("a") + i) for i in range(n_attributes)],
+        comparison=c.astype(np.int64),
+        attribute=a.astype(np.int64),
+        direction=d.astype(np.int64),
+        round=np.ones(c.size, dtype=np.int64),
+        chain=d.astype(np.int64),
+        length_change=dl.astype(np.float64),
+        rms={"rm": changes(list(y), sd=1.0)},
+    )
+
+
+def _length_rows(beta: tuple[float, float], gamma: float) -> list[tuple[int, int, int, float, float]]:
+    """y = c_a + beta_a s + gamma dl on attributes a (c 0.1) and b (c -0.2), with varied length changes,
+    over comparisons 0..3; comparison 1 holds a's only better edit besides comparison 0's."""
+    rows = []
+    for c, a, s, dl in [(0, 0, 1, 1.0), (0, 0, -1, 0.5), (1, 0, 1, 2.0), (2, 0, -1, -1.0), (3, 0, -1, 0.25),
+                        (0, 1, 1, -0.5), (1, 1, -1, 1.5), (2, 1, 1, 0.75), (3, 1, -1, -2.0)]:  # fmt: skip
+        rows.append((c, a, s, dl, (0.1, -0.2)[a] + beta[a] * s + gamma * dl))
+    return rows
+
+
+def test_a_replicate_that_loses_one_direction_of_an_attribute_leaves_it_undefined():
+    data = round_one(_length_rows((1.0, 0.3), -0.4))
+    estimator = estimators.get("length_adjusted")()
+    obs = estimator.observations(data, "rm", None)
+    full, without_better_a = estimator.estimate(obs, np.array([[1, 1, 1, 1], [0, 0, 2, 1]]), 4, 2)
+    assert full == pytest.approx([1.0, 0.3, -0.4])
+    # no better edit of a drawn: a is NaN (not a minimum-norm value); b and length still fit exactly
+    assert np.isnan(without_better_a[0])
+    assert without_better_a[1:] == pytest.approx([0.3, -0.4])
+    # the bootstrap leaves such replicates out of a's interval (counted as undefined)
+    table = effects_table(data, ["rm"], {}, EffectSettings(("length_adjusted",), "length_adjusted",
+                                                           BootstrapSettings(n_resamples=200)))  # fmt: skip
+    a = table.filter(pl.col("attribute") == "a").row(0, named=True)
+    assert a["low"] == pytest.approx(1.0) and a["high"] == pytest.approx(1.0)
+
+
+def test_length_confounded_with_every_attributes_direction_is_undefined_and_logged(caplog):
+    # a pure length RM (y = -0.5 dl) whose edits change the length by one amount per (attribute, direction):
+    # dl = p_a + q_a s, so the length column lies in the span of the c_a and beta_a columns
+    steps = {(0, 1): 2.0, (0, -1): -1.0, (1, 1): 0.5, (1, -1): 0.5}
+    rows = [(c, a, s, steps[a, s], -0.5 * steps[a, s]) for c in range(4) for a in (0, 1) for s in (1, -1)]
+    data = round_one(rows)
+    estimator = estimators.get("length_adjusted")()
+    obs = estimator.observations(data, "rm", None)
+    a, b, length = estimator.estimate(obs, np.ones((1, 4)), 4, 2)[0]
+    # a changes length with its direction (q_a = 1.5): confounded; b's edits change it by the same 0.5 either
+    # way (q_b = 0): its beta is still identified, and exactly 0
+    assert np.isnan(a) and np.isnan(length) and b == pytest.approx(0.0, abs=1e-12)
+    assert estimator.undefined_reasons(obs, 2) == {0: LENGTH_CONFOUNDED, 2: LENGTH_CONFOUNDED}
+    settings = EffectSettings(("length_adjusted",), "length_adjusted", BootstrapSettings(n_resamples=50))
+    with caplog.at_level(logging.WARNING, logger=LOG.name):
+        table = effects_table(data, ["rm"], {}, settings, LOG)
+    assert table.filter(pl.col("attribute").is_in(["a", "length"]))["effect"].is_nan().all()
+    assert "rm, length_adjusted: length undefined (NaN): the edits' length changes are a" in caplog.text
+    assert "rm, length_adjusted: a undefined (NaN)" in caplog.text
 
 
 def test_paper_estimators_average_per_comparison_first_and_pool_both_sides():
@@ -425,7 +494,7 @@ def test_copies_of_a_pair_drawn_by_several_seeds_are_one_unit_of_the_bootstrap()
     """Three seeds drawing the same six pairs, with the same edits: the intervals (in reward units) are the
     six pairs' own."""
     attributes = {a: PAPER_ATTRIBUTES[a] for a in ("verbosity", "assertiveness")}
-    settings = EffectSettings(("two_way",), "two_way", BootstrapSettings(n_resamples=300))
+    settings = EffectSettings(("two_way", "length_adjusted"), "two_way", BootstrapSettings(n_resamples=300))
     edits, _ = make_effect_edits(_pairs([0]), "rules", "rules", {}, attributes, {}, False, LOG)
 
     def table(seeds: list[int]) -> pl.DataFrame:
@@ -444,6 +513,6 @@ def test_copies_of_a_pair_drawn_by_several_seeds_are_one_unit_of_the_bootstrap()
         )
 
     once, thrice = table([0]), table([0, 1, 2])
-    assert thrice["estimator"].to_list() == once["estimator"].to_list() and once.height == 2
+    assert thrice["estimator"].to_list() == once["estimator"].to_list() and once.height == 4
     for column in ("effect", "low", "high"):
         assert thrice[column].to_numpy() == pytest.approx(once[column].to_numpy(), abs=1e-9)

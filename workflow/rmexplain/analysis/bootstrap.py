@@ -33,6 +33,7 @@ import numpy as np
 from scipy.stats import norm
 
 METHODS = ("bca", "percentile")
+TIE_TOLERANCE = 1e-12  # a resample this close to the estimate ties with it (rounding error, not a difference)
 
 
 @dataclass(frozen=True)
@@ -158,15 +159,17 @@ def bca_interval(
 ) -> tuple[float, float, int]:
     """BCa interval from the bootstrap samples and the jackknife values; also the count of undefined samples.
 
-    Ties with the estimate count half below (the statistics here are discrete), and the bias correction
-    is kept finite when every sample lies on one side of the estimate.
+    Ties with the estimate count half below (the statistics here are discrete; a tie is a sample within
+    ``TIE_TOLERANCE`` of it, so that a resample equal to the estimate in exact arithmetic but summed in
+    another order still ties), and the bias correction is kept finite when every sample lies on one side.
     """
     samples = np.asarray(samples, dtype=np.float64)
     finite = samples[np.isfinite(samples)]
     undefined = int(samples.size - finite.size)
     if finite.size == 0 or not np.isfinite(estimate):
         return float("nan"), float("nan"), undefined
-    below = (np.sum(finite < estimate) + 0.5 * np.sum(finite == estimate)) / finite.size
+    tied = np.abs(finite - estimate) <= TIE_TOLERANCE
+    below = (np.sum((finite < estimate) & ~tied) + 0.5 * np.sum(tied)) / finite.size
     z0 = norm.ppf(np.clip(below, 0.5 / finite.size, 1 - 0.5 / finite.size))
     a = _acceleration(np.asarray(jackknife, dtype=np.float64))
     z = norm.ppf([(1.0 - level) / 2.0, (1.0 + level) / 2.0])

@@ -159,9 +159,14 @@ class EffectSettings:
 
 
 def effects_table(
-    data: EffectInput, rms: Sequence[str], references: Mapping[str, str | None], settings: EffectSettings
+    data: EffectInput,
+    rms: Sequence[str],
+    references: Mapping[str, str | None],
+    settings: EffectSettings,
+    log: logging.Logger | None = None,
 ) -> pl.DataFrame:
-    """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row."""
+    """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row; ``log`` gets why
+    a row with observations is undefined."""
     n = len(data.comparisons)
     clusters = clusters_of(data.comparisons, data.dataset)
     counts, jack = resample_counts(clusters, settings.bootstrap), jackknife_counts(clusters)
@@ -173,8 +178,19 @@ def effects_table(
             reference = references.get(rm) if estimator.referenced else None
             obs = estimator.observations(data, rm, reference)
             values = [estimator.estimate(obs, w, n, len(data.attributes)) for w in (point, counts, jack)]
+            _log_undefined(log, rm, name, row_names(type(estimator), data.attributes),
+                           estimator.undefined_reasons(obs, len(data.attributes)))  # fmt: skip
             rows.extend(_rows(rm, name, estimator, reference, data, obs, values, settings))
     return rank_rows(pl.DataFrame(rows, schema=_SCHEMA))
+
+
+def _log_undefined(
+    log: logging.Logger | None, rm: str, name: str, rows: list[str], why: dict[int, str]
+) -> None:
+    if log is None:
+        return
+    for index, reason in sorted(why.items()):
+        log.warning("%s, %s: %s undefined (NaN): %s", rm, name, rows[index], reason)
 
 
 def _rows(

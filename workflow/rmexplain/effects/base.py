@@ -86,6 +86,11 @@ class Estimator:
         """[resamples, rows]: one value per attribute (and the length row), NaN where undefined."""
         raise NotImplementedError
 
+    def undefined_reasons(self, obs: Observations, n_attributes: int) -> dict[int, str]:
+        """Rows (by index) this estimator leaves undefined on ``obs`` although they have observations, and
+        why; the table logs them. Default: none (a row without observations needs no reason)."""
+        return {}
+
 
 estimators: Registry[type[Estimator]] = Registry(
     "analysis.effects.estimators",

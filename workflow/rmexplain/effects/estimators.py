@@ -182,7 +182,8 @@ class RateATE(_Rate):
 @estimators.register("length_adjusted")
 class LengthAdjusted(_EditEstimator):
     """Both directions, least squares with the edit's length change: each attribute's effect at equal
-    length, and the RM's sensitivity to length as its own row."""
+    length, and the RM's sensitivity to length as its own row. A coefficient the edits cannot identify is
+    NaN (``undefined_reasons`` says why at the point estimate)."""
 
     length_row = True
 
@@ -190,21 +191,77 @@ class LengthAdjusted(_EditEstimator):
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
         design, columns = length_design(obs, n_attributes)
-        blocks = np.zeros((n_comparisons, design.shape[1], design.shape[1]))
-        targets = np.zeros((n_comparisons, design.shape[1]))
-        np.add.at(blocks, obs.comparison, design[:, :, None] * design[:, None, :])
-        np.add.at(targets, obs.comparison, design * obs.value[:, None])
-        gram = np.einsum("rc,cpq->rpq", weights, blocks)
-        moment = np.einsum("rc,cp->rp", weights, targets)
+        gram, moment = _weighted_normal_equations(obs, design, weights, n_comparisons)
         coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
+        coefficients = np.where(unidentified(gram), np.nan, coefficients)
         out = np.full((weights.shape[0], n_attributes + 1), np.nan)
+        one_way = set(one_direction(obs))
         for a, column in columns.items():
-            out[:, a] = coefficients[:, column]
+            if a not in one_way:
+                out[:, a] = coefficients[:, column]
         out[:, n_attributes] = coefficients[:, -1]
-        drawn = weights @ cluster_sums(obs, np.ones(obs.value.size), np.ones(obs.value.size, dtype=bool),
-                                       (n_comparisons, n_attributes))[1]  # fmt: skip
-        out[:, :n_attributes] = np.where(drawn > 0, out[:, :n_attributes], np.nan)
         return out
+
+    def undefined_reasons(self, obs: Observations, n_attributes: int) -> dict[int, str]:
+        reasons = {a: ONE_DIRECTION for a in one_direction(obs)}
+        design, columns = length_design(obs, n_attributes)
+        if not design.shape[0]:
+            return reasons
+        point = np.ones((1, int(obs.comparison.max()) + 1))
+        lost = unidentified(_weighted_normal_equations(obs, design, point, point.shape[1])[0])[0]
+        if lost[-1]:
+            reasons[n_attributes] = LENGTH_CONFOUNDED
+            for a, column in columns.items():
+                if lost[column] and a not in reasons:
+                    reasons[a] = LENGTH_CONFOUNDED
+        return reasons
+
+
+ONE_DIRECTION = (
+    "edited in one direction only: what an edit along the attribute does in either direction (c_a) cannot"
+    " be told apart from its effect (β_a)"
+)
+LENGTH_CONFOUNDED = (
+    "the edits' length changes are a linear function of each attribute's direction: length cannot be told "
+    "apart from the attributes (γ and these β_a are not identified)"
+)
+IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below this (× the largest) is 0
+
+
+def _weighted_normal_equations(
+    obs: Observations, design: np.ndarray, weights: np.ndarray, n_comparisons: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """X'WX and X'Wy under each row of comparison ``weights``: [resamples, p, p] and [resamples, p]."""
+    blocks = np.zeros((n_comparisons, design.shape[1], design.shape[1]))
+    targets = np.zeros((n_comparisons, design.shape[1]))
+    np.add.at(blocks, obs.comparison, design[:, :, None] * design[:, None, :])
+    np.add.at(targets, obs.comparison, design * obs.value[:, None])
+    return np.einsum("rc,cpq->rpq", weights, blocks), np.einsum("rc,cp->rp", weights, targets)
+
+
+def unidentified(gram: np.ndarray) -> np.ndarray:
+    """[resamples, p]: whether each coefficient is *not* identified by its Gram matrix X'WX — it has a
+    component in the matrix's null space (a column never drawn, or a linear combination of the others), so
+    least squares leaves it free and a pseudo-inverse would return an arbitrary (minimum-norm) value.
+
+    The Gram matrix is scaled to a unit diagonal first, so the tolerance does not depend on the columns'
+    units or the number of draws."""
+    diagonal = np.einsum("rpp->rp", gram)
+    scale = np.where(diagonal > 0, 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)), 0.0)
+    values, vectors = np.linalg.eigh(gram * scale[:, :, None] * scale[:, None, :])
+    null = values <= IDENTIFIED_TOLERANCE * np.maximum(values.max(axis=1, keepdims=True), 1e-300)
+    in_null_space = np.einsum("rpk,rk->rp", vectors**2, null.astype(np.float64))
+    return (in_null_space > 1e-10) | (diagonal <= 0)
+
+
+def one_direction(obs: Observations) -> list[int]:
+    """Attributes with round-1 edits in one direction only (the design gives them no c_a)."""
+    assert obs.sign is not None
+    return [
+        int(a)
+        for a in np.unique(obs.attribute)
+        if not ((obs.sign[obs.attribute == a] > 0).any() and (obs.sign[obs.attribute == a] < 0).any())
+    ]
 
 
 def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dict[int, int]]:
@@ -212,17 +269,13 @@ def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dic
 
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
     either direction); per attribute with edits the signed β_a; last, the length change. An attribute with
-    edits in one direction only gets no intercept (c_a and β_a cannot be told apart there: c_a = 0 is
-    assumed).
+    edits in one direction only gets no intercept: its β_a column absorbs its edits' mean, as c_a would (the
+    two cannot be told apart there), so the other coefficients are unaffected and its β_a is undefined.
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)
-    both = [
-        a
-        for a in present
-        if (obs.sign[obs.attribute == a] > 0).any() and (obs.sign[obs.attribute == a] < 0).any()
-    ]
-    cols: list[np.ndarray] = [(obs.attribute == a).astype(np.float64) for a in both]
+    one_way = set(one_direction(obs))
+    cols: list[np.ndarray] = [(obs.attribute == a).astype(np.float64) for a in present if a not in one_way]
     beta_columns = {}
     for a in present:
         beta_columns[int(a)] = len(cols)

@@ -134,7 +134,7 @@ def run_attribute_effects(
         primary=str(settings["primary"]),
         bootstrap=BootstrapSettings.from_config(settings.get("bootstrap")),
     )
-    table = effects_table(data, list(rms), references, options)
+    table = effects_table(data, list(rms), references, options, log)
     log.info(
         "%s/%s: %d edits, %d comparisons, %d RMs x %d estimators",
         dataset, method, data.comparison.size, len(data.comparisons), len(rms), len(options.estimators),

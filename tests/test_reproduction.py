@@ -32,6 +32,7 @@ from rmexplain.analysis.reproduction import (
     agreement_summary,
     reproduction_table,
     welch_df,
+    with_q_values,
 )
 from rmexplain.config import check
 from rmexplain.design import Design
@@ -418,13 +419,14 @@ def test_reproduction_cells_by_hand():
     # No run value: hs2 (not mapped), helpful, and PJ (no method) stay null.
     assert table.filter(pl.col("block") == "hs2")["run_mean"].is_null().all()
     assert table.filter(pl.col("row") == "PJ")["agrees"].is_null().all()
-    # Per table: cells, with a run value, agree, differ, inconclusive, sign-dependent, equivalent, too noisy
-    # to tell, paper se unknown (the τ), mean |difference|.
+    # Per table: cells, with a run value, agree, differ, differ by chance (alpha x agree + differ), differ
+    # after BH, inconclusive, sign-dependent, equivalent, too noisy to tell, paper se unknown (the τ), mean
+    # |difference|.
     summary = _every_run_value_in_one_summary_column(table).filter(pl.col("table").is_in(["1", "3", "7"]))
     assert summary.drop("mean_abs_difference").rows() == [
-        ("1", 48, 1, 1, 0, 0, 0, 0, 1, 0),
-        ("3", 18, 1, 0, 0, 0, 1, 0, 0, 1),
-        ("7", 5, 2, 1, 0, 1, 0, 0, 1, 0),
+        ("1", 48, 1, 1, 0, pytest.approx(ALPHA), 0, 0, 0, 0, 1, 0),
+        ("3", 18, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1),
+        ("7", 5, 2, 1, 0, pytest.approx(ALPHA), 0, 1, 0, 0, 1, 0),
     ]
     assert summary["mean_abs_difference"].to_list() == pytest.approx([0.04, 0.36, (0.05 + 0.07) / 2])
 
@@ -457,6 +459,31 @@ def test_a_table_5_cell_reads_its_own_subset():
     assert got["correct"][:2] == pytest.approx((0.7, 0.01))
     assert got["wrong"][:2] == pytest.approx((0.3, 0.01))
     assert got["correct"][2] == "h/ours/correct, 3 seeds with a value"
+
+
+def test_differences_come_with_the_count_a_perfect_reproduction_shows_by_chance_and_bh_q_values():
+    """Four tested cells at p 0.01, 0.04, 0.03, 0.5 and one inconclusive: three differ at the test's level,
+    0.2 would by chance (4 × 0.05), and Benjamini–Hochberg keeps one: q = min over j ≥ i of p(j) · 4 / j,
+    sorted: 0.01 · 4 = 0.04, min(0.03 · 2, 0.04 · 4/3) = 0.0533 twice, 0.5."""
+    table = pl.DataFrame(
+        {
+            "table": ["1"] * 5,
+            "run_mean": [0.5] * 5,
+            "verdict": ["differs", "differs", "differs", "agrees", "inconclusive: n 8 < min_items 10"],
+            "p_value": [0.01, 0.04, 0.03, 0.5, 0.001],
+            "equivalent": [None] * 5,
+            "reading": [""] * 5,
+            "paper_se": [0.01] * 5,
+            "difference": [0.1] * 5,
+        }
+    )
+    adjusted = with_q_values(table, 0.05)
+    assert adjusted["q_value"].to_list()[:4] == pytest.approx([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5])
+    assert adjusted["q_value"][4] is None
+    assert adjusted["differs_bh"].to_list() == [True, False, False, False, None]
+    summary = agreement_summary(adjusted, 0.05).row(0, named=True)
+    assert (summary["differ"], summary["differ_bh"]) == (3, 1)
+    assert summary["differ_by_chance"] == pytest.approx(0.2)
 
 
 def test_the_critical_value_follows_the_degrees_of_freedom():
@@ -499,6 +526,22 @@ def test_seeds_without_a_value_are_not_counted():
     row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
     assert row["run_n"] == 2 and row["run_se"] == pytest.approx(0.1 / 2**0.5 / 2**0.5)
     assert row["verdict"] == "inconclusive: 2 seeds with a value < min_seeds 3"
+
+
+def test_a_seed_where_only_some_rms_have_a_value_is_no_full_seed():
+    """Three RMs; seeds 0-2 with every RM (per-seed means 0.6, 0.7, 0.8), seeds 3 and 4 with only RM a (1.0):
+    the cell rests on the three full seeds, mean 0.7 and sd 0.1, and names the two it left out."""
+    cell = _one_cell(load_reference("jiang2025"), 0.69, 0.111, False, "1")
+    mapping, metrics = _evaluation_run(cell, [0.6, 0.7, 0.8, float("nan"), float("nan")])
+    metrics = metrics.with_columns(
+        value=pl.when((pl.col("seed") >= 3) & (pl.col("rm") == "a")).then(1.0).otherwise(pl.col("value"))
+    )
+    summary = mean_over_rms(metrics, ["dataset", "method", "subset"]).row(0, named=True)
+    assert (summary["seeds"], summary["partial_seeds"]) == (3, 2)
+    assert (summary["mean"], summary["sd"]) == pytest.approx((0.7, 0.1))
+    row = reproduction_table(cell, mapping, metrics=metrics).row(0, named=True)
+    assert row["run_n"] == 3 and row["run_mean"] == pytest.approx(0.7)
+    assert row["source"].endswith("3 seeds with a value (2 with only some RMs' values left out)")
 
 
 def test_a_one_seed_run_is_counted_as_inconclusive():

@@ -5,7 +5,8 @@ For Jiang et al. (ICLR 2025) the cells come from ``rmexplain.analysis.reference`
 value is computed:
 
 - Tables 1, 2, 4, 5 (§3, App. D, E): the evaluation metrics of the paper's three RMs (v1, v2, pythia),
-  averaged over the RMs per seed, then mean and sd over the seeds with a value, as the evaluation tables do;
+  averaged over the RMs per seed, then mean and sd over the seeds where every one of them has a value (a
+  seed with only some is another average: left out, and named in ``source``), as the evaluation tables do;
   Table 5 on the ``correct`` / ``wrong`` subsets of OURS.
 - Tables 3 and 6 (§4.1, App. F): Kendall τ between two RMs' flip-rate rankings (``tau_rms``) and between one
   RM's Y+ and Y− rankings (``tau_sides``) on the analysis datasets, with their bootstrap intervals.
@@ -36,6 +37,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 from scipy import stats
 
@@ -81,6 +83,9 @@ COLUMNS: dict[str, Any] = {
     "critical": pl.Float64,
     "t": pl.Float64,
     "t_flipped": pl.Float64,
+    "p_value": pl.Float64,
+    "q_value": pl.Float64,
+    "differs_bh": pl.Boolean,
     "check": pl.String,
     "verdict": pl.String,
     "agrees": pl.Boolean,
@@ -164,7 +169,9 @@ def _evaluation_value(cell: dict, summary: pl.DataFrame, mapping: Mapping) -> Ru
     if hit.height == 0:
         return RunValue(None)
     row = hit.row(0, named=True)
-    source = f"{dataset}/{method}/{subset}, {row['seeds']} seeds with a value"
+    partial = row["partial_seeds"]
+    left_out = f" ({partial} with only some RMs' values left out)" if partial else ""
+    source = f"{dataset}/{method}/{subset}, {row['seeds']} seeds with a value{left_out}"
     return RunValue(_finite(row["mean"]), _finite(row["sd"]), source=source, n=int(row["seeds"]))
 
 
@@ -286,6 +293,7 @@ class Verdict:
     critical: float | None = None
     t: float | None = None
     t_flipped: float | None = None
+    p_value: float | None = None
     check: str = ""
     verdict: str = ""
     agrees: bool | None = None
@@ -337,11 +345,12 @@ def _verdict(cell: dict, run: RunValue, m: Mapping) -> Verdict:
         critical=critical,
         t=t[0],
         t_flipped=t[1] if uncertain else None,
+        p_value=max(2 * float(stats.t.sf(abs(x), df)) for x in t),
         tost_p=max(p),
         check=f"Welch t: |t| <= {critical:.2f} (df {df:.1f}, {1 - m.alpha:.1%}); TOST within ±{margin:g}",
     )
     if why_not is not None:
-        return replace(verdict, verdict=why_not, reading="inconclusive")
+        return replace(verdict, p_value=None, verdict=why_not, reading="inconclusive")
     agrees = {abs(x) <= critical for x in t}
     if len(agrees) > 1:
         which = "as printed" if abs(t[0]) <= critical else "with the sign flipped"
@@ -411,14 +420,37 @@ def reproduction_table(
                 "source": run.source,
             }
         )
-    return pl.DataFrame(rows, schema=COLUMNS)
+    schema = {k: v for k, v in COLUMNS.items() if k not in BH}
+    return with_q_values(pl.DataFrame(rows, schema=schema), mapping.alpha).select(list(COLUMNS))
 
 
-def agreement_summary(table: pl.DataFrame) -> pl.DataFrame:
+BH = ("q_value", "differs_bh")
+
+
+def with_q_values(table: pl.DataFrame, alpha: float) -> pl.DataFrame:
+    """``q_value``: the p-value of each tested cell (one that agrees or differs) adjusted for every tested
+    cell of the table (Benjamini–Hochberg, ``scipy.stats.false_discovery_control``); ``differs_bh``: q below
+    the test's level (null where untested).
+
+    A perfect reproduction would still "differ" on about ``alpha`` of the tested cells by chance; the
+    q-values keep the expected share of such false differences among the cells called different at ``alpha``.
+    """
+    tested = table["verdict"].is_in(["agrees", "differs"]).to_numpy()
+    q = np.full(table.height, np.nan)
+    if tested.any():
+        q[tested] = stats.false_discovery_control(table["p_value"].to_numpy()[tested], method="bh")
+    q_value = pl.Series("q_value", q).fill_nan(None)
+    return table.with_columns(q_value, differs_bh=q_value < alpha)
+
+
+def agreement_summary(table: pl.DataFrame, alpha: float | None = None) -> pl.DataFrame:
     """Per table: published cells, cells with a run value, and how many of those agree, differ, are
-    inconclusive or depend on a lost sign (each such cell in exactly one of the four); beside them, how many
+    inconclusive or depend on a lost sign (each such cell in exactly one of the four); beside the differing
+    ones, how many a perfect reproduction would show by chance (``alpha`` × the cells tested: agree + differ)
+    and how many still differ after Benjamini–Hochberg over every tested cell (``differs_bh``); then how many
     are shown close to the paper (``equivalent``) or too noisy to tell, and on how many the paper's standard
-    error is unknown."""
+    error is unknown. ``alpha``: the test's level (default: that of the default ``within_sd``)."""
+    alpha = Mapping({}, {}, {}).alpha if alpha is None else alpha
     outcome = pl.col("verdict").str.extract(r"^([a-z-]+)")
     return (
         table.group_by("table", maintain_order=True)
@@ -427,6 +459,8 @@ def agreement_summary(table: pl.DataFrame) -> pl.DataFrame:
             with_run_value=pl.col("run_mean").is_not_null().sum(),
             agree=(outcome == "agrees").sum(),
             differ=(outcome == "differs").sum(),
+            differ_by_chance=outcome.is_in(["agrees", "differs"]).sum() * alpha,
+            differ_bh=pl.col("differs_bh").fill_null(False).sum(),
             inconclusive=(outcome == "inconclusive").sum(),
             sign_dependent=(outcome == "sign-dependent").sum(),
             equivalent=pl.col("equivalent").fill_null(False).sum(),

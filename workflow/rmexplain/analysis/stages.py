@@ -413,16 +413,18 @@ def run_reproduction(
         name: pl.concat([read_table(p, contracts[name], name) for p in files]) if files else None
         for name, files in inputs.items()
     }
-    table = reproduction_table(load_reference(reproduce["paper"]), Mapping.from_config(reproduce), **frames)
-    summary = agreement_summary(table)
+    mapping = Mapping.from_config(reproduce)
+    table = reproduction_table(load_reference(reproduce["paper"]), mapping, **frames)
+    summary = agreement_summary(table, mapping.alpha)
     for row in summary.iter_rows(named=True):
         log.info(
-            "Table %s: %d cells, %d with a value from this run: %d agree, %d differ, %d inconclusive, "
-            "%d sign-dependent (not counted as agreeing); %d shown close to the paper, %d too noisy to tell; "
+            "Table %s: %d cells, %d with a value from this run: %d agree, %d differ (%.1f expected by "
+            "chance of a perfect reproduction; %d after Benjamini-Hochberg), %d inconclusive, %d "
+            "sign-dependent (not counted as agreeing); %d shown close to the paper, %d too noisy to tell; "
             "the paper's se unknown on %d",
             row["table"], row["cells"], row["with_run_value"], row["agree"], row["differ"],
-            row["inconclusive"], row["sign_dependent"], row["equivalent"], row["too_noisy_to_tell"],
-            row["paper_se_unknown"],
+            row["differ_by_chance"], row["differ_bh"], row["inconclusive"], row["sign_dependent"],
+            row["equivalent"], row["too_noisy_to_tell"], row["paper_se_unknown"],
         )  # fmt: skip
     Path(outputs["csv"]).parent.mkdir(parents=True, exist_ok=True)
     table.write_csv(outputs["csv"], float_precision=4)
@@ -431,9 +433,13 @@ def run_reproduction(
     )
     Path(outputs["md"]).write_text(to_markdown(shown))
     total = {name: int(summary[name].sum()) for name in summary.columns if summary[name].dtype.is_integer()}
+    chance = float(summary["differ_by_chance"].sum())
     note = (
         f"{table.height} published cells, {total['with_run_value']} with a value from this run: "
-        f"{total['agree']} agree, {total['differ']} differ, {total['inconclusive']} inconclusive, "
+        f"{total['agree']} agree, {total['differ']} differ (a perfect reproduction would differ on about "
+        f"{chance:.1f} of the {total['agree'] + total['differ']} tested by chance, at the test's level of "
+        f"{mapping.alpha:.1%}; {total['differ_bh']} differ after Benjamini-Hochberg), "
+        f"{total['inconclusive']} inconclusive, "
         f"{total['sign_dependent']} sign-dependent; {total['equivalent']} shown close to the paper (within "
         f"the margin), {total['too_noisy_to_tell']} agree but are too noisy to tell. "
         "See docs/reproduction.md."

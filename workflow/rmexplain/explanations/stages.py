@@ -286,13 +286,26 @@ def _summarise(metrics: pl.DataFrame, keys: list[str], names: dict[str, str]) ->
 
 def mean_over_rms(metrics: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Per ``keys`` group and metric: each seed's mean over the RMs of ``metrics``, then the mean and sd of
-    those over seeds (``mean, sd``; ``seeds``: the seeds with a value, those the mean and sd are over): the
-    paper's tables average the RMs, then report the seeds."""
-    return (
-        metrics.group_by([*keys, "seed", "metric"])
-        .agg(value=pl.col("value").fill_nan(None).mean())
-        .group_by([*keys, "metric"])
-        .agg(mean=pl.col("value").mean(), sd=pl.col("value").std(), seeds=pl.col("value").count())
+    those over seeds (``mean, sd``; ``seeds``: the seeds they are over): the paper's tables average the RMs,
+    then report the seeds.
+
+    A seed counts only where every RM of the group (every RM with a value in some seed) has a value: where
+    some have none its mean is over other RMs, another quantity. Such seeds are left out of the mean and sd
+    and counted in ``partial_seeds``; a seed where no RM has a value is in neither."""
+    valued = metrics.with_columns(pl.col("value").fill_nan(None))
+    has_value = pl.col("value").is_not_null()
+    rms = valued.filter(has_value).group_by([*keys, "metric"]).agg(n_rms=pl.col("rm").n_unique())
+    per_seed = (
+        valued.group_by([*keys, "seed", "metric"])
+        .agg(value=pl.col("value").mean(), with_value=pl.col("rm").filter(has_value).n_unique())
+        .join(rms, on=[*keys, "metric"], how="left")
+    )
+    full = pl.col("with_value") == pl.col("n_rms")
+    return per_seed.group_by([*keys, "metric"]).agg(
+        mean=pl.col("value").filter(full).mean(),
+        sd=pl.col("value").filter(full).std(),
+        seeds=pl.col("value").filter(full).count(),
+        partial_seeds=((pl.col("with_value") > 0) & ~full).sum().cast(pl.Int64),
     )
 
 

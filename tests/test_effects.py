@@ -516,3 +516,77 @@ def test_copies_of_a_pair_drawn_by_several_seeds_are_one_unit_of_the_bootstrap()
     assert thrice["estimator"].to_list() == once["estimator"].to_list() and once.height == 4
     for column in ("effect", "low", "high"):
         assert thrice[column].to_numpy() == pytest.approx(once[column].to_numpy(), abs=1e-9)
+
+
+def _hand_changes(edits: pl.DataFrame, comparisons: pl.DataFrame, reward) -> list[float]:
+    """r(edit) − r(the text it edited), worked out from the edits table alone: round 1 edits the original,
+    round 2 the round-1 edit of its (comparison, target, attribute, chain)."""
+    originals = {(c, t): row[t] for row in comparisons.iter_rows(named=True) for c, t in
+                 [(row["comparison_id"], "chosen"), (row["comparison_id"], "rejected")]}  # fmt: skip
+    first = {
+        (r["comparison_id"], r["target"], r["attribute"], r["chain"]): r["text"]
+        for r in edits.filter(pl.col("round") == 1).iter_rows(named=True)
+    }
+    out = []
+    for r in edits.sort("edit_id").iter_rows(named=True):
+        key = (r["comparison_id"], r["target"], r["attribute"], r["chain"])
+        source = originals[r["comparison_id"], r["target"]] if r["round"] == 1 else first[key]
+        out.append(reward(r["text"]) - reward(source))
+    return out
+
+
+def test_reward_changes_and_rate_read_each_edit_against_the_text_it_edited():
+    comparisons = _pairs([0], n=4)
+    attributes = {a: PAPER_ATTRIBUTES[a] for a in ("verbosity", "assertiveness")}
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, attributes, {}, True, LOG)
+    assert (edits["round"] == 2).any()
+    rewards, originals = _scored(edits, comparisons, _wobbly)
+    data = effect_input(comparisons, edits, {"r": originals}, {"r": rewards}, {}, list(attributes))
+    hand = _hand_changes(edits, comparisons, _wobbly)
+    assert data.rms["r"].change == pytest.approx(hand, abs=1e-12)
+    # the reward sd over both originals of every comparison, ddof 1
+    both = [_wobbly(t) for t in comparisons["chosen"].to_list() + comparisons["rejected"].to_list()]
+    sd = float(np.std(both, ddof=1))
+    assert data.rms["r"].sd == pytest.approx(sd) and sd != pytest.approx(float(np.std(both)))
+    # RATE's ATT: the round-2 edits of the chains that start worse (edited back better), y = change / sd
+    settings = EffectSettings(("rate_att", "two_way"), "two_way", BootstrapSettings(n_resamples=50))
+    table = effects_table(data, ["r"], {}, settings)
+    sorted_edits = edits.sort("edit_id").with_columns(change=pl.Series(hand))
+    for attribute in attributes:
+        units = sorted_edits.filter(
+            (pl.col("round") == 2) & (pl.col("chain") == "worse") & (pl.col("attribute") == attribute)
+        )
+        row = table.filter((pl.col("estimator") == "rate_att") & (pl.col("attribute") == attribute)).row(
+            0, named=True
+        )
+        assert row["effect"] == pytest.approx(units["change"].mean() / sd, abs=1e-9)
+        # effect_reward: the effect back in reward units
+        assert row["effect_reward"] == pytest.approx(row["effect"] * sd) and row["reward_sd"] == sd
+
+
+def test_an_interval_touching_zero_is_not_significant_and_the_length_row_counts_comparisons():
+    comparisons = _pairs([0], n=4)
+    attributes = {a: PAPER_ATTRIBUTES[a] for a in ("verbosity", "assertiveness")}
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, attributes, {}, False, LOG)
+    rewards, originals = _scored(edits, comparisons, _wobbly)
+    # the paper's perturbations: every one a semifactual, so the flip rate is 0 with the interval [0, 0]
+    explanations = pl.DataFrame(
+        {
+            "comparison_id": comparisons["comparison_id"].to_list() * 2,
+            "attribute": ["verbosity"] * 4 + ["assertiveness"] * 4,
+            "kind": ["semifactual"] * 8,
+            "reward_delta": [0.5] * 8,
+        }
+    )
+    by_rm = {"r": originals}, {"r": rewards}, {"r": explanations}
+    data = effect_input(comparisons, edits, *by_rm, list(attributes))
+    settings = EffectSettings(
+        ("flip_rate", "length_adjusted"), "flip_rate", BootstrapSettings(n_resamples=50)
+    )
+    table = effects_table(data, ["r"], {}, settings)
+    flips = table.filter(pl.col("estimator") == "flip_rate")
+    assert flips.select("effect", "low", "high").rows() == [(0.0, 0.0, 0.0)] * 2
+    assert not flips["significant"].any()
+    length = table.filter(pl.col("attribute") == "length").row(0, named=True)
+    # every round-1 edit is an observation of the length row; its comparisons are the 4 distinct ones
+    assert length["n"] == edits.height and length["n_comparisons"] == 4 < edits.height

@@ -62,6 +62,22 @@ def test_noise_is_a_function_of_the_text_and_the_rm_not_of_call_order(base_modul
     assert not np.array_equal(noise(0, "other", ["q"], ["x"]), noise(0, "p", ["q"], ["x"]))
 
 
+def test_noise_is_in_base_sd_units_and_seeded_by_bias_seed(base_module):
+    prompts, responses = ["q"] * 3, ["x", "yy", "zzz"]  # no "e": the base scores 0
+    rm = planted(base_module, {"detector": "none", "noise": 0.5, "seed": 3})
+    # r = r_base + s_base · noise · ε(seed, name, texts), s_base 2
+    seeded = noise(3, "p", prompts, responses)
+    assert rm.score(prompts, responses) == pytest.approx((2.0 * 0.5 * seeded).tolist())
+    other = planted(base_module, {"detector": "none", "noise": 0.5})  # seed 0
+    assert other.score(prompts, responses) == pytest.approx(noise(0, "p", prompts, responses).tolist())
+    assert not np.allclose(noise(3, "p", prompts, responses), noise(0, "p", prompts, responses))
+
+
+def test_the_length_detector_counts_words_per_100_by_default():
+    fifty = " ".join(["word"] * 50)
+    assert detector({"detector": "length"})([""] * 2, [fifty, "two words"]).tolist() == [0.5, 0.02]
+
+
 def test_a_callable_detector_must_return_one_finite_value_per_response(base_module, tmp_path):
     (tmp_path / "tests_planted_detector.py").write_text(
         "def short(prompts, responses):\n    return [1.0]\n"

@@ -295,7 +295,13 @@ def perturb(task: PerturbTask, attribute: str) -> RuleEdit | None:
     if not task.response.strip():
         return None
     for strategy in EDITORS[attribute][task.direction]:
-        edit = strategy(make_doc(task, attribute))
+        try:
+            edit = strategy(make_doc(task, attribute))
+        except Exception as err:  # a rule that cannot handle this text: the job's error names the row
+            raise PerturbationError(
+                f"rules: comparison {task.comparison_id} ({task.target}), {attribute} edit "
+                f"{strategy.__name__} ({task.direction}) failed on this response: {type(err).__name__}: {err}"
+            ) from err
         if edit is not None:
             return edit
     return None

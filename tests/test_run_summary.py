@@ -118,6 +118,20 @@ def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path
     ]
 
 
+def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    design = Design.from_config(check(tiny_demo_config()))
+    origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset="harmless"))
+    origin.parent.mkdir(parents=True)
+    origin.write_text(json.dumps({"skipped": {}, "usable": 60, "n_per_seed": 60}))
+    assert run_summary(design, LOGS) == ["rmexplain: nothing in results/ was skipped or dropped."]
+    origin.write_text(json.dumps({"skipped": {}, "usable": 15, "n_per_seed": 20}))
+    assert run_summary(design, LOGS)[1:] == [
+        "      5 comparisons: sampling harmless: short of sample.n_per_seed=20 per seed (only 15 usable "
+        "rows; each seed took all of them) (logs/sample/harmless.log)"
+    ]
+
+
 RMS_PY = "def length(prompts, responses):\n    return [float(len(r)) for r in responses]\n"
 
 
@@ -141,7 +155,7 @@ def test_a_run_prints_the_failed_jobs_errors_and_what_it_skipped(workflow_copy):
     (root / "rms.py").write_text(RMS_PY)
     config = tiny_demo_config()
     config["datasets"] = {"mine": {"source": "file", "path": "mine.jsonl"},
-                          "broken": {"source": "file", "path": "broken.jsonl"}}  # fmt: skip
+                          "broken": {"source": "file", "path": "broken.jsonl", "seeds": [0]}}  # fmt: skip
     config["reward_models"] = {"len": {"backend": "python", "callable": "rms.py:length"}}
     config["perturb"]["methods"] = ["file"]
     config["perturb"]["file"] = {"path": "edits.jsonl"}

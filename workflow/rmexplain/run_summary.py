@@ -4,9 +4,10 @@ After a failed run (the Snakefile's ``onerror``), each failed job's error line: 
 traceback its log holds (the exception and its message, which names the key, file or row), read from the logs
 Snakemake's own log names for the failed jobs. After every run (``onerror`` and ``onsuccess``), what the
 results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
-skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``); perturbations that
-could not be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not
-explained (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
+skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``) and the comparisons
+each seed could not draw when fewer rows were usable than ``sample.n_per_seed`` (its ``usable``);
+perturbations that could not be made, cut-off LLM answers among them, and rows of a perturbation file for
+comparisons not explained (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
 (``results/skipped/effects``); texts over an RM's token limit (the score tables' ``truncated``
 flags, counted as the truncation table counts them).
 """
@@ -118,17 +119,26 @@ def _log_of(patterns: Mapping[str, str], rule: str, **wildcards: str) -> str:
 
 
 def data_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
-    """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``)."""
+    """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``), and the comparisons a
+    seed could not draw when fewer rows were usable than ``n_per_seed`` asks for (its ``usable``)."""
     out = []
     for dataset in design.datasets:
         origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset=dataset))
         if not origin.is_file():
             continue
-        skipped = json.loads(origin.read_text(encoding="utf-8")).get("skipped") or {}
+        record = json.loads(origin.read_text(encoding="utf-8"))
         log = _log_of(logs, "sample_comparisons", dataset=dataset)
         out += [
-            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log) for reason, n in skipped.items()
+            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log)
+            for reason, n in (record.get("skipped") or {}).items()
         ]
+        usable, wanted = record.get("usable"), record.get("n_per_seed")
+        if usable is not None and wanted is not None and usable < wanted:
+            short = (
+                f"sampling {dataset}: short of sample.n_per_seed={wanted} per seed (only {usable} usable "
+                "rows; each seed took all of them)"
+            )
+            out.append(Dropped("comparison", short, wanted - usable, log))
     return out
 
 

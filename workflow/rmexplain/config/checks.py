@@ -17,6 +17,7 @@ from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config.schema import load_schema, plugin_spec_keys
 from rmexplain.data.sources import source_of
+from rmexplain.data.stages import identical_seeds
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators
@@ -42,6 +43,18 @@ def check_datasets(config: Config) -> None:
     """Each dataset's source has the keys it needs, and local files exist."""
     for name, spec in config["datasets"].items():
         source_of(spec).check(f"datasets.{name}", spec)
+
+
+def check_sample(design: Design) -> None:
+    """Seeds that would all draw the same comparisons (``n_per_seed`` at or above the rows of a local
+    dataset) are refused; the sampling job checks the usable rows of every source again."""
+    for name, dataset in design.datasets.items():
+        if len(dataset.seeds) < 2:
+            continue
+        rows = source_of(dataset.spec).rows(dataset.spec)
+        if rows is not None:
+            identical = identical_seeds(name, rows, dataset.n_per_seed, dataset.seeds, "rows")
+            _require(identical is None, str(identical))
 
 
 def check_reward_models(config: Config) -> None:
@@ -399,6 +412,7 @@ def check_sections(config: Config) -> None:
         check(config)
     design = Design.from_config(config)
     for check_design in (
+        check_sample,
         check_llm,
         check_llm_budget,
         check_rewards_example,

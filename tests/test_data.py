@@ -156,8 +156,16 @@ def test_file_reader_errors(tmp_path):
         list(read_pairs_file(missing, SkipCounter()))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n{oops\n')
-    with pytest.raises(DataError, match="line 2 is not valid JSON"):
+    with pytest.raises(DataError, match="line 2, column 2 is not valid JSON"):
         list(read_pairs_file(broken, SkipCounter()))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n\n{"prompt": "a", "chosen": "it\'s\n')
+    with pytest.raises(DataError) as raised:
+        list(read_pairs_file(cut, SkipCounter()))
+    assert str(raised.value) == (
+        f"{cut}: line 3, column 27 is not valid JSON: Unterminated string starting there (each line of a "
+        "JSONL file is one JSON object)"
+    )
 
 
 def test_file_reader_parquet_and_jsonl(tmp_path):

@@ -23,6 +23,15 @@ class ScoringError(RuntimeError):
     """A reward model could not be built or could not score its inputs."""
 
 
+class NonFiniteRewardError(ScoringError):
+    """A backend computed NaN or infinite rewards; ``rows`` are their positions in its input (the scoring
+    stage names them by comparison)."""
+
+    def __init__(self, key: str, rows: Sequence[int]) -> None:
+        self.rows = list(rows)
+        super().__init__(f"{key}: non-finite reward for input rows {self.rows[:10]}")
+
+
 # What the scoring stage does with an input longer than the RM reads (``reward_models.<rm>.overlong``):
 # score it cut, leave it unscored (a counted skip), or fail.
 OVERLONG = ("truncate", "skip", "error")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rmexplain.score.base import (
+    NonFiniteRewardError,
     RewardModelBackend,
     ScoringError,
     callable_file,
@@ -56,8 +57,8 @@ class PythonScorer(RewardModelBackend):
                     f"reward model {self.name!r}: its callable returned {len(out)} rewards for "
                     f"{len(batch_prompts)} inputs"
                 )
-            bad = [start + i for i, r in enumerate(out) if not math.isfinite(r)]
-            if bad:
-                raise ScoringError(f"reward model {self.name!r}: non-finite reward for input rows {bad[:10]}")
             rewards.extend(out)
+        bad = [i for i, r in enumerate(rewards) if not math.isfinite(r)]
+        if bad:
+            raise NonFiniteRewardError(f"reward model {self.name!r}", bad)
         return rewards

@@ -24,8 +24,14 @@ class PythonScorer(RewardModelBackend):
 
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
+        """The callable is imported here, at the config check: a wrong path or name, or a module that fails
+        on import, is named before any job starts."""
         if ":" not in str(spec.get("callable", "")):
             raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
+        try:
+            load_callable(str(spec["callable"]))
+        except ScoringError as err:
+            raise ConfigError(f"reward_models.{name}.callable: {err}") from None
 
     @staticmethod
     def code_files(spec: dict[str, Any]) -> list[Path]:

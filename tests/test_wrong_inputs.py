@@ -245,3 +245,24 @@ def test_a_python_rms_callable_is_imported_at_the_check(tmp_path, monkeypatch, c
         ConfigError, match=rf"^reward_models\.planted\.bias\.callable: '{re.escape(reference)}'"
     ):
         check(config)
+
+
+def test_a_misspelt_method_names_the_file_the_line_and_the_closest_method(tmp_path):
+    path = tmp_path / "mine.yaml"
+    text = (
+        (REPO / "config" / "config.yaml")
+        .read_text()
+        .replace("methods: [rules, rules_random]", "methods: [rule]")
+    )
+    path.write_text(text)
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.startswith("  methods: [rule]"))
+    with pytest.raises(ConfigError) as caught:
+        load(path)
+    assert str(caught.value) == (
+        f"perturb.methods[0]: 'rule' is not a method or variant ({path}, line {line}); did you mean 'rules'?"
+    )
+    config = tiny_demo_config()
+    config["perturb"]["methods"] = ["rules", "nothing_like_it"]
+    unknown = r"^perturb\.methods\[1\]: 'nothing_like_it' is not a method or variant; known: \['file', "
+    with pytest.raises(ConfigError, match=unknown):
+        check(config)

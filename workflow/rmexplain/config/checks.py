@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import jsonschema
@@ -15,7 +15,7 @@ from rmexplain.analysis.probes import probes_from_config
 from rmexplain.analysis.reference import load_reference, paper_names
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.config.schema import load_schema, plugin_spec_keys
+from rmexplain.config.schema import load_schema, plugin_spec_keys, unknown_value
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import identical_seeds
 from rmexplain.design import Design
@@ -110,8 +110,9 @@ def check_designs(config: Config) -> None:
         )
 
 
-def check_perturb(config: Config) -> None:
-    """Methods are registered or variants; shared RMs exist; the perturbation file exists."""
+def check_perturb(config: Config, files: Sequence[str | Path] = ()) -> None:
+    """Methods are registered or variants (an unknown one named with its file, line and the closest name);
+    shared RMs exist; the perturbation file exists."""
     perturb = config["perturb"]
     variants = perturb.get("variants") or {}
     for name in variants:
@@ -119,7 +120,12 @@ def check_perturb(config: Config) -> None:
             name not in methods.names(),
             f"perturb.variants.{name}: a variant cannot take the name of a registered method",
         )
-    _known(perturb["methods"], [*methods.names(), *variants], "perturb.methods", "a method or variant")
+    allowed = [*methods.names(), *variants]
+    for i, name in enumerate(perturb["methods"]):
+        _require(
+            name in allowed,
+            unknown_value(["perturb", "methods", i], name, allowed, "a method or variant", files),
+        )
     _known(
         perturb.get("shared_rms") or [],
         config["reward_models"],
@@ -403,13 +409,17 @@ def check_hub(design: Design) -> None:
     hub_models(design)
 
 
-def check_sections(config: Config) -> None:
+def check_sections(config: Config, files: Sequence[str | Path] = ()) -> None:
     """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset.
-    The checks of names come first; the checks of what the config means then ask its design."""
+    The checks of names come first; the checks of what the config means then ask its design. ``files``, the
+    YAML files the config was read from, let an error name the line of a key."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
-    names = (check_datasets, check_reward_models, check_designs, check_perturb, check_analysis, check_tokens)
-    for check in names:
-        check(config)
+    check_datasets(config)
+    check_reward_models(config)
+    check_designs(config)
+    check_perturb(config, files)
+    check_analysis(config)
+    check_tokens(config)
     design = Design.from_config(config)
     for check_design in (
         check_sample,

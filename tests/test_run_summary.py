@@ -118,6 +118,69 @@ def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path
     ]
 
 
+CHAINED_LOG = """\
+Traceback (most recent call last):
+  File "/x/rules/style.py", line 108, in _nth_word_end
+    return found[n - 1].end() + 1
+IndexError: list index out of range
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/.snakemake/scripts/tmp1.perturb.py", line 9, in <module>
+    perturb_to_parquet(
+rmexplain.perturb.base.PerturbationError: rules: comparison mine-s0-3 (chosen), clarity edit filler_clause
+"""
+
+
+def test_a_chained_traceback_gives_the_exception_that_failed_the_job(tmp_path):
+    log = tmp_path / "perturb.log"
+    log.write_text(CHAINED_LOG)
+    assert error_line(log) == CHAINED_LOG.splitlines()[-1]
+    log.write_text(
+        CHAINED_LOG.replace("direct cause of", "during handling of").replace("was the", "occurred")
+    )
+    assert error_line(log) == CHAINED_LOG.splitlines()[-1]
+
+
+def _skips(path: str, targets: list, stage: str, reason: str) -> None:
+    n = len(targets)
+    frame = pl.DataFrame(
+        {"comparison_id": [f"c{i}" for i in range(n)], "target": targets, "attribute": [None] * n,
+         "variant": [None] * n, "stage": [stage] * n, "reason": [reason] * n, "raw": [None] * n},
+        schema={"comparison_id": pl.String, "target": pl.String, "attribute": pl.String, "variant": pl.Int64,
+                "stage": pl.String, "reason": pl.String, "raw": pl.String},
+    )  # fmt: skip
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(path)
+
+
+def test_whole_comparisons_slots_and_effect_edit_slots_are_named_apart(tmp_path, monkeypatch):
+    """An orientation skip is a whole comparison, a perturbation skip a slot, an effect-edit skip an effect
+    edit slot; a score table without a cut text adds no line ("0 texts … scored cut" is not a drop)."""
+    monkeypatch.chdir(tmp_path)
+    design = Design.from_config(check(tiny_demo_config()))
+    comparisons = pl.DataFrame({"comparison_id": ["c1", "c2"]})
+    scores_path = Path(paths.fmt(paths.ORIGINAL_SCORES, dataset="harmless", rm="demo-harmless"))
+    scores_path.parent.mkdir(parents=True)
+    for cut, limit in (([False] * 2, 512), ([None] * 2, None)):  # none cut; the backend cannot tell
+        scores = orient(comparisons, "demo-harmless", [1.0, 0.0], [0.0, 1.0], (cut, cut), limit)
+        write_table(scores, scores_path, ORIGINAL_SCORES, "scores")
+        assert run_summary(design, LOGS) == ["rmexplain: nothing in results/ was skipped or dropped."]
+
+    perturb = paths.fmt(paths.PERTURB_SKIPS, dataset="harmless", method="rules", orienter="demo-harmless")
+    _skips(perturb, [None] * 58, "orientation", "the shared RMs disagree on which response is y+")
+    _skips(paths.fmt(paths.EFFECT_SKIPS, dataset="harmless", method="rules"), ["chosen"] * 3,
+           "effects round 1 (rules)", "no clarity edit applies to this response")  # fmt: skip
+    logs = {**LOGS, "effect_edits": "logs/effect_edits/{dataset}/{method}.log"}
+    assert run_summary(design, logs)[1:] == [
+        "     58 comparisons: [orientation] the shared RMs disagree on which response is y+ "
+        "(logs/perturb/harmless/rules/demo-harmless.log)",
+        "      3 effect edit slots: [effects round 1 (rules)] no clarity edit applies to this response "
+        "(logs/effect_edits/harmless/rules.log)",
+    ]
+
+
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     design = Design.from_config(check(tiny_demo_config()))

@@ -6,8 +6,9 @@ Snakemake's own log names for the failed jobs. After every run (``onerror`` and 
 results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
 skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``) and the comparisons
 each seed could not draw when fewer rows were usable than ``sample.n_per_seed`` (its ``usable``);
-perturbations that could not be made, cut-off LLM answers among them, and rows of a perturbation file for
-comparisons not explained (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
+comparisons no perturbation job explains (orientation ties and disagreements), perturbations that could not
+be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not explained
+(``results/skipped/perturb``); edit slots of the attribute effects no edit filled
 (``results/skipped/effects``); texts over an RM's token limit (the score tables' ``truncated``
 flags, counted as the truncation table counts them).
 """
@@ -19,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import polars as pl
 
 from rmexplain import paths
 from rmexplain.design import Design
@@ -108,7 +111,7 @@ def failure_lines(snakemake_logs: str | Iterable[str]) -> list[str]:
 class Dropped:
     """What one job skipped or dropped for one reason: how many of what, and the log that names them."""
 
-    what: str  # singular: "row", "perturbation slot", "text"
+    what: str  # singular: "row", "comparison", "perturbation slot", "effect edit slot", "text"
     reason: str
     count: int
     log: str
@@ -143,17 +146,21 @@ def data_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
 
 
 def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
-    """Each perturbation job's skips by stage and reason (``results/skipped/perturb``)."""
+    """Each perturbation job's skips by stage and reason (``results/skipped/perturb``): a skip without a
+    target is a whole comparison left out (an orientation tie or disagreement), one with a target a slot."""
     out = []
     for dataset, method, orienter in perturbation_jobs(design):
         path = paths.fmt(paths.PERTURB_SKIPS, dataset=dataset, method=method, orienter=orienter)
         if not Path(path).is_file():
             continue
-        counts = read_table(path, PERTURB_SKIPS, "perturb skips").group_by("stage", "reason").len()
+        skips = read_table(path, PERTURB_SKIPS, "perturb skips").with_columns(
+            whole=pl.col("target").is_null()
+        )
+        counts = skips.group_by("whole", "stage", "reason").len().sort("stage", "reason", "whole")
         log = _log_of(logs, "perturb", dataset=dataset, method=method, orienter=orienter)
         out += [
-            Dropped("perturbation slot", f"[{stage}] {reason}", n, log)
-            for stage, reason, n in counts.sort("stage", "reason").iter_rows()
+            Dropped("comparison" if whole else "perturbation slot", f"[{stage}] {reason}", n, log)
+            for whole, stage, reason, n in counts.iter_rows()
         ]
     return out
 

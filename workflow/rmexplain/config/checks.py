@@ -45,6 +45,19 @@ def check_datasets(config: Config) -> None:
         source_of(spec).check(f"datasets.{name}", spec)
 
 
+def check_extra_attributes(config: Config) -> None:
+    """``extra_attributes`` join ``attributes`` (the paper's 15 unless set); a name already there with another
+    description is refused (set it in ``attributes`` to change a description). Checking again is a no-op."""
+    for name, description in (config.get("extra_attributes") or {}).items():
+        given = config["attributes"].get(name)
+        _require(
+            given in (None, description),
+            f"extra_attributes.{name}: already an attribute ({given!r}); extra_attributes adds new ones, "
+            "attributes replaces the list",
+        )
+        config["attributes"][name] = description
+
+
 def check_sample(design: Design) -> None:
     """Seeds that would all draw the same comparisons (``n_per_seed`` at or above the rows of a local
     dataset) are refused; the sampling job checks the usable rows of every source again."""
@@ -137,6 +150,22 @@ def check_perturb(config: Config, files: Sequence[str | Path] = ()) -> None:
         base = registered_method(perturb, name)
         key = f"perturb.variants.{name}" if base != name else f"perturb.{name}"
         method_entry(perturb, name).check_settings(key, method_settings(perturb, name))
+        _check_editable(config, name, key)
+
+
+def _check_editable(config: Config, name: str, key: str) -> None:
+    """An attribute-conditioned method with a fixed list of attributes it can edit (the rules method's
+    table) edits every configured attribute."""
+    entry = method_entry(config["perturb"], name)
+    if not entry.attribute_conditioned or entry.editable_attributes is None:
+        return
+    editable = entry.editable_attributes(method_settings(config["perturb"], name))
+    missing = [attribute for attribute in config["attributes"] if attribute not in editable]
+    _require(
+        not missing,
+        f"attributes: perturbation method {name!r} has no editor for {missing}; add one under {key}.editors "
+        "(docs/extending.md, Attributes of your own), or use an LLM method such as two_step, which edits any",
+    )
 
 
 def _check_variant_settings(config: Config) -> None:
@@ -248,9 +277,17 @@ def check_effects(design: Design) -> None:
     for name in effects.get("methods") or []:
         _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
         _require(
-            design.method(name).entry.effect_editor is not None,
+            bool(design.method(name).entry.effect_editor),
             f"analysis.effects.methods: {name!r} has no editor for attribute effects (rules and two_step do)",
         )
+    undeclared = design.methods_without_effect_editor
+    _require(
+        not undeclared,
+        f"analysis.effects: perturbation method(s) {undeclared} declare no effect_editor, so the attribute "
+        "effects cannot edit with them; declare one (docs/extending.md, Attributes of your own), or name the "
+        "methods that make the effects' edits in analysis.effects.methods (e.g. [rules]), or set "
+        "analysis.effects.enabled: false",
+    )
 
 
 def _check_reference(design: Design, rm: str) -> None:
@@ -410,10 +447,12 @@ def check_hub(design: Design) -> None:
 
 
 def check_sections(config: Config, files: Sequence[str | Path] = ()) -> None:
-    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset.
+    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset, and
+    add ``extra_attributes`` to them.
     The checks of names come first; the checks of what the config means then ask its design. ``files``, the
     YAML files the config was read from, let an error name the line of a key."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
+    check_extra_attributes(config)
     check_datasets(config)
     check_reward_models(config)
     check_designs(config)

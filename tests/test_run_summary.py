@@ -49,6 +49,14 @@ LOGS = {
 }
 
 
+def summary_config() -> dict:
+    """The tiny demo with its RM as a python callable (never called): the summary reads names and files
+    only, and the check then loads no model library (seconds per test, and per mutant of a mutation run)."""
+    config = tiny_demo_config()
+    config["reward_models"] = {"demo-harmless": {"backend": "python", "callable": "json:loads"}}
+    return config
+
+
 def test_failed_jobs_and_their_error_lines(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("run.log").write_text(SNAKEMAKE_LOG)
@@ -68,7 +76,7 @@ def test_failed_jobs_and_their_error_lines(tmp_path, monkeypatch):
 
 def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    config = tiny_demo_config()
+    config = summary_config()
     config["perturb"]["methods"] = ["rules", "rules_random"]
     design = Design.from_config(check(config))
     assert run_summary(design, LOGS) == ["rmexplain: nothing in results/ was skipped or dropped."]
@@ -118,6 +126,46 @@ def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path
     ]
 
 
+def test_every_shape_of_snakemakes_error_blocks(tmp_path, monkeypatch):
+    """Several logs of a job, a job without a log, an unreadable and a missing log file, a stray log line
+    outside an error block, and bytes that are not UTF-8, in Snakemake's log and in a job's."""
+    monkeypatch.chdir(tmp_path)
+    Path("first.log").write_bytes(
+        b"Error in rule perturb:\n    jobid: 4\n"
+        b"    log: logs/a.log, logs/b.log (check log file(s) for error details)\n"
+        b"Error in rule figure_x:\n    jobid: 5\nbad byte \xff here\n"
+    )
+    Path("second.log").write_text(
+        "    log: logs/stray.log (check log file(s) for error details)\n"
+        "Error in rule score_originals:\n    log: logs/c.log (check log file(s) for error details)\n"
+    )
+    Path("logs").mkdir()
+    Path("logs/a.log").write_bytes(
+        b"Traceback (most recent call last):\n  File x\nValueError: caf\xe9 \xff\n"
+    )
+    Path("logs/c.log").write_text("Traceback (most recent call last):\n  File y\nKeyError: 'c'\n")
+    jobs = failed_jobs(["missing.log", "first.log", "second.log"])
+    assert [(j.rule, j.logs) for j in jobs] == [
+        ("perturb", ("logs/a.log", "logs/b.log")),
+        ("figure_x", ()),
+        ("score_originals", ("logs/c.log",)),
+    ]
+    assert error_line("logs/a.log") == "ValueError: caf\ufffd \ufffd"
+    assert error_line("logs/b.log") is None and error_line("logs/c.log") == "KeyError: 'c'"
+    assert failure_lines(["missing.log", "first.log", "second.log"]) == [
+        "perturb (logs/a.log): ValueError: caf\ufffd \ufffd",
+        "figure_x: no Python error in its log; see Snakemake's output above",
+        "score_originals (logs/c.log): KeyError: 'c'",
+    ]
+    Path("logs/a.log").write_text("no traceback here\n")
+    assert (
+        failure_lines(["first.log"])[0] == "perturb: no Python error in its log; see logs/a.log, logs/b.log"
+    )
+    assert failure_lines(["missing.log"]) == [
+        "no failed job is named in Snakemake's log; see the errors above"
+    ]
+
+
 CHAINED_LOG = """\
 Traceback (most recent call last):
   File "/x/rules/style.py", line 108, in _nth_word_end
@@ -159,7 +207,7 @@ def test_whole_comparisons_slots_and_effect_edit_slots_are_named_apart(tmp_path,
     """An orientation skip is a whole comparison, a perturbation skip a slot, an effect-edit skip an effect
     edit slot; a score table without a cut text adds no line ("0 texts … scored cut" is not a drop)."""
     monkeypatch.chdir(tmp_path)
-    design = Design.from_config(check(tiny_demo_config()))
+    design = Design.from_config(check(summary_config()))
     comparisons = pl.DataFrame({"comparison_id": ["c1", "c2"]})
     scores_path = Path(paths.fmt(paths.ORIGINAL_SCORES, dataset="harmless", rm="demo-harmless"))
     scores_path.parent.mkdir(parents=True)
@@ -183,7 +231,7 @@ def test_whole_comparisons_slots_and_effect_edit_slots_are_named_apart(tmp_path,
 
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    design = Design.from_config(check(tiny_demo_config()))
+    design = Design.from_config(check(summary_config()))
     origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset="harmless"))
     origin.parent.mkdir(parents=True)
     origin.write_text(json.dumps({"skipped": {}, "usable": 60, "n_per_seed": 60}))
@@ -192,6 +240,26 @@ def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):
     assert run_summary(design, LOGS)[1:] == [
         "      5 comparisons: sampling harmless: short of sample.n_per_seed=20 per seed (only 15 usable "
         "rows; each seed took all of them) (logs/sample/harmless.log)"
+    ]
+
+
+def test_every_dataset_is_counted_whichever_has_an_origin(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = summary_config()
+    config["datasets"]["helpful"] = {"source": "embedded", "part": "helpful"}
+    design = Design.from_config(check(config))
+    helpful = Path(paths.fmt(paths.DATA_ORIGIN, dataset="helpful"))
+    helpful.parent.mkdir(parents=True)
+    helpful.write_text(json.dumps({"skipped": {"empty response": {"rows": 3, "examples": []}}}))
+    assert run_summary(design, LOGS)[1:] == [
+        "      3 rows: sampling helpful: empty response (logs/sample/helpful.log)"
+    ]  # harmless, first, has no origin yet
+    harmless = Path(paths.fmt(paths.DATA_ORIGIN, dataset="harmless"))
+    harmless.parent.mkdir(parents=True)
+    harmless.write_text(json.dumps({"skipped": {"no rejected": {"rows": 1, "examples": []}}}))
+    assert run_summary(design, LOGS)[1:] == [
+        "      1 row: sampling harmless: no rejected (logs/sample/harmless.log)",
+        "      3 rows: sampling helpful: empty response (logs/sample/helpful.log)",
     ]
 
 

@@ -138,6 +138,7 @@ def test_every_shape_of_snakemakes_error_blocks(tmp_path, monkeypatch):
     Path("second.log").write_text(
         "    log: logs/stray.log (check log file(s) for error details)\n"
         "Error in rule score_originals:\n    log: logs/c.log (check log file(s) for error details)\n"
+        "    log: logs/late.log (check log file(s) for error details)\n"  # outside a block: not its log
     )
     Path("logs").mkdir()
     Path("logs/a.log").write_bytes(
@@ -227,6 +228,38 @@ def test_whole_comparisons_slots_and_effect_edit_slots_are_named_apart(tmp_path,
         "      3 effect edit slots: [effects round 1 (rules)] no clarity edit applies to this response "
         "(logs/effect_edits/harmless/rules.log)",
     ]
+
+
+def test_each_jobs_skips_in_order_and_a_table_it_cannot_read_is_said(tmp_path, monkeypatch):
+    """Within a job: by stage, then reason, whatever order the file holds; a job without a skips file yet is
+    passed over, not the end; a skips table that breaks its contract is named, not counted."""
+    monkeypatch.chdir(tmp_path)
+    config = summary_config()
+    config["perturb"]["methods"] = ["rules", "rules_random"]
+    design = Design.from_config(check(config))
+    job = paths.fmt(paths.PERTURB_SKIPS, dataset="harmless", method="rules_random", orienter="demo-harmless")
+    _skips(job, ["chosen"] * 2, "rules_random", "no verbosity edit (better) applies")
+    rows = pl.read_parquet(job)
+    more = [("rules_random", "no clarity edit (worse) applies"), ("orientation", "tie in original rewards"),
+            ("generate", "z"), ("generate", "a")]  # fmt: skip
+    for stage, reason in more:
+        rows = pl.concat([rows.head(1).with_columns(stage=pl.lit(stage), reason=pl.lit(reason)), rows])
+    rows.write_parquet(job)
+    log = "(logs/perturb/harmless/rules_random/demo-harmless.log)"
+    assert run_summary(design, LOGS)[1:] == [
+        f"      1 perturbation slot: [generate] a {log}",
+        f"      1 perturbation slot: [generate] z {log}",
+        f"      1 perturbation slot: [orientation] tie in original rewards {log}",
+        f"      1 perturbation slot: [rules_random] no clarity edit (worse) applies {log}",
+        f"      2 perturbation slots: [rules_random] no verbosity edit (better) applies {log}",
+    ]  # the rules job, first, has no skips file yet
+    rows.drop("reason").write_parquet(job)
+    said = run_summary(design, LOGS)
+    assert said[0] == "rmexplain: skipped or dropped in results/ (each log names them):"
+    assert (
+        said[1].startswith("        (not counted: perturbation_drops: perturb skips (")
+        and "reason" in said[1]
+    )
 
 
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):

@@ -16,7 +16,8 @@ from rmexplain.config import check
 from rmexplain.design import Design
 from rmexplain.explanations.categorise import orient
 from rmexplain.run_summary import error_line, failed_jobs, failure_lines, run_summary
-from rmexplain.schemas import ORIGINAL_SCORES, write_table
+from rmexplain.schemas import ORIGINAL_SCORES, REWARDS, write_table
+from rmexplain.targets import truncation_parts
 
 SNAKEMAKE_LOG = """\
 Select jobs to execute...
@@ -260,6 +261,63 @@ def test_each_jobs_skips_in_order_and_a_table_it_cannot_read_is_said(tmp_path, m
         said[1].startswith("        (not counted: perturbation_drops: perturb skips (")
         and "reason" in said[1]
     )
+
+
+def test_effect_edit_skips_of_every_job_in_order_and_unreadable_ones_said(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = summary_config()
+    config["datasets"]["helpful"] = {"source": "embedded", "part": "helpful"}
+    design = Design.from_config(check(config))
+    assert design.effect_pairs == [("harmless", "rules"), ("helpful", "rules")]
+    logs = {**LOGS, "effect_edits": "logs/effect_edits/{dataset}/{method}.log"}
+    helpful = paths.fmt(paths.EFFECT_SKIPS, dataset="helpful", method="rules")
+    _skips(helpful, ["chosen"], "effects round 2 (rules)", "b")
+    rows = pl.read_parquet(helpful)
+    for stage, reason in (("effects round 1 (rules)", "z"), ("effects round 1 (rules)", "a")):
+        rows = pl.concat([rows.with_columns(stage=pl.lit(stage), reason=pl.lit(reason)).head(1), rows])
+    rows.write_parquet(helpful)
+    where = "(logs/effect_edits/helpful/rules.log)"
+    expected = [
+        f"      1 effect edit slot: [effects round 1 (rules)] a {where}",
+        f"      1 effect edit slot: [effects round 1 (rules)] z {where}",
+        f"      1 effect edit slot: [effects round 2 (rules)] b {where}",
+    ]
+    assert run_summary(design, logs)[1:] == expected  # harmless, first, has none yet
+    _skips(
+        paths.fmt(paths.EFFECT_SKIPS, dataset="harmless", method="rules"),
+        ["rejected"],
+        "effects round 1 (rules)",
+        "a",
+    )
+    assert run_summary(design, logs)[1:] == [
+        "      2 effect edit slots: [effects round 1 (rules)] a (2 jobs, e.g. "
+        "logs/effect_edits/harmless/rules.log)",
+        *expected[1:],
+    ]
+    rows.drop("stage").write_parquet(helpful)
+    assert run_summary(design, logs)[-1].startswith(
+        "        (not counted: effect_edit_drops: effect edit skips ("
+    )
+
+
+def test_texts_over_a_limit_in_every_score_table(tmp_path, monkeypatch):
+    """The perturbations' rewards are read with their own contract, and a table not written yet (the
+    originals', first) is passed over."""
+    monkeypatch.chdir(tmp_path)
+    design = Design.from_config(check(summary_config()))
+    parts = {stage: path for _, _, stage, path in truncation_parts(design)}
+    rewards = pl.DataFrame(
+        {"text_id": ["a", "b", "c"], "rm": "demo-harmless", "reward": [1.0, None, 2.0],
+         "truncated": [True, True, False], "max_length": 512},
+    )  # fmt: skip
+    Path(parts["perturbations"]).parent.mkdir(parents=True)
+    write_table(rewards, parts["perturbations"], REWARDS, "rewards")
+    over = "perturbations of harmless over demo-harmless's 512-token limit"
+    log = "(logs/score_perturbations/harmless/demo-harmless.log)"
+    assert run_summary(design, LOGS)[1:] == [
+        f"      1 text: {over}, left unscored {log}",
+        f"      1 text: {over}, scored cut {log}",
+    ]
 
 
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):

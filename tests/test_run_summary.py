@@ -318,6 +318,10 @@ def test_texts_over_a_limit_in_every_score_table(tmp_path, monkeypatch):
         f"      1 text: {over}, left unscored {log}",
         f"      1 text: {over}, scored cut {log}",
     ]
+    rewards.drop("truncated").write_parquet(parts["perturbations"])
+    said = run_summary(design, LOGS)[-1]
+    assert said.startswith("        (not counted: length_drops: perturbations scores (")
+    assert "truncated" in said
 
 
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):

@@ -149,7 +149,11 @@ def test_explain_errors_are_one_line(tmp_path, config_path, capsys):
             '["q", "a", "b"]',
             r"--input .*request\.json: a JSON list, not an object with keys prompt, chosen, rejected",
         ),
-        ('{"prompt": "q",', r"--input .*request\.json: not valid JSON \(Expecting .*line 1\)"),
+        (
+            '{"prompt": "q",',
+            r"--input .*request\.json: not valid JSON: Expecting property name enclosed in double quotes "
+            r"there \(line 1, column 16\)",
+        ),
         (
             '{"prompt": "q", "chosen": "a"}',
             r"--input .*request\.json: missing or non-string key\(s\) \['rejected'\]",

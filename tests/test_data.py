@@ -1,5 +1,6 @@
 """Dataset readers, filters and sampling, with every kind of bad input."""
 
+import copy
 import gzip
 import json
 import logging
@@ -9,6 +10,7 @@ import polars as pl
 import pytest
 from conftest import tiny_demo_config
 
+from rmexplain.config import ConfigError, check
 from rmexplain.data.readers import (
     DataError,
     Pair,
@@ -154,8 +156,16 @@ def test_file_reader_errors(tmp_path):
         list(read_pairs_file(missing, SkipCounter()))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n{oops\n')
-    with pytest.raises(DataError, match="line 2 is not valid JSON"):
+    with pytest.raises(DataError, match="line 2, column 2 is not valid JSON"):
         list(read_pairs_file(broken, SkipCounter()))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n\n{"prompt": "a", "chosen": "it\'s\n')
+    with pytest.raises(DataError) as raised:
+        list(read_pairs_file(cut, SkipCounter()))
+    assert str(raised.value) == (
+        f"{cut}: line 3, column 27 is not valid JSON: Unterminated string starting there (each line of a "
+        "JSONL file is one JSON object)"
+    )
 
 
 def test_file_reader_parquet_and_jsonl(tmp_path):
@@ -260,3 +270,49 @@ def test_a_row_without_rejected_is_a_skip_named_by_its_id_and_recorded_in_the_or
     skips = SkipCounter()
     list(read_pairs_file(unnamed, skips))
     assert skips.examples == {"no rejected": ["1"]}  # no id column: the 0-based row number
+
+
+def test_seeds_that_would_all_draw_every_row_are_refused_naming_the_dataset_and_counts(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"id": f"r{i}", "prompt": f"q{i}", "chosen": "x", "rejected": "y"} for i in range(4)]
+    rows.append({"id": "same", "prompt": "q", "chosen": "x", "rejected": "x"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"source": "file", "path": str(path)}
+    with pytest.raises(
+        DataError,
+        match=r"^datasets\.mine: 4 usable comparisons, and sample\.n_per_seed=4 draws all of them for every "
+        r"one of seeds \[0, 1\]: the seeds would be identical copies.*\(identical responses: 1",
+    ):
+        sample_comparisons("mine", spec, 4, [0, 1], None, LOG)
+    assert sample_comparisons("mine", spec, 3, [0, 1], None, LOG).height == 6
+    origin: dict = {}
+    assert sample_comparisons("mine", spec, 9, [0], None, LOG, origin).height == 4  # one seed: all 4
+    assert (origin["usable"], origin["n_per_seed"]) == (4, 9)
+
+
+def test_the_config_check_refuses_identical_seeds_of_local_data(tmp_path):
+    config = tiny_demo_config()  # the bundled harmless part: 60 rows to explain, seeds [0, 1]
+    config["sample"]["n_per_seed"] = 60
+    with pytest.raises(
+        ConfigError, match=r"^datasets\.harmless: 60 rows, and sample\.n_per_seed=60 draws all"
+    ):
+        check(copy.deepcopy(config))
+    config["sample"]["n_per_seed"] = 59
+    check(copy.deepcopy(config))
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(
+        "".join(json.dumps({"prompt": f"q{i}", "chosen": "x", "rejected": "y"}) + "\n" for i in range(3))
+    )
+    config["datasets"] = {"mine": {"source": "file", "path": str(path), "n_per_seed": 3}}
+    with pytest.raises(
+        ConfigError, match=r"^datasets\.mine: 3 rows, and sample\.n_per_seed=3 .* seeds \[0, 1\]"
+    ):
+        check(copy.deepcopy(config))
+    config["datasets"]["mine"]["seeds"] = [0]  # one seed takes all three: allowed (the summary says so)
+    check(copy.deepcopy(config))
+    pl.read_ndjson(path).write_parquet(tmp_path / "pairs.parquet")
+    config["datasets"] = {
+        "mine": {"source": "file", "path": str(tmp_path / "pairs.parquet"), "n_per_seed": 5}
+    }
+    with pytest.raises(ConfigError, match=r"^datasets\.mine: 3 rows, and sample\.n_per_seed=5"):
+        check(copy.deepcopy(config))

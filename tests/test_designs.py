@@ -99,7 +99,7 @@ def test_a_variant_runs_its_method_with_its_own_settings_after_the_method():
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda c: c["perturb"].update(methods=["rules", "ghost"]), "perturb.methods: 'ghost'"),
+        (lambda c: c["perturb"].update(methods=["rules", "ghost"]), r"perturb.methods\[1\]: 'ghost'"),
         (
             lambda c: c["perturb"].update(variants={"rules": {"method": "rules"}}),
             "perturb.variants.rules: a variant cannot take the name",

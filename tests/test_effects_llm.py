@@ -80,7 +80,7 @@ def test_the_plan_counts_the_effect_edits_the_job_sends_and_nothing_after_it(tmp
         config = {
             "datasets": {"d": {"source": "embedded", "part": "helpful", "stages": ["analysis"]}},
             "sample": {"n_per_seed": 2, "seeds": [0]},
-            "reward_models": {"rm": {"backend": "python", "callable": "m:f"}},
+            "reward_models": {"rm": {"backend": "python", "callable": "json:loads"}},
             "perturb": {"methods": ["two_step"]},
             "attributes": ATTRIBUTES,
             "analysis": {"effects": {"methods": ["two_step"]}},

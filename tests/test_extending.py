@@ -146,3 +146,31 @@ def test_the_plugin_method_runs_against_the_scripted_llm_server(installed, tmp_p
     first = frame.row(0, named=True)
     assert first["text"].startswith("echo: Rewrite the response below to make it")  # its own prompt was sent
     assert pl.read_parquet(tmp_path / "skipped.parquet").filter(pl.col("stage") == "rewrite").is_empty()
+
+
+def test_the_plugin_methods_effect_editor_makes_the_attribute_effects_edits(installed, tmp_path):
+    """``effect_editor=edit``: named in analysis.effects.methods, the plugin method edits every response both
+    ways and every edit back, with its own prompt; its requests are planned as the editor declares."""
+    from test_llm_methods import ATTRIBUTES, write_inputs
+
+    from rmexplain.effects.edits import make_effect_edits
+    from rmexplain.perturb.stages import method_services
+    from rmexplain.schemas import COMPARISONS, read_table
+
+    config = method_config(max_tokens=64)
+    config["analysis"] = {"methods": ["rules", "rewrite"], "effects": {"methods": ["rewrite"]}}
+    design = Design.from_config(check(config))
+    assert design.effect_pairs == [("harmless", "rewrite")]
+    comparisons, _ = write_inputs(tmp_path / "in")
+    frame = read_table(comparisons, COMPARISONS, "comparisons")
+    with ChatServer() as server:
+        llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+               "timeout": 5.0, "cache_dir": str(tmp_path / "cache")}  # fmt: skip
+        log = logging.getLogger("test")
+        settings, services = design.method("rewrite").settings, method_services("rewrite", llm, log)
+        edits, skipped = make_effect_edits(
+            frame, "rewrite", "rewrite", settings, ATTRIBUTES, services, True, log
+        )
+    assert not skipped.records
+    assert edits.height == frame.height * 2 * 2 * len(ATTRIBUTES) * 2  # both sides, both ways, and back
+    assert edits["text"].str.starts_with("echo: Rewrite the response below to make it").all()

@@ -134,7 +134,7 @@ def test_sources_patterns_and_sharing(tmp_path):
             "split": {"backend": "vllm", "model": "org/rm", "revision": "abc", "tokenizer": "org/tok"},
             "served": {"backend": "remote", "url": "http://x", "model": "org/rm", "revision": "abc"},
             "chat": {"backend": "remote", "url": "http://x", "send": "messages", "model": "org/other"},
-            "text": {"backend": "python", "callable": "m:f"},
+            "text": {"backend": "python", "callable": "json:loads"},
         },
         "perturb": {"methods": ["two_step"], "discover": {"enabled": False}},
         "llm": {"backend": "transformers", "model": "org/llm", "transformers": {"revision": "v1"}},

@@ -184,7 +184,13 @@ def test_a_cost_cap_without_prices_is_refused(tmp_path, monkeypatch):
         load(config_path)
     with pytest.raises(LLMError, match=r"set llm.prices"):
         CachedChat({**config["llm"], "cache_dir": str(tmp_path / "c")}, LOG)
-    config["llm"]["prices"] = {"input_per_million": 2.5}
+    config["llm"]["prices"] = {"input_per_million": 2.5}  # half a price: answers would count 0 USD
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    with pytest.raises(
+        ConfigError, match=r"llm.max_cost_usd \(5.0\) is set but llm.prices.output_per_million"
+    ):
+        load(config_path)
+    config["llm"]["prices"] = {"input_per_million": 2.5, "output_per_million": 10.0}
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     assert load(config_path)["llm"]["max_cost_usd"] == 5.0
 
@@ -209,7 +215,15 @@ def test_an_unpriced_cost_cap_is_refused_naming_the_model_and_the_way_out():
         "output_per_million are 0), so every request would count 0 USD and the cap would guard nothing: set "
         "llm.prices (USD per 1M tokens) or cap llm.max_requests instead"
     )
-    assert unpriced_cost_cap({**llm, "prices": {"output_per_million": 0.5}}) is None  # under 1 USD: priced
+    assert unpriced_cost_cap({**llm, "prices": {"output_per_million": 0.5}}) == (
+        "max_cost_usd (5.0) is set but llm.prices.input_per_million is 0 for model 'gpt-x', so every prompt "
+        "token would count 0 USD and the cap would let them through: set llm.prices.input_per_million (USD "
+        "per 1M tokens) or cap llm.max_requests instead"
+    )
+    assert "llm.prices.output_per_million is 0" in unpriced_cost_cap(
+        {**llm, "prices": {"input_per_million": 1}}
+    )
+    assert unpriced_cost_cap({**llm, "prices": {"input_per_million": 0.1, "output_per_million": 0.5}}) is None
     assert unpriced_cost_cap({**llm, "max_cost_usd": None}) is None
 
 

@@ -175,7 +175,7 @@ def test_a_planted_rm_asks_for_its_bases_threads():
          r"expect.sign: one sign per expected attribute \(\['length', 'verbosity'\]\), got \['length'\]"),
         ({"backend": "planted", "base": "base", "bias": {"detector": "none"},
           "expect": {"attributes": ["length"], "sign": {"length": 2}}}, "expect"),
-        ({"backend": "python", "callable": "m:f", "reference": "ghost"}, "reference: 'ghost'"),
+        ({"backend": "python", "callable": "json:loads", "reference": "ghost"}, "reference: 'ghost'"),
     ],
 )  # fmt: skip
 def test_bases_references_and_expectations_are_checked(rm, message):
@@ -189,7 +189,7 @@ def test_each_expected_attribute_may_have_its_own_sign():
 
 
 def test_a_reference_must_score_every_dataset_its_rm_is_explained_on():
-    config = _config(p={"backend": "python", "callable": "m:f", "reference": "base"})
+    config = _config(p={"backend": "python", "callable": "json:loads", "reference": "base"})
     config["datasets"]["d"]["reward_models"] = ["p"]
     with pytest.raises(ConfigError, match="must score dataset 'd' too"):
         check(config)

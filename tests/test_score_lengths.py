@@ -333,3 +333,39 @@ def test_a_remote_rm_that_does_not_send_token_ids_cannot_tell_and_refuses_skip()
     assert build_scorer("served", spec).length_check(["hi"], [LONG]) == LengthCheck.unknown()
     with pytest.raises(ScoringError, match=r"overlong: skip needs send: token_ids"):
         parse_spec("served", {**spec, "overlong": "skip"})
+
+
+NAN_RM = (
+    "def score(prompts, responses):\n    return [float('nan') if 'NaN' in r else len(r) for r in responses]\n"
+)
+
+
+def test_a_nan_reward_names_the_comparisons_not_batch_positions(tmp_path):
+    (tmp_path / "nan_rm.py").write_text(NAN_RM)
+    spec = {"backend": "python", "callable": f"{tmp_path / 'nan_rm.py'}:score", "batch_size": 2}
+    comparisons = _comparisons(tmp_path, chosen=("fine", "NaN here", "ok"), rejected=("a", "b", "NaN too"))
+    with pytest.raises(ScoringError) as err:
+        score_originals(comparisons, "nan", spec, {}, LOG)
+    assert str(err.value) == (
+        f"reward_models.nan: NaN or infinite reward for 2 of 6 inputs from {comparisons}: c2 (chosen), "
+        "c3 (rejected)"
+    )
+    drafts = [Draft("c1", "chosen", "worse", "clarity", 0, "fine edit"),
+              Draft("c3", "chosen", "worse", "clarity", 0, "a NaN edit")]  # fmt: skip
+    perturbations = drafts_to_frame(drafts, "rules", "nan")
+    write_table(perturbations, tmp_path / "p.parquet", PERTURBATIONS, "perturbations")
+    with pytest.raises(ScoringError, match=r"NaN or infinite reward for 1 of 2 inputs from .*: c3 \(text "):
+        score_perturbations(comparisons, [str(tmp_path / "p.parquet")], "nan", spec, {}, LOG)
+
+
+def test_a_nan_from_a_backend_that_does_not_check_is_named_too():
+    class Careless(OneRewardShort):
+        def score(self, prompts, responses) -> list[float]:
+            return [float("nan") if r == "b" else 1.0 for r in responses]
+
+    scorer = Careless("careless", {"overlong": "skip"})
+    message = r"^reward_models.careless: NaN or infinite reward for 1 of 2 inputs from f: z$"
+    with pytest.raises(ScoringError, match=message):  # "a long answer" (y) is skipped for length
+        score_within_limit(
+            scorer, ["p"] * 3, ["a", "a long answer", "b"], ["x", "y", "z"], "careless", "f", LOG
+        )

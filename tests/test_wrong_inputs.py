@@ -216,3 +216,53 @@ def test_framing_pairs_default_to_the_prompts_given(prompts, pairs):
     design = Design.from_config(check(config))
     assert design.tokens.framing_pairs == pairs
     assert design.tokens.framing_names == [f"framing_{a}_{b}" for a, b in pairs]
+
+
+@pytest.mark.parametrize(
+    ("code", "reference", "message"),
+    [
+        (None, "absent.py:score", r"file absent\.py does not exist"),
+        ("def other(p, r): return r\n", "rms.py:score", r"'rms\.py' has no attribute 'score'"),
+        ("import not_a_module\n", "rms.py:score", r"importing rms\.py raised ModuleNotFoundError: No module"),
+        ("score = 3\n", "rms.py:score", r"'score' is a int, not a function"),
+        (None, "not_a_package.rms:score", r"importing not_a_package\.rms raised ModuleNotFoundError"),
+    ],
+)
+def test_a_python_rms_callable_is_imported_at_the_check(tmp_path, monkeypatch, code, reference, message):
+    monkeypatch.chdir(tmp_path)
+    if code is not None:
+        (tmp_path / "rms.py").write_text(code)
+    config = tiny_demo_config()
+    config["reward_models"] = {"mine": {"backend": "python", "callable": reference}}
+    with pytest.raises(
+        ConfigError, match=rf"^reward_models\.mine\.callable: '{re.escape(reference)}': {message}"
+    ):
+        check(config)
+    config = tiny_demo_config()
+    bias = {"detector": "callable", "callable": reference}
+    config["reward_models"]["planted"] = {"backend": "planted", "base": "demo-harmless", "bias": bias}
+    with pytest.raises(
+        ConfigError, match=rf"^reward_models\.planted\.bias\.callable: '{re.escape(reference)}'"
+    ):
+        check(config)
+
+
+def test_a_misspelt_method_names_the_file_the_line_and_the_closest_method(tmp_path):
+    path = tmp_path / "mine.yaml"
+    text = (
+        (REPO / "config" / "config.yaml")
+        .read_text()
+        .replace("methods: [rules, rules_random]", "methods: [rule]")
+    )
+    path.write_text(text)
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.startswith("  methods: [rule]"))
+    with pytest.raises(ConfigError) as caught:
+        load(path)
+    assert str(caught.value) == (
+        f"perturb.methods[0]: 'rule' is not a method or variant ({path}, line {line}); did you mean 'rules'?"
+    )
+    config = tiny_demo_config()
+    config["perturb"]["methods"] = ["rules", "nothing_like_it"]
+    unknown = r"^perturb\.methods\[1\]: 'nothing_like_it' is not a method or variant; known: \['file', "
+    with pytest.raises(ConfigError, match=unknown):
+        check(config)

@@ -42,6 +42,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "analysis/reproduction.py": ("tests/test_reproduction.py",),
     "registry.py": ("tests/test_registry.py",),
     "embeddings.py": ("tests/test_embeddings.py",),
+    "run_summary.py": ("tests/test_run_summary.py",),
     "explanations/categorise.py": (  # CF/SF labels, orientation and coverage's denominators are used widely
         "tests/test_explain.py",
         "tests/test_metrics.py",

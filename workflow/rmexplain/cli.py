@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rmexplain.data.readers import json_problem
 from rmexplain.markup import to_markdown
 from rmexplain.plan import make_plan, plan_markdown
 from rmexplain.schemas import contracts_markdown
@@ -44,7 +45,8 @@ def read_input_file(path: str) -> dict[str, Any]:
     except UnicodeDecodeError as err:
         raise InputError(f"--input {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except json.JSONDecodeError as err:
-        raise InputError(f"--input {path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+        where = f"line {err.lineno}, column {err.colno}"
+        raise InputError(f"--input {path}: not valid JSON: {json_problem(err)} ({where})") from None
     if not isinstance(data, dict):
         kind = JSON_KINDS.get(type(data), type(data).__name__)
         raise InputError(f"--input {path}: a JSON {kind}, not an object with keys prompt, chosen, rejected")

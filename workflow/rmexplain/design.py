@@ -410,10 +410,21 @@ class Design:
             return []
         chosen = self.effects.get("methods")
         candidates = self.dataset_analysed_methods(dataset)
-        editable = [m for m in candidates if self.method(m).entry.effect_editor is not None]
+        editable = [m for m in candidates if self.method(m).entry.effect_editor]
         if chosen:
             return [m for m in editable if m in chosen]
         return [m for m in editable if not self.method(m).uses_llm]
+
+    @cached_property
+    def methods_without_effect_editor(self) -> list[str]:
+        """Analysed methods that would get attribute effects by default (``analysis.effects.methods`` unset)
+        but declare no ``effect_editor`` (``False``, a method that cannot edit by design, is not one)."""
+        if not self.effects.get("enabled") or self.effects.get("methods"):
+            return []
+        analysed = {m for d in self.stage_datasets("analysis") for m in self.dataset_analysed_methods(d)}
+        return [
+            m for m in self.analysed_methods if m in analysed and self.method(m).entry.effect_editor is None
+        ]
 
     @cached_property
     def effect_pairs(self) -> list[tuple[str, str]]:

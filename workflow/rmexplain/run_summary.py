@@ -4,9 +4,11 @@ After a failed run (the Snakefile's ``onerror``), each failed job's error line: 
 traceback its log holds (the exception and its message, which names the key, file or row), read from the logs
 Snakemake's own log names for the failed jobs. After every run (``onerror`` and ``onsuccess``), what the
 results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
-skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``); perturbations that
-could not be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not
-explained (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
+skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``) and the comparisons
+each seed could not draw when fewer rows were usable than ``sample.n_per_seed`` (its ``usable``);
+comparisons no perturbation job explains (orientation ties and disagreements), perturbations that could not
+be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not explained
+(``results/skipped/perturb``); edit slots of the attribute effects no edit filled
 (``results/skipped/effects``); texts over an RM's token limit (the score tables' ``truncated``
 flags, counted as the truncation table counts them).
 """
@@ -18,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import polars as pl
 
 from rmexplain import paths
 from rmexplain.design import Design
@@ -107,7 +111,7 @@ def failure_lines(snakemake_logs: str | Iterable[str]) -> list[str]:
 class Dropped:
     """What one job skipped or dropped for one reason: how many of what, and the log that names them."""
 
-    what: str  # singular: "row", "perturbation slot", "text"
+    what: str  # singular: "row", "comparison", "perturbation slot", "effect edit slot", "text"
     reason: str
     count: int
     log: str
@@ -118,32 +122,45 @@ def _log_of(patterns: Mapping[str, str], rule: str, **wildcards: str) -> str:
 
 
 def data_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
-    """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``)."""
+    """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``), and the comparisons a
+    seed could not draw when fewer rows were usable than ``n_per_seed`` asks for (its ``usable``)."""
     out = []
     for dataset in design.datasets:
         origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset=dataset))
         if not origin.is_file():
             continue
-        skipped = json.loads(origin.read_text(encoding="utf-8")).get("skipped") or {}
+        record = json.loads(origin.read_text(encoding="utf-8"))
         log = _log_of(logs, "sample_comparisons", dataset=dataset)
         out += [
-            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log) for reason, n in skipped.items()
+            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log)
+            for reason, n in (record.get("skipped") or {}).items()
         ]
+        usable, wanted = record.get("usable"), record.get("n_per_seed")
+        if usable is not None and wanted is not None and usable < wanted:
+            short = (
+                f"sampling {dataset}: short of sample.n_per_seed={wanted} per seed (only {usable} usable "
+                "rows; each seed took all of them)"
+            )
+            out.append(Dropped("comparison", short, wanted - usable, log))
     return out
 
 
 def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
-    """Each perturbation job's skips by stage and reason (``results/skipped/perturb``)."""
+    """Each perturbation job's skips by stage and reason (``results/skipped/perturb``): a skip without a
+    target is a whole comparison left out (an orientation tie or disagreement), one with a target a slot."""
     out = []
     for dataset, method, orienter in perturbation_jobs(design):
         path = paths.fmt(paths.PERTURB_SKIPS, dataset=dataset, method=method, orienter=orienter)
         if not Path(path).is_file():
             continue
-        counts = read_table(path, PERTURB_SKIPS, "perturb skips").group_by("stage", "reason").len()
+        skips = read_table(path, PERTURB_SKIPS, "perturb skips").with_columns(
+            whole=pl.col("target").is_null()
+        )
+        counts = skips.group_by("whole", "stage", "reason").len().sort("stage", "reason", "whole")
         log = _log_of(logs, "perturb", dataset=dataset, method=method, orienter=orienter)
         out += [
-            Dropped("perturbation slot", f"[{stage}] {reason}", n, log)
-            for stage, reason, n in counts.sort("stage", "reason").iter_rows()
+            Dropped("comparison" if whole else "perturbation slot", f"[{stage}] {reason}", n, log)
+            for whole, stage, reason, n in counts.iter_rows()
         ]
     return out
 

@@ -36,7 +36,7 @@ def check(config: Config, files: Sequence[str | Path] = ()) -> Config:
     if not isinstance(config, dict):
         raise ConfigError(f"the config must be a mapping of sections, got {type(config).__name__}")
     validate_schema(config, files)
-    check_sections(config)
+    check_sections(config, files)
     return config
 
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import jsonschema
@@ -15,8 +15,9 @@ from rmexplain.analysis.probes import probes_from_config
 from rmexplain.analysis.reference import load_reference, paper_names
 from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.config.schema import load_schema, plugin_spec_keys
+from rmexplain.config.schema import load_schema, plugin_spec_keys, unknown_value
 from rmexplain.data.sources import source_of
+from rmexplain.data.stages import identical_seeds
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators
@@ -42,6 +43,31 @@ def check_datasets(config: Config) -> None:
     """Each dataset's source has the keys it needs, and local files exist."""
     for name, spec in config["datasets"].items():
         source_of(spec).check(f"datasets.{name}", spec)
+
+
+def check_extra_attributes(config: Config) -> None:
+    """``extra_attributes`` join ``attributes`` (the paper's 15 unless set); a name already there with another
+    description is refused (set it in ``attributes`` to change a description). Checking again is a no-op."""
+    for name, description in (config.get("extra_attributes") or {}).items():
+        given = config["attributes"].get(name)
+        _require(
+            given in (None, description),
+            f"extra_attributes.{name}: already an attribute ({given!r}); extra_attributes adds new ones, "
+            "attributes replaces the list",
+        )
+        config["attributes"][name] = description
+
+
+def check_sample(design: Design) -> None:
+    """Seeds that would all draw the same comparisons (``n_per_seed`` at or above the rows of a local
+    dataset) are refused; the sampling job checks the usable rows of every source again."""
+    for name, dataset in design.datasets.items():
+        if len(dataset.seeds) < 2:
+            continue
+        rows = source_of(dataset.spec).rows(dataset.spec)
+        if rows is not None:
+            identical = identical_seeds(name, rows, dataset.n_per_seed, dataset.seeds, "rows")
+            _require(identical is None, str(identical))
 
 
 def check_reward_models(config: Config) -> None:
@@ -97,8 +123,9 @@ def check_designs(config: Config) -> None:
         )
 
 
-def check_perturb(config: Config) -> None:
-    """Methods are registered or variants; shared RMs exist; the perturbation file exists."""
+def check_perturb(config: Config, files: Sequence[str | Path] = ()) -> None:
+    """Methods are registered or variants (an unknown one named with its file, line and the closest name);
+    shared RMs exist; the perturbation file exists."""
     perturb = config["perturb"]
     variants = perturb.get("variants") or {}
     for name in variants:
@@ -106,7 +133,12 @@ def check_perturb(config: Config) -> None:
             name not in methods.names(),
             f"perturb.variants.{name}: a variant cannot take the name of a registered method",
         )
-    _known(perturb["methods"], [*methods.names(), *variants], "perturb.methods", "a method or variant")
+    allowed = [*methods.names(), *variants]
+    for i, name in enumerate(perturb["methods"]):
+        _require(
+            name in allowed,
+            unknown_value(["perturb", "methods", i], name, allowed, "a method or variant", files),
+        )
     _known(
         perturb.get("shared_rms") or [],
         config["reward_models"],
@@ -118,6 +150,22 @@ def check_perturb(config: Config) -> None:
         base = registered_method(perturb, name)
         key = f"perturb.variants.{name}" if base != name else f"perturb.{name}"
         method_entry(perturb, name).check_settings(key, method_settings(perturb, name))
+        _check_editable(config, name, key)
+
+
+def _check_editable(config: Config, name: str, key: str) -> None:
+    """An attribute-conditioned method with a fixed list of attributes it can edit (the rules method's
+    table) edits every configured attribute."""
+    entry = method_entry(config["perturb"], name)
+    if not entry.attribute_conditioned or entry.editable_attributes is None:
+        return
+    editable = entry.editable_attributes(method_settings(config["perturb"], name))
+    missing = [attribute for attribute in config["attributes"] if attribute not in editable]
+    _require(
+        not missing,
+        f"attributes: perturbation method {name!r} has no editor for {missing}; add one under {key}.editors "
+        "(docs/extending.md, Attributes of your own), or use an LLM method such as two_step, which edits any",
+    )
 
 
 def _check_variant_settings(config: Config) -> None:
@@ -235,9 +283,17 @@ def check_effects(design: Design) -> None:
     for name in effects.get("methods") or []:
         _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
         _require(
-            design.method(name).entry.effect_editor is not None,
+            bool(design.method(name).entry.effect_editor),
             f"analysis.effects.methods: {name!r} has no editor for attribute effects (rules and two_step do)",
         )
+    undeclared = design.methods_without_effect_editor
+    _require(
+        not undeclared,
+        f"analysis.effects: perturbation method(s) {undeclared} declare no effect_editor, so the attribute "
+        "effects cannot edit with them; declare one (docs/extending.md, Attributes of your own), or name the "
+        "methods that make the effects' edits in analysis.effects.methods (e.g. [rules]), or set "
+        "analysis.effects.enabled: false",
+    )
 
 
 def _check_reference(design: Design, rm: str) -> None:
@@ -396,15 +452,22 @@ def check_hub(design: Design) -> None:
     hub_models(design)
 
 
-def check_sections(config: Config) -> None:
-    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset.
-    The checks of names come first; the checks of what the config means then ask its design."""
+def check_sections(config: Config, files: Sequence[str | Path] = ()) -> None:
+    """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset, and
+    add ``extra_attributes`` to them.
+    The checks of names come first; the checks of what the config means then ask its design. ``files``, the
+    YAML files the config was read from, let an error name the line of a key."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
-    names = (check_datasets, check_reward_models, check_designs, check_perturb, check_analysis, check_tokens)
-    for check in names:
-        check(config)
+    check_extra_attributes(config)
+    check_datasets(config)
+    check_reward_models(config)
+    check_designs(config)
+    check_perturb(config, files)
+    check_analysis(config)
+    check_tokens(config)
     design = Design.from_config(config)
     for check_design in (
+        check_sample,
         check_llm,
         check_llm_budget,
         check_rewards_example,

@@ -97,6 +97,21 @@ def schema_problem(error: jsonschema.ValidationError, files: Sequence[str | Path
     return f"{name}: {error.message}" + (f" ({where})" if where else "")
 
 
+def unknown_value(
+    keys: Sequence[str | int],
+    value: object,
+    allowed: Sequence[str],
+    what: str,
+    files: Sequence[str | Path] = (),
+) -> str:
+    """The problem of a config value that names nothing known: the key, where it is written (file and line,
+    when ``files`` hold it) and the closest known name ("did you mean"), else every known name."""
+    close = difflib.get_close_matches(str(value), list(allowed), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"known: {sorted(allowed)}"
+    where = key_location(files, list(keys))
+    return f"{_dotted(keys)}: {value!r} is not {what}" + (f" ({where})" if where else "") + f"; {hint}"
+
+
 def _unknown_key(keys: list[str | int], known: list[str], files: Sequence[str | Path]) -> str:
     close = difflib.get_close_matches(str(keys[-1]), known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"the keys here are {sorted(known)}"

@@ -169,8 +169,14 @@ def read_embedded(part: str, split: str = "explain") -> list[Pair]:
     return [Pair(r["id"], r["prompt"], r["chosen"], r["rejected"]) for r in rows if r["split"] == split]
 
 
+def json_problem(err: json.JSONDecodeError) -> str:
+    """What is wrong at the position a JSON error names, as a whole phrase ("Unterminated string starting
+    there", where the decoder's message ends in "at" and keeps the position apart)."""
+    return f"{err.msg.removesuffix(' at')} there"
+
+
 def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file; invalid UTF-8 or JSON raises DataError naming the line."""
+    """Records of a JSONL file; invalid UTF-8 or JSON raises DataError naming the line and column."""
     records = []
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -183,9 +189,12 @@ def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line.rstrip("\r\n"))  # an open string is unterminated, not a newline
             except json.JSONDecodeError as err:
-                raise DataError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
+                raise DataError(
+                    f"{path}: line {number}, column {err.colno} is not valid JSON: {json_problem(err)} "
+                    "(each line of a JSONL file is one JSON object)"
+                ) from None
             if not isinstance(record, dict):
                 kind = type(record).__name__
                 raise DataError(f"{path}: line {number} is a JSON {kind}, not an object of named columns")

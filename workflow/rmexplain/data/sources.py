@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from rmexplain import paths
 from rmexplain.data.readers import (
     Pair,
@@ -96,7 +98,8 @@ class DataSource:
     """A kind of dataset: ``required`` spec keys (with a hint of their values); ``hub_id`` the default hub
     dataset (None: local data); ``read(spec, skips, origin)`` every usable pair (a hub source records what
     it downloaded in ``origin``); ``files(spec)`` the local files it reads (rule inputs, so an edit reruns
-    the sampling; hashed into the origin); ``check_files(key, spec)`` their config check."""
+    the sampling; hashed into the origin); ``check_files(key, spec)`` their config check; ``rows(spec)`` how
+    many rows it holds before any is skipped, where that is cheap to count (None: not before downloading)."""
 
     name: str
     read: Callable[[Spec, SkipCounter, Origin], list[Pair]]
@@ -104,6 +107,7 @@ class DataSource:
     hub_id: str | None = None
     files: Callable[[Spec], list[str]] = lambda spec: []
     check_files: Callable[[str, Spec], None] = lambda key, spec: None
+    rows: Callable[[Spec], int | None] = lambda spec: None
 
     def hub_dataset(self, spec: Spec) -> str | None:
         """The hub dataset a spec downloads (None for local data or a local dataset directory)."""
@@ -128,6 +132,15 @@ def _check_pairs_file(key: str, spec: Spec) -> None:
         raise ConfigError(f"{key}.path: {path!r} must end in .jsonl or .parquet")
 
 
+def _file_rows(spec: Spec) -> int:
+    """Rows of a pairs file: its non-blank lines (JSONL) or the row count its metadata holds (Parquet)."""
+    path = Path(spec["path"])
+    if path.suffix == ".parquet":
+        return pl.scan_parquet(path).select(pl.len()).collect().item()
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
 def _hh_rlhf(spec: Spec, skips: SkipCounter, origin: Origin) -> list[Pair]:
     return list(read_hh_rlhf(load_hub_records(spec, HH_RLHF, origin), skips))
 
@@ -145,6 +158,7 @@ SOURCES: dict[str, DataSource] = {
             read=lambda spec, skips, origin: read_embedded(spec["part"], split="explain"),
             required={"part": "helpful or harmless"},
             files=lambda spec: [paths.embedded_data_file(spec["part"])],
+            rows=lambda spec: len(read_embedded(spec["part"], split="explain")),
         ),
         DataSource(
             "file",
@@ -152,6 +166,7 @@ SOURCES: dict[str, DataSource] = {
             required={"path": "a .jsonl or .parquet file of prompt, chosen, rejected"},
             files=lambda spec: [spec["path"]],
             check_files=_check_pairs_file,
+            rows=_file_rows,
         ),
         DataSource("hh-rlhf", read=_hh_rlhf, required={"data_dir": "e.g. harmless-base"}, hub_id=HH_RLHF),
         DataSource("helpsteer2", read=_helpsteer2, hub_id=HELPSTEER2),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,18 @@ def read_pool(spec: dict[str, Any], skips: SkipCounter, origin: Origin | None = 
     if origin is not None:
         origin.update(found)
     return pairs
+
+
+def identical_seeds(dataset: str, rows: int, n_per_seed: int, seeds: Sequence[int], what: str) -> str | None:
+    """Why the seeds of ``dataset`` would all draw the same comparisons (``n_per_seed`` takes all its
+    ``rows``, with two seeds or more), naming the dataset and the counts; None when they differ."""
+    if len(seeds) < 2 or rows > n_per_seed:
+        return None
+    return (
+        f"datasets.{dataset}: {rows} {what}, and sample.n_per_seed={n_per_seed} draws all of them for every "
+        f"one of seeds {list(seeds)}: the seeds would be identical copies, not repetitions. Set "
+        f"n_per_seed below {rows} (datasets.{dataset}.n_per_seed or sample.n_per_seed), or one seed"
+    )
 
 
 def sample_pairs(pool: list[Pair], n_per_seed: int, seeds: list[int], dataset: str) -> pl.DataFrame:
@@ -66,6 +79,12 @@ def sample_comparisons(
     log.info("dataset %s: %d usable pairs; skipped: %s", dataset, len(pool), skips.summary())
     if not pool:
         raise DataError(f"datasets.{dataset}: no usable comparisons ({skips.summary()})")
+    identical = identical_seeds(dataset, len(pool), n_per_seed, seeds, "usable comparisons")
+    if identical:
+        raise DataError(f"{identical} ({skips.summary()})")
+    if origin is not None:
+        origin["usable"] = len(pool)
+        origin["n_per_seed"] = n_per_seed
     if len(pool) < n_per_seed:
         log.warning(
             "dataset %s: only %d pairs, fewer than n_per_seed=%d; taking all", dataset, len(pool), n_per_seed

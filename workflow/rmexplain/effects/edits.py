@@ -41,7 +41,7 @@ def edit_id(method: str, comparison_id: str, target: str, attribute: str, chain:
 
 def effect_editor(method: str) -> Any:
     """The editor registered method ``method`` declares, or None when it cannot make attribute edits."""
-    return methods.get(method).effect_editor
+    return methods.get(method).effect_editor or None
 
 
 def round_one_tasks(comparisons: pl.DataFrame) -> list[PerturbTask]:

@@ -56,16 +56,28 @@ def worst_case_cost(request: ChatRequest, prices: dict[str, Any]) -> float:
     return request_cost(chars, request.sampling.max_tokens, prices)
 
 
+PRICE_KEYS = ("input_per_million", "output_per_million")
+
+
 def unpriced_cost_cap(llm: dict[str, Any]) -> str | None:
-    """Why ``max_cost_usd`` in the ``llm`` section would guard nothing (no price per token for its model:
-    every request would count 0 USD); None if it is unset or priced."""
+    """Why ``max_cost_usd`` in the ``llm`` section would not guard what it says (its model has no price for
+    prompt tokens, or none for answer tokens: those would count 0 USD and the cap would let them through);
+    None if it is unset or both prices are given."""
     cap, prices = llm.get("max_cost_usd"), llm.get("prices") or {}
-    if cap is None or any(float(price or 0.0) > 0 for price in prices.values()):
+    unpriced = [key for key in PRICE_KEYS if not float(prices.get(key) or 0.0) > 0]
+    if cap is None or not unpriced:
         return None
+    if len(unpriced) == len(PRICE_KEYS):
+        return (
+            f"max_cost_usd ({cap}) is set but llm.prices gives model {llm.get('model')!r} no price "
+            "(input_per_million and output_per_million are 0), so every request would count 0 USD and the "
+            "cap would guard nothing: set llm.prices (USD per 1M tokens) or cap llm.max_requests instead"
+        )
     return (
-        f"max_cost_usd ({cap}) is set but llm.prices gives model {llm.get('model')!r} no price "
-        "(input_per_million and output_per_million are 0), so every request would count 0 USD and the cap "
-        "would guard nothing: set llm.prices (USD per 1M tokens) or cap llm.max_requests instead"
+        f"max_cost_usd ({cap}) is set but llm.prices.{unpriced[0]} is 0 for model {llm.get('model')!r}, so "
+        f"every {'prompt' if unpriced[0] == PRICE_KEYS[0] else 'answer'} token would count 0 USD and the "
+        f"cap would let them through: set llm.prices.{unpriced[0]} (USD per 1M tokens) or cap "
+        "llm.max_requests instead"
     )
 
 

@@ -100,8 +100,12 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # ``check_settings(key, settings)``: its part of the config check (raise ``ConfigError`` naming the key);
 # ``settings_schema``: JSON-schema rules of its ``perturb.<method>`` keys, for a method from another package
 # (the built-ins' keys are in config/schema.yaml); any other key there is refused;
+# ``editable_attributes(settings)``: the attributes it (and its editor) can edit, where that is a fixed
+# list (the rules method's table; None: any, as an LLM method's), so a config naming another is refused at the
+# check;
 # ``effect_editor``: a method-like function that edits each task's response along each attribute in the task's
-# direction without RM scores (the attribute effects' edits, ``rmexplain.effects.edits``), and, for an LLM
+# direction without RM scores (the attribute effects' edits, ``rmexplain.effects.edits``; ``False``: it cannot
+# make new edits by design, as ``file``, whose texts come from elsewhere), and, for an LLM
 # method, ``effect_requests(n_tasks, n_attributes, settings)``: the requests one editor call sends,
 # ``effect_plan_requests(tasks, context, rewrite_of_rewrite)``: those requests for the plan (as
 # ``plan_requests``), and ``effect_prompt_inputs(settings)``: the prompt files of its edits, by input name.
@@ -130,6 +134,7 @@ methods: Registry[Method] = Registry(
         "shared_requests_per_task": 0,
         "plan_requests": None,
         "effect_editor": None,
+        "editable_attributes": None,
         "effect_requests": _no_llm_requests,
         "effect_prompt_inputs": _no_prompt_inputs,
         "effect_plan_requests": None,

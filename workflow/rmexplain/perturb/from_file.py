@@ -78,7 +78,9 @@ def check_file_settings(key: str, settings: dict) -> None:
         raise ConfigError(f"{key}.path: file {path!r} does not exist")
 
 
-@methods.register("file", check_settings=check_file_settings)
+@methods.register(
+    "file", check_settings=check_file_settings, effect_editor=False
+)  # its texts come from a file
 def file_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
     """Perturbations read from ``settings['path']`` for the given tasks."""
     path = context.settings["path"]

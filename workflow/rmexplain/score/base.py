@@ -23,6 +23,15 @@ class ScoringError(RuntimeError):
     """A reward model could not be built or could not score its inputs."""
 
 
+class NonFiniteRewardError(ScoringError):
+    """A backend computed NaN or infinite rewards; ``rows`` are their positions in its input (the scoring
+    stage names them by comparison)."""
+
+    def __init__(self, key: str, rows: Sequence[int]) -> None:
+        self.rows = list(rows)
+        super().__init__(f"{key}: non-finite reward for input rows {self.rows[:10]}")
+
+
 # What the scoring stage does with an input longer than the RM reads (``reward_models.<rm>.overlong``):
 # score it cut, leave it unscored (a counted skip), or fail.
 OVERLONG = ("truncate", "skip", "error")
@@ -143,24 +152,35 @@ def callable_file(reference: str) -> Path | None:
 
 
 def load_callable(reference: str) -> Callable[..., Any]:
-    """Resolve ``"package.module:function"`` or ``"path/to/file.py:function"`` to the callable."""
+    """Resolve ``"package.module:function"`` or ``"path/to/file.py:function"`` (relative to the working
+    directory) to the callable; ``ScoringError`` naming the reference when it cannot (no file, an import
+    or the module's own code failing, no such name, not callable)."""
     module_name, sep, attr = reference.partition(":")
     if not sep or not attr:
         raise ScoringError(f"{reference!r} is not of the form 'module:function' or 'file.py:function'")
-    if module_name.endswith(".py"):
-        path = Path(module_name)
-        if not path.is_file():
-            raise ScoringError(f"{reference!r}: file {path} does not exist")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as err:
-            raise ScoringError(f"{reference!r}: cannot import {module_name!r}: {err}") from err
+    if module_name.endswith(".py") and not Path(module_name).is_file():
+        raise ScoringError(f"{reference!r}: file {Path(module_name)} does not exist (in {Path.cwd()})")
     try:
-        return getattr(module, attr)
-    except AttributeError as err:
-        raise ScoringError(f"{reference!r}: {module_name!r} has no attribute {attr!r}") from err
+        module = _import(module_name)
+    except Exception as err:  # the user's module: its own error, named with the reference
+        raise ScoringError(
+            f"{reference!r}: importing {module_name} raised {type(err).__name__}: {err}"
+        ) from err
+    found = getattr(module, attr, None)
+    if found is None:
+        raise ScoringError(f"{reference!r}: {module_name!r} has no attribute {attr!r}")
+    if not callable(found):
+        raise ScoringError(f"{reference!r}: {attr!r} is a {type(found).__name__}, not a function")
+    return found
+
+
+def _import(module_name: str) -> Any:
+    """A module by name, or a ``.py`` file run as a module."""
+    if not module_name.endswith(".py"):
+        return importlib.import_module(module_name)
+    path = Path(module_name)
+    module_spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module

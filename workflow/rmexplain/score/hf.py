@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import (
     LengthCheck,
+    NonFiniteRewardError,
     RewardModelBackend,
     ScoringError,
     load_callable,
@@ -546,7 +547,7 @@ class TransformersScorer(RewardModelBackend):
         self._log_timing(encoded, encoding, time.perf_counter() - start - encoding)
         bad = [row for row, i in enumerate(rows) if not math.isfinite(rewards[i])]
         if bad:
-            raise ScoringError(f"{self.spec.key}: non-finite reward for input rows {bad[:10]}")
+            raise NonFiniteRewardError(self.spec.key, bad)
         return [rewards[i] for i in rows]
 
     def _log_timing(self, encoded: Sequence[Encoded], encoding: float, model: float) -> None:

@@ -15,12 +15,13 @@ flags as unknown (null), never as "nothing cut".
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
-from rmexplain.score.base import RewardModelBackend, ScoringError
+from rmexplain.score.base import NonFiniteRewardError, RewardModelBackend, ScoringError
 
 
 class OverlongError(ScoringError):
@@ -51,6 +52,30 @@ def counted(rewards: Sequence[float], expected: int, rm: str, source: str) -> li
     return rewards
 
 
+def scored_finite(
+    scorer: RewardModelBackend,
+    prompts: Sequence[str],
+    responses: Sequence[str],
+    ids: Sequence[str],
+    rm: str,
+    source: str,
+) -> list[float]:
+    """The rewards of the pairs, one per pair; a NaN or infinite reward (found by the backend, or returned
+    by one that does not check) fails naming the pairs by ``ids``, not by their position in a batch."""
+    try:
+        rewards = counted(scorer.score(prompts, responses), len(prompts), rm, source)
+        bad = [i for i, reward in enumerate(rewards) if not math.isfinite(reward)]
+    except NonFiniteRewardError as err:
+        bad = err.rows
+    if bad:
+        named = ", ".join(ids[i] for i in bad[:10]) + (", …" if len(bad) > 10 else "")
+        raise ScoringError(
+            f"reward_models.{rm}: NaN or infinite reward for {len(bad)} of {len(prompts)} inputs from "
+            f"{source}: {named}"
+        )
+    return rewards
+
+
 def score_within_limit(
     scorer: RewardModelBackend,
     prompts: Sequence[str],
@@ -65,7 +90,7 @@ def score_within_limit(
     check = scorer.length_check(prompts, responses)
     if check.cut is None:
         log.info("%s: its backend cannot tell which inputs it cuts; truncation counts are unknown", rm)
-        scores = counted(scorer.score(prompts, responses), len(prompts), rm, source)
+        scores = scored_finite(scorer, prompts, responses, ids, rm, source)
         return Scored(scores, [None] * len(prompts), None)
     cut_rows = [i for i, cut in enumerate(check.cut) if cut]
     if cut_rows and check.policy == "error":
@@ -79,8 +104,10 @@ def score_within_limit(
     keep = [i for i in range(len(prompts)) if i not in skipped]
     rewards: list[float | None] = [None] * len(prompts)
     if keep:
-        scored = scorer.score([prompts[i] for i in keep], [responses[i] for i in keep])
-        scores = counted(scored, len(keep), rm, source)
+        kept_prompts, kept_responses, kept_ids = (
+            [items[i] for i in keep] for items in (prompts, responses, ids)
+        )
+        scores = scored_finite(scorer, kept_prompts, kept_responses, kept_ids, rm, source)
         for i, reward in zip(keep, scores, strict=True):
             rewards[i] = reward
     if cut_rows:

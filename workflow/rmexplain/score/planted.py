@@ -126,6 +126,11 @@ def check_bias(name: str, bias: Any) -> None:
             raise ConfigError(f"{key}.pattern is no regular expression: {err}") from None
     if kind == "callable" and ":" not in str(bias["callable"]):
         raise ConfigError(f"{key}.callable must be 'module:function' or 'file.py:function'")
+    if kind == "callable":
+        try:  # imported at the check, as a python RM's callable is
+            load_callable(str(bias["callable"]))
+        except ScoringError as err:
+            raise ConfigError(f"{key}.callable: {err}") from None
     if kind == "none" and bias.get("strength"):
         raise ConfigError(f"{key}.strength needs a detector (detector: none plants noise only)")
 

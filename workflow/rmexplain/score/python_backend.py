@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rmexplain.score.base import (
+    NonFiniteRewardError,
     RewardModelBackend,
     ScoringError,
     callable_file,
@@ -23,8 +24,14 @@ class PythonScorer(RewardModelBackend):
 
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
+        """The callable is imported here, at the config check: a wrong path or name, or a module that fails
+        on import, is named before any job starts."""
         if ":" not in str(spec.get("callable", "")):
             raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
+        try:
+            load_callable(str(spec["callable"]))
+        except ScoringError as err:
+            raise ConfigError(f"reward_models.{name}.callable: {err}") from None
 
     @staticmethod
     def code_files(spec: dict[str, Any]) -> list[Path]:
@@ -56,8 +63,8 @@ class PythonScorer(RewardModelBackend):
                     f"reward model {self.name!r}: its callable returned {len(out)} rewards for "
                     f"{len(batch_prompts)} inputs"
                 )
-            bad = [start + i for i, r in enumerate(out) if not math.isfinite(r)]
-            if bad:
-                raise ScoringError(f"reward model {self.name!r}: non-finite reward for input rows {bad[:10]}")
             rewards.extend(out)
+        bad = [i for i, r in enumerate(rewards) if not math.isfinite(r)]
+        if bad:
+            raise NonFiniteRewardError(f"reward model {self.name!r}", bad)
         return rewards

@@ -34,7 +34,13 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from tqdm.auto import tqdm
 
 from rmexplain.hub import hub_ref
-from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.base import (
+    LengthCheck,
+    NonFiniteRewardError,
+    RewardModelBackend,
+    ScoringError,
+    rm_backends,
+)
 from rmexplain.score.hf import (
     chat_messages,
     check_lengths,
@@ -282,5 +288,5 @@ class RemoteScorer(RewardModelBackend):
         rewards = read_reward(self.spec, {"logits": torch.tensor(vectors, dtype=torch.float32)}).tolist()
         bad = [row for row, i in enumerate(rows) if not math.isfinite(rewards[i])]
         if bad:
-            raise ScoringError(f"{self.spec.key}: non-finite reward for input rows {bad[:10]}")
+            raise NonFiniteRewardError(self.spec.key, bad)
         return [rewards[i] for i in rows]

@@ -154,7 +154,7 @@ def score_texts(
         build_scorer(rm, spec, **artifacts),
         unique["prompt"].to_list(),
         unique["text"].to_list(),
-        unique["id"].to_list(),
+        [f"{c} (text {i})" for c, i in unique.select("comparison_id", "id").iter_rows()],
         rm,
         source,
         log,

@@ -22,7 +22,13 @@ from typing import Any
 import torch
 
 from rmexplain.hub import model_and_tokenizer_refs
-from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, rm_backends
+from rmexplain.score.base import (
+    LengthCheck,
+    NonFiniteRewardError,
+    RewardModelBackend,
+    ScoringError,
+    rm_backends,
+)
 from rmexplain.score.hf import (
     Encoded,
     check_lengths,
@@ -169,5 +175,5 @@ class VLLMScorer(RewardModelBackend):
         rewards = read_reward(self.spec, {"logits": logits}).tolist()
         bad = [row for row, i in enumerate(rows) if not math.isfinite(rewards[i])]
         if bad:
-            raise ScoringError(f"{self.spec.key}: non-finite reward for input rows {bad[:10]}")
+            raise NonFiniteRewardError(self.spec.key, bad)
         return [rewards[i] for i in rows]

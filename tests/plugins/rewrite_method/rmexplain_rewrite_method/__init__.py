@@ -16,12 +16,20 @@ def prompt_files(settings: dict[str, Any]) -> dict[str, str]:
     return {"prompt_rewrite": str(template_path("rewrite", settings["prompt"]))}
 
 
+def edit(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
+    """The attribute effects' editor: the same rewrites, each task in its own direction (no RM chose it)."""
+    return rewrite(tasks, context)
+
+
 @methods.register(  # the entry point's name: registering here is what makes its declarations count
     "rewrite",
     uses_llm=True,  # gets the llm section and a cached chat client
     attribute_conditioned=True,  # one perturbation per attribute: the attribute analyses apply
     llm_requests=lambda n_tasks, n_attributes, settings: n_tasks * n_attributes,  # for the plan
     prompt_inputs=prompt_files,
+    effect_editor=edit,  # it can make the attribute effects' edits (analysis.effects.methods: [rewrite])
+    effect_requests=lambda n_tasks, n_attributes, settings: n_tasks * n_attributes,  # per editor call
+    effect_prompt_inputs=prompt_files,
     settings_schema={  # perturb.rewrite's keys, checked with the config; any other key is refused
         "prompt": {"type": ["string", "null"], "default": None},
         "max_tokens": {"type": "integer", "minimum": 1, "default": 256},

@@ -64,9 +64,12 @@ Edits, worse | better (edit names in brackets; later ones are fallbacks):
 - verbosity — wordy, content-free padding [padding] | padding/filler removed, the least relevant
   sentence of a long answer dropped, one related detail from the other response, else a pointer.
 
-An attribute outside this list raises ``PerturbationError`` (custom attributes need an LLM method).
+An attribute outside this list needs strategies of your own (``perturb.rules.editors``: ``custom``), each a
+function ``Doc -> RuleEdit | None`` that may build its edit with ``finish``; without them the config check
+refuses it.
 """
 
+from rmexplain.perturb.rules.edits import finish
 from rmexplain.perturb.rules.method import (
     EDITORS,
     harmful_context,
@@ -82,6 +85,7 @@ __all__ = [
     "EDITORS",
     "Doc",
     "RuleEdit",
+    "finish",
     "harmful_context",
     "make_doc",
     "perturb",

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from rmexplain.perturb.base import Draft, MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.rules import lexicon as lx
@@ -34,6 +35,7 @@ from rmexplain.perturb.rules.content import (
     vague_numbers,
     vague_out,
 )
+from rmexplain.perturb.rules.custom import Editors, check_editors, editor_files, load_editors
 from rmexplain.perturb.rules.edits import is_imperative
 from rmexplain.perturb.rules.safety import (
     answer_directly_harmful,
@@ -101,7 +103,6 @@ from rmexplain.perturb.rules.style import (
 from rmexplain.perturb.rules.text import (
     Doc,
     RuleEdit,
-    Strategy,
     compile_pattern,
     sentence_spans,
     strip_end,
@@ -109,7 +110,7 @@ from rmexplain.perturb.rules.text import (
 )
 
 # ---- registry ------------------------------------------------------------------------------------------
-EDITORS: dict[str, dict[str, tuple[Strategy, ...]]] = {
+EDITORS: Editors = {
     "avoid-to-answer": {
         "worse": (answer_directly_harmful, answer_more_directly, evade),
         "better": (
@@ -281,12 +282,11 @@ def make_doc(task: PerturbTask, attribute: str) -> Doc:
     )
 
 
-def perturb(task: PerturbTask, attribute: str) -> RuleEdit | None:
-    """Apply the first strategy of ``attribute`` that changes the response in ``task.direction``."""
-    if attribute not in EDITORS:
-        raise PerturbationError(
-            f"rules: no editor for attribute {attribute!r}; supported: {supported_attributes()}"
-        )
+def perturb(task: PerturbTask, attribute: str, editors: Editors = EDITORS) -> RuleEdit | None:
+    """Apply the first strategy of ``attribute`` (in ``editors``: the built-in table, or it with
+    ``perturb.rules.editors`` over it) that changes the response in ``task.direction``."""
+    if attribute not in editors:
+        raise PerturbationError(f"rules: no editor for attribute {attribute!r}; supported: {sorted(editors)}")
     if task.direction not in ("worse", "better"):
         raise PerturbationError(
             f"comparison {task.comparison_id} ({task.target}): direction must be worse|better, "
@@ -294,8 +294,14 @@ def perturb(task: PerturbTask, attribute: str) -> RuleEdit | None:
         )
     if not task.response.strip():
         return None
-    for strategy in EDITORS[attribute][task.direction]:
-        edit = strategy(make_doc(task, attribute))
+    for strategy in editors[attribute][task.direction]:
+        try:
+            edit = strategy(make_doc(task, attribute))
+        except Exception as err:  # a rule that cannot handle this text: the job's error names the row
+            raise PerturbationError(
+                f"rules: comparison {task.comparison_id} ({task.target}), {attribute} edit "
+                f"{strategy.__name__} ({task.direction}) failed on this response: {type(err).__name__}: {err}"
+            ) from err
         if edit is not None:
             return edit
     return None
@@ -306,18 +312,32 @@ def rules_effect_editor(tasks: Sequence[PerturbTask], context: MethodContext) ->
     return rules_method(tasks, context)
 
 
-@methods.register("rules", effect_editor=rules_effect_editor)
+def editable_attributes(settings: dict[str, Any]) -> list[str]:
+    """The attributes the rules method edits: the paper's 15 and those of ``perturb.rules.editors``."""
+    return sorted({*EDITORS, *(settings.get("editors") or {})})
+
+
+@methods.register(
+    "rules",
+    effect_editor=rules_effect_editor,
+    editable_attributes=editable_attributes,
+    check_settings=check_editors,
+    prompt_inputs=editor_files,
+    effect_prompt_inputs=editor_files,
+)
 def rules_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[Draft]:
-    """One draft per (task, attribute): the rule-based edit of the response, variant 0.
+    """One draft per (task, attribute): the rule-based edit of the response, variant 0, by the built-in
+    strategies or those of ``perturb.rules.editors``.
 
     A slot no strategy can fill (only an empty response, in practice) is logged and recorded in
     ``context.services["skips"]`` when the driver provides a recorder.
     """
-    unknown = [a for a in context.attributes if a not in EDITORS]
+    editors = {**EDITORS, **load_editors(context.settings)}
+    unknown = [a for a in context.attributes if a not in editors]
     if unknown:
         raise PerturbationError(
-            f"perturb.rules: no rule editor for attribute(s) {unknown}; supported: {supported_attributes()} "
-            "(custom attribute lists need an LLM method such as two_step)"
+            f"perturb.rules: no rule editor for attribute(s) {unknown}; supported: {sorted(editors)} "
+            "(add yours under perturb.rules.editors, or use an LLM method such as two_step)"
         )
     max_focus = context.settings.get("max_focus_words", 6)
     if not isinstance(max_focus, int) or isinstance(max_focus, bool) or max_focus < 1:
@@ -329,7 +349,7 @@ def rules_method(tasks: Sequence[PerturbTask], context: MethodContext) -> list[D
     used: Counter[str] = Counter()
     for task in tasks:
         for attribute in context.attributes:
-            edit = perturb(task, attribute)
+            edit = perturb(task, attribute, editors)
             if edit is None:
                 reason = f"no {attribute} edit applies to this response"
                 context.log.warning("rules: comparison %s (%s): %s", task.comparison_id, task.target, reason)

@@ -108,8 +108,10 @@ def filler_clause(doc: Doc) -> RuleEdit | None:
 
 
 def _nth_word_end(sentence: str, n: int) -> int | None:
+    """One past the end of the ``n``-th word (``n`` 0: the last word); None when the sentence has no word
+    or fewer than ``n + 1``."""
     found = list(WORD.finditer(sentence))
-    return found[n - 1].end() + 1 if len(found) > n else None
+    return found[n - 1].end() + 1 if found and len(found) > n else None
 
 
 def drop_fillers(doc: Doc) -> RuleEdit | None:

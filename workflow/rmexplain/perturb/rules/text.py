@@ -8,21 +8,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import regex
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from wordfreq import zipf_frequency
 
 from rmexplain.perturb.rules import lexicon as lx
 
-WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z0-9]+)*")
+# A word: a run of letters, combining marks (Devanagari's vowel signs) and digits in any script, with inner
+# apostrophes; an ideograph (Han, Hiragana) is a word by itself, as Unicode's word boundaries (UAX #29) have
+# it. On ASCII text these are exactly the runs of [A-Za-z0-9] the lexicon's edits were written for.
+_LETTER = r"[\p{L}\p{M}\p{N}--\p{Han}\p{Hiragana}]"
+WORD = regex.compile(rf"[\p{{Han}}\p{{Hiragana}}]|{_LETTER}+(?:['’]{_LETTER}+)*", regex.V1)
 
-
-_SENTENCE = re.compile(r"\S.*?(?:[.!?]+[\"'”’)]*(?=\s|$)|(?=\n)|$)", re.S)
+# A sentence ends at . ! ? (and the Arabic ؟, the Devanagari danda) before a space or the end, at the
+# full-width 。！？ of Chinese and Japanese (no space follows them), or at a line break.
+_SENTENCE = re.compile(r"\S.*?(?:[.!?؟।॥]+[\"'”’)]*(?=\s|$)|[。！？]+[”’」』）]*|(?=\n)|$)", re.S)
 
 
 _NO_SPLIT_AFTER = re.compile(r"(?:^\d+[.)]|(?:^|\s)(?:e\.g|i\.e|vs|Dr|Mr|Mrs|Ms|St|etc)\.|(?:[A-Z]\.){2,})$")
 
 
-_END_PUNCT = re.compile(r"[.!?]+[\"'”’)]*$")
+_END_PUNCT = re.compile(r"[.!?؟।॥。！？]+[\"'”’)」』）]*$")
+
+
+_SENTENCE_START = regex.compile(r"(^|[.!?]\s+|\n\s*)(\p{Ll})")  # a lowercase letter there, any script
 
 
 _RARE_ZIPF = 4.0
@@ -79,7 +88,8 @@ Strategy = Callable[[Doc], "RuleEdit | None"]
 
 # ---- text helpers -----------------------------------------------------------------------------------
 def words(text: str) -> list[str]:
-    """The words of ``text`` (letters/digits with inner apostrophes), in order."""
+    """The words of ``text`` in any script (letters, marks and digits with inner apostrophes; an ideograph is
+    a word by itself), in order."""
     return WORD.findall(text)
 
 
@@ -125,7 +135,7 @@ def tidy(text: str) -> str:
     text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
     text = re.sub(r"[,;:]+(?=[.!?])", "", text)
     text = re.sub(r"^[\s,;:]+", "", text)
-    text = re.sub(r"(^|[.!?]\s+|\n\s*)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    text = _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
     return text.strip()
 
 

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import yaml
-from conftest import SNAKEMAKE
+from conftest import SNAKEMAKE, WorkflowCopy
 from test_llm_workflow import write_project
+from test_reproduction import mini_paper_config, write_mini_paper_inputs
 
-from rmexplain import paths
-from rmexplain.config import load
+from rmexplain import paths, targets
+from rmexplain.config import check, load
+from rmexplain.design import Design
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.plan import UNJUDGED, LLMJob, Plan, Spending, make_plan, plan_markdown
@@ -106,6 +108,63 @@ def test_paper_plan_needs_no_network_and_no_key(workflow_copy):
     assert "- `score_perturbations` (dataset=harmless, rm=pythia-1.4b): gpu=1" in out
     assert "- model OpenAssistant/reward-model-deberta-v3-large-v2@" in out and "to download" in out
     assert "- dataset nvidia/HelpSteer2 (datasets.hs2)" in out
+
+
+def announced(plan_text: str) -> int:
+    """The plan's ``Requests still to make`` (exact or an upper bound)."""
+    found = re.search(r"Requests still to make: (?:at most )?(\d+)\.", plan_text)
+    assert found, plan_text
+    return int(found.group(1))
+
+
+def test_the_papers_evaluation_datasets_get_no_effect_edits(tmp_path):
+    """config/paper.yaml with the effects on for two_step: only the §4 datasets (stages: [analysis]) are
+    edited, scored for the effects and planned; §3's keep their originals and perturbations in the
+    truncation table."""
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "paper.yaml").read_text())
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"]}
+    design = Design.from_config(check(config))
+    analysed = ["hs2_global", "helpful_global", "harmless_global"]
+    assert design.effect_datasets() == analysed and design.effect_methods("harmless") == []
+    parts = {(dataset, stage) for dataset, _, stage, _ in targets.truncation_parts(design)}
+    assert {dataset for dataset, stage in parts if stage == "effects"} == set(analysed)
+    assert {("harmless", "originals"), ("harmless", "perturbations")} <= parts
+    planned = [job.dataset for job in make_plan(config, tmp_path).llm_jobs if job.stage == "effects"]
+    assert planned == analysed
+
+
+def test_the_effects_edit_only_what_is_analysed_at_the_papers_design(tmp_path, monkeypatch):
+    """The paper's design in miniature with the attribute effects on for two_step: §3's evaluation-only
+    dataset gets no effect edits (nothing reads them), so the server receives what the plan says, before
+    sampling (at most) and once the originals are scored (the dev server parses every step-1 line, so the
+    bound is met); the truncation table has its §3 rows without an effects part."""
+    workflow = WorkflowCopy(tmp_path)
+    write_mini_paper_inputs(tmp_path)
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)  # the config's pair files are relative to it
+    with ChatServer(expected_key="sk-test") as server:
+        config = mini_paper_config(server)
+        config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"]}
+        config_path = workflow.write_config(config)
+        design = Design.from_config(load(config_path))
+        assert design.effect_pairs == [("harmless_global", "two_step")]
+        bound = announced(plan(tmp_path, config_path))
+        options = ("--cores", "2", "--configfile", str(config_path))
+        originals = [part[3] for part in targets.truncation_parts(design) if part[2] == "originals"]
+        workflow.snakemake(*originals, *options)
+        scored = plan(tmp_path, config_path)
+        assert "| effects | harmless_global | two_step | (no RM) | 7 |" in scored, scored
+        assert "| effects | harmless |" not in scored
+        workflow.snakemake(paths.table_file(paths.TRUNCATION, "csv"), *options)
+        received = server.stats.requests
+    assert received == announced(scored) <= bound
+    assert not (tmp_path / paths.fmt(paths.EFFECT_EDITS, dataset="harmless", method="two_step")).exists()
+    truncation = pl.read_csv(tmp_path / paths.table_file(paths.TRUNCATION, "csv"))
+    stages = truncation.group_by("dataset").agg(pl.col("stage").unique().sort())
+    assert dict(stages.iter_rows()) == {
+        "harmless": ["originals", "perturbations"],
+        "harmless_global": ["effects", "originals", "perturbations"],
+    }
 
 
 def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypatch):

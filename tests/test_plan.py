@@ -18,7 +18,7 @@ from rmexplain.config import check, load
 from rmexplain.design import Design
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import UNJUDGED, LLMJob, Plan, Spending, make_plan, plan_markdown
+from rmexplain.plan import UNJUDGED, UNSCORED, LLMJob, Plan, Spending, make_plan, plan_markdown
 
 
 def plan(root, config) -> str:
@@ -192,6 +192,53 @@ def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypat
         "them may stop at the limit and be skipped" in sampled
     ), sampled
     assert "toy / two_step" not in sampled
+
+
+def write_comparisons(root: Path, dataset: str, rows: list[tuple[str, str, str]]) -> None:
+    """A sampled comparisons table of ``rows`` (prompt, chosen, rejected)."""
+    comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+    comparisons.parent.mkdir(parents=True)
+    pl.DataFrame(
+        {
+            "comparison_id": [f"{dataset}-s0-{i}" for i in range(len(rows))],
+            "dataset": [dataset] * len(rows),
+            "seed": [0] * len(rows), "source_index": [str(i) for i in range(len(rows))],
+            "prompt": [r[0] for r in rows], "chosen": [r[1] for r in rows], "rejected": [r[2] for r in rows],
+        }
+    ).write_parquet(comparisons)  # fmt: skip
+
+
+def test_plan_marks_bounds_and_says_what_a_sampled_dataset_still_needs(tmp_path, monkeypatch):
+    """Before sampling, every count is an upper bound: the random baseline's prompts for the second RM are
+    the first's (it later sends none), so its row reads "≤ 30", not 30. Once sampled but not scored, the jobs
+    that need the orienting RMs' scores say so, and the cost line names the step that scores them; the
+    effects' edits need no RM and are counted exactly."""
+    monkeypatch.chdir(tmp_path)
+    config_path = write_project(tmp_path, ChatServer())  # never started: the plan sends nothing
+    config = yaml.safe_load(config_path.read_text())
+    config["reward_models"]["toy-rm2"] = config["reward_models"]["toy-rm"]
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"], "rewrite_of_rewrite": False}
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    unsampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    for rm in ("toy-rm", "toy-rm2"):
+        row = f"| perturb | toy | random | {rm} | 5 | ≤ 30 | – | unknown until sampled | to run |"
+        assert row in unsampled
+    assert "| discover | toy | discover | toy-rm | 5 | ≤ 5 |" in unsampled, unsampled
+    steps = "`snakemake --until sample_comparisons` samples them locally, then `snakemake --until "
+    assert steps in unsampled
+
+    write_comparisons(tmp_path, "toy", [("q", "a long answer", "no"), ("r", "yes", "nope")])
+    sampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    for rm in ("toy-rm", "toy-rm2"):
+        row = f"| perturb | toy | random | {rm} | 5 | ≤ 30 | – | unknown until scored | to run |"
+        assert row in sampled
+    assert "| judge | toy | two_step | toy-rm | 5 | ≤ 6 | – | unknown until scored |" in sampled, sampled
+    assert "| effects | toy | two_step | (no RM) | 2 | 16 | 0 | ~" in sampled  # 4 responses × 2 × 2 ways
+    assert "until the comparisons are sampled" not in sampled and "sample_comparisons" not in sampled
+    assert (
+        f"+ the requests unknown yet (discover, judge, perturb {UNSCORED}: `snakemake --until "
+        "score_originals` scores the originals (the RMs run, on GPUs where they need them))" in sampled
+    )
 
 
 TOY_RMS = '''

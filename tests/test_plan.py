@@ -224,6 +224,8 @@ def test_plan_marks_bounds_and_says_what_a_sampled_dataset_still_needs(tmp_path,
         row = f"| perturb | toy | random | {rm} | 5 | ≤ 30 | – | unknown until sampled | to run |"
         assert row in unsampled
     assert "| discover | toy | discover | toy-rm | 5 | ≤ 5 |" in unsampled, unsampled
+    # 5 comparisons: 10 responses × 2 attributes × 2 directions, one round (no edits of edits)
+    assert "| effects | toy | two_step | (no RM) | 5 | ≤ 40 | – | unknown until sampled |" in unsampled
     steps = "`snakemake --until sample_comparisons` samples them locally, then `snakemake --until "
     assert steps in unsampled
 
@@ -373,6 +375,18 @@ def test_plan_states_the_duration_at_the_rate_limit():
     assert (
         "unknown at 10000 tokens/min (discover until the comparisons are sampled)" in unknown.duration_line()
     )
+
+
+def test_plan_advises_the_requests_sent_plus_those_needed(tmp_path):
+    """A cap raised after a stop: 12 sent of 20, 13 to send. The run stops after 8 more; finishing takes
+    12 + 13 = 25 (the cap plus the need, 33, would overshoot)."""
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 13, True, False, planned(13, 400, 10, 20))]
+    plan = Plan(llm_jobs=jobs, spending=[Spending("llm", 20, None, 12, 0.0, tmp_path / "ledger.json")])
+    (line,) = plan.budget_lines()
+    assert "12 requests sent so far" in line and "8 left; the run needs 13: it stops after 8 more" in line
+    assert line.endswith("with 5 unsent. Raise llm.max_requests to at least 25 to finish."), line
+    fits = Plan(llm_jobs=jobs, spending=[Spending("llm", 25, None, 12, 0.0, tmp_path / "ledger.json")])
+    assert "13 left; the run needs 13: it fits" in fits.budget_lines()[0]
 
 
 def test_plan_says_where_a_cost_limit_stops_the_run(tmp_path):

@@ -11,18 +11,19 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from rmexplain.llm.base import ChatRequest, LLMError, Sampling
+from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
 from rmexplain.llm.budget import ledger_path
 from rmexplain.llm.cache import Claims, CompletionCache, request_key
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.llm.openai_backend import ServerUnreachable
+from rmexplain.llm.openai_backend import CONNECT_RETRIES, INITIAL_BACKOFF_S, ServerUnreachable
 
 LOG = logging.getLogger("test_llm_client")
 CHAT_TEMPLATE = (
@@ -164,10 +165,7 @@ def test_parallel_processes_send_each_request_once(tmp_path):
 def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
     """A job killed while its requests were in flight leaves its claims: another job takes them over (on
     this host, by asking whether the process runs) instead of waiting for answers that never come."""
-    running = subprocess.Popen(
-        [sys.executable, "-c", CLAIM_AND_WAIT, str(tmp_path / "cache")], stdout=subprocess.PIPE, text=True
-    )
-    assert running.stdout.readline().strip() == "claimed"
+    running = hold_claims(tmp_path / "cache", "k1", "k2")
     claims = Claims(tmp_path / "cache")
     assert claims.claim(["k1", "k2", "k3"]) == (["k3"], ["k1", "k2"])
     assert claims.held_by_another("k1")
@@ -196,15 +194,98 @@ def test_an_answer_that_lands_between_the_cache_check_and_the_claim_is_not_sent_
 CLAIM_AND_WAIT = """
 import sys, time
 from rmexplain.llm.cache import Claims
-Claims(sys.argv[1]).claim(["k1", "k2"])
+Claims(sys.argv[1]).claim(sys.argv[2:])
 print("claimed", flush=True)
 time.sleep(60)
 """
 
 
+def hold_claims(cache: Path, *keys: str) -> subprocess.Popen:
+    """Another job, on this host, that claims ``keys`` in ``cache`` and then waits (for a minute)."""
+    running = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_AND_WAIT, str(cache), *keys], stdout=subprocess.PIPE, text=True
+    )
+    assert running.stdout is not None and running.stdout.readline().strip() == "claimed"
+    return running
+
+
+class Waits(logging.Handler):
+    """``event`` is set once a job logs that it waits for requests another job is sending."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.event = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "in flight in another job; waiting" in record.getMessage():
+            self.event.set()
+
+
+def complete_in_background(chat: CachedChat, request: ChatRequest) -> tuple[threading.Thread, list[str]]:
+    """``chat.complete([request])`` in a thread (a job of its own); its answers land in the list."""
+    answers: list[str] = []
+    worker = threading.Thread(target=lambda: answers.extend(chat.complete([request])), daemon=True)
+    worker.start()
+    return worker, answers
+
+
+def waiting_log(name: str) -> tuple[logging.Logger, Waits]:
+    log = logging.getLogger(f"test_llm_client.{name}")
+    log.setLevel(logging.INFO)
+    waits = Waits()
+    log.addHandler(waits)
+    return log, waits
+
+
+def test_a_job_waiting_for_a_job_that_dies_sends_the_request_itself(tmp_path):
+    """Another job holds the request and is killed before its answer lands: the job waiting for it takes the
+    claim over and sends the request (once), instead of waiting for an answer that never comes."""
+    log, waits = waiting_log("dies")
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), log)
+        request = chat.request("hello", chat.sampling(), "t")
+        holder = hold_claims(tmp_path / "cache", request_key(chat.model_id, request))
+        worker, answers = complete_in_background(chat, request)
+        assert waits.event.wait(30) and server.stats.requests == 0
+        holder.kill()
+        holder.wait()
+        worker.join(30)
+        assert not worker.is_alive(), "the job still waits for a claim whose holder is gone"
+        assert answers == ["echo: hello"] and server.stats.requests == 1
+
+
+def test_a_live_claim_of_another_host_is_waited_for_not_paid_twice(tmp_path):
+    """A job on another host sharing the cache (a cluster node) holds the request: its process cannot be
+    asked from here (its pid runs nothing on this host), so this job waits and takes its answer from the
+    cache once it lands, without sending the request again."""
+    exited = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    pid = exited.stdout.strip()  # a process that ran here and is gone
+    log, waits = waiting_log("foreign")
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), log)
+        request = chat.request("hello", chat.sampling(), "t")
+        key = request_key(chat.model_id, request)
+        node = Claims(tmp_path / "cache")
+        node.owner = f"{socket.gethostname()}-node2:{pid}"
+        assert node.claim([key]) == ([key], [])
+        worker, answers = complete_in_background(chat, request)
+        assert waits.event.wait(30)
+        worker.join(1.0)  # several looks at the claim (every 0.2 s)
+        assert worker.is_alive() and server.stats.requests == 0
+        CompletionCache(tmp_path / "cache").put(key, chat.model_id, Completion(text="answered on node 2"))
+        node.release([key])
+        worker.join(30)
+        assert answers == ["answered on node 2"] and server.stats.requests == 0
+        assert chat.stats.from_other_jobs == 1
+
+
 def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
     """Nothing listens at llm.base_url: the job stops after a few seconds (not after every retry of every
-    request) with an error naming the URL and the refused connection."""
+    request) with an error naming the URL and the refused connection, once a request was tried
+    1 + CONNECT_RETRIES times with its backoff between them (each at least 3/4 of INITIAL_BACKOFF_S · 2^k)."""
+    backoffs = sum(0.75 * INITIAL_BACKOFF_S * 2**k for k in range(CONNECT_RETRIES))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -215,9 +296,10 @@ def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
         chat = CachedChat(llm, LOG)
         start = time.perf_counter()
         refused = rf"llm.base_url {url}: cannot connect \(ConnectionRefusedError"
-        with pytest.raises(ServerUnreachable, match=refused):
+        with pytest.raises(ServerUnreachable, match=refused) as stopped:
             chat.complete([chat.request(p, chat.sampling(), "t") for p in prompts(20)])
-        assert time.perf_counter() - start < 5
+        assert backoffs <= time.perf_counter() - start < 5
+        assert f"), {1 + CONNECT_RETRIES} tries over a few seconds" in str(stopped.value)
         assert chat.stats.calls == 0 and not ledger_path(tmp_path / http_client).exists()  # nothing counted
 
 

@@ -24,7 +24,8 @@ With ``--jobs N`` (and a limit), N processes send ``--requests`` requests each a
 limit as the provider states it and one cache folder: they share the limit (``SharedLimit``), so together
 they should hold it (at least 90 %) with no request failing, where each holding it alone would send N times
 too fast. The share is the server's own count: the tokens its rate limit admitted a minute, on its clock,
-from the first admitted request to the last (``ServerStats.admitted_per_minute``). A CI-sized run (~60 s):
+from the first admitted request to the last (``ServerStats.admitted_per_minute``); the wall time from the
+start signal, printed too, also holds each job's first connection and lazy imports. A CI-sized run (~100 s):
 
     python benchmarks/bench_llm_client.py --jobs 4 --requests 150 --tpm 600000 --server-chars-per-token 2.5 \
         --start-empty --prompt-chars 4000 --max-tokens 4
@@ -278,7 +279,9 @@ def main() -> None:
     print(f"rerun: {rerun_wall:.3f} s wall, {rerun_made} requests made (all from the cache)")
     print(json.dumps(result))
     write_result(result, args.results)
-    if not ratio <= bound or rerun_made != 0 or failed or made - rejected != total:
+    # N jobs: the share of the limit the server counts (their wall time also holds N processes' start-up)
+    held = admitted_per_minute / args.tpm >= 0.9 if args.jobs > 1 and args.tpm else ratio <= bound
+    if not held or rerun_made != 0 or failed or made - rejected != total:
         sys.exit(1)
 
 

@@ -4,7 +4,8 @@ OpenAI meters each request before answering it: its prompt's tokens plus the ``m
 from a bucket that holds one minute's limit and refills continuously. ``request_tokens`` estimates that
 count (prompt characters / 4, rounded up, plus ``max_tokens``). The client (``llm.rate_limit``) waits before
 each attempt until its own buckets hold it, so it sends at the limit without being rejected, and follows what
-the server says where its count differs from the estimate (``ClientLimiter``); the dev server
+the server says where its count differs from the estimate (``ClientLimiter``); every process sending with the
+same key to the same endpoint and model holds one set of buckets (``SharedLimit``); the dev server
 (``ChatServer(tokens_per_minute=..., requests_per_minute=..., chars_per_token=...)``) answers 429 with
 ``retry-after`` and OpenAI's ``x-ratelimit-*`` headers when a request does not fit.
 """

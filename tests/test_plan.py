@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,9 +17,12 @@ from test_reproduction import mini_paper_config, write_mini_paper_inputs
 from rmexplain import paths, targets
 from rmexplain.config import check, load
 from rmexplain.design import Design
+from rmexplain.llm.base import Completion
+from rmexplain.llm.budget import request_cost
+from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import UNJUDGED, UNSCORED, LLMJob, Plan, Spending, make_plan, plan_markdown
+from rmexplain.plan import UNJUDGED, UNSCORED, LLMJob, Plan, Spending, make_plan, plan_markdown, write_plan
 
 
 def plan(root, config) -> str:
@@ -129,8 +133,23 @@ def test_the_papers_evaluation_datasets_get_no_effect_edits(tmp_path):
     parts = {(dataset, stage) for dataset, _, stage, _ in targets.truncation_parts(design)}
     assert {dataset for dataset, stage in parts if stage == "effects"} == set(analysed)
     assert {("harmless", "originals"), ("harmless", "perturbations")} <= parts
-    planned = [job.dataset for job in make_plan(config, tmp_path).llm_jobs if job.stage == "effects"]
-    assert planned == analysed
+    plan = make_plan(config, tmp_path)
+    assert [job.dataset for job in plan.llm_jobs if job.stage == "effects"] == analysed
+    text = plan_markdown(plan)
+    assert "- `score_effect_edits` (dataset=harmless_global, rm=skywork-8b): gpu=1\n" in text
+    assert "- `score_effect_edits` (dataset=harmless," not in text  # §3's are not scored for the effects
+    assert "- `perturb` (dataset=harmless, method=polyjuice, orienter=pythia-1.4b): gpu=1\n" in text
+    assert "- `embed_texts` (dataset=hs2): gpu=1\n" in text
+    assert (
+        "## Hub downloads\n\n- model OpenAssistant/reward-model-deberta-v3-large@main (to download; used by "
+        "reward_models.deberta-v1.model)\n" in text
+    )
+    assert "- model uw-hai/polyjuice@default branch (to download; used by perturb.polyjuice.model)\n" in text
+    assert text.endswith("- dataset Anthropic/hh-rlhf (datasets.harmless_global)\n")
+    assert (
+        "### Answers near their max_tokens\n\n- WARNING hs2 / two_step: answer length unknown until the "
+        "comparisons are sampled (max_tokens 4096)\n" in text
+    )
 
 
 def test_the_effects_edit_only_what_is_analysed_at_the_papers_design(tmp_path, monkeypatch):
@@ -350,6 +369,123 @@ def test_plan_equals_what_the_server_receives_when_seeds_redraw_pairs(tmp_path):
         subprocess.run([*SNAKEMAKE, *outputs, *options], cwd=tmp_path, check=True, capture_output=True)
         assert server.stats.requests == sum(counted.values())
         assert max(server.successes().values()) == 1
+
+
+TOY_PAIRS = [("How do I boil an egg?", "Put it in boiling water for eight minutes.", "Cook it."),
+             ("Is tea hot?", "Yes.", "No.")]  # fmt: skip
+
+
+def toy_config(root: Path) -> dict:
+    """The demo's config on a two-pair file scored by a python RM, every LLM stage on, against an address
+    nothing listens at (the plan sends nothing): checked, in ``root`` (the working directory)."""
+    (root / "toy_rm.py").write_text(
+        "def score(prompts, responses):\n    return [len(r) for r in responses]\n"
+    )
+    (root / "pairs.jsonl").write_text(
+        "".join(json.dumps({"prompt": p, "chosen": c, "rejected": r}) + "\n" for p, c, r in TOY_PAIRS)
+    )
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())
+    config.update(
+        datasets={"toy": {"source": "file", "path": "pairs.jsonl"}},
+        sample={"n_per_seed": 2, "seeds": [0]},
+        reward_models={"toy-rm": {"backend": "python", "callable": "toy_rm.py:score"}},
+        attributes={"clarity": "whether it is clear", "verbosity": "how long it is"},
+        perturb={"methods": ["two_step", "random"], "random": {"n": 2}, "discover": {"enabled": True}},
+        llm={"backend": "openai", "model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
+             "prices": {"input_per_million": 2.0, "output_per_million": 8.0}, "max_requests": 20,
+             "rate_limit": {"tokens_per_minute": 6000}},
+    )  # fmt: skip
+    config["tokens"]["enabled"] = False
+    config["analysis"]["judge"] = {"enabled": True, "max_per_attribute": 3}
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"], "rewrite_of_rewrite": False}
+    return check(config)
+
+
+def score_toy_originals(root: Path) -> None:
+    """The toy's comparisons as sampled, and toy-rm's scores of them: it prefers the chosen answer of the
+    first and ties on the second (which the orientation skips)."""
+    write_comparisons(root, "toy", TOY_PAIRS)
+    scores = root / paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+    scores.parent.mkdir(parents=True)
+    pl.DataFrame(
+        {"comparison_id": ["toy-s0-0", "toy-s0-1"], "rm": ["toy-rm"] * 2, "reward_chosen": [42.0, 3.0],
+         "reward_rejected": [8.0, 3.0], "plus_target": ["chosen", None], "agrees_with_human": [True, None],
+         "truncated_chosen": [False] * 2, "truncated_rejected": [False] * 2, "max_length": [None, None]},
+        schema_overrides={"max_length": pl.Int64},
+    ).write_parquet(scores)  # fmt: skip
+
+
+def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypatch):
+    """One oriented comparison (the other a tie) and two in all: two_step asks a step 1 per response and at
+    most a step 2 per attribute (≤ 6), random 2 per response (4), discovery one (1), the effects' edits 2
+    responses x 2 comparisons x 2 attributes x 2 directions (16, no RM), the judge at most 2 responses x 2
+    attributes (≤ 4, until the perturbations exist). The cost counts every known request at llm.prices; the
+    limit of 20 stops the 31; the duration meters prompt plus max_tokens; an answer in the cache is not
+    sent again; nothing needs a GPU or a download."""
+    monkeypatch.chdir(tmp_path)
+    config = toy_config(tmp_path)
+    score_toy_originals(tmp_path)
+    plan = make_plan(config, tmp_path)
+    text = write_plan(config, tmp_path / "results" / "plan.md", tmp_path)
+    assert (tmp_path / "results" / "plan.md").read_text() == text == plan_markdown(plan)
+    counts = {(job.stage, job.method): (job.comparisons, job.requests, job.exact) for job in plan.llm_jobs}
+    assert counts == {
+        ("perturb", "two_step"): (1, 6, False),
+        ("perturb", "random"): (1, 4, True),
+        ("discover", "discover"): (1, 1, True),
+        ("effects", "two_step"): (2, 16, True),
+        ("judge", "two_step"): (1, 4, False),
+    }
+    assert text.startswith(
+        "# Plan\n\n## LLM requests\n\n| stage | dataset | method | orienter | comparisons | requests to send "
+        "| answered already | tokens in / out | status |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
+    assert (
+        "\n\nRequests to send: those the cache does not answer yet, each counted once (a job asking one an "
+        "earlier job asks waits for its answer); ≤ marks an upper bound. Answered already: by the cache or "
+        "an earlier job (all of a job that is done).\n\n" in text
+    )
+    assert "### Spending limits\n\n- llm.max_requests" in text and "### Answers near" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "toy" in line]
+    tokens = {job.stage + job.method: job.tokens for job in plan.llm_jobs}
+    assert rows == [
+        f"| perturb | toy | two_step | toy-rm | 1 | ≤ 6 | 0 | ~{tokens['perturbtwo_step'][0]} / "
+        f"~{tokens['perturbtwo_step'][1]} | to run |",
+        f"| perturb | toy | random | toy-rm | 1 | 4 | 0 | ~{tokens['perturbrandom'][0]} / "
+        f"~{tokens['perturbrandom'][1]} | to run |",
+        f"| discover | toy | discover | toy-rm | 1 | 1 | 0 | ~{tokens['discoverdiscover'][0]} / ~40 "
+        "| to run |",
+        f"| effects | toy | two_step | (no RM) | 2 | 16 | 0 | ~{tokens['effectstwo_step'][0]} / "
+        f"~{tokens['effectstwo_step'][1]} | to run |",
+        "| judge | toy | two_step | toy-rm | 1 | ≤ 4 | – | unknown until perturbed | to run |",
+    ]
+    known = [job.tokens for job in plan.llm_jobs if job.tokens is not None]
+    cost = request_cost(sum(t[0] for t in known), sum(t[1] for t in known), {"input_per_million": 2.0,
+                        "output_per_million": 8.0})  # fmt: skip
+    assert (
+        f"Requests still to make: at most 31. Estimated cost: {cost:.2f} + the requests unknown yet (judge "
+        f"{UNJUDGED}), at {{'input_per_million': 2.0, 'output_per_million': 8.0}} per 1M tokens." in text
+    )
+    assert "- llm.max_requests 20: 0 requests sent so far (ledger " in text
+    assert (
+        "20 left; the run needs at most 31: it may stop after 20 more requests, with 11 unsent. Raise "
+        "llm.max_requests to at least 31 to finish." in text
+    )
+    metered = sum(p.prompt_tokens + p.max_tokens for job in plan.llm_jobs for p in job.planned or ())
+    assert f"Duration at llm.rate_limit: unknown at 6000 tokens/min (judge {UNJUDGED})" in text
+    assert plan.pending[0].metered is not None and metered > 0
+    assert (
+        "Completions already cached: 0.\n\n## GPU jobs\n\nNone.\n\n## Hub downloads\n\nNone: everything"
+        in text
+    )
+
+    first = next(job for job in plan.llm_jobs if job.method == "random").planned[0]
+    cache = CompletionCache(tmp_path / config["llm"].get("cache_dir", ".rmexplain-cache/llm"))
+    cache.put(first.key, "openai:dev", Completion(text="an answer"))
+    cache.close()
+    again = plan_markdown(make_plan(config, tmp_path))
+    assert "| perturb | toy | random | toy-rm | 1 | 3 | 1 | ~" in again
+    assert "Requests still to make: at most 30." in again and "Completions already cached: 1." in again
 
 
 def planned(n: int, prompt_chars: int, answer_tokens: int, max_tokens: int) -> tuple[PlannedRequest, ...]:

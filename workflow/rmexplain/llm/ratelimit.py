@@ -117,8 +117,9 @@ class SharedLimit:
 
     Hand-rolled on ``fcntl.flock`` over a descriptor kept open, rather than ``filelock`` (as the spending
     ledger): a limited run takes this lock a few times per request, and ``filelock`` opens and closes its
-    lock file each time, while an atomic rewrite creates a file each time (together ~3 ms here, against
-    ~0.05 ms). A process that dies holding the lock lets go of it with its descriptor."""
+    lock file each time (0.8 ms here), and an atomic rewrite creates a file each time (2.3 ms), against
+    0.01 ms for a lock and a rewrite in place. A process that dies holding the lock lets go of it with its
+    descriptor."""
 
     def __init__(self, directory: str | Path, endpoint: str, api_key: str, model: str) -> None:
         scope = hashlib.sha256("\n".join((endpoint, api_key, model)).encode()).hexdigest()[:32]

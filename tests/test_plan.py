@@ -424,10 +424,18 @@ def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypa
     sent again; nothing needs a GPU or a download."""
     monkeypatch.chdir(tmp_path)
     config = toy_config(tmp_path)
+    two_seeds = check({**config, "sample": {"n_per_seed": 2, "seeds": [0, 1]}})
+    unsampled = plan_markdown(make_plan(two_seeds, tmp_path))  # 2 x 2 comparisons, 2 responses, n 2
+    assert "| perturb | toy | random | toy-rm | 4 | ≤ 16 | – | unknown until sampled | to run |" in unsampled
     score_toy_originals(tmp_path)
+    scores = tmp_path / paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+    scores.rename(tmp_path / "scores.parquet")  # sampled, not scored yet
+    unscored = plan_markdown(make_plan(config, tmp_path))
+    assert "| perturb | toy | random | toy-rm | 2 | ≤ 8 | – | unknown until scored | to run |" in unscored
+    (tmp_path / "scores.parquet").rename(scores)
     plan = make_plan(config, tmp_path)
-    text = write_plan(config, tmp_path / "results" / "plan.md", tmp_path)
-    assert (tmp_path / "results" / "plan.md").read_text() == text == plan_markdown(plan)
+    text = write_plan(config, tmp_path / "results" / "plans" / "plan.md", tmp_path)
+    assert (tmp_path / "results" / "plans" / "plan.md").read_text() == text == plan_markdown(plan)
     counts = {(job.stage, job.method): (job.comparisons, job.requests, job.exact) for job in plan.llm_jobs}
     assert counts == {
         ("perturb", "two_step"): (1, 6, False),
@@ -487,6 +495,54 @@ def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypa
     assert "| perturb | toy | random | toy-rm | 1 | 3 | 1 | ~" in again
     assert "Requests still to make: at most 30." in again and "Completions already cached: 1." in again
 
+    done = tmp_path / paths.fmt(paths.PERTURBATIONS, dataset="toy", method="random", orienter="toy-rm")
+    done.parent.mkdir(parents=True, exist_ok=True)
+    done.touch()  # the job's output exists: nothing of it is sent
+    assert "| perturb | toy | random | toy-rm | 1 | 0 | 4 | ~0 / ~0 | done |" in plan_markdown(
+        make_plan(config, tmp_path)
+    )
+
+
+def test_the_judges_own_llm_section_is_planned_against_its_own_limit(tmp_path, monkeypatch):
+    """Once the perturbations it judges exist, the judge's requests are built (one per perturbation, at most
+    max_per_attribute per attribute) and counted against analysis.judge.llm's max_requests, apart from
+    llm's."""
+    monkeypatch.chdir(tmp_path)
+    config = toy_config(tmp_path)
+    config["analysis"]["judge"]["llm"] = {"model": "judge-model", "max_requests": 1}
+    config = check(config)
+    score_toy_originals(tmp_path)
+    perturbations = tmp_path / paths.fmt(
+        paths.PERTURBATIONS, dataset="toy", method="two_step", orienter="toy-rm"
+    )
+    perturbations.parent.mkdir(parents=True)
+    rows = [("chosen", "worse", "clarity", "Boil it."), ("rejected", "better", "verbosity", "Cook it well.")]
+    pl.DataFrame(
+        {
+            "perturbation_id": [f"p{i}" for i in range(2)], "comparison_id": ["toy-s0-0"] * 2,
+            "target": [r[0] for r in rows], "direction": [r[1] for r in rows],
+            "attribute": [r[2] for r in rows],
+            "variant": [0, 0], "text": [r[3] for r in rows], "method": ["two_step"] * 2,
+            "orienter": ["toy-rm"] * 2, "focus_words": [["it"], ["it"]], "generator": ["dev"] * 2,
+        }
+    ).write_parquet(perturbations)  # fmt: skip
+    plan = make_plan(config, tmp_path)
+    (judge,) = [job for job in plan.llm_jobs if job.stage == "judge"]
+    assert (judge.llm_key, judge.requests, judge.exact, judge.comparisons) == (
+        "analysis.judge.llm",
+        2,
+        True,
+        1,
+    )
+    lines = plan.budget_lines()
+    assert (
+        lines[0].startswith("- llm.max_requests 20: ") and "the run needs 21: it stops" in lines[0]
+    )  # two_step done
+    assert lines[1].startswith("- analysis.judge.llm.max_requests 1: ") and (
+        "1 left; the run needs 2: it stops after 1 more requests, with 1 unsent. Raise "
+        "analysis.judge.llm.max_requests to at least 2 to finish." in lines[1]
+    )
+
 
 def planned(n: int, prompt_chars: int, answer_tokens: int, max_tokens: int) -> tuple[PlannedRequest, ...]:
     return tuple(PlannedRequest(f"k{i}", prompt_chars, 1, answer_tokens, max_tokens) for i in range(n))
@@ -523,6 +579,49 @@ def test_plan_advises_the_requests_sent_plus_those_needed(tmp_path):
     assert line.endswith("with 5 unsent. Raise llm.max_requests to at least 25 to finish."), line
     fits = Plan(llm_jobs=jobs, spending=[Spending("llm", 25, None, 12, 0.0, tmp_path / "ledger.json")])
     assert "13 left; the run needs 13: it fits" in fits.budget_lines()[0]
+
+
+def test_the_request_limit_at_its_edges(tmp_path):
+    """A cap of 0 lets nothing through; a ledger past its cap (a retry over it) leaves 0, never less."""
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 3, True, False, planned(3, 400, 10, 20))]
+    ledger = tmp_path / "ledger.json"
+    (zero,) = Plan(llm_jobs=jobs, spending=[Spending("llm", 0, None, 0, 0.0, ledger)]).budget_lines()
+    assert zero == (
+        f"- llm.max_requests 0: 0 requests sent so far (ledger {ledger}), 0 left; the run needs 3: it stops "
+        "after 0 more requests, with 3 unsent. Raise llm.max_requests to at least 3 to finish."
+    )
+    (past,) = Plan(llm_jobs=jobs, spending=[Spending("llm", 10, None, 12, 0.0, ledger)]).budget_lines()
+    assert "12 requests sent so far" in past and "0 left; the run needs 3: it stops after 0 more" in past
+    assert past.endswith("with 3 unsent. Raise llm.max_requests to at least 15 to finish.")
+
+
+def test_the_cost_limit_at_its_edges(tmp_path):
+    """At a USD a token the guard's arithmetic is exact: each request is estimated at 5 (3 prompt tokens,
+    2 answer tokens) and may cost 25 at worst (20 prompt characters with the message's 8, max_tokens 5).
+    A cap of 35 sends the third request, whose worst case reaches it exactly, and stops before the fourth;
+    finishing takes the 20 estimated plus one worst case, 45. A cap of 0 sends nothing. What is spent
+    already counts apart from the estimate of what fits."""
+    prices = {"input_per_million": 1_000_000.0, "output_per_million": 1_000_000.0}
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 4, True, False, planned(4, 12, 2, 5))]
+    assert request_cost(jobs[0].planned[0].worst_tokens_in, 5, prices) == 25.0
+    ledger = tmp_path / "ledger.json"
+
+    def line(cap: float, spent: float, extra: tuple[LLMJob, ...] = ()) -> str:
+        spending = Spending("llm", None, cap, 0, spent, ledger)
+        (only,) = Plan(llm_jobs=[*jobs, *extra], prices=prices, spending=[spending]).budget_lines()
+        return only
+
+    assert line(35.0, 0.0) == (
+        f"- llm.max_cost_usd 35.0: 0.00 USD spent so far (ledger {ledger}); it stops after about 3 of the 4 "
+        "requests to send (the estimated spending plus the next request's worst case passes the cap). Raise "
+        "llm.max_cost_usd to at least 45.00 to finish."
+    )
+    assert "llm.max_cost_usd 0.0: " in line(0.0, 0.0) and "stops after about 0 of the 4" in line(0.0, 0.0)
+    unknown = LLMJob("judge", "d", "random", "rm", 5, 3, False, False, unknown=UNJUDGED)
+    assert line(100.0, 10.0, (unknown,)) == (
+        f"- llm.max_cost_usd 100.0: 10.00 USD spent so far (ledger {ledger}); the run's estimated 20.00 USD "
+        "fits (the requests unknown yet not counted)."
+    )
 
 
 def test_plan_says_where_a_cost_limit_stops_the_run(tmp_path):

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from rmexplain.llm import cache as cache_module
 from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
 from rmexplain.llm.budget import ledger_path
-from rmexplain.llm.cache import Claims, CompletionCache, request_key
+from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.llm.openai_backend import CONNECT_RETRIES, INITIAL_BACKOFF_S, ServerUnreachable
@@ -189,6 +190,55 @@ def test_an_answer_that_lands_between_the_cache_check_and_the_claim_is_not_sent_
         late._fetch({key: request}, answers, "t")
         assert server.stats.requests == 1 and answers[key].text == "echo: hello"
         assert late.stats.from_other_jobs == 1 and late.claims.claim([key]) == ([key], [])
+
+
+def test_a_claim_of_another_host_is_trusted_for_an_hour_and_only_its_holder_releases_it(
+    tmp_path, monkeypatch
+):
+    """Another host's process cannot be asked whether it runs: its claim holds for FOREIGN_CLAIM_S after it
+    was made, then it is taken over; letting go of keys releases only this process's own claims."""
+    now = time.time()
+    node = Claims(tmp_path / "cache")
+    node.owner = f"{socket.gethostname()}-node2:4242"
+    for key, age in (("old", FOREIGN_CLAIM_S + 1), ("young", FOREIGN_CLAIM_S - 60)):
+        monkeypatch.setattr(cache_module.time, "time", lambda age=age: now - age)
+        assert node.claim([key]) == ([key], [])
+    monkeypatch.undo()
+    here = Claims(tmp_path / "cache")
+    assert here.claim(["old", "young"]) == (["old"], ["young"])
+    here.release(["old", "young"])
+    assert here.held_by_another("young") and not here.held_by_another("old")
+
+
+def test_the_jobs_log_line_counts_what_it_asked_sent_and_cut(tmp_path):
+    """Four requests asked, one twice and one answered by the cache already: 3 unique, 1 cache hit, 2 calls;
+    with max_tokens 2 the dev server's echoes of the two-word prompts (one from the cache) are cut at 2
+    words (truncated, and warned about); tokens are the server's words (in 2 + 1, out 2 + 2), the cost at
+    llm.prices (a USD per input word, 2 per output word)."""
+    log = logging.getLogger("test_llm_client.summary")
+    log.setLevel(logging.INFO)
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+    with ChatServer() as server:
+        llm = dev_llm(
+            server, tmp_path / "cache", prices={"input_per_million": 1e6, "output_per_million": 2e6}
+        )
+        earlier = CachedChat(llm, LOG)
+        sampling = earlier.sampling({"max_tokens": 2})
+        earlier.complete([earlier.request("one two", sampling, "t")])
+        chat = CachedChat(llm, log)
+        asked = [chat.request(text, sampling, "t") for text in ("one two", "three four", "five", "five")]
+        assert chat.complete(asked) == ["echo: one", "echo: three", "echo: five", "echo: five"]
+        chat.log_summary("summary")
+    assert lines == [
+        "summary [openai:dev]: 4 requests (3 unique), 1 cache hits, 2 calls made (2 attempts with retries), "
+        "0 failed, 2 truncated at max_tokens; 0 answers came from another job sending them meanwhile; tokens "
+        "in 3 / out 4; estimated cost 11.0000 (prices per 1M tokens: in 1000000.0, out 2000000.0)",
+        "summary: 2 answers stopped at max_tokens; raise llm.sampling.max_tokens (or the method's sampling "
+        "override, e.g. perturb.two_step.step2_sampling.max_tokens)",
+    ]
 
 
 CLAIM_AND_WAIT = """

@@ -11,18 +11,20 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from rmexplain.llm.base import ChatRequest, LLMError, Sampling
+from rmexplain.llm import cache as cache_module
+from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
 from rmexplain.llm.budget import ledger_path
-from rmexplain.llm.cache import Claims, CompletionCache, request_key
+from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.llm.openai_backend import ServerUnreachable
+from rmexplain.llm.openai_backend import CONNECT_RETRIES, INITIAL_BACKOFF_S, ServerUnreachable
 
 LOG = logging.getLogger("test_llm_client")
 CHAT_TEMPLATE = (
@@ -164,10 +166,7 @@ def test_parallel_processes_send_each_request_once(tmp_path):
 def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
     """A job killed while its requests were in flight leaves its claims: another job takes them over (on
     this host, by asking whether the process runs) instead of waiting for answers that never come."""
-    running = subprocess.Popen(
-        [sys.executable, "-c", CLAIM_AND_WAIT, str(tmp_path / "cache")], stdout=subprocess.PIPE, text=True
-    )
-    assert running.stdout.readline().strip() == "claimed"
+    running = hold_claims(tmp_path / "cache", "k1", "k2")
     claims = Claims(tmp_path / "cache")
     assert claims.claim(["k1", "k2", "k3"]) == (["k3"], ["k1", "k2"])
     assert claims.held_by_another("k1")
@@ -193,18 +192,150 @@ def test_an_answer_that_lands_between_the_cache_check_and_the_claim_is_not_sent_
         assert late.stats.from_other_jobs == 1 and late.claims.claim([key]) == ([key], [])
 
 
+def test_a_claim_of_another_host_is_trusted_for_an_hour_and_only_its_holder_releases_it(
+    tmp_path, monkeypatch
+):
+    """Another host's process cannot be asked whether it runs: its claim holds for FOREIGN_CLAIM_S after it
+    was made, then it is taken over; letting go of keys releases only this process's own claims."""
+    now = time.time()
+    node = Claims(tmp_path / "cache")
+    node.owner = f"{socket.gethostname()}-node2:4242"
+    for key, age in (("old", FOREIGN_CLAIM_S + 1), ("young", FOREIGN_CLAIM_S - 60)):
+        monkeypatch.setattr(cache_module.time, "time", lambda age=age: now - age)
+        assert node.claim([key]) == ([key], [])
+    monkeypatch.undo()
+    here = Claims(tmp_path / "cache")
+    assert here.claim(["old", "young"]) == (["old"], ["young"])
+    here.release(["old", "young"])
+    assert here.held_by_another("young") and not here.held_by_another("old")
+
+
+def test_the_jobs_log_line_counts_what_it_asked_sent_and_cut(tmp_path):
+    """Four requests asked, one twice and one answered by the cache already: 3 unique, 1 cache hit, 2 calls;
+    with max_tokens 2 the dev server's echoes of the two-word prompts (one from the cache) are cut at 2
+    words (truncated, and warned about); tokens are the server's words (in 2 + 1, out 2 + 2), the cost at
+    llm.prices (a USD per input word, 2 per output word)."""
+    log = logging.getLogger("test_llm_client.summary")
+    log.setLevel(logging.INFO)
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+    with ChatServer() as server:
+        llm = dev_llm(
+            server, tmp_path / "cache", prices={"input_per_million": 1e6, "output_per_million": 2e6}
+        )
+        earlier = CachedChat(llm, LOG)
+        sampling = earlier.sampling({"max_tokens": 2})
+        earlier.complete([earlier.request("one two", sampling, "t")])
+        chat = CachedChat(llm, log)
+        asked = [chat.request(text, sampling, "t") for text in ("one two", "three four", "five", "five")]
+        assert chat.complete(asked) == ["echo: one", "echo: three", "echo: five", "echo: five"]
+        chat.log_summary("summary")
+    assert lines == [
+        "summary [openai:dev]: 4 requests (3 unique), 1 cache hits, 2 calls made (2 attempts with retries), "
+        "0 failed, 2 truncated at max_tokens; 0 answers came from another job sending them meanwhile; tokens "
+        "in 3 / out 4; estimated cost 11.0000 (prices per 1M tokens: in 1000000.0, out 2000000.0)",
+        "summary: 2 answers stopped at max_tokens; raise llm.sampling.max_tokens (or the method's sampling "
+        "override, e.g. perturb.two_step.step2_sampling.max_tokens)",
+    ]
+
+
 CLAIM_AND_WAIT = """
 import sys, time
 from rmexplain.llm.cache import Claims
-Claims(sys.argv[1]).claim(["k1", "k2"])
+Claims(sys.argv[1]).claim(sys.argv[2:])
 print("claimed", flush=True)
 time.sleep(60)
 """
 
 
+def hold_claims(cache: Path, *keys: str) -> subprocess.Popen:
+    """Another job, on this host, that claims ``keys`` in ``cache`` and then waits (for a minute)."""
+    running = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_AND_WAIT, str(cache), *keys], stdout=subprocess.PIPE, text=True
+    )
+    assert running.stdout is not None and running.stdout.readline().strip() == "claimed"
+    return running
+
+
+class Waits(logging.Handler):
+    """``event`` is set once a job logs that it waits for requests another job is sending."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.event = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "in flight in another job; waiting" in record.getMessage():
+            self.event.set()
+
+
+def complete_in_background(chat: CachedChat, request: ChatRequest) -> tuple[threading.Thread, list[str]]:
+    """``chat.complete([request])`` in a thread (a job of its own); its answers land in the list."""
+    answers: list[str] = []
+    worker = threading.Thread(target=lambda: answers.extend(chat.complete([request])), daemon=True)
+    worker.start()
+    return worker, answers
+
+
+def waiting_log(name: str) -> tuple[logging.Logger, Waits]:
+    log = logging.getLogger(f"test_llm_client.{name}")
+    log.setLevel(logging.INFO)
+    waits = Waits()
+    log.addHandler(waits)
+    return log, waits
+
+
+def test_a_job_waiting_for_a_job_that_dies_sends_the_request_itself(tmp_path):
+    """Another job holds the request and is killed before its answer lands: the job waiting for it takes the
+    claim over and sends the request (once), instead of waiting for an answer that never comes."""
+    log, waits = waiting_log("dies")
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), log)
+        request = chat.request("hello", chat.sampling(), "t")
+        holder = hold_claims(tmp_path / "cache", request_key(chat.model_id, request))
+        worker, answers = complete_in_background(chat, request)
+        assert waits.event.wait(30) and server.stats.requests == 0
+        holder.kill()
+        holder.wait()
+        worker.join(30)
+        assert not worker.is_alive(), "the job still waits for a claim whose holder is gone"
+        assert answers == ["echo: hello"] and server.stats.requests == 1
+
+
+def test_a_live_claim_of_another_host_is_waited_for_not_paid_twice(tmp_path):
+    """A job on another host sharing the cache (a cluster node) holds the request: its process cannot be
+    asked from here (its pid runs nothing on this host), so this job waits and takes its answer from the
+    cache once it lands, without sending the request again."""
+    exited = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    pid = exited.stdout.strip()  # a process that ran here and is gone
+    log, waits = waiting_log("foreign")
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), log)
+        request = chat.request("hello", chat.sampling(), "t")
+        key = request_key(chat.model_id, request)
+        node = Claims(tmp_path / "cache")
+        node.owner = f"{socket.gethostname()}-node2:{pid}"
+        assert node.claim([key]) == ([key], [])
+        worker, answers = complete_in_background(chat, request)
+        assert waits.event.wait(30)
+        worker.join(1.0)  # several looks at the claim (every 0.2 s)
+        assert worker.is_alive() and server.stats.requests == 0
+        CompletionCache(tmp_path / "cache").put(key, chat.model_id, Completion(text="answered on node 2"))
+        node.release([key])
+        worker.join(30)
+        assert answers == ["answered on node 2"] and server.stats.requests == 0
+        assert chat.stats.from_other_jobs == 1
+
+
 def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
     """Nothing listens at llm.base_url: the job stops after a few seconds (not after every retry of every
-    request) with an error naming the URL and the refused connection."""
+    request) with an error naming the URL and the refused connection, once a request was tried
+    1 + CONNECT_RETRIES times with its backoff between them (each at least 3/4 of INITIAL_BACKOFF_S · 2^k)."""
+    backoffs = sum(0.75 * INITIAL_BACKOFF_S * 2**k for k in range(CONNECT_RETRIES))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -215,9 +346,10 @@ def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
         chat = CachedChat(llm, LOG)
         start = time.perf_counter()
         refused = rf"llm.base_url {url}: cannot connect \(ConnectionRefusedError"
-        with pytest.raises(ServerUnreachable, match=refused):
+        with pytest.raises(ServerUnreachable, match=refused) as stopped:
             chat.complete([chat.request(p, chat.sampling(), "t") for p in prompts(20)])
-        assert time.perf_counter() - start < 5
+        assert backoffs <= time.perf_counter() - start < 5
+        assert f"), {1 + CONNECT_RETRIES} tries over a few seconds" in str(stopped.value)
         assert chat.stats.calls == 0 and not ledger_path(tmp_path / http_client).exists()  # nothing counted
 
 

@@ -7,18 +7,23 @@ import asyncio
 import json
 import logging
 import math
+import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
+from rmexplain.llm.cache import process_owner
 from rmexplain.llm.client import CachedChat
-from rmexplain.llm.devserver import ChatServer
+from rmexplain.llm.devserver import ChatServer, ServerStats
 from rmexplain.llm.ratelimit import (
     Bucket,
     ClientLimiter,
     ServerLimiter,
+    SharedLimit,
     duration_seconds,
     request_tokens,
     retry_after,
@@ -150,6 +155,15 @@ def test_the_server_admits_what_fits_and_says_how_long_the_rest_waits():
     assert set(tokens_only.headers()) == {f"x-ratelimit-{h}-tokens" for h in ("limit", "remaining", "reset")}
     tokens_only.tokens.level = -30.0  # owed to another client
     assert tokens_only.headers()["x-ratelimit-remaining-tokens"] == "0"
+
+
+def test_the_server_counts_the_tokens_a_minute_it_admitted_on_its_own_clock():
+    """1,100 tokens admitted from 10 s to 70 s, 100 of them the first request's (already in the bucket):
+    1,000 a minute; a single admitted request spans no time."""
+    assert ServerStats(
+        metered_tokens=1100, admitted=[10.0, 70.0, 100.0]
+    ).admitted_per_minute == pytest.approx(1000)
+    assert math.isnan(ServerStats(metered_tokens=100, admitted=[10.0, 10.0, 100.0]).admitted_per_minute)
 
 
 def test_the_server_refuses_a_request_due_in_under_a_second():
@@ -363,26 +377,146 @@ def test_server_answers_429_with_openais_headers_beyond_the_limit(limits, kind, 
         assert server.stats.rate_limited == 1
 
 
+def test_waiting_requests_are_sent_as_the_bucket_fills(clock):
+    """120 requests of 25 tokens wait at once at 60,000 tokens a minute (1,000 a second), on the limiter's
+    own clock: the k-th goes out the moment the bucket, empty at the first request, holds it: at k x 25 ms,
+    never earlier (over the limit) nor later (under it)."""
+    limiter = ClientLimiter(tokens_per_minute=60_000, requests_per_minute=None, clock=clock)
+
+    async def run() -> list[float]:
+        return await asyncio.gather(*(limiter.acquire(25) for _ in range(120)))
+
+    assert asyncio.run(run()) == [pytest.approx(k * 0.025) for k in range(1, 121)]
+    assert (limiter.first_sent_at, limiter.last_sent_at) == (pytest.approx(0.025), pytest.approx(3.0))
+    assert limiter.released == 120 * 25
+
+
 def test_client_holds_the_tokens_per_minute_limit(tmp_path):
     """Without llm.rate_limit the 3,000 tokens go out at once (the server's bucket holds a minute's worth);
-    with it the client sends at the limit, and nothing is rejected."""
+    with it the client sends at the limit, and nothing is rejected. Every request waits at the limiter from
+    the start (concurrency 120), so its sends, timed on its own clock, show its pacing: a loaded machine
+    may slow the round trips, not the pace of a bucket that keeps filling while the client waits."""
     tpm = 60_000  # 1,000 tokens a second; each request is ~25 tokens
     with ChatServer(tokens_per_minute=tpm) as server:
         llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
-               "concurrency": 8, "cache_dir": str(tmp_path)}  # fmt: skip
+               "concurrency": 120, "cache_dir": str(tmp_path)}  # fmt: skip
         llm["rate_limit"] = {"tokens_per_minute": tpm}
         chat = CachedChat(llm, LOG)
         sampling = chat.sampling({"max_tokens": 16})
         requests = [chat.request(f"Rate limited request {i}.", sampling, "t@1") for i in range(120)]
-        chat.backend()
+        limiter = chat.backend().limiter
         start = time.perf_counter()
         chat.complete(requests)
         wall = time.perf_counter() - start
         chat.close()
-    tokens = sum(request_tokens([c for _, c in r.messages], 16) for r in requests)
-    throughput = tokens / wall * 60
+    tokens = [request_tokens([c for _, c in r.messages], 16) for r in requests]
     assert server.stats.rate_limited == 0 and server.stats.requests == 120
-    assert 0.9 * tpm <= throughput <= 1.05 * tpm, (throughput, wall)
+    assert limiter.released == sum(tokens)
+    paced = (sum(tokens) - tokens[0]) / (limiter.last_sent_at - limiter.first_sent_at) * 60
+    assert 0.9 * tpm <= paced <= 1.05 * tpm, paced
+    assert sum(tokens) / wall * 60 <= 1.05 * tpm  # never over the limit, however fast the machine
+
+
+KEY = "sk-proj-0123456789abcdef"
+
+
+def shared_limit(root, key: str = KEY) -> SharedLimit:
+    """The shared state of one key at one endpoint and model, in ``root`` (a job's view of it)."""
+    return SharedLimit(root / "cache.ratelimit", "https://api.example.com/v1", key, "gpt-4o")
+
+
+def test_jobs_sharing_a_key_take_turns_at_one_limit(clock, tmp_path):
+    """Two jobs (two limiters over one shared state, as two processes would hold it) with the provider's
+    600 tokens a minute: their requests go out at 10 tokens a second between them, not each; a 429 one of
+    them sees holds the other, and the scale one learns counts the other's requests. A job with another key
+    keeps its own limit; the key itself is written nowhere."""
+    a, b = (ClientLimiter(600, None, clock=clock, shared=shared_limit(tmp_path)) for _ in range(2))
+    assert [acquire(job, 5)[0] for job in (a, b, a, b)] == [0.5, 1.0, 1.5, 2.0]
+    assert (
+        a.released == b.released == 10
+    )  # each job's own, and the tokens sent by both as each last saw them:
+    assert (a.sent, b.sent) == (15, 20)
+    other = ClientLimiter(600, None, clock=clock, shared=shared_limit(tmp_path, key="sk-proj-another"))
+    a.observe(429, {"retry-after": "3"})  # at 2 s
+    assert acquire(b, 5) == [5.5]  # paused until 5 s, owing the pause's 30 tokens: 35 at 10 a second
+    assert acquire(other, 5) == [6.0]  # its own bucket, empty at its first request (at 5.5 s)
+    files = sorted((tmp_path / "cache.ratelimit").iterdir())
+    assert len(files) == 2 and all(KEY not in f.read_text() and KEY not in f.name for f in files)
+    state = json.loads(a.shared.path.read_text())
+    assert (state["endpoint"], state["model"], state["limits"]) == (
+        "https://api.example.com/v1",
+        "gpt-4o",
+        {"tokens": 600},
+    )
+
+
+def test_a_scale_one_job_learns_counts_every_jobs_requests(clock, tmp_path):
+    """One job's answers show the server charging 80 for 50 estimated tokens: the other job counts its next
+    request at that scale too (100 tokens a second: 50 estimated are 80, due 0.8 s after the last)."""
+    a, b = (ClientLimiter(6000, None, clock=clock, shared=shared_limit(tmp_path)) for _ in range(2))
+    assert answered(a, 50, 3000) == 1.0  # at 0.5 s
+    assert answered(a, 50, 3000 - 80 + 50) == pytest.approx(1.6)  # at 1 s
+    assert acquire(b, 50) == [pytest.approx(1.8)] and b.scale == pytest.approx(1.6)
+
+
+def test_a_job_gone_with_requests_in_flight_leaves_the_others_a_clear_count(clock, tmp_path):
+    """Tokens a job sent and never saw answered (it was killed) are no longer in flight once it is gone:
+    the others' scale is learnt again without them."""
+    job = ClientLimiter(600, None, clock=clock, shared=shared_limit(tmp_path))
+    with job.shared.state() as state:  # a process that ran here and is gone sent 400 tokens, unanswered
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout.strip()  # fmt: skip
+        state.update(sent=400.0, answered=0.0, in_flight={f"{socket.gethostname()}:{gone}": (400.0, 0.0)})
+    acquire(job, 5)
+    state = json.loads(job.shared.path.read_text())
+    assert state["sent"] - state["answered"] == 5 and list(state["in_flight"]) == [process_owner()]
+
+
+JOB = """
+import json, logging, sys, time
+from pathlib import Path
+from rmexplain.llm.client import CachedChat
+llm, name, n, go = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+chat = CachedChat(llm, logging.getLogger(name))
+sampling = chat.sampling({"max_tokens": 16})
+requests = [chat.request(f"Job {name} asks request {i}.", sampling, "t@1") for i in range(n)]
+limiter = chat.backend().limiter
+print("ready", flush=True)
+while not go.exists():
+    time.sleep(0.01)
+chat.complete(requests)
+print(json.dumps({"failures": chat.stats.failures, "released": limiter.released,
+                  "first": limiter.first_sent_at, "last": limiter.last_sent_at}))
+"""
+
+
+def test_four_jobs_hold_the_providers_limit_together(tmp_path):
+    """Four jobs at once, each with the provider's limit as the provider states it, against a server whose
+    bucket is empty at the first request: together they send at the limit, not four times it (each at
+    the limit alone would see about three 429s in four): few 429s, none failing, and the pace of all their
+    sends, timed on the clock they share, is the limit's."""
+    tpm = 60_000  # 1,000 tokens a second; each request is ~25 tokens
+    with ChatServer(tokens_per_minute=tpm, start_empty=True) as server:
+        llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+               "concurrency": 40, "cache_dir": str(tmp_path / "cache"), "max_retries": 8,
+               "rate_limit": {"tokens_per_minute": tpm}}  # fmt: skip
+        go = tmp_path / "go"
+        command = [sys.executable, "-c", JOB, json.dumps(llm)]
+        jobs = [
+            subprocess.Popen([*command, str(i), "40", str(go)], stdout=subprocess.PIPE, text=True)
+            for i in range(4)
+        ]
+        for job in jobs:  # each has built its client: they start together
+            assert job.stdout is not None and job.stdout.readline().strip() == "ready"
+        go.touch()
+        results = [json.loads(job.communicate(timeout=120)[0]) for job in jobs]
+        metered, rejected = server.stats.metered_tokens, server.stats.rate_limited
+        answered = server.stats.requests - rejected
+    assert [r["failures"] for r in results] == [0] * 4 and answered == 160
+    assert rejected <= 0.1 * 160, rejected
+    span = max(r["last"] for r in results) - min(r["first"] for r in results)
+    paced = (sum(r["released"] for r in results) - metered / 160) / span * 60
+    assert 0.9 * tpm <= paced <= 1.05 * tpm, paced
 
 
 def test_client_pauses_on_429s_when_another_client_shares_the_limit(tmp_path):
@@ -407,15 +541,16 @@ def test_client_follows_the_servers_count_where_it_differs_from_its_estimate(tmp
     """The server counts a prompt's characters / 2.5 as its tokens, 1.6x the client's estimate (/ 4), and
     its bucket is empty at the first request: the client learns the server's count from its
     x-ratelimit-remaining-tokens and x-ratelimit-reset-tokens headers and runs at the limit as the server
-    counts it, with no request failing and few 429s (by its own estimate it would send 1.6x too fast)."""
+    counts it, with no request failing and few 429s (by its own estimate it would send 1.6x too fast). Its
+    pace is timed on its own clock, every request waiting at the limiter from the start (as above)."""
     tpm = 1_200_000  # 20,000 server tokens a second; each request counts ~1,600
     with ChatServer(tokens_per_minute=tpm, chars_per_token=2.5, start_empty=True) as server:
         llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
-               "concurrency": 8, "cache_dir": str(tmp_path)}  # fmt: skip
+               "concurrency": 80, "cache_dir": str(tmp_path)}  # fmt: skip
         chat = CachedChat({**llm, "rate_limit": {"tokens_per_minute": tpm}}, LOG)
         sampling = chat.sampling({"max_tokens": 4})
         requests = [chat.request(f"{i:03d} " + "x" * 3996, sampling, "t@1") for i in range(80)]
-        chat.backend()
+        limiter = chat.backend().limiter
         start = time.perf_counter()
         chat.complete(requests)
         wall = time.perf_counter() - start
@@ -423,7 +558,9 @@ def test_client_follows_the_servers_count_where_it_differs_from_its_estimate(tmp
     estimated = sum(request_tokens([c for _, c in r.messages], 4) for r in requests)
     assert server.stats.metered_tokens / estimated == pytest.approx(1.6, abs=0.01)
     assert chat.stats.failures == 0 and server.stats.requests - server.stats.rate_limited == 80
-    throughput = server.stats.metered_tokens / wall * 60
     assert server.stats.rate_limited <= 0.1 * 80, server.stats.rate_limited  # by its own estimate: ~30 %
-    assert 0.9 * tpm <= throughput <= 1.05 * tpm, (throughput, wall)
+    per_request = server.stats.metered_tokens / 80  # as the server counts them (all the same length)
+    paced = (server.stats.metered_tokens - per_request) / (limiter.last_sent_at - limiter.first_sent_at) * 60
+    assert 0.9 * tpm <= paced <= 1.05 * tpm, paced
+    assert server.stats.metered_tokens / wall * 60 <= 1.05 * tpm
     assert chat.backend().limiter.scale == pytest.approx(1.6, rel=0.15)

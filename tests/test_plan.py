@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -9,14 +10,19 @@ from pathlib import Path
 
 import polars as pl
 import yaml
-from conftest import SNAKEMAKE
+from conftest import SNAKEMAKE, WorkflowCopy
 from test_llm_workflow import write_project
+from test_reproduction import mini_paper_config, write_mini_paper_inputs
 
-from rmexplain import paths
-from rmexplain.config import load
+from rmexplain import paths, targets
+from rmexplain.config import check, load
+from rmexplain.design import Design
+from rmexplain.llm.base import Completion
+from rmexplain.llm.budget import request_cost
+from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import UNJUDGED, LLMJob, Plan, Spending, make_plan, plan_markdown
+from rmexplain.plan import UNJUDGED, UNSCORED, LLMJob, Plan, Spending, make_plan, plan_markdown, write_plan
 
 
 def plan(root, config) -> str:
@@ -108,6 +114,78 @@ def test_paper_plan_needs_no_network_and_no_key(workflow_copy):
     assert "- dataset nvidia/HelpSteer2 (datasets.hs2)" in out
 
 
+def announced(plan_text: str) -> int:
+    """The plan's ``Requests still to make`` (exact or an upper bound)."""
+    found = re.search(r"Requests still to make: (?:at most )?(\d+)\.", plan_text)
+    assert found, plan_text
+    return int(found.group(1))
+
+
+def test_the_papers_evaluation_datasets_get_no_effect_edits(tmp_path):
+    """config/paper.yaml with the effects on for two_step: only the §4 datasets (stages: [analysis]) are
+    edited, scored for the effects and planned; §3's keep their originals and perturbations in the
+    truncation table."""
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "paper.yaml").read_text())
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"]}
+    design = Design.from_config(check(config))
+    analysed = ["hs2_global", "helpful_global", "harmless_global"]
+    assert design.effect_datasets() == analysed and design.effect_methods("harmless") == []
+    parts = {(dataset, stage) for dataset, _, stage, _ in targets.truncation_parts(design)}
+    assert {dataset for dataset, stage in parts if stage == "effects"} == set(analysed)
+    assert {("harmless", "originals"), ("harmless", "perturbations")} <= parts
+    plan = make_plan(config, tmp_path)
+    assert [job.dataset for job in plan.llm_jobs if job.stage == "effects"] == analysed
+    text = plan_markdown(plan)
+    assert "- `score_effect_edits` (dataset=harmless_global, rm=skywork-8b): gpu=1\n" in text
+    assert "- `score_effect_edits` (dataset=harmless," not in text  # §3's are not scored for the effects
+    assert "- `perturb` (dataset=harmless, method=polyjuice, orienter=pythia-1.4b): gpu=1\n" in text
+    assert "- `embed_texts` (dataset=hs2): gpu=1\n" in text
+    assert (
+        "## Hub downloads\n\n- model OpenAssistant/reward-model-deberta-v3-large@main (to download; used by "
+        "reward_models.deberta-v1.model)\n" in text
+    )
+    assert "- model uw-hai/polyjuice@default branch (to download; used by perturb.polyjuice.model)\n" in text
+    assert text.endswith("- dataset Anthropic/hh-rlhf (datasets.harmless_global)\n")
+    assert (
+        "### Answers near their max_tokens\n\n- WARNING hs2 / two_step: answer length unknown until the "
+        "comparisons are sampled (max_tokens 4096)\n" in text
+    )
+
+
+def test_the_effects_edit_only_what_is_analysed_at_the_papers_design(tmp_path, monkeypatch):
+    """The paper's design in miniature with the attribute effects on for two_step: §3's evaluation-only
+    dataset gets no effect edits (nothing reads them), so the server receives what the plan says, before
+    sampling (at most) and once the originals are scored (the dev server parses every step-1 line, so the
+    bound is met); the truncation table has its §3 rows without an effects part."""
+    workflow = WorkflowCopy(tmp_path)
+    write_mini_paper_inputs(tmp_path)
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)  # the config's pair files are relative to it
+    with ChatServer(expected_key="sk-test") as server:
+        config = mini_paper_config(server)
+        config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"]}
+        config_path = workflow.write_config(config)
+        design = Design.from_config(load(config_path))
+        assert design.effect_pairs == [("harmless_global", "two_step")]
+        bound = announced(plan(tmp_path, config_path))
+        options = ("--cores", "2", "--configfile", str(config_path))
+        originals = [part[3] for part in targets.truncation_parts(design) if part[2] == "originals"]
+        workflow.snakemake(*originals, *options)
+        scored = plan(tmp_path, config_path)
+        assert "| effects | harmless_global | two_step | (no RM) | 7 |" in scored, scored
+        assert "| effects | harmless |" not in scored
+        workflow.snakemake(paths.table_file(paths.TRUNCATION, "csv"), *options)
+        received = server.stats.requests
+    assert received == announced(scored) <= bound
+    assert not (tmp_path / paths.fmt(paths.EFFECT_EDITS, dataset="harmless", method="two_step")).exists()
+    truncation = pl.read_csv(tmp_path / paths.table_file(paths.TRUNCATION, "csv"))
+    stages = truncation.group_by("dataset").agg(pl.col("stage").unique().sort())
+    assert dict(stages.iter_rows()) == {
+        "harmless": ["originals", "perturbations"],
+        "harmless_global": ["effects", "originals", "perturbations"],
+    }
+
+
 def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config_path = write_project(tmp_path, ChatServer())  # never started: the plan sends nothing
@@ -133,6 +211,55 @@ def test_plan_warns_where_answers_come_near_their_max_tokens(tmp_path, monkeypat
         "them may stop at the limit and be skipped" in sampled
     ), sampled
     assert "toy / two_step" not in sampled
+
+
+def write_comparisons(root: Path, dataset: str, rows: list[tuple[str, str, str]]) -> None:
+    """A sampled comparisons table of ``rows`` (prompt, chosen, rejected)."""
+    comparisons = root / paths.fmt(paths.COMPARISONS, dataset=dataset)
+    comparisons.parent.mkdir(parents=True)
+    pl.DataFrame(
+        {
+            "comparison_id": [f"{dataset}-s0-{i}" for i in range(len(rows))],
+            "dataset": [dataset] * len(rows),
+            "seed": [0] * len(rows), "source_index": [str(i) for i in range(len(rows))],
+            "prompt": [r[0] for r in rows], "chosen": [r[1] for r in rows], "rejected": [r[2] for r in rows],
+        }
+    ).write_parquet(comparisons)  # fmt: skip
+
+
+def test_plan_marks_bounds_and_says_what_a_sampled_dataset_still_needs(tmp_path, monkeypatch):
+    """Before sampling, every count is an upper bound: the random baseline's prompts for the second RM are
+    the first's (it later sends none), so its row reads "≤ 30", not 30. Once sampled but not scored, the jobs
+    that need the orienting RMs' scores say so, and the cost line names the step that scores them; the
+    effects' edits need no RM and are counted exactly."""
+    monkeypatch.chdir(tmp_path)
+    config_path = write_project(tmp_path, ChatServer())  # never started: the plan sends nothing
+    config = yaml.safe_load(config_path.read_text())
+    config["reward_models"]["toy-rm2"] = config["reward_models"]["toy-rm"]
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"], "rewrite_of_rewrite": False}
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    unsampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    for rm in ("toy-rm", "toy-rm2"):
+        row = f"| perturb | toy | random | {rm} | 5 | ≤ 30 | – | unknown until sampled | to run |"
+        assert row in unsampled
+    assert "| discover | toy | discover | toy-rm | 5 | ≤ 5 |" in unsampled, unsampled
+    # 5 comparisons: 10 responses × 2 attributes × 2 directions, one round (no edits of edits)
+    assert "| effects | toy | two_step | (no RM) | 5 | ≤ 40 | – | unknown until sampled |" in unsampled
+    steps = "`snakemake --until sample_comparisons` samples them locally, then `snakemake --until "
+    assert steps in unsampled
+
+    write_comparisons(tmp_path, "toy", [("q", "a long answer", "no"), ("r", "yes", "nope")])
+    sampled = plan_markdown(make_plan(load(config_path), tmp_path))
+    for rm in ("toy-rm", "toy-rm2"):
+        row = f"| perturb | toy | random | {rm} | 5 | ≤ 30 | – | unknown until scored | to run |"
+        assert row in sampled
+    assert "| judge | toy | two_step | toy-rm | 5 | ≤ 6 | – | unknown until scored |" in sampled, sampled
+    assert "| effects | toy | two_step | (no RM) | 2 | 16 | 0 | ~" in sampled  # 4 responses × 2 × 2 ways
+    assert "until the comparisons are sampled" not in sampled and "sample_comparisons" not in sampled
+    assert (
+        f"+ the requests unknown yet (discover, judge, perturb {UNSCORED}: `snakemake --until "
+        "score_originals` scores the originals (the RMs run, on GPUs where they need them))" in sampled
+    )
 
 
 TOY_RMS = '''
@@ -244,6 +371,179 @@ def test_plan_equals_what_the_server_receives_when_seeds_redraw_pairs(tmp_path):
         assert max(server.successes().values()) == 1
 
 
+TOY_PAIRS = [("How do I boil an egg?", "Put it in boiling water for eight minutes.", "Cook it."),
+             ("Is tea hot?", "Yes.", "No.")]  # fmt: skip
+
+
+def toy_config(root: Path) -> dict:
+    """The demo's config on a two-pair file scored by a python RM, every LLM stage on, against an address
+    nothing listens at (the plan sends nothing): checked, in ``root`` (the working directory)."""
+    (root / "toy_rm.py").write_text(
+        "def score(prompts, responses):\n    return [len(r) for r in responses]\n"
+    )
+    (root / "pairs.jsonl").write_text(
+        "".join(json.dumps({"prompt": p, "chosen": c, "rejected": r}) + "\n" for p, c, r in TOY_PAIRS)
+    )
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())
+    config.update(
+        datasets={"toy": {"source": "file", "path": "pairs.jsonl"}},
+        sample={"n_per_seed": 2, "seeds": [0]},
+        reward_models={"toy-rm": {"backend": "python", "callable": "toy_rm.py:score"}},
+        attributes={"clarity": "whether it is clear", "verbosity": "how long it is"},
+        perturb={"methods": ["two_step", "random"], "random": {"n": 2}, "discover": {"enabled": True}},
+        llm={"backend": "openai", "model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
+             "prices": {"input_per_million": 2.0, "output_per_million": 8.0}, "max_requests": 20,
+             "rate_limit": {"tokens_per_minute": 6000}},
+    )  # fmt: skip
+    config["tokens"]["enabled"] = False
+    config["analysis"]["judge"] = {"enabled": True, "max_per_attribute": 3}
+    config["analysis"]["effects"] = {"enabled": True, "methods": ["two_step"], "rewrite_of_rewrite": False}
+    return check(config)
+
+
+def score_toy_originals(root: Path) -> None:
+    """The toy's comparisons as sampled, and toy-rm's scores of them: it prefers the chosen answer of the
+    first and ties on the second (which the orientation skips)."""
+    write_comparisons(root, "toy", TOY_PAIRS)
+    scores = root / paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+    scores.parent.mkdir(parents=True)
+    pl.DataFrame(
+        {"comparison_id": ["toy-s0-0", "toy-s0-1"], "rm": ["toy-rm"] * 2, "reward_chosen": [42.0, 3.0],
+         "reward_rejected": [8.0, 3.0], "plus_target": ["chosen", None], "agrees_with_human": [True, None],
+         "truncated_chosen": [False] * 2, "truncated_rejected": [False] * 2, "max_length": [None, None]},
+        schema_overrides={"max_length": pl.Int64},
+    ).write_parquet(scores)  # fmt: skip
+
+
+def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypatch):
+    """One oriented comparison (the other a tie) and two in all: two_step asks a step 1 per response and at
+    most a step 2 per attribute (≤ 6), random 2 per response (4), discovery one (1), the effects' edits 2
+    responses x 2 comparisons x 2 attributes x 2 directions (16, no RM), the judge at most 2 responses x 2
+    attributes (≤ 4, until the perturbations exist). The cost counts every known request at llm.prices; the
+    limit of 20 stops the 31; the duration meters prompt plus max_tokens; an answer in the cache is not
+    sent again; nothing needs a GPU or a download."""
+    monkeypatch.chdir(tmp_path)
+    config = toy_config(tmp_path)
+    two_seeds = check({**config, "sample": {"n_per_seed": 2, "seeds": [0, 1]}})
+    unsampled = plan_markdown(make_plan(two_seeds, tmp_path))  # 2 x 2 comparisons, 2 responses, n 2
+    assert "| perturb | toy | random | toy-rm | 4 | ≤ 16 | – | unknown until sampled | to run |" in unsampled
+    score_toy_originals(tmp_path)
+    scores = tmp_path / paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+    scores.rename(tmp_path / "scores.parquet")  # sampled, not scored yet
+    unscored = plan_markdown(make_plan(config, tmp_path))
+    assert "| perturb | toy | random | toy-rm | 2 | ≤ 8 | – | unknown until scored | to run |" in unscored
+    (tmp_path / "scores.parquet").rename(scores)
+    plan = make_plan(config, tmp_path)
+    text = write_plan(config, tmp_path / "results" / "plans" / "plan.md", tmp_path)
+    assert (tmp_path / "results" / "plans" / "plan.md").read_text() == text == plan_markdown(plan)
+    counts = {(job.stage, job.method): (job.comparisons, job.requests, job.exact) for job in plan.llm_jobs}
+    assert counts == {
+        ("perturb", "two_step"): (1, 6, False),
+        ("perturb", "random"): (1, 4, True),
+        ("discover", "discover"): (1, 1, True),
+        ("effects", "two_step"): (2, 16, True),
+        ("judge", "two_step"): (1, 4, False),
+    }
+    assert text.startswith(
+        "# Plan\n\n## LLM requests\n\n| stage | dataset | method | orienter | comparisons | requests to send "
+        "| answered already | tokens in / out | status |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
+    assert (
+        "\n\nRequests to send: those the cache does not answer yet, each counted once (a job asking one an "
+        "earlier job asks waits for its answer); ≤ marks an upper bound. Answered already: by the cache or "
+        "an earlier job (all of a job that is done).\n\n" in text
+    )
+    assert "### Spending limits\n\n- llm.max_requests" in text and "### Answers near" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "toy" in line]
+    tokens = {job.stage + job.method: job.tokens for job in plan.llm_jobs}
+    assert rows == [
+        f"| perturb | toy | two_step | toy-rm | 1 | ≤ 6 | 0 | ~{tokens['perturbtwo_step'][0]} / "
+        f"~{tokens['perturbtwo_step'][1]} | to run |",
+        f"| perturb | toy | random | toy-rm | 1 | 4 | 0 | ~{tokens['perturbrandom'][0]} / "
+        f"~{tokens['perturbrandom'][1]} | to run |",
+        f"| discover | toy | discover | toy-rm | 1 | 1 | 0 | ~{tokens['discoverdiscover'][0]} / ~40 "
+        "| to run |",
+        f"| effects | toy | two_step | (no RM) | 2 | 16 | 0 | ~{tokens['effectstwo_step'][0]} / "
+        f"~{tokens['effectstwo_step'][1]} | to run |",
+        "| judge | toy | two_step | toy-rm | 1 | ≤ 4 | – | unknown until perturbed | to run |",
+    ]
+    known = [job.tokens for job in plan.llm_jobs if job.tokens is not None]
+    cost = request_cost(sum(t[0] for t in known), sum(t[1] for t in known), {"input_per_million": 2.0,
+                        "output_per_million": 8.0})  # fmt: skip
+    assert (
+        f"Requests still to make: at most 31. Estimated cost: {cost:.2f} + the requests unknown yet (judge "
+        f"{UNJUDGED}), at {{'input_per_million': 2.0, 'output_per_million': 8.0}} per 1M tokens." in text
+    )
+    assert "- llm.max_requests 20: 0 requests sent so far (ledger " in text
+    assert (
+        "20 left; the run needs at most 31: it may stop after 20 more requests, with 11 unsent. Raise "
+        "llm.max_requests to at least 31 to finish." in text
+    )
+    metered = sum(p.prompt_tokens + p.max_tokens for job in plan.llm_jobs for p in job.planned or ())
+    assert f"Duration at llm.rate_limit: unknown at 6000 tokens/min (judge {UNJUDGED})" in text
+    assert plan.pending[0].metered is not None and metered > 0
+    assert (
+        "Completions already cached: 0.\n\n## GPU jobs\n\nNone.\n\n## Hub downloads\n\nNone: everything"
+        in text
+    )
+
+    first = next(job for job in plan.llm_jobs if job.method == "random").planned[0]
+    cache = CompletionCache(tmp_path / config["llm"].get("cache_dir", ".rmexplain-cache/llm"))
+    cache.put(first.key, "openai:dev", Completion(text="an answer"))
+    cache.close()
+    again = plan_markdown(make_plan(config, tmp_path))
+    assert "| perturb | toy | random | toy-rm | 1 | 3 | 1 | ~" in again
+    assert "Requests still to make: at most 30." in again and "Completions already cached: 1." in again
+
+    done = tmp_path / paths.fmt(paths.PERTURBATIONS, dataset="toy", method="random", orienter="toy-rm")
+    done.parent.mkdir(parents=True, exist_ok=True)
+    done.touch()  # the job's output exists: nothing of it is sent
+    assert "| perturb | toy | random | toy-rm | 1 | 0 | 4 | ~0 / ~0 | done |" in plan_markdown(
+        make_plan(config, tmp_path)
+    )
+
+
+def test_the_judges_own_llm_section_is_planned_against_its_own_limit(tmp_path, monkeypatch):
+    """Once the perturbations it judges exist, the judge's requests are built (one per perturbation, at most
+    max_per_attribute per attribute) and counted against analysis.judge.llm's max_requests, apart from
+    llm's."""
+    monkeypatch.chdir(tmp_path)
+    config = toy_config(tmp_path)
+    config["analysis"]["judge"]["llm"] = {"model": "judge-model", "max_requests": 1}
+    config = check(config)
+    score_toy_originals(tmp_path)
+    perturbations = tmp_path / paths.fmt(
+        paths.PERTURBATIONS, dataset="toy", method="two_step", orienter="toy-rm"
+    )
+    perturbations.parent.mkdir(parents=True)
+    rows = [("chosen", "worse", "clarity", "Boil it."), ("rejected", "better", "verbosity", "Cook it well.")]
+    pl.DataFrame(
+        {
+            "perturbation_id": [f"p{i}" for i in range(2)], "comparison_id": ["toy-s0-0"] * 2,
+            "target": [r[0] for r in rows], "direction": [r[1] for r in rows],
+            "attribute": [r[2] for r in rows],
+            "variant": [0, 0], "text": [r[3] for r in rows], "method": ["two_step"] * 2,
+            "orienter": ["toy-rm"] * 2, "focus_words": [["it"], ["it"]], "generator": ["dev"] * 2,
+        }
+    ).write_parquet(perturbations)  # fmt: skip
+    plan = make_plan(config, tmp_path)
+    (judge,) = [job for job in plan.llm_jobs if job.stage == "judge"]
+    assert (judge.llm_key, judge.requests, judge.exact, judge.comparisons) == (
+        "analysis.judge.llm",
+        2,
+        True,
+        1,
+    )
+    lines = plan.budget_lines()
+    assert (
+        lines[0].startswith("- llm.max_requests 20: ") and "the run needs 21: it stops" in lines[0]
+    )  # two_step done
+    assert lines[1].startswith("- analysis.judge.llm.max_requests 1: ") and (
+        "1 left; the run needs 2: it stops after 1 more requests, with 1 unsent. Raise "
+        "analysis.judge.llm.max_requests to at least 2 to finish." in lines[1]
+    )
+
+
 def planned(n: int, prompt_chars: int, answer_tokens: int, max_tokens: int) -> tuple[PlannedRequest, ...]:
     return tuple(PlannedRequest(f"k{i}", prompt_chars, 1, answer_tokens, max_tokens) for i in range(n))
 
@@ -266,6 +566,61 @@ def test_plan_states_the_duration_at_the_rate_limit():
                    rate_limit={"tokens_per_minute": 10_000})  # fmt: skip
     assert (
         "unknown at 10000 tokens/min (discover until the comparisons are sampled)" in unknown.duration_line()
+    )
+
+
+def test_plan_advises_the_requests_sent_plus_those_needed(tmp_path):
+    """A cap raised after a stop: 12 sent of 20, 13 to send. The run stops after 8 more; finishing takes
+    12 + 13 = 25 (the cap plus the need, 33, would overshoot)."""
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 13, True, False, planned(13, 400, 10, 20))]
+    plan = Plan(llm_jobs=jobs, spending=[Spending("llm", 20, None, 12, 0.0, tmp_path / "ledger.json")])
+    (line,) = plan.budget_lines()
+    assert "12 requests sent so far" in line and "8 left; the run needs 13: it stops after 8 more" in line
+    assert line.endswith("with 5 unsent. Raise llm.max_requests to at least 25 to finish."), line
+    fits = Plan(llm_jobs=jobs, spending=[Spending("llm", 25, None, 12, 0.0, tmp_path / "ledger.json")])
+    assert "13 left; the run needs 13: it fits" in fits.budget_lines()[0]
+
+
+def test_the_request_limit_at_its_edges(tmp_path):
+    """A cap of 0 lets nothing through; a ledger past its cap (a retry over it) leaves 0, never less."""
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 3, True, False, planned(3, 400, 10, 20))]
+    ledger = tmp_path / "ledger.json"
+    (zero,) = Plan(llm_jobs=jobs, spending=[Spending("llm", 0, None, 0, 0.0, ledger)]).budget_lines()
+    assert zero == (
+        f"- llm.max_requests 0: 0 requests sent so far (ledger {ledger}), 0 left; the run needs 3: it stops "
+        "after 0 more requests, with 3 unsent. Raise llm.max_requests to at least 3 to finish."
+    )
+    (past,) = Plan(llm_jobs=jobs, spending=[Spending("llm", 10, None, 12, 0.0, ledger)]).budget_lines()
+    assert "12 requests sent so far" in past and "0 left; the run needs 3: it stops after 0 more" in past
+    assert past.endswith("with 3 unsent. Raise llm.max_requests to at least 15 to finish.")
+
+
+def test_the_cost_limit_at_its_edges(tmp_path):
+    """At a USD a token the guard's arithmetic is exact: each request is estimated at 5 (3 prompt tokens,
+    2 answer tokens) and may cost 25 at worst (20 prompt characters with the message's 8, max_tokens 5).
+    A cap of 35 sends the third request, whose worst case reaches it exactly, and stops before the fourth;
+    finishing takes the 20 estimated plus one worst case, 45. A cap of 0 sends nothing. What is spent
+    already counts apart from the estimate of what fits."""
+    prices = {"input_per_million": 1_000_000.0, "output_per_million": 1_000_000.0}
+    jobs = [LLMJob("perturb", "d", "random", "rm", 5, 4, True, False, planned(4, 12, 2, 5))]
+    assert request_cost(jobs[0].planned[0].worst_tokens_in, 5, prices) == 25.0
+    ledger = tmp_path / "ledger.json"
+
+    def line(cap: float, spent: float, extra: tuple[LLMJob, ...] = ()) -> str:
+        spending = Spending("llm", None, cap, 0, spent, ledger)
+        (only,) = Plan(llm_jobs=[*jobs, *extra], prices=prices, spending=[spending]).budget_lines()
+        return only
+
+    assert line(35.0, 0.0) == (
+        f"- llm.max_cost_usd 35.0: 0.00 USD spent so far (ledger {ledger}); it stops after about 3 of the 4 "
+        "requests to send (the estimated spending plus the next request's worst case passes the cap). Raise "
+        "llm.max_cost_usd to at least 45.00 to finish."
+    )
+    assert "llm.max_cost_usd 0.0: " in line(0.0, 0.0) and "stops after about 0 of the 4" in line(0.0, 0.0)
+    unknown = LLMJob("judge", "d", "random", "rm", 5, 3, False, False, unknown=UNJUDGED)
+    assert line(100.0, 10.0, (unknown,)) == (
+        f"- llm.max_cost_usd 100.0: 10.00 USD spent so far (ledger {ledger}); the run's estimated 20.00 USD "
+        "fits (the requests unknown yet not counted)."
     )
 
 

@@ -148,16 +148,21 @@ def read(root: Path, pattern: str) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(p) for p in sorted(root.glob(pattern))], how="diagonal_relaxed")
 
 
-@pytest.mark.slow
-def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
-    workflow = WorkflowCopy(tmp_path)
-    (tmp_path / "mini_rms.py").write_text(RMS)
+def write_mini_paper_inputs(root: Path) -> None:
+    """The miniature's RMs and its two pair files (§3's and §4's) in ``root``."""
+    (root / "mini_rms.py").write_text(RMS)
     for name, prefix in (("pairs.jsonl", ""), ("pairs_global.jsonl", "Quick question. ")):
-        with open(tmp_path / name, "w") as f:
+        with open(root / name, "w") as f:
             for prompt, chosen, rejected in PAIRS:
                 f.write(
                     json.dumps({"prompt": prefix + prompt, "chosen": chosen, "rejected": rejected}) + "\n"
                 )
+
+
+@pytest.mark.slow
+def test_the_papers_design_runs_end_to_end_in_miniature(tmp_path, monkeypatch):
+    workflow = WorkflowCopy(tmp_path)
+    write_mini_paper_inputs(tmp_path)
     monkeypatch.setenv("RMX_TEST_KEY", "sk-test")
     with ChatServer(expected_key="sk-test") as server:
         config = workflow.write_config(mini_paper_config(server))

@@ -405,8 +405,9 @@ class Design:
 
     def effect_methods(self, dataset: str) -> list[str]:
         """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in
-        ``analysis.effects.methods``, else every one with an editor that calls no LLM."""
-        if not self.effects.get("enabled"):
+        ``analysis.effects.methods``, else every one with an editor that calls no LLM. None on a dataset
+        whose ``stages`` leave out ``analysis``: nothing would read its edits."""
+        if not self.effects.get("enabled") or "analysis" not in self.dataset(dataset).stages:
             return []
         chosen = self.effects.get("methods")
         candidates = self.dataset_analysed_methods(dataset)
@@ -429,7 +430,7 @@ class Design:
     @cached_property
     def effect_pairs(self) -> list[tuple[str, str]]:
         """Every (dataset, method) with attribute effects."""
-        return [(d, m) for d in self.stage_datasets("analysis") for m in self.effect_methods(d)]
+        return [(d, m) for d in self.datasets for m in self.effect_methods(d)]
 
     def effect_datasets(self) -> list[str]:
         """Datasets with attribute effects."""

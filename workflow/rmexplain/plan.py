@@ -11,9 +11,10 @@
   after a step-1 answer not cached yet counts one request per attribute, an upper bound (it skips
   attributes whose step-1 line does not parse). The attribute effects' edits of an LLM method named in
   ``analysis.effects.methods`` (stage ``effects``, no RM): every response × attribute × direction, and each
-  edit's rewrite back where the edit is cached (else one stand-in each, an upper bound). Before the
-  comparisons are sampled, an upper bound from the sampling settings; the judge's requests are not counted for
-  methods it does not analyse;
+  edit's rewrite back where the edit is cached (else one stand-in each, an upper bound). Before a job's
+  inputs exist, an upper bound from the sampling settings (marked ≤: a pair two seeds drew, the cache or an
+  earlier job may answer some), naming what it waits for: the comparisons, or the orienting RMs' scores of
+  them; the judge's requests are not counted for methods it does not analyse;
 - estimated input and output tokens and the cost at ``llm.prices`` (prompts at characters / 4; answers as
   long as the response they rewrite, a line per attribute for step 1), with what is unknown and until when;
 - the need against ``llm.max_requests`` / ``llm.max_cost_usd`` and the ledger's spending so far: whether
@@ -65,9 +66,19 @@ DISCOVERY_ANSWER_TOKENS = 40  # a list of a few attributes
 LENGTH_WARNING = 0.8  # warn when expected answers reach this share of their max_tokens
 QUIET = logging.getLogger("rmexplain.plan")
 UNSAMPLED = "until the comparisons are sampled"
+UNSCORED = "until the orienting RMs have scored the originals"
 UNJUDGED = "until the perturbations it judges exist"
 UNPLANNED = "(the method declares no plan_requests)"
-UNKNOWN_TOKENS = {UNSAMPLED: "unknown until sampled", UNJUDGED: "unknown until perturbed"}  # table cells
+UNKNOWN_TOKENS = {  # table cells
+    UNSAMPLED: "unknown until sampled",
+    UNSCORED: "unknown until scored",
+    UNJUDGED: "unknown until perturbed",
+}
+NEXT_STEP = {  # what makes the unknown known, locally and without the LLM
+    UNSAMPLED: "`snakemake --until sample_comparisons` samples them locally",
+    UNSCORED: "`snakemake --until score_originals` scores the originals (the RMs run, on GPUs where they "
+    "need them)",
+}
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,7 @@ class LLMJob:
     asked: int | None = None
     llm_key: str = "llm"  # the config section of its LLM
     unknown: str = UNSAMPLED
+    needs_scores: bool = True  # its requests depend on the orienting RMs' scores of the originals
 
     @property
     def pending(self) -> bool:
@@ -156,6 +168,13 @@ class Plan:
                 reasons.setdefault(job.unknown, []).append(job.stage)
         return [f"{', '.join(sorted(set(stages)))} {why}" for why, stages in reasons.items()]
 
+    def next_steps(self) -> list[str]:
+        """The local steps that make the unknown requests known: sampling, then scoring the originals."""
+        waiting = [job for job in self.pending if job.planned is None and job.unknown in NEXT_STEP]
+        steps = [UNSAMPLED] if any(job.unknown == UNSAMPLED for job in waiting) else []
+        steps += [UNSCORED] if any(job.needs_scores for job in waiting) else []
+        return [NEXT_STEP[step] for step in steps]
+
     def cost(self) -> float:
         """Estimated cost of the requests still to send whose tokens are known."""
         tokens = [job.tokens for job in self.pending if job.tokens is not None]
@@ -163,11 +182,12 @@ class Plan:
 
     def cost_line(self) -> str:
         unknown = self.unknown()
+        steps = ", then ".join(self.next_steps())
+        why = f"{'; '.join(unknown)}{f': {steps}' if steps else ''}"
         if unknown and all(job.planned is None for job in self.pending):
-            sample = "`snakemake --until sample_comparisons` samples them locally"
-            return f"unknown ({'; '.join(unknown)}: {sample})"
+            return f"unknown ({why})"
         estimate = f"{self.cost():.2f}"
-        return estimate + (f" + the requests unknown yet ({'; '.join(unknown)})" if unknown else "")
+        return estimate + (f" + the requests unknown yet ({why})" if unknown else "")
 
     def duration_line(self) -> str | None:
         """How long the pending requests take at ``llm.rate_limit`` (None without a limit): each request
@@ -255,6 +275,13 @@ def _sampled(design: Design, dataset: str) -> int:
     return design.dataset(dataset).n_per_seed * len(design.dataset(dataset).seeds)
 
 
+def _awaiting(root: Path, dataset: str) -> str:
+    """What a job of ``dataset`` whose inputs do not exist yet waits for: the comparisons, or the orienting
+    RMs' scores of them."""
+    sampled = (root / paths.fmt(paths.COMPARISONS, dataset=dataset)).is_file()
+    return UNSCORED if sampled else UNSAMPLED
+
+
 class _Counter:
     """Counts each job's requests against the cache and the jobs counted before it."""
 
@@ -314,21 +341,20 @@ def length_warnings(design: Design, root: Path) -> list[str]:
 
 
 def _unplanned_job(
-    design: Design, method: str, dataset: str, orienter: str, inputs: Any, done: bool
+    design: Design, method: str, dataset: str, orienter: str, inputs: Any, done: bool, root: Path
 ) -> LLMJob:
-    """A perturbation job whose requests cannot be built (not sampled yet, or a method that declares no
-    ``plan_requests``): an upper bound from its ``llm_requests``."""
+    """A perturbation job whose requests cannot be built (not sampled or scored yet, or a method that
+    declares no ``plan_requests``): an upper bound from its ``llm_requests`` (a pair two seeds drew, the
+    cache or another job may answer some of them)."""
     entry = design.method(method)
     n = _sampled(design, dataset) if inputs is None else inputs[1].height
     requests = entry.entry.llm_requests(2 * n, len(design.config["attributes"]), dict(entry.settings))
     if design.shared_request_source(dataset, method):
         # a variant after its method: the requests they share come from the cache
         requests -= entry.entry.shared_requests_per_task * 2 * n
-    unknown = UNSAMPLED if inputs is None else UNPLANNED
-    exact = done or entry.entry.exact_requests
-    return LLMJob(
-        "perturb", dataset, method, orienter, n, 0 if done else requests, exact, done, unknown=unknown
-    )
+    unknown = _awaiting(root, dataset) if inputs is None else UNPLANNED
+    requests = 0 if done else requests
+    return LLMJob("perturb", dataset, method, orienter, n, requests, done, done, unknown=unknown)
 
 
 def _perturb_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
@@ -344,7 +370,7 @@ def _perturb_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]
                 done = (root / paths.fmt(paths.PERTURBATIONS, **wildcards)).is_file()
                 inputs = _orientation(design, dataset, orienter, root)
                 if inputs is None or plan_requests is None:
-                    jobs.append(_unplanned_job(design, method, dataset, orienter, inputs, done))
+                    jobs.append(_unplanned_job(design, method, dataset, orienter, inputs, done, root))
                     continue
                 comparisons, oriented = inputs
                 planned = plan_requests(tasks_from_orientation(comparisons, oriented), context)
@@ -375,7 +401,7 @@ def _effect_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
             upper = rounds * entry.entry.effect_requests(4 * n, len(attributes), dict(entry.settings))
             requests = 0 if done else upper
             jobs.append(LLMJob("effects", dataset, method, EFFECTS_ORIENTER, n, requests, done, done,
-                               unknown=UNSAMPLED))  # fmt: skip
+                               unknown=UNSAMPLED, needs_scores=False))  # fmt: skip
             continue
         comparisons = read_table(sampled, COMPARISONS, "comparisons")
         context = MethodContext(attributes, dict(entry.settings), QUIET, {"chat": counter.chats["llm"]})
@@ -406,7 +432,7 @@ def _judge_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
             n = _sampled(design, dataset) if inputs is None else inputs[1].height
             if not perturbations.is_file():
                 upper = 0 if done else min(cap or 2 * n, 2 * n) * len(attributes)
-                unknown = UNJUDGED if inputs is not None else UNSAMPLED
+                unknown = UNJUDGED if inputs is not None else _awaiting(root, dataset)
                 jobs.append(LLMJob("judge", dataset, method, orienter, n, upper, done, done, llm_key=key,
                                    unknown=unknown))  # fmt: skip
                 continue
@@ -432,7 +458,8 @@ def _discovery_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJo
         inputs = _orientation(design, dataset, orienter, root)
         if inputs is None:
             n = _sampled(design, dataset)
-            jobs.append(LLMJob("discover", dataset, "discover", orienter, n, 0 if done else n, True, done))
+            jobs.append(LLMJob("discover", dataset, "discover", orienter, n, 0 if done else n, done, done,
+                               unknown=_awaiting(root, dataset)))  # fmt: skip
             continue
         _, requests = discovery_prompts(*inputs, chat, settings)
         planned = [chat.planned(r, DISCOVERY_ANSWER_TOKENS) for r in requests]

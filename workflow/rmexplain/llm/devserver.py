@@ -193,12 +193,21 @@ class ServerStats:
     unauthorised: int = 0
     rate_limited: int = 0  # 429 answers of the rate limit (not injected faults)
     metered_tokens: int = 0  # tokens of the requests the rate limit admitted, as the server counts them
+    admitted: list[float] = field(default_factory=lambda: [math.nan, math.nan, 0.0])  # first, last, first's
     in_flight: int = 0
     max_in_flight: int = 0
 
     @property
     def fault_count(self) -> int:
         return sum(self.faults.values())
+
+    @property
+    def admitted_per_minute(self) -> float:
+        """The tokens a minute the rate limit admitted, on the server's clock: those after the first admitted
+        request (whose tokens the bucket held already), over the time from it to the last one."""
+        first, last, first_tokens = self.admitted
+        span = last - first
+        return (self.metered_tokens - first_tokens) / span * 60 if span > 0 else math.nan
 
 
 class ChatServer:
@@ -325,6 +334,10 @@ class ChatServer:
             wait = self.limiter.admit(tokens)
             if wait is None:
                 self.stats.metered_tokens += tokens
+                now = time.monotonic()
+                if math.isnan(self.stats.admitted[0]):
+                    self.stats.admitted = [now, now, float(tokens)]
+                self.stats.admitted[1] = now
                 return None
             self.stats.requests += 1
             self.stats.rate_limited += 1
@@ -365,6 +378,8 @@ class ChatServer:
             data = {
                 "requests": s.requests, "faults": dict(s.faults), "successes": sum(s.successes.values()),
                 "rate_limited": s.rate_limited, "metered_tokens": s.metered_tokens,
+                "admitted_span_s": s.admitted[1] - s.admitted[0],
+                "admitted_per_minute": s.admitted_per_minute,
             }  # fmt: skip
         return web.json_response(data)
 

@@ -28,7 +28,7 @@ from typing import Any
 import openai
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
-from rmexplain.llm.ratelimit import ClientLimiter, request_tokens, retry_after
+from rmexplain.llm.ratelimit import ClientLimiter, SharedLimit, request_tokens, retry_after, shared_limits_dir
 from rmexplain.settings import schema_defaults
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ PARAM_KEYS = {
     "top_p": "llm.omit_params",
     "seed": "llm.omit_params",
 }
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"  # where the openai client sends without a base_url
 NO_KEY = "not-needed"  # sent when api_key_env is null (local servers without authentication)
 
 
@@ -175,8 +176,7 @@ class OpenAIBackend(LLMBackend):
         self.malformed_retries = int(settings["malformed_retries"])
         self.extra_body = dict(settings["extra_body"] or {})
         self.http_client = str(settings["http_client"])
-        limits = {**schema_defaults("llm", "rate_limit"), **(config.get("rate_limit") or {})}
-        self.limiter = ClientLimiter(limits.get("tokens_per_minute"), limits.get("requests_per_minute"))
+        self.limiter = self._limiter(config)
         self.token_limit_param, self.omitted = request_params(
             self.model, settings["token_limit_param"], settings["omit_params"]
         )
@@ -186,6 +186,19 @@ class OpenAIBackend(LLMBackend):
         # One line per HTTP request at INFO would flood the job log; retries are still logged.
         logging.getLogger("httpx").setLevel(logging.WARNING)
         logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+    def _limiter(self, config: dict[str, Any]) -> ClientLimiter:
+        """``llm.rate_limit``, held with every process that sends with the same key to the same endpoint and
+        model through the cache in ``cache_dir`` (without one, by this backend alone)."""
+        limits = {**schema_defaults("llm", "rate_limit"), **(config.get("rate_limit") or {})}
+        tpm, rpm = limits.get("tokens_per_minute"), limits.get("requests_per_minute")
+        shared = None
+        if (tpm or rpm) and config.get("cache_dir"):
+            endpoint = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_ENDPOINT  # the client's
+            shared = SharedLimit(
+                shared_limits_dir(config["cache_dir"]), endpoint, api_key(self.api_key_env), self.model
+            )
+        return ClientLimiter(tpm, rpm, shared=shared)
 
     def complete(self, requests: Sequence[ChatRequest], on_result: OnResult) -> None:
         coroutine = self._complete_all(requests, on_result)

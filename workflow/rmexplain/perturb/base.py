@@ -89,8 +89,8 @@ def _no_settings_check(key: str, settings: dict[str, Any]) -> None:
 # ``llm`` section, and its jobs take the LLM backend's GPUs and hub downloads), ``attribute_conditioned``
 # (each perturbation targets one attribute, so the attribute analyses apply), and, for methods with a model
 # of their own, ``gpus(settings)`` and ``hub_refs(settings)`` of its ``perturb.<method>`` settings; an LLM
-# method, ``llm_requests(n_tasks, n_attributes, settings)``: how many requests a job sends (the plan, before
-# the comparisons are sampled), with ``exact_requests`` False where that is an upper bound;
+# method, ``llm_requests(n_tasks, n_attributes, settings)``: at most how many requests a job sends (the
+# plan, before the comparisons are sampled and scored);
 # ``plan_requests(tasks, context)``: the requests themselves (``rmexplain.llm.client.PlannedRequest``, built
 # by the client in ``context.services["chat"]``, which sends nothing), so the plan can leave out what the
 # cache or another job answers; ``prompt_inputs(settings)``: the prompt
@@ -126,7 +126,6 @@ methods: Registry[Method] = Registry(
         "gpus": _no_gpus,
         "hub_refs": _no_hub_refs,
         "llm_requests": _no_llm_requests,
-        "exact_requests": True,
         "conda_env": "core",
         "prompt_inputs": _no_prompt_inputs,
         "check_settings": _no_settings_check,

@@ -470,7 +470,6 @@ def rewrite_prompt_inputs(settings: dict[str, Any]) -> dict[str, str]:
     effect_plan_requests=plan_attribute_rewrites,
     effect_prompt_inputs=rewrite_prompt_inputs,
     llm_requests=two_step_requests,
-    exact_requests=False,  # step 2 skips attributes whose step-1 line did not parse: an upper bound
     shared_requests_per_task=1,
     prompt_inputs=two_step_prompt_inputs,
     plan_requests=plan_two_step,

@@ -241,15 +241,15 @@ def test_each_jobs_skips_in_order_and_a_table_it_cannot_read_is_said(tmp_path, m
     job = paths.fmt(paths.PERTURB_SKIPS, dataset="harmless", method="rules_random", orienter="demo-harmless")
     _skips(job, ["chosen"] * 2, "rules_random", "no verbosity edit (better) applies")
     rows = pl.read_parquet(job)
+    generate = [("generate", reason) for reason in "abcdef"]  # one order of 720 by chance: not by luck
     more = [("rules_random", "no clarity edit (worse) applies"), ("orientation", "tie in original rewards"),
-            ("generate", "z"), ("generate", "a")]  # fmt: skip
-    for stage, reason in more:
+            *generate]  # fmt: skip
+    for stage, reason in more:  # each put first: the file holds them in the reverse order
         rows = pl.concat([rows.head(1).with_columns(stage=pl.lit(stage), reason=pl.lit(reason)), rows])
     rows.write_parquet(job)
     log = "(logs/perturb/harmless/rules_random/demo-harmless.log)"
     assert run_summary(design, LOGS)[1:] == [
-        f"      1 perturbation slot: [generate] a {log}",
-        f"      1 perturbation slot: [generate] z {log}",
+        *(f"      1 perturbation slot: [generate] {reason} {log}" for reason in "abcdef"),
         f"      1 perturbation slot: [orientation] tie in original rewards {log}",
         f"      1 perturbation slot: [rules_random] no clarity edit (worse) applies {log}",
         f"      2 perturbation slots: [rules_random] no verbosity edit (better) applies {log}",
@@ -273,13 +273,13 @@ def test_effect_edit_skips_of_every_job_in_order_and_unreadable_ones_said(tmp_pa
     helpful = paths.fmt(paths.EFFECT_SKIPS, dataset="helpful", method="rules")
     _skips(helpful, ["chosen"], "effects round 2 (rules)", "b")
     rows = pl.read_parquet(helpful)
-    for stage, reason in (("effects round 1 (rules)", "z"), ("effects round 1 (rules)", "a")):
-        rows = pl.concat([rows.with_columns(stage=pl.lit(stage), reason=pl.lit(reason)).head(1), rows])
+    for reason in "abcdef":  # each put first: the file holds them in the reverse order
+        first = rows.head(1).with_columns(stage=pl.lit("effects round 1 (rules)"), reason=pl.lit(reason))
+        rows = pl.concat([first, rows])
     rows.write_parquet(helpful)
     where = "(logs/effect_edits/helpful/rules.log)"
     expected = [
-        f"      1 effect edit slot: [effects round 1 (rules)] a {where}",
-        f"      1 effect edit slot: [effects round 1 (rules)] z {where}",
+        *(f"      1 effect edit slot: [effects round 1 (rules)] {reason} {where}" for reason in "abcdef"),
         f"      1 effect edit slot: [effects round 2 (rules)] b {where}",
     ]
     assert run_summary(design, logs)[1:] == expected  # harmless, first, has none yet

@@ -424,7 +424,9 @@ def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypa
     sent again; nothing needs a GPU or a download."""
     monkeypatch.chdir(tmp_path)
     config = toy_config(tmp_path)
-    two_seeds = check({**config, "sample": {"n_per_seed": 2, "seeds": [0, 1]}})
+    (tmp_path / "more.jsonl").write_text((tmp_path / "pairs.jsonl").read_text() * 2)  # seeds that differ
+    more = {**config["datasets"]["toy"], "path": "more.jsonl"}
+    two_seeds = check({**config, "datasets": {"toy": more}, "sample": {"n_per_seed": 2, "seeds": [0, 1]}})
     unsampled = plan_markdown(make_plan(two_seeds, tmp_path))  # 2 x 2 comparisons, 2 responses, n 2
     assert "| perturb | toy | random | toy-rm | 4 | ≤ 16 | – | unknown until sampled | to run |" in unsampled
     score_toy_originals(tmp_path)

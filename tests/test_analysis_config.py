@@ -30,6 +30,7 @@ def test_schema_fills_defaults_and_rejects_bad_values():
         "confidence_level": 0.95,
         "seed": 0,
         "method": "bca",
+        "expand": True,
     }
     assert config["analysis"]["judge"]["enabled"] is False and config["analysis"]["variants"] == "mean"
     for bad in ({"variants": "median"}, {"bootstrap": {"n_resamples": 10}}, {"unknown": 1},

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
+from scipy import stats
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
     bca_interval,
     clusters_of,
+    expanded_level,
     interval,
     jackknife_counts,
     resample_counts,
@@ -132,3 +135,18 @@ def test_a_resample_equal_to_the_estimate_up_to_rounding_ties_with_it():
     assert rounded == exact
     apart = bca_interval(0.3, np.array(spread + [0.3 + 1e-9] * 40), jackknife, 0.9)
     assert apart != exact  # a real difference is no tie
+
+
+def test_the_expanded_level_widens_for_few_clusters_as_hesterberg_does():
+    # 42 pairs: the normal quantile sqrt(42/41) * t(41, 0.975) = 1.01212 * 2.01954 = 2.04402, level 95.9 %
+    assert expanded_level(0.95, 42) == pytest.approx(1 - 2 * stats.norm.sf(2.04402), abs=1e-5)
+    assert 0.958 < expanded_level(0.95, 42) < 0.960
+    assert expanded_level(0.95, 10_000) == pytest.approx(0.95, abs=1e-4)  # many pairs: as asked
+    assert expanded_level(0.95, 2) < 1.0 and expanded_level(0.95, 1) == 0.95
+    # the interval is drawn at it, unless expand is off
+    samples, jackknife = np.linspace(-1.0, 1.0, 401), np.linspace(-0.1, 0.1, 42)
+    plain = interval(0.0, samples, jackknife, BootstrapSettings(confidence_level=0.95, expand=False))
+    assert plain == bca_interval(0.0, samples, jackknife, 0.95)
+    expanded = interval(0.0, samples, jackknife, BootstrapSettings(confidence_level=0.95))
+    assert expanded == bca_interval(0.0, samples, jackknife, expanded_level(0.95, 42))
+    assert expanded[0] < plain[0] and expanded[1] > plain[1]

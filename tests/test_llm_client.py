@@ -5,6 +5,7 @@ parallel processes sharing one cache, and the transformers backend on real (tiny
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import logging
 import re
@@ -19,12 +20,21 @@ import pytest
 import torch
 
 from rmexplain.llm import cache as cache_module
+from rmexplain.llm import openai_backend
 from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
 from rmexplain.llm.budget import ledger_path
 from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
 from rmexplain.llm.client import CachedChat
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.llm.openai_backend import CONNECT_RETRIES, INITIAL_BACKOFF_S, ServerUnreachable
+from rmexplain.llm.openai_backend import (
+    CONNECT_RETRIES,
+    INITIAL_BACKOFF_S,
+    OpenAIBackend,
+    ServerUnreachable,
+    backoff,
+    cannot_connect,
+    retryable,
+)
 
 LOG = logging.getLogger("test_llm_client")
 CHAT_TEMPLATE = (
@@ -351,6 +361,45 @@ def test_a_refused_connection_stops_at_once_naming_the_url(tmp_path):
         assert backoffs <= time.perf_counter() - start < 5
         assert f"), {1 + CONNECT_RETRIES} tries over a few seconds" in str(stopped.value)
         assert chat.stats.calls == 0 and not ledger_path(tmp_path / http_client).exists()  # nothing counted
+
+
+def test_the_backoff_doubles_from_half_a_second_to_eight_less_up_to_a_quarter(monkeypatch):
+    monkeypatch.setattr(openai_backend.random, "random", lambda: 0.0)
+    assert [backoff(retry) for retry in range(1, 7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    monkeypatch.setattr(openai_backend.random, "random", lambda: 1.0)
+    assert [backoff(retry) for retry in (1, 6)] == [0.375, 6.0]
+
+
+def test_a_retry_waits_the_servers_retry_after_up_to_a_minute_else_the_backoff(monkeypatch):
+    """The server's retry-after is followed from 0 to 60 s; a longer, negative or missing one gives way to
+    the backoff of that retry (each call is one more retry)."""
+    monkeypatch.setattr(openai_backend.random, "random", lambda: 0.0)
+    backend = OpenAIBackend({"model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None})
+    tally = openai_backend._Tally()
+    waits = [backend._retry(tally, after) for after in (2.5, 61.0, -1.0, None, 60.0, 0.0)]
+    assert waits == [2.5, 1.0, 2.0, 4.0, 60.0, 0.0] and tally.retries == 6
+
+
+def test_timeouts_conflicts_rate_limits_and_server_errors_are_retried_not_client_errors():
+    assert [retryable(status) for status in (408, 409, 429, 500, 503, 599)] == [True] * 6
+    assert [retryable(status) for status in (400, 401, 403, 404, 422)] == [False] * 5
+
+
+def test_a_refused_connection_or_unknown_host_is_found_among_the_causes():
+    def chained(*errors: BaseException) -> BaseException:
+        for outer, inner in itertools.pairwise(errors):
+            outer.__cause__ = inner
+        return errors[0]
+
+    refused = ConnectionRefusedError(111, "refused")
+    assert cannot_connect(chained(RuntimeError("openai"), OSError("transport"), refused)) is refused
+    unknown = socket.gaierror(-2, "Name or service not known")
+    context = RuntimeError("openai")
+    context.__context__ = unknown
+    assert cannot_connect(context) is unknown
+    assert cannot_connect(chained(RuntimeError("timeout"), TimeoutError())) is None
+    deep = chained(*[RuntimeError(str(i)) for i in range(16)], ConnectionRefusedError())
+    assert cannot_connect(deep) is None  # a chain of 16 is looked through, no further (never a cycle)
 
 
 @pytest.fixture(scope="module")

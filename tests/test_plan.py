@@ -136,6 +136,16 @@ def test_the_papers_evaluation_datasets_get_no_effect_edits(tmp_path):
     plan = make_plan(config, tmp_path)
     assert [job.dataset for job in plan.llm_jobs if job.stage == "effects"] == analysed
     text = plan_markdown(plan)
+    # 150 comparisons: two_step a step 1 and 15 step 2s per response; its variants reuse the step 1; random
+    # 15 per response; the effects' edits (500 comparisons) 2 rounds x 1,000 responses x 15 attributes x 2
+    # directions; all bounds, nothing sampled
+    for method, bound in (("two_step", 4800), ("two_step_only", 4500), ("random", 4500)):
+        row = f"| perturb | harmless | {method} | pythia-1.4b | 150 | ≤ {bound} | – | unknown until sampled |"
+        assert row in text, row
+    assert (
+        "| effects | harmless_global | two_step | (no RM) | 500 | ≤ 60000 | – | unknown until sampled |"
+        in text
+    )
     assert "- `score_effect_edits` (dataset=harmless_global, rm=skywork-8b): gpu=1\n" in text
     assert "- `score_effect_edits` (dataset=harmless," not in text  # §3's are not scored for the effects
     assert "- `perturb` (dataset=harmless, method=polyjuice, orienter=pythia-1.4b): gpu=1\n" in text

@@ -157,7 +157,9 @@ def score(prompts, responses):
 @pytest.mark.slow
 def test_an_attribute_of_your_own_end_to_end(workflow_copy):
     """The page's command: the example's config over a config of one's own (an RM rewarding emoji, and a
-    little length), the attribute effects of the rules edits; emoji leads the RM's effects."""
+    little length), the attribute effects of the rules edits. The bundled responses have no emoji, so emoji is
+    edited one way only: the length-adjusted and two-way effects are NaN with the reason logged, and emoji
+    leads the effects that one direction defines (the paper's reward change and flip rate)."""
     root = workflow_copy.root
     for name in ("my_edits.py", "emoji.yaml"):
         shutil.copy(EXAMPLE / name, root / name)
@@ -169,7 +171,14 @@ def test_an_attribute_of_your_own_end_to_end(workflow_copy):
     mine = workflow_copy.write_config(config, "my_config.yaml")
     target = "results/analysis/harmless/rules/attribute_effects.parquet"
     workflow_copy.snakemake("--cores", "2", target, "--configfile", str(mine), "emoji.yaml")
-    effects = pl.read_parquet(root / target).filter(pl.col("primary"))  # length_adjusted
+    effects = pl.read_parquet(root / target)
     assert set(effects["attribute"]) >= {"clarity", "verbosity", "emoji"}
-    top = effects.sort("effect", descending=True).row(0, named=True)
-    assert top["attribute"] == "emoji" and top["effect"] > 0, effects
+    for estimator in ("paper_delta", "flip_rate"):
+        rows = effects.filter(pl.col("estimator") == estimator).sort("effect", descending=True)
+        assert rows["attribute"][0] == "emoji" and rows["effect"][0] > 0, rows
+    emoji = effects.filter(
+        (pl.col("attribute") == "emoji") & pl.col("estimator").is_in(["length_adjusted", "two_way"])
+    )
+    assert emoji.height == 2 and emoji["effect"].is_nan().all(), emoji
+    log = (root / "logs" / "effects" / "analysis" / "harmless" / "rules.log").read_text(encoding="utf-8")
+    assert "emoji undefined (NaN): edited in one direction only" in log

@@ -19,7 +19,7 @@ from rmexplain.config.schema import load_schema, plugin_spec_keys
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
-from rmexplain.effects.base import LENGTH, estimators
+from rmexplain.effects.base import LENGTH, estimators, reported_estimators
 from rmexplain.llm.budget import unpriced_cost_cap
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
@@ -218,7 +218,7 @@ def check_effects(design: Design) -> None:
     effects = design.effects
     known = estimators.names()
     _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")
-    _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "an estimator of")
+    _known([effects["primary"]], reported_estimators(effects), "analysis.effects.primary", "an estimator of")
     if not effects["rewrite_of_rewrite"]:
         needy = [name for name in effects.get("estimators") or [] if estimators.get(name).needs_round_two]
         _require(

@@ -187,8 +187,8 @@ def _rows(
     sd = data.rms[rm].sd
     out = []
     for k, attribute in enumerate(names):
-        effect = _settled(float(estimate[0, k]))
-        low, high = (_settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings.bootstrap)[:2])
+        effect = settled(float(estimate[0, k]))
+        low, high = (settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings.bootstrap)[:2])
         defined = bool(np.isfinite(effect) and n_obs[k] > 0)
         out.append(
             {
@@ -210,7 +210,7 @@ def _rows(
     return out
 
 
-def _settled(value: float) -> float:
+def settled(value: float) -> float:
     """``value`` rounded to 1e-12: sums that are 0 in exact arithmetic tie at 0 instead of ranking by their
     rounding error (reward sd units: far below any effect a table shows)."""
     return round(value, 12) + 0.0 if np.isfinite(value) else value

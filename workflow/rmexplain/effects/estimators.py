@@ -185,6 +185,9 @@ class LengthAdjusted(_EditEstimator):
     length, and the RM's sensitivity to length as its own row."""
 
     length_row = True
+    # An attribute edited in one direction only: True gives its β without an intercept (the length-adjusted
+    # mean change in that direction, signed); False leaves it undefined (NaN).
+    one_direction: ClassVar[bool] = True
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
@@ -204,7 +207,17 @@ class LengthAdjusted(_EditEstimator):
         drawn = weights @ cluster_sums(obs, np.ones(obs.value.size), np.ones(obs.value.size, dtype=bool),
                                        (n_comparisons, n_attributes))[1]  # fmt: skip
         out[:, :n_attributes] = np.where(drawn > 0, out[:, :n_attributes], np.nan)
+        if not self.one_direction:
+            out[:, np.flatnonzero(one_directional(obs, n_attributes))] = np.nan
         return out
+
+
+def one_directional(obs: Observations, n_attributes: int) -> np.ndarray:
+    """[attributes] True where the attribute has edits in one direction only."""
+    assert obs.sign is not None
+    better = np.bincount(obs.attribute[obs.sign > 0], minlength=n_attributes) > 0
+    worse = np.bincount(obs.attribute[obs.sign < 0], minlength=n_attributes) > 0
+    return better != worse
 
 
 def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dict[int, int]]:

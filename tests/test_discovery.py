@@ -502,3 +502,70 @@ def test_the_offline_engine_is_the_registered_default():
 
     assert engines.get("offline") is OfflineEngine
     assert discovery_input is not None
+
+
+# ── the design and the config ─────────────────────────────────────────────────────────────────────────────
+def _discovery_config() -> dict:
+    from conftest import tiny_demo_config
+
+    config = tiny_demo_config()
+    bias = {"detector": "regex", "pattern": "!", "strength": 1.0}
+    config["reward_models"]["planted"] = {"backend": "planted", "base": "demo-harmless", "bias": bias}
+    config["datasets"] = {
+        "both": {"source": "embedded", "part": "harmless"},
+        "alone": {"source": "embedded", "part": "helpful", "stages": ["discovery"]},
+        "none": {"source": "embedded", "part": "helpful", "stages": ["evaluation"]},
+    }
+    return config
+
+
+def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_shares_the_effect_jobs():
+    from rmexplain import paths, targets
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    design = Design.from_config(check(_discovery_config()))
+    assert design.discovery_datasets() == ["both", "alone"]  # the default stages include discovery
+    assert design.dataset("alone").methods == () and design.dataset("both").methods == ("rules",)
+    assert {d for d, _, _ in targets.perturbation_jobs(design)} == {"both", "none"}
+    assert targets.discovery_rounds(design) == [("offline", 1)]
+    assert targets.discovery_first_round_edits(design, "alone") == [
+        "results/discovery/alone/engines/offline/round1/edits.parquet"
+    ]
+    assert targets.discovery_first_round_edits(design, "none") == []
+    assert targets.discovery_rewards(design, "alone", "offline", 1) == [
+        paths.fmt(paths.EFFECT_REWARDS, dataset="alone", rm=rm) for rm in ("demo-harmless", "planted")
+    ]
+    assert "alone" in targets.effect_embedding_datasets(design)
+    assert set(targets.discovery_planted(design)) == {"planted"}
+    wanted = targets.bias_discovery_targets(design)
+    assert "results/tables/discovered_biases.csv" in wanted and "results/tables/discovery_recall.md" in wanted
+    assert "results/discovery/alone/edits.parquet" in wanted
+
+
+def test_an_engine_with_several_rounds_reads_its_last_round_and_scores_later_rounds_on_their_own():
+    from rmexplain import targets
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    design = Design.from_config(check(_discovery_config()))
+    design.config["discovery"]["offline"]["rounds"] = 3  # as an engine with a rounds setting declares
+    assert targets.discovery_rounds(design) == [("offline", 1), ("offline", 2), ("offline", 3)]
+    assert targets.discovery_round_inputs(design, "alone", "offline", 3)["previous"] == [
+        "results/discovery/alone/engines/offline/round2/effects.parquet"
+    ]
+    assert targets.discovery_round_inputs(design, "alone", "offline", 1)["previous"] == []
+    assert targets.discovery_rewards(design, "alone", "offline", 2)[0] == (
+        "results/scores/alone/discovery/offline/round2/demo-harmless.parquet"
+    )
+    later = targets.discovery_later_round_outputs(design)
+    assert "results/discovery/alone/engines/offline/round3/embeddings.parquet" in later
+
+
+def test_the_config_names_only_registered_engines():
+    from rmexplain.config import ConfigError, check
+
+    config = _discovery_config()
+    config["discovery"] = {"engines": ["offline", "oracle"]}
+    with pytest.raises(ConfigError, match=r"discovery\.engines"):
+        check(config)

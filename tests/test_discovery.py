@@ -569,3 +569,21 @@ def test_the_config_names_only_registered_engines():
     config["discovery"] = {"engines": ["offline", "oracle"]}
     with pytest.raises(ConfigError, match=r"discovery\.engines"):
         check(config)
+
+
+def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_for_a_dataset_alone():
+    from rmexplain import plan
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    config = _discovery_config()
+    config["reward_models"]["gpu-rm"] = {"backend": "transformers", "model": "org/rm", "device": "cuda"}
+    design = Design.from_config(check(config))
+    design.config["discovery"]["offline"]["rounds"] = 2
+    jobs = {(rule, wildcards) for rule, wildcards, _ in plan._gpu_jobs(design) if "gpu-rm" in wildcards}
+    assert ("score_originals", "dataset=alone, rm=gpu-rm") in jobs
+    assert ("score_perturbations", "dataset=alone, rm=gpu-rm") not in jobs  # not perturbed
+    assert ("score_perturbations", "dataset=both, rm=gpu-rm") in jobs
+    assert ("score_effect_edits", "dataset=alone, rm=gpu-rm") in jobs  # round 1 is scored there
+    assert ("score_discovery_edits", "dataset=alone, engine=offline, round=2, rm=gpu-rm") in jobs
+    assert not any(rule == "score_discovery_edits" and "round=1" in w for rule, w in jobs)

@@ -185,26 +185,35 @@ def as_items(marker: Callable[[int], str]) -> Edit:
     return add
 
 
+def lines_to_prose(text: str, sentence_of: Callable[[str], str | None], skip: Callable[[str], bool]) -> str:
+    """Every run of lines that ``sentence_of`` turns into a sentence (list items, table rows) joined into
+    one paragraph; lines ``skip`` matches (a table's separator) dropped; other lines unchanged."""
+    out: list[str] = []
+    block: list[str] = []
+    for line in [*text.split("\n"), None]:
+        if line is not None and skip(line):
+            continue
+        sentence = sentence_of(line) if line is not None else None
+        if sentence is not None:
+            block.append(sentence)
+            continue
+        if block:
+            out.append(join_sentences(block))
+            block = []
+        if line is not None:
+            out.append(line)
+    return tidy(regex.sub(r"\n{3,}", "\n\n", "\n".join(out)))
+
+
 def items_to_prose(item: str) -> Edit:
     """An edit that turns every list line (``item``: its marker) back into sentences of one paragraph."""
     line = regex.compile(rf"^[ \t]*{item}[ \t]+(?P<body>\S.*)$")
 
-    def remove(text: str) -> str:
-        out: list[str] = []
-        block: list[str] = []
-        for raw in [*text.split("\n"), None]:
-            match = line.match(raw) if raw is not None else None
-            if match:
-                block.append(match.group("body"))
-                continue
-            if block:
-                out.append(join_sentences(block))
-                block = []
-            if raw is not None:
-                out.append(raw)
-        return tidy(regex.sub(r"\n{3,}", "\n\n", "\n".join(out)))
+    def body(raw: str) -> str | None:
+        match = line.match(raw)
+        return match.group("body") if match else None
 
-    return remove
+    return lambda text: lines_to_prose(text, body, lambda raw: False)
 
 
 def as_steps(text: str) -> str:
@@ -224,23 +233,17 @@ def as_table(text: str) -> str:
     return f"{intro}\n\n{table}" if intro else table
 
 
+def table_row(line: str) -> str | None:
+    """A table row's cells as one sentence (row numbers and the header's words dropped), or None."""
+    if not (line.strip().startswith("|") and line.strip().endswith("|")):
+        return None
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return " ".join(c for c in cells if c and not regex.fullmatch(r"#|\d+|Point", c))
+
+
 def table_to_prose(text: str) -> str:
     """Table rows as sentences (row numbers and the separator dropped); other lines unchanged."""
-    out: list[str] = []
-    cells: list[str] = []
-    for line in [*text.split("\n"), None]:
-        if line is not None and regex.match(r"^\s*\|?\s*:?-{3,}", line):
-            continue
-        if line is not None and line.strip().startswith("|") and line.strip().endswith("|"):
-            row = [c.strip() for c in line.strip().strip("|").split("|")]
-            cells.append(" ".join(c for c in row if c and not regex.fullmatch(r"#|\d+|Point", c)))
-            continue
-        if cells:
-            out.append(join_sentences(cells))
-            cells = []
-        if line is not None:
-            out.append(line)
-    return tidy(regex.sub(r"\n{3,}", "\n\n", "\n".join(out)))
+    return lines_to_prose(text, table_row, lambda line: bool(regex.match(r"^\s*\|?\s*:?-{3,}", line)))
 
 
 def quote_first_sentence(text: str) -> str:

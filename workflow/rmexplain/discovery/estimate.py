@@ -40,7 +40,7 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import ADD, REMOVE
-from rmexplain.effects.analysis import original_texts, reward_sd, settled, word_counts
+from rmexplain.effects.analysis import original_rewards, original_texts, reward_sd, settled, word_counts
 from rmexplain.effects.base import EffectInput, RewardChanges
 from rmexplain.effects.estimators import LengthAdjusted
 from rmexplain.ids import text_id
@@ -91,10 +91,7 @@ def reward_changes(
 ) -> RewardChanges:
     """One RM's r(edited) − r(source) per edit (NaN where either went unscored) and its reward sd."""
     by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
-    source = {}
-    for row in originals.iter_rows(named=True):
-        source[(row["comparison_id"], "chosen")] = row["reward_chosen"]
-        source[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    source = original_rewards(originals)
     edited = np.array([_value(by_text.get(t)) for t in edited_ids])
     before = np.array(
         [_value(source.get(key)) for key in edits.select("comparison_id", "target").iter_rows()]

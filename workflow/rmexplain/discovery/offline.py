@@ -17,7 +17,7 @@ import polars as pl
 from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput, engines, probe, probes
 from rmexplain.discovery.edits import original_units
 from rmexplain.discovery.mining import ScreenSettings, all_candidates, presence_matrix, screen
-from rmexplain.effects.analysis import reward_sd, word_counts
+from rmexplain.effects.analysis import original_rewards, reward_sd, word_counts
 
 MINED_KINDS = ("opener", "closer", "words", "character", "lexicon")
 
@@ -70,9 +70,6 @@ def screen_rewards(
 
 def unit_rewards(units: pl.DataFrame, originals: pl.DataFrame) -> np.ndarray:
     """The RM's reward of each unit (comparison_id, target), NaN where unscored."""
-    reward = {}
-    for row in originals.iter_rows(named=True):
-        reward[(row["comparison_id"], "chosen")] = row["reward_chosen"]
-        reward[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    reward = original_rewards(originals)
     values = [reward.get(key) for key in units.select("comparison_id", "target").iter_rows()]
     return np.array([np.nan if v is None else float(v) for v in values])

@@ -78,10 +78,7 @@ def reward_changes(
 ) -> RewardChanges:
     """One RM's reward change on every edit (NaN where a text went unscored), and its paper arrays."""
     by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
-    original = {}
-    for row in originals.iter_rows(named=True):
-        original[(row["comparison_id"], "chosen")] = row["reward_chosen"]
-        original[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    original = original_rewards(originals)
     edited = np.array([_value(by_text.get(t)) for t in edits["text_id"]])
     source = np.array(
         [
@@ -101,6 +98,15 @@ def reward_changes(
         paper_counterfactual=(paper["kind"] == "counterfactual").cast(pl.Float64).to_numpy(),
         paper_delta=paper["reward_delta"].cast(pl.Float64).to_numpy(),
     )
+
+
+def original_rewards(originals: pl.DataFrame) -> dict[tuple[str, str], float | None]:
+    """(comparison_id, ``chosen``/``rejected``) -> the RM's reward of that original (ORIGINAL_SCORES rows)."""
+    rewards = {}
+    for row in originals.iter_rows(named=True):
+        rewards[(row["comparison_id"], "chosen")] = row["reward_chosen"]
+        rewards[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    return rewards
 
 
 def _value(reward: float | None) -> float:

@@ -587,3 +587,14 @@ def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_
     assert ("score_effect_edits", "dataset=alone, rm=gpu-rm") in jobs  # round 1 is scored there
     assert ("score_discovery_edits", "dataset=alone, engine=offline, round=2, rm=gpu-rm") in jobs
     assert not any(rule == "score_discovery_edits" and "round=1" in w for rule, w in jobs)
+
+
+def test_the_config_names_only_registered_probes():
+    from rmexplain.config import ConfigError, check
+
+    config = _discovery_config()
+    config["discovery"] = {"offline": {"probes": ["bold", "sparkles"]}}
+    with pytest.raises(
+        ConfigError, match=r"discovery\.offline\.probes: 'sparkles' is not a registered probe"
+    ):
+        check(config)

@@ -18,6 +18,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config.schema import load_schema, plugin_spec_keys
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
+from rmexplain.discovery.base import probes
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators, reported_estimators
 from rmexplain.llm.budget import unpriced_cost_cap
@@ -309,6 +310,12 @@ def check_rewards_example(design: Design) -> None:
         _known([settings["rm"]], design.dataset(dataset).rms, f"{key}.rm", f"an RM of {dataset!r}")
 
 
+def check_discovery(config: Config) -> None:
+    """The offline engine's probes are registered (``discovery.offline.probes``)."""
+    chosen = (section(config, "discovery").get("offline") or {}).get("probes") or []
+    _known(chosen, probes.names(), "discovery.offline.probes", "a registered probe")
+
+
 def check_tokens(config: Config) -> None:
     """Token RMs, framing pairs and GCG prompts exist; vocabulary list and human ranking files exist."""
     tokens = section(config, "tokens")
@@ -394,7 +401,15 @@ def check_sections(config: Config) -> None:
     """Run every section's checks, in config order; fill ``attributes`` with the paper's 15 when unset.
     The checks of names come first; the checks of what the config means then ask its design."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
-    names = (check_datasets, check_reward_models, check_designs, check_perturb, check_analysis, check_tokens)
+    names = (
+        check_datasets,
+        check_reward_models,
+        check_designs,
+        check_perturb,
+        check_analysis,
+        check_discovery,
+        check_tokens,
+    )
     for check in names:
         check(config)
     design = Design.from_config(config)

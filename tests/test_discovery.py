@@ -598,3 +598,11 @@ def test_the_config_names_only_registered_probes():
         ConfigError, match=r"discovery\.offline\.probes: 'sparkles' is not a registered probe"
     ):
         check(config)
+
+
+def test_a_feature_tested_by_two_rounds_is_refused_by_name():
+    row = {"dataset": "d", "rm": "rm", "engine": "offline", "feature": "bold", "description": "b",
+           "effect": 0.1, "low": 0.0, "high": 0.2, "p_value": 0.01, "n": 4, "support": 0.0}  # fmt: skip
+    effects = filled(pl.DataFrame([{**row, "round": 1}, {**row, "round": 2}]))
+    with pytest.raises(ValueError, match="feature 'bold' is tested twice"):
+        discovered_biases(effects, 0.05)

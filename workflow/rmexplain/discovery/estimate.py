@@ -243,6 +243,13 @@ def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
     """DISCOVERED_BIASES: ``effects`` of every engine and round with Benjamini–Hochberg q-values across all
     features tested per (dataset, RM) (``scipy.stats.false_discovery_control``; features without a p-value
     are not tested and get NaN), ``significant`` (q ≤ fdr) and ``rank``."""
+    twice = effects.group_by("dataset", "rm", "feature").len().filter(pl.col("len") > 1)
+    if twice.height:
+        dataset, feature = twice.row(0, named=True)["dataset"], twice.row(0, named=True)["feature"]
+        raise ValueError(
+            f"discovery on {dataset!r}: feature {feature!r} is tested twice (by two engines or rounds); "
+            "one feature name is one set of edits"
+        )
     parts = []
     for _, group in effects.group_by("dataset", "rm", maintain_order=True):
         p = group["p_value"].to_numpy()

@@ -121,6 +121,13 @@ def test_probes_put_each_feature_where_it_naturally_goes():
     assert probe("double_space_sentences").add("One. Two.") == "One.  Two."
     assert probe("paragraph_breaks").add("One. Two. Three.") == "One.\n\nTwo. Three."
     assert probe("em_dash").add("Yes, it works.") == "Yes — it works."
+    assert probe("extra_blank_lines").add("One. Two. Three.") == "One.\n\n\nTwo. Three."
+    assert probe("trailing_spaces").add("One.\nTwo.") == "One.   \nTwo.   "
+    assert probe("greeting_opener").remove("Hello there! Boil it.") == "Boil it."
+    assert probe("parentheses").add("Boil it. Cool it.") == "Boil it. Cool it (see above)."
+    assert probe("parentheses").remove("Use lemon (or lime) juice.") == "Use lemon or lime juice."
+    stripped = probe("llm_vocabulary").remove("It is crucial to delve in. Additionally, rest.")
+    assert stripped == "It is to in. Rest."
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from rmexplain.discovery.base import Feature, SkipEdit, probes
 from rmexplain.discovery.text import (
     LETTERS,
     at_least_sentences,
+    before_final_punctuation,
     decapitalise_first,
     join_sentences,
     longest_word,
@@ -49,6 +50,10 @@ ZHANG = "Zhang et al. 2024, From Lists to Emojis (arXiv 2409.11704)"
 WANG = "Wang, Arcuschin & Conmy 2026, Automatically Finding Reward Model Biases (arXiv 2602.15222)"
 SHARMA = "Sharma et al. 2023, Towards Understanding Sycophancy in Language Models (arXiv 2310.13548)"
 ZHOU = "Zhou et al. 2024, Relying on the Unreliable (arXiv 2401.06730)"
+KOBAK = (
+    "Kobak et al. 2024, Delving into ChatGPT usage in academic writing through excess vocabulary"
+    " (arXiv 2406.07016): the words; not measured as an RM bias there"
+)
 HABIT = "a chat-assistant habit; no study we can cite measured it as an RM bias"
 FLAGS = regex.IGNORECASE | regex.VERSION1
 
@@ -332,6 +337,12 @@ PROFESSIONAL = (
     r"|\bi(?:'m|’m| am) not a (?:doctor|lawyer)\b"
 )
 
+GREETING = (
+    r"^\s*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b(?: there)?[ \t]*[,!.:;—–-]*\s*"
+)
+HERE_IS = r"^\s*here(?:'s|’s| is| are)\b[^\n.!?:]*:\s*"
+GOOD_LUCK = r"\b(?:good luck|best of luck|best wishes|take care|cheers)\b"
+
 OPENERS_AND_CLOSERS = [
     Probe("affirmative_opener", "An affirmative opener (Sure!, Certainly!).", "opener", f"{ZHANG}; {WANG}",
           AFFIRMATIVE, opener("Sure!"), delete_opener(AFFIRMATIVE)),
@@ -350,6 +361,12 @@ OPENERS_AND_CLOSERS = [
           delete_sentences(rf"^\s*{SUMMARY_WORDS}")),
     Probe("consult_professional", "A disclaimer to consult a professional.", "closer", HABIT, PROFESSIONAL,
           closer("If in doubt, consult a professional."), delete_sentences(PROFESSIONAL)),
+    Probe("greeting_opener", "A greeting first (Hi there!).", "opener", HABIT, GREETING, opener("Hi there!"),
+          delete_opener(GREETING)),
+    Probe("here_is_opener", "A lead-in announcing the answer (Here's what to do:).", "opener", HABIT, HERE_IS,
+          opener("Here's what to do:"), delete_opener(HERE_IS)),
+    Probe("good_luck_closer", "A closer wishing the user well (Good luck!).", "closer", HABIT, GOOD_LUCK,
+          closer("Good luck!"), delete_sentences(GOOD_LUCK)),
 ]  # fmt: skip
 
 
@@ -359,6 +376,8 @@ ONE_BETWEEN_WORDS = r"(?<=[\p{L}\p{N},;:])[ ](?=[\p{L}\p{N}])"
 AFTER_SENTENCE = r"(?<=[.!?…][\"'”’)\]]*)[ ]{2,}(?=\S)"
 ONE_AFTER_SENTENCE = r"(?<=[.!?…][\"'”’)\]]*)[ ](?=\S)"
 LINE_BREAK = r"(?<=\S)[ \t]*\n(?![ \t]*\n)[ \t]*(?=\S)"
+BLANK_LINES = r"\n(?:[ \t]*\n){2,}"
+TRAILING = r"(?m)(?<=\S)[ \t]+$"
 
 
 def respace(single: str, replacement: str, what: str) -> Edit:
@@ -387,12 +406,19 @@ SPACING = [
     Probe("line_per_sentence", "Each sentence on its own line.", "spacing", HABIT, LINE_BREAK,
           lambda text: "\n".join(s.strip() for s in at_least_sentences(text, 2)),
           lambda text: regex.sub(LINE_BREAK, " ", text)),
+    Probe("extra_blank_lines", "Two blank lines between paragraphs (redundant line breaks).", "spacing", WANG,
+          BLANK_LINES, lambda text: split_paragraphs(text).replace("\n\n", "\n\n\n", 1),
+          lambda text: regex.sub(BLANK_LINES, "\n\n", text)),
+    Probe("trailing_spaces", "Spaces at the end of each line.", "spacing", WANG, TRAILING,
+          lambda text: regex.sub(r"(?m)(?<=\S)$", "   ", text.rstrip()),
+          lambda text: regex.sub(TRAILING, "", text)),
 ]  # fmt: skip
 
 
 # ── casing, punctuation, typography ───────────────────────────────────────────────────────────────────────
 CAPS = r"\b\p{Lu}{3,}\b"
 STRAIGHT = r"(?<=\p{L})'(?=\p{L})|\"[^\"\n]*\""
+EMOTICON = r"(?<![\w:;])[:;]-?[)(DPp](?![\w)(])"
 CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
 
@@ -434,6 +460,11 @@ def comma_to_dash(text: str) -> str:
     return text.replace(", ", " — ", 1) if ", " in text else nothing("comma to make a dash")
 
 
+def _last_sentence_insert(text: str, insert: str) -> str:
+    a, b = _sentence(text, last=True)
+    return text[:a] + before_final_punctuation(text[a:b], insert) + text[b:]
+
+
 def curl_quotes(text: str) -> str:
     if not regex.search(STRAIGHT, text):
         raise SkipEdit("the response has no apostrophe or quotation to curl")
@@ -463,6 +494,11 @@ TYPOGRAPHY = [
           substitute(r"\s*(?:—|(?<=\s)--(?=\s))\s*", ", ")),
     Probe("curly_quotes", "Curly quotes and apostrophes (’ “ ”).", "punctuation", HABIT, r"[‘’“”]",
           curl_quotes, lambda text: text.translate(CURLY_TO_STRAIGHT)),
+    Probe("emoticon", "A text emoticon (:)).", "punctuation", HABIT, EMOTICON,
+          lambda text: f"{text.rstrip()} :)", delete_matches(EMOTICON)),
+    Probe("parentheses", "A parenthetical remark ((…)).", "punctuation", HABIT, r"[()]",
+          lambda text: _last_sentence_insert(text, " (see above)"),
+          substitute(r"\s*\(\s*|\s*\)", lambda m: " " if "(" in m.group() else "")),
 ]  # fmt: skip
 
 
@@ -472,6 +508,10 @@ HEDGES = (
     r"possibly|probably|might|likely)\b,?"
 )
 CERTAIN = r"\b(?:definitely|certainly|clearly|undoubtedly|without a doubt|surely|obviously|absolutely)\b,?"
+LLM_WORDS = (
+    r"\b(?:delv(?:e|es|ed|ing)|crucial(?:ly)?|comprehensive|intricate|pivotal|showcas(?:e|es|ed|ing)|"
+    r"underscor(?:e|es|ed|ing)|meticulous(?:ly)?|tapestry|noteworthy|commendable|additionally)\b,?"
+)
 APOLOGY = r"\b(?:i(?:'m|’m| am) (?:so |very |really |truly )?sorry|i apologi[sz]e|my apologies|sorry)\b"
 AI_SELF = r"\bas an ai\b[^,.!?\n]*,?|\bi(?:'m|’m| am) (?:just |only )?an ai\b|\b(?:ai )?language model\b"
 
@@ -491,6 +531,8 @@ WORDING = [
           opener("I apologize for any confusion."), unapologise),
     Probe("ai_self_reference", "The assistant calling itself an AI (As an AI language model, …).", "wording",
           HABIT, AI_SELF, opener("As an AI language model,"), delete_sentences(AI_SELF)),
+    Probe("llm_vocabulary", "LLM-style words (crucial, delve, comprehensive, …).", "wording", KOBAK,
+          LLM_WORDS, before_last_sentence("Crucially,"), delete_matches(LLM_WORDS)),
 ]  # fmt: skip
 
 for _probe in (*FORMAT, *OPENERS_AND_CLOSERS, *SPACING, *TYPOGRAPHY, *WORDING):

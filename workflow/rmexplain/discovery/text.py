@@ -50,12 +50,13 @@ def require_text(text: str) -> str:
 
 
 def capitalise_first(text: str) -> str:
-    """``text`` with its first letter in upper case (nothing else changed)."""
+    """``text`` with its first letter in upper case where that is one letter (nothing else changed)."""
     match = LETTERS.search(text)
     if match is None:
         return text
     i = match.start()
-    return text[:i] + text[i].upper() + text[i + 1 :]
+    upper = text[i].upper()
+    return text[:i] + (upper if len(upper) == 1 else text[i]) + text[i + 1 :]  # ß stays one letter
 
 
 def decapitalise_first(text: str) -> str:
@@ -97,13 +98,23 @@ def before_final_punctuation(sentence: str, insert: str) -> str:
 
 
 def without_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` without the given character spans, spaces tidied where they were cut."""
+    """``text`` without the given character spans, spaces tidied where they were cut; where a cut took a
+    sentence's capitalised first word, what follows is capitalised."""
     out, last = [], 0
     for start, end in sorted(spans):
         out.append(text[last:start])
+        if start >= last and text[start : start + 1].isupper() and _starts_sentence(text, start):
+            rest = text[end:]
+            stripped = rest.lstrip(" \t,;:")
+            text = text[:end] + rest[: len(rest) - len(stripped)] + capitalise_first(stripped)
         last = max(last, end)
     out.append(text[last:])
     return tidy("".join(out))
+
+
+def _starts_sentence(text: str, i: int) -> bool:
+    before = text[:i].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?…。！？\n"
 
 
 def tidy(text: str) -> str:

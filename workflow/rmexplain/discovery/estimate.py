@@ -19,7 +19,8 @@ every RM. p-values: the bootstrap's standard error of β_f (sd of its finite rep
 of β_f = 0 with k − 1 degrees of freedom, k the clusters the feature's edits come from:
 p = 2·P(T_{k−1} > |β_f| / se). Unlike a count of replicates beyond 0, which cannot fall below
 1/n_resamples, this can reach Benjamini–Hochberg's smallest threshold, fdr/m, for m features. Where se is 0
-(every replicate equal), p is 0 for a non-zero effect and 1 for a zero one.
+(every replicate equal), p is 0 for a non-zero effect and 1 for a zero one; a feature whose edits come
+from fewer than two clusters is not tested (NaN).
 """
 
 from __future__ import annotations
@@ -121,9 +122,10 @@ def fitted(
 
 
 def p_value(effect: float, boot: np.ndarray, clusters: int) -> float:
-    """Two-sided p of effect = 0: t = effect / sd(finite bootstrap replicates), k − 1 degrees of freedom."""
+    """Two-sided p of effect = 0: t = effect / sd(finite bootstrap replicates), k − 1 degrees of freedom;
+    NaN (not tested) with fewer than two clusters, where the bootstrap cannot vary."""
     finite = boot[np.isfinite(boot)]
-    if not np.isfinite(effect) or finite.size < 2:
+    if not np.isfinite(effect) or finite.size < 2 or clusters < 2:
         return float("nan")
     se = float(np.std(finite, ddof=1))
     if se == 0.0:

@@ -336,6 +336,11 @@ def test_p_values_are_a_t_test_with_the_bootstraps_standard_error():
     assert np.isnan(p_value(0.3, np.full(5, 0.3), 1))  # one cluster: nothing to test against
     # unlike a count of replicates beyond zero, it can pass BH's smallest threshold, 0.05 / m
     assert p_value(1.0, boot, 40) < 0.05 / 100
+    # a minimum effect: the null |beta| <= 0.1, p = P(T > (|b| - 0.1)/se) + P(T < (-|b| - 0.1)/se)
+    by_hand = stats.t.sf((0.5 - 0.1) / se, 10) + stats.t.cdf((-0.5 - 0.1) / se, 10)
+    assert p_value(0.5, boot, 11, min_effect=0.1) == pytest.approx(by_hand)
+    assert p_value(0.05, boot, 11, min_effect=0.1) > 0.5  # inside the null
+    assert p_value(0.3, np.full(5, 0.3), 4, min_effect=0.5) == 1.0  # sure, but not beyond 0.5
 
 
 def filled(frame: pl.DataFrame) -> pl.DataFrame:
@@ -443,7 +448,7 @@ def test_round_effects_from_tables_find_a_planted_feature_and_keep_a_null_one_qu
         ).unique("text_id")
     references = {"base": None, "biased": "base"}
     effects = round_effects(
-        comparisons, edits, candidates, originals, rewards, references, "d", BootstrapSettings(300), LOG
+        comparisons, edits, candidates, originals, rewards, references, "d", BootstrapSettings(300), 0.1, LOG
     )
     table = discovered_biases(effects, 0.05)
     biased = {r["feature"]: r for r in table.filter(pl.col("rm") == "biased").iter_rows(named=True)}

@@ -433,6 +433,15 @@ class Design:
     def discovery_engines(self) -> list[str]:
         return list(self.bias_discovery["engines"])
 
+    def discovery_round_settings(self, engine: str) -> dict[str, Any]:
+        """What a round of ``engine`` reads: ``discovery.<engine>``, ``responses_per_feature`` and
+        ``min_per_direction`` (the rest of the section reaches only the rules after it)."""
+        settings = self.bias_discovery
+        return {
+            engine: dict(settings.get(engine) or {}),
+            **{k: settings[k] for k in ("responses_per_feature", "min_per_direction")},
+        }
+
     def discovery_rounds(self, engine: str) -> list[int]:
         """The rounds engine ``engine`` runs: 1 … ``discovery.<engine>.rounds`` (default 1)."""
         return list(range(1, int((self.bias_discovery.get(engine) or {}).get("rounds", 1)) + 1))

@@ -26,7 +26,7 @@ rule discovery_round:
     params:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
-        settings=DISCOVERY,
+        settings=lambda w: design.discovery_round_settings(w.engine),
     script:
         "../scripts/discovery_round.py"
 
@@ -95,6 +95,7 @@ rule discovery_effects:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
         bootstrap=config["analysis"]["bootstrap"],
+        min_effect=DISCOVERY["min_effect"],
     script:
         "../scripts/discovery_effects.py"
 

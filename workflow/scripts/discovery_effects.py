@@ -17,6 +17,7 @@ run_round_effects(
     rms=snakemake.params.rms,
     references=snakemake.params.references,
     bootstrap=snakemake.params.bootstrap,
+    min_effect=snakemake.params.min_effect,
     dataset=snakemake.wildcards.dataset,
     output=snakemake.output[0],
     log=log,

@@ -21,11 +21,12 @@ declares). For each dataset with stage ``discovery`` the workflow runs rounds 1 
 
 as rules with an ``{engine}`` and a ``{round}`` wildcard: ``discovery_round`` calls ``run_round(context)``
 with a ``RoundContext`` (the comparisons, every RM's scores of the originals, the references, the engine's
-effects of the round before as ``previous``, the whole ``discovery`` section, a logger, and the services the
-job opened — an LLM client for an engine that declares ``uses_llm``), and the engine returns a
-``RoundOutput``: ``Feature`` objects whose edits the shared edit maker makes (``edits.make_edits``: sampled
-responses, both directions, each edit checked against the feature's own detector), or, for an engine that
-writes its edits itself (an LLM's rewrites), a BIAS_DISCOVERY_EDITS frame and its BIAS_DISCOVERY_CANDIDATES.
+effects of the round before as ``previous``, its settings — ``discovery.<engine>``,
+``responses_per_feature``, ``min_per_direction`` —, a logger, and the services the job opened: an LLM client
+for an engine that declares ``uses_llm``), and the engine returns a ``RoundOutput``: ``Feature`` objects
+whose edits the shared edit maker makes (``edits.make_edits``: sampled responses, both directions, each edit
+checked against the feature's own detector), or, for an engine that writes its edits itself (an LLM's
+rewrites), a BIAS_DISCOVERY_EDITS frame and its BIAS_DISCOVERY_CANDIDATES.
 Round 1's edits are encoded and scored with the attribute effects' edits (``embed_effect_texts``,
 ``score_effect_edits``: one job per RM for all of a dataset's first edits); later rounds by
 ``embed_discovery_texts`` and ``score_discovery_edits``. ``discovery_effects`` estimates each round

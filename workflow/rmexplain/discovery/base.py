@@ -57,10 +57,11 @@ class RoundContext:
 
     ``comparisons``: the dataset's sampled comparisons (COMPARISONS); ``originals``: each RM's scores of
     the original responses (ORIGINAL_SCORES, by RM, in the dataset's RM order); ``references``: each RM's
-    reference RM (or None); ``previous``: the effects of this engine's earlier rounds (DISCOVERY_EFFECTS,
-    every RM; empty in round 1): what an engine that selects and mutates (Wang et al.'s loop) reads;
-    ``settings``: the whole ``discovery`` section; ``services``: what the job opened for the engine (an
-    LLM client for an engine that ``uses_llm``).
+    reference RM (or None); ``previous``: the effects of this engine's earlier rounds
+    (BIAS_DISCOVERY_EFFECTS, every RM; empty in round 1): what an engine that selects and mutates (Wang et
+    al.'s loop) reads; ``settings``: ``discovery.<engine>`` (under the engine's name),
+    ``responses_per_feature`` and ``min_per_direction``; ``services``: what the job opened for the engine
+    (an LLM client for an engine that ``uses_llm``).
     """
 
     dataset: str

@@ -15,12 +15,15 @@ mean change of its additions (or minus that of its removals) — ``AddedEffect``
 
 Intervals: the effects' cluster bootstrap over comparisons (``rmexplain.analysis.bootstrap``: a pair drawn
 by two seeds is one cluster; BCa from the leave-one-cluster-out jackknife by default), the same resamples for
-every RM. p-values: the bootstrap's standard error of β_f (sd of its finite replicates) in a two-sided t test
-of β_f = 0 with k − 1 degrees of freedom, k the clusters the feature's edits come from:
-p = 2·P(T_{k−1} > |β_f| / se). Unlike a count of replicates beyond 0, which cannot fall below
-1/n_resamples, this can reach Benjamini–Hochberg's smallest threshold, fdr/m, for m features. Where se is 0
-(every replicate equal), p is 0 for a non-zero effect and 1 for a zero one; a feature whose edits come
-from fewer than two clusters is not tested (NaN).
+every RM. p-values test the null |β_f| ≤ δ (``discovery.min_effect``, reward sd) against |β_f| > δ: the
+bootstrap's standard error of β_f (sd of its finite replicates) and a t distribution with k − 1 degrees of
+freedom, k the clusters the feature's edits come from, p = P(T > (|β_f| − δ)/se) + P(T < (−|β_f| − δ)/se)
+(the two-sided t test at δ = 0). Unlike a count of replicates beyond the null, which cannot fall below
+1/n_resamples, this can reach Benjamini–Hochberg's smallest threshold, fdr/m, for m features. δ > 0 because
+every feature is tested on the same responses: their noise is shared (the source's reward, the length
+slope), so under a null RM many tests move together, and with hundreds of edits effects of a few hundredths
+of an sd would be "significant" and matter to no one. Where se is 0 (every replicate equal), p is 0 beyond
+δ and 1 within it; a feature whose edits come from fewer than two clusters is not tested (NaN).
 """
 
 from __future__ import annotations
@@ -121,16 +124,23 @@ def fitted(
     return fit(np.ones((1, n))), fit(resample_counts(clusters, settings)), fit(jackknife_counts(clusters))
 
 
-def p_value(effect: float, boot: np.ndarray, clusters: int) -> float:
-    """Two-sided p of effect = 0: t = effect / sd(finite bootstrap replicates), k − 1 degrees of freedom;
-    NaN (not tested) with fewer than two clusters, where the bootstrap cannot vary."""
+def p_value(effect: float, boot: np.ndarray, clusters: int, min_effect: float = 0.0) -> float:
+    """p of the null |β| ≤ ``min_effect`` against |β| > ``min_effect``: with t-distributed error of scale
+    se = sd(finite bootstrap replicates) and k − 1 degrees of freedom, the chance at β = ±min_effect of an
+    estimate at least as far out, P(T > (|β| − δ)/se) + P(T < (−|β| − δ)/se) (two-sided at δ = 0). NaN (not
+    tested) with fewer than two clusters, where the bootstrap cannot vary; where every replicate is equal,
+    0 beyond ``min_effect`` and 1 within it."""
     finite = boot[np.isfinite(boot)]
     if not np.isfinite(effect) or finite.size < 2 or clusters < 2:
         return float("nan")
     se = float(np.std(finite, ddof=1))
+    size = abs(effect)
     if se == 0.0:
-        return 1.0 if effect == 0.0 else 0.0
-    return float(2.0 * stats.t.sf(abs(effect) / se, max(clusters - 1, 1)))
+        return 0.0 if size > min_effect else 1.0
+    df = max(clusters - 1, 1)
+    return float(
+        min(1.0, stats.t.sf((size - min_effect) / se, df) + stats.t.cdf((-size - min_effect) / se, df))
+    )
 
 
 def feature_effects(
@@ -138,6 +148,7 @@ def feature_effects(
     rm: str,
     reference: str | None,
     settings: BootstrapSettings,
+    min_effect: float,
     log: logging.Logger,
 ) -> list[dict]:
     """Per feature: effect, interval, p-value, edits and comparisons behind it (one RM)."""
@@ -157,7 +168,7 @@ def feature_effects(
                 "effect": effect,
                 "low": low if np.isfinite(effect) else float("nan"),
                 "high": high if np.isfinite(effect) else float("nan"),
-                "p_value": p_value(effect, boot[:, f], k),
+                "p_value": p_value(effect, boot[:, f], k, min_effect),
                 "n": int(mine.sum()),
                 "n_comparisons": int(np.unique(data.comparison[mine]).size),
             }
@@ -200,9 +211,11 @@ def round_effects(
     references: Mapping[str, str | None],
     dataset: str,
     settings: BootstrapSettings,
+    min_effect: float,
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """BIAS_DISCOVERY_EFFECTS of one (dataset, engine, round): every RM × feature tested."""
+    """BIAS_DISCOVERY_EFFECTS of one (dataset, engine, round): every RM × feature tested, each p-value of the
+    null |effect| ≤ ``min_effect``."""
     if not edits.height:
         return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
     data = discovery_input(comparisons, edits, originals, rewards)
@@ -211,7 +224,7 @@ def round_effects(
     for rm in originals:
         reference = references.get(rm)
         y, change = data.standardised(rm, reference), data.rms[rm].change
-        for row in feature_effects(data, rm, reference, settings, log):
+        for row in feature_effects(data, rm, reference, settings, min_effect, log):
             feature = row["feature"]
             mine = (edits["feature"] == feature).to_numpy()
             meta = about[feature]

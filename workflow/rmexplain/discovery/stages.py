@@ -48,7 +48,8 @@ def run_discovery_round(
 ) -> None:
     """One round of one engine on one dataset: its candidates and their edits (BIAS_DISCOVERY_CANDIDATES,
     BIAS_DISCOVERY_EDITS) and the edits it could not make (PERTURB_SKIPS). ``inputs``: ``comparisons``,
-    ``originals`` (per RM, in ``rms`` order) and ``previous`` (the engine's effects of the round before)."""
+    ``originals`` (per RM, in ``rms`` order) and ``previous`` (the engine's effects of the round before);
+    ``settings``: ``discovery.<engine>``, ``responses_per_feature`` and ``min_per_direction``."""
     comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
     previous = [
         read_table(p, BIAS_DISCOVERY_EFFECTS, "discovery effects") for p in inputs.get("previous", [])
@@ -93,12 +94,14 @@ def run_round_effects(
     rms: Sequence[str],
     references: Mapping[str, str | None],
     bootstrap: Mapping[str, Any] | None,
+    min_effect: float,
     dataset: str,
     output: str,
     log: logging.Logger,
 ) -> None:
-    """BIAS_DISCOVERY_EFFECTS of one round of one engine: every RM × feature. ``inputs``: ``comparisons``,
-    ``edits``, ``candidates``, and per RM (``rms`` order) ``originals`` and ``rewards`` of the edits."""
+    """BIAS_DISCOVERY_EFFECTS of one round of one engine: every RM × feature, p-values of the null
+    |effect| ≤ ``min_effect``. ``inputs``: ``comparisons``, ``edits``, ``candidates``, and per RM (``rms``
+    order) ``originals`` and ``rewards`` of the edits."""
     effects = round_effects(
         read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
         read_table(inputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits"),
@@ -108,6 +111,7 @@ def run_round_effects(
         references,
         dataset,
         BootstrapSettings.from_config(bootstrap),
+        float(min_effect),
         log,
     )
     write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")

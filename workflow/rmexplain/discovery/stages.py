@@ -14,7 +14,7 @@ from rmexplain.discovery.base import RoundContext, engines
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
-from rmexplain.markup import to_html, to_markdown, write_table_pages
+from rmexplain.markup import to_html, to_markdown
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.schemas import (
     BIAS_DISCOVERY_CANDIDATES,
@@ -146,8 +146,10 @@ def run_discovered_biases(
         write_table(merged, outputs["edits"][dataset], BIAS_DISCOVERY_EDITS, "discovery edits")
     write_table(table, outputs["parquet"], DISCOVERED_BIASES, "discovered biases")
     table.write_csv(outputs["csv"])
-    shown = table.select(SHOWN).with_columns(pl.col("effect", "low", "high", "support").round(3),
-                                             pl.col("q_value").round(4))  # fmt: skip
+    shown = table.select(SHOWN).with_columns(
+        pl.col("effect", "low", "high", "support").round(3),
+        pl.col("q_value").map_elements(_two_digits, pl.String),
+    )
     Path(outputs["md"]).write_text(f"### {TITLE}\n\n{NOTE}\n\n{to_markdown(shown)}", encoding="utf-8")
     Path(outputs["html"]).write_text(to_html(shown, TITLE, NOTE), encoding="utf-8")
     for (dataset, rm), group in table.group_by("dataset", "rm", maintain_order=True):
@@ -155,6 +157,10 @@ def run_discovered_biases(
         shown_top = ", ".join(f"{f} {e:+.2f}" for f, e in top.select("feature", "effect").iter_rows())
         log.info("%s/%s: %d of %d features significant%s", dataset, rm, int(group["significant"].sum()),
                  group.height, f"; first: {shown_top}" if shown_top else "")  # fmt: skip
+
+
+def _two_digits(value: float) -> str:
+    return f"{value:.2g}"
 
 
 def run_discovery_recall(
@@ -180,7 +186,15 @@ def run_discovery_recall(
             "%s: recall@1 %d/%d, recall@5 %d/%d, controls' significant features %s", row["dataset"],
             row["hits_at_1"], row["biases"], row["hits_at_5"], row["biases"], row["n_significant"],
         )  # fmt: skip
-    write_table_pages(table, RECALL_TITLE, RECALL_NOTE, outputs["csv"], outputs["md"], outputs["html"])
+    table.write_csv(outputs["csv"])
+    shown = table.with_columns(
+        pl.col("effect", "recall_at_1", "recall_at_5").round(3),
+        pl.col("q_value").map_elements(_two_digits, pl.String),
+    )
+    Path(outputs["md"]).write_text(
+        f"### {RECALL_TITLE}\n\n{RECALL_NOTE}\n\n{to_markdown(shown)}", encoding="utf-8"
+    )
+    Path(outputs["html"]).write_text(to_html(shown, RECALL_TITLE, RECALL_NOTE), encoding="utf-8")
 
 
 RECALL_TITLE = "Discovery recall: where the planted biases rank among the significant discoveries"

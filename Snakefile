@@ -28,6 +28,7 @@ include: "workflow/rules/perturb.smk"
 include: "workflow/rules/explanations.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/effects.smk"
+include: "workflow/rules/discovery.smk"
 include: "workflow/rules/tokens.smk"
 include: "workflow/rules/explorer.smk"
 include: "workflow/rules/provenance.smk"
@@ -41,6 +42,7 @@ rule all:
         targets.discovery_targets(design),
         targets.analysis_targets(design),
         targets.effect_targets(design),
+        targets.bias_discovery_targets(design),
         targets.token_targets(design),
         targets.diagnostic_targets(design),
         paths.EXPLORER,

@@ -590,3 +590,79 @@ def test_an_interval_touching_zero_is_not_significant_and_the_length_row_counts_
     length = table.filter(pl.col("attribute") == "length").row(0, named=True)
     # every round-1 edit is an observation of the length row; its comparisons are the 4 distinct ones
     assert length["n"] == edits.height and length["n_comparisons"] == 4 < edits.height
+
+
+def test_length_adjusted_defines_a_one_direction_attribute_only_when_told_to():
+    # b has only a worse edit: by default (the attribute effects) its beta is NaN; with one_way_defined (bias
+    # discovery's) it is the length-adjusted mean change in that direction, signed. a, with both directions,
+    # is the same either way.
+    class Lenient(estimators.get("length_adjusted")):
+        one_way_defined = True
+
+    data = hand_input({"rm": RM})
+    strict = estimate("length_adjusted", data)
+    lenient_estimator = Lenient()
+    lenient = lenient_estimator.estimate(lenient_estimator.observations(data, "rm", None), ONE, 2, 2)[0]
+    assert lenient[1] == pytest.approx(-0.25)  # y = 0.5 / 2 = 0.25 on a worse edit, no length change
+    assert np.isnan(strict[1]) and strict[0] == pytest.approx(lenient[0])
+    obs = lenient_estimator.observations(data, "rm", None)
+    assert 1 not in lenient_estimator.undefined_reasons(obs, 2)
+    assert "one direction only" in estimators.get("length_adjusted")().undefined_reasons(obs, 2)[1]
+
+
+def test_discovery_edits_are_encoded_after_the_effect_edits_which_encode_alike_with_or_without_them(tmp_path):
+    edits, _ = make_effect_edits(_comparisons(), "rules", "rules", {}, {"verbosity": ""}, {}, False, LOG)
+    edits_path = tmp_path / "edits.parquet"
+    edits.write_parquet(edits_path)
+    added = ["Just **boil** it.", "A " + "much longer edited text, " * 12, "Boil."]
+    discovery = pl.DataFrame(
+        {
+            "feature": ["bold"] * 4,
+            "direction": [1] * 4,
+            "source_text": ["Just boil it."] * 4,
+            "edited_text": [*added, edits["text"][0]],  # the last is an effect edit's text
+            "comparison_id": ["c0"] * 4,
+            "target": ["rejected"] * 4,
+            "engine": ["offline"] * 4,
+            "round": [1] * 4,
+        }
+    )
+    discovery_path = tmp_path / "discovery.parquet"
+    discovery.write_parquet(discovery_path)
+    alone, both = tmp_path / "alone.parquet", tmp_path / "both.parquet"
+    small_batches = {"batch_size": 2}  # texts of other lengths in a batch pad it: the last bits move
+    run_embed_effect_texts([str(edits_path)], [], small_batches, str(alone), LOG)
+    discovered = [str(discovery_path)]
+    run_embed_effect_texts([str(edits_path)], [], small_batches, str(both), LOG, discovery=discovered)
+    alone_table, both_table = pl.read_parquet(alone), pl.read_parquet(both)
+    assert set(both_table["text"]) == set(alone_table["text"]) | set(added)
+    assert both_table.filter(pl.col("text").is_in(alone_table["text"].to_list())).equals(alone_table)
+
+
+def test_discovery_edits_are_scored_in_a_call_after_the_effect_edits(tmp_path):
+    """A text of the effect edits scores as it would alone: the discovery's texts go to the RM in a call of
+    their own (here an RM whose reward is the number of texts in the call it was scored in)."""
+    from rmexplain.score.stages import score_effect_edits
+
+    rm = tmp_path / "rm.py"
+    rm.write_text("def score(prompts, responses):\n    return [float(len(responses))] * len(responses)\n")
+    _comparisons().write_parquet(tmp_path / "comparisons.parquet")
+    effect = pl.DataFrame({"edit_id": ["e0", "e1"], "comparison_id": ["c0", "c0"], "target": ["chosen"] * 2,
+                           "attribute": ["x"] * 2, "chain": ["better"] * 2, "round": [1, 1],
+                           "direction": ["better"] * 2, "text": ["a1", "a2"], "method": ["rules"] * 2,
+                           "generator": ["g"] * 2})  # fmt: skip
+    effect.write_parquet(tmp_path / "effect.parquet")
+    discovery = pl.DataFrame({"feature": ["f"] * 4, "direction": [1] * 4, "source_text": ["a"] * 4,
+                              "edited_text": ["a1", "d1", "d2", "d3"], "comparison_id": ["c0"] * 4,
+                              "target": ["chosen"] * 4, "engine": ["offline"] * 4,
+                              "round": [1] * 4})  # fmt: skip
+    discovery.write_parquet(tmp_path / "discovery.parquet")
+    rewards = score_effect_edits(
+        str(tmp_path / "comparisons.parquet"), [str(tmp_path / "effect.parquet")], "rm",
+        {"backend": "python", "callable": f"{rm}:score"}, {}, LOG,
+        discovery=[str(tmp_path / "discovery.parquet")],
+    )  # fmt: skip
+    prompt = _comparisons()["prompt"][0]
+    by_text = dict(zip(rewards["text_id"], rewards["reward"], strict=True))
+    assert rewards.height == 5  # a1 once, though both tables hold it
+    assert [by_text[text_id(prompt, t)] for t in ("a1", "a2", "d1", "d2", "d3")] == [2.0, 2.0, 3.0, 3.0, 3.0]

@@ -9,6 +9,7 @@ import pytest
 
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
+from rmexplain.effects.base import reported_estimators
 from rmexplain.resources import rm_threads, use_job_threads
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.planted import check_bias, detector, noise
@@ -199,7 +200,7 @@ def test_without_rewrites_of_rewrites_the_rate_estimators_are_left_out_and_refus
     config = _config()
     config["analysis"] = {"effects": {"rewrite_of_rewrite": False}}
     check(config)
-    names = Design.from_config(config).effect_estimators
+    names = reported_estimators(Design.from_config(config).effects)
     assert "two_way" in names and "length_adjusted" in names
     assert not [n for n in names if n.startswith("rate_")]
     config = _config()

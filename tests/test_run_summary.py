@@ -47,6 +47,7 @@ LOGS = {
     "perturb": "logs/perturb/{dataset}/{method}/{orienter}.log",
     "score_originals": "logs/score_originals/{dataset}/{rm}.log",
     "score_perturbations": "logs/score_perturbations/{dataset}/{rm}.log",
+    "discovery_round": "logs/discovery/round/{dataset}/{engine}/round{round}.log",
 }
 
 
@@ -102,6 +103,21 @@ def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         skips.write_parquet(path)
+    discovery = pl.DataFrame(
+        {
+            "comparison_id": ["c1", "c2"],
+            "target": ["chosen"] * 2,
+            "attribute": ["bullet_list"] * 2,
+            "variant": [None, None],
+            "stage": ["discovery"] * 2,
+            "reason": ["add: the response has fewer than 2 sentences"] * 2,
+            "raw": [None, None],
+        },
+        schema_overrides={"variant": pl.Int64, "raw": pl.String},
+    )
+    path = Path(paths.fmt(paths.BIASES_SKIPS, dataset="harmless", engine="offline", round="1"))
+    path.parent.mkdir(parents=True)
+    discovery.write_parquet(path)
     comparisons = pl.DataFrame({"comparison_id": ["c1", "c2", "c3"]})
     scores = orient(
         comparisons,
@@ -120,6 +136,8 @@ def test_the_summary_counts_what_results_skipped_by_reason_with_its_log(tmp_path
         "      2 rows: sampling harmless: no rejected (logs/sample/harmless.log)",
         "      4 perturbation slots: [generate] LLM answer cut off at max_tokens=8 "
         "(2 jobs, e.g. logs/perturb/harmless/rules/demo-harmless.log)",
+        "      2 discovery edits: add: the response has fewer than 2 sentences "
+        "(logs/discovery/round/harmless/offline/round1.log)",
         "      1 text: originals of harmless over demo-harmless's 512-token limit, left unscored "
         "(logs/score_originals/harmless/demo-harmless.log)",
         "      1 text: originals of harmless over demo-harmless's 512-token limit, scored cut "

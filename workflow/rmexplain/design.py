@@ -23,7 +23,6 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
-from rmexplain.effects.base import estimators
 from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import backend_of as llm_backend_of
@@ -33,7 +32,9 @@ from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, schema_defaults, section
 
 SHARED_ORIENTER = "shared"  # the orienter of a dataset whose perturbations all RMs share (paper §4)
-STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tables, the attribute analyses
+# what a dataset feeds: the evaluation tables, the attribute analyses, bias discovery
+STAGES = ("evaluation", "analysis", "discovery")
+PERTURBED_STAGES = ("evaluation", "analysis")  # a dataset that feeds neither is not perturbed
 SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}  # example slot names of a pair's sides
 PAPER_FRAMING_PAIR = ("best", "worst")  # the token paper's Fig. 4: the framing pair where both prompts exist
 REPORT_SECTIONS = (
@@ -214,12 +215,16 @@ class Design:
             seeds=tuple(spec.get("seeds") or config["sample"]["seeds"]),
             n_per_seed=int(spec.get("n_per_seed", config["sample"]["n_per_seed"])),
             rms=rms,
-            methods=tuple(spec.get("methods") or self.methods),
+            methods=tuple(spec.get("methods") or self.methods) if self._perturbed(spec) else (),
             orientation=spec.get("orientation") or perturb.get("orientation", "per_rm"),
             shared_rms=tuple(spec.get("shared_rms") or perturb.get("shared_rms") or rms),
             stages=tuple(spec.get("stages", STAGES)),
             foreign_rm_orientation=spec.get("foreign_rm_orientation", AGREED),
         )
+
+    @staticmethod
+    def _perturbed(spec: Mapping[str, Any]) -> bool:
+        return bool(set(spec.get("stages", STAGES)) & set(PERTURBED_STAGES))
 
     @cached_property
     def figures(self) -> FigureOptions:
@@ -230,7 +235,8 @@ class Design:
         return self.datasets[name]
 
     def stage_datasets(self, stage: str) -> list[str]:
-        """Datasets that feed ``stage`` (``evaluation`` or ``analysis``; ``datasets.<name>.stages``)."""
+        """Datasets that feed ``stage`` (``evaluation``, ``analysis`` or ``discovery``;
+        ``datasets.<name>.stages``)."""
         return [name for name, d in self.datasets.items() if stage in d.stages]
 
     def rm_backend(self, rm: str) -> Any:
@@ -392,17 +398,6 @@ class Design:
         """``analysis.effects`` with its defaults."""
         return {**schema_defaults("analysis", "effects"), **(self.analysis.get("effects") or {})}
 
-    @cached_property
-    def effect_estimators(self) -> list[str]:
-        """Estimators the attribute-effects tables report (``analysis.effects.estimators``, default all but,
-        without ``rewrite_of_rewrite``, those that read the edits of edits)."""
-        chosen = self.effects.get("estimators")
-        if chosen:
-            return list(chosen)
-        if self.effects["rewrite_of_rewrite"]:
-            return estimators.names()
-        return [name for name in estimators.names() if not estimators.get(name).needs_round_two]
-
     def effect_methods(self, dataset: str) -> list[str]:
         """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in
         ``analysis.effects.methods``, else every one with an editor that calls no LLM. None on a dataset
@@ -435,6 +430,33 @@ class Design:
     def effect_datasets(self) -> list[str]:
         """Datasets with attribute effects."""
         return list(dict.fromkeys(d for d, _ in self.effect_pairs))
+
+    # ── bias discovery ───────────────────────────────────────────────────────────────────────────────────
+    @property
+    def bias_discovery(self) -> Config:
+        """The ``discovery`` section with its defaults (bias discovery; not ``perturb.discover``)."""
+        return {**schema_defaults("discovery"), **section(self.config, "discovery")}
+
+    def discovery_datasets(self) -> list[str]:
+        """Datasets whose biases are discovered (stage ``discovery``)."""
+        return self.stage_datasets("discovery")
+
+    @property
+    def discovery_engines(self) -> list[str]:
+        return list(self.bias_discovery["engines"])
+
+    def discovery_round_settings(self, engine: str) -> dict[str, Any]:
+        """What a round of ``engine`` reads: ``discovery.<engine>``, ``responses_per_feature`` and
+        ``min_per_direction`` (the rest of the section reaches only the rules after it)."""
+        settings = self.bias_discovery
+        return {
+            engine: dict(settings.get(engine) or {}),
+            **{k: settings[k] for k in ("responses_per_feature", "min_per_direction")},
+        }
+
+    def discovery_rounds(self, engine: str) -> list[int]:
+        """The rounds engine ``engine`` runs: 1 … ``discovery.<engine>.rounds`` (default 1)."""
+        return list(range(1, int((self.bias_discovery.get(engine) or {}).get("rounds", 1)) + 1))
 
     @property
     def probes_enabled(self) -> bool:

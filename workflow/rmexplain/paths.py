@@ -68,6 +68,21 @@ DISCOVERY_ANSWERS = "results/discovery/{dataset}/{orienter}/answers.parquet"
 DISCOVERY_CSV = "results/discovery/{dataset}/{orienter}/attributes.csv"
 DISCOVERY_MD = "results/discovery/{dataset}/{orienter}/attributes.md"
 
+# ── bias discovery (the ``discovery`` section; not App. A's attribute discovery above) ────────────────────
+# Each engine's rounds: the features it proposed, their edits, the effects every RM's rewards give them.
+BIASES_ROUND = "results/discovery/{dataset}/engines/{engine}/round{round}"
+BIASES_ROUND_EDITS = BIASES_ROUND + "/edits.parquet"
+BIASES_ROUND_CANDIDATES = BIASES_ROUND + "/candidates.parquet"
+BIASES_ROUND_EFFECTS = BIASES_ROUND + "/effects.parquet"
+BIASES_SKIPS = "results/skipped/discovery/{dataset}/{engine}/round{round}.parquet"
+# Rounds after the first are encoded and scored on their own (round 1 with the effect edits, EFFECT_*).
+BIASES_ROUND_EMBEDDINGS = BIASES_ROUND + "/embeddings.parquet"
+BIASES_ROUND_REWARDS = "results/scores/{dataset}/discovery/{engine}/round{round}/{rm}.parquet"
+BIASES_EDITS = "results/discovery/{dataset}/edits.parquet"  # every tested edit of the dataset
+BIASES_TABLE = "results/discovery/discovered_biases.parquet"  # the table below, as Parquet
+DISCOVERED_BIASES = "discovered_biases"  # results/tables/discovered_biases.{csv,md,html}
+BIASES_RECALL = "discovery_recall"  # results/tables/discovery_recall.{csv,md,html}: planted RMs
+
 # ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
 ANALYSIS_DIR = "results/analysis/{dataset}/{method}"
 PFR = ANALYSIS_DIR + "/pfr.parquet"

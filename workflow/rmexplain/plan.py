@@ -474,9 +474,14 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
         gpus = resources.rm_gpus(design, rm)
         if gpus:
             jobs += [(rule, f"dataset={name}, rm={rm}", gpus) for name, d in design.datasets.items()
-                     if rm in d.rms for rule in ("score_originals", "score_perturbations")]  # fmt: skip
+                     if rm in d.rms for rule in ("score_originals", "score_perturbations")
+                     if d.methods or rule == "score_originals"]  # fmt: skip
+            edited = targets.edited_datasets(design)  # attribute effects or bias discovery
             jobs += [("score_effect_edits", f"dataset={name}, rm={rm}", gpus)
-                     for name in design.effect_datasets() if rm in design.dataset(name).rms]  # fmt: skip
+                     for name in edited if rm in design.dataset(name).rms]  # fmt: skip
+            jobs += [("score_discovery_edits", f"dataset={name}, engine={e}, round={r}, rm={rm}", gpus)
+                     for name in design.discovery_datasets() if rm in design.dataset(name).rms
+                     for e, r in targets.discovery_rounds(design) if r > 1]  # fmt: skip
             if design.tokens.enabled and rm in design.tokens.rms:
                 jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in design.tokens.prompts]
     for method in design.methods:
@@ -488,6 +493,9 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
         jobs += [("embed_texts", f"dataset={name}", 1) for name in targets.text_embedding_datasets(design)]
         effect_datasets = targets.effect_embedding_datasets(design)
         jobs += [("embed_effect_texts", f"dataset={name}", 1) for name in effect_datasets]
+        jobs += [("embed_discovery_texts", f"dataset={name}, engine={e}, round={r}", 1)
+                 for name in effect_datasets if name in design.discovery_datasets()
+                 for e, r in targets.discovery_rounds(design) if r > 1]  # fmt: skip
     return jobs
 
 

@@ -9,8 +9,9 @@ each seed could not draw when fewer rows were usable than ``sample.n_per_seed`` 
 comparisons no perturbation job explains (orientation ties and disagreements), perturbations that could not
 be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not explained
 (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
-(``results/skipped/effects``); texts over an RM's token limit (the score tables' ``truncated``
-flags, counted as the truncation table counts them).
+(``results/skipped/effects``); bias discovery's edits a feature could not make
+(``results/skipped/discovery``); texts over an RM's token limit (the score tables' ``truncated`` flags,
+counted as the truncation table counts them).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from rmexplain import paths
 from rmexplain.design import Design
 from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
 from rmexplain.score.lengths import length_counts
-from rmexplain.targets import perturbation_jobs, truncation_parts
+from rmexplain.targets import discovery_rounds, perturbation_jobs, truncation_parts
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
 LOG_RULES = (
     "sample_comparisons",
     "perturb",
     "effect_edits",
+    "discovery_round",
     "score_originals",
     "score_perturbations",
     "score_effect_edits",
@@ -181,6 +183,22 @@ def effect_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     return out
 
 
+def discovery_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """Bias discovery's edits a feature could not make, by reason (``results/skipped/discovery``)."""
+    out = []
+    for dataset in design.discovery_datasets():
+        for engine, round_ in discovery_rounds(design):
+            path = paths.fmt(paths.BIASES_SKIPS, dataset=dataset, engine=engine, round=str(round_))
+            if not Path(path).is_file():
+                continue
+            counts = read_table(path, PERTURB_SKIPS, "discovery edit skips").group_by("reason").len()
+            log = _log_of(logs, "discovery_round", dataset=dataset, engine=engine, round=str(round_))
+            out += [
+                Dropped("discovery edit", reason, n, log) for reason, n in counts.sort("reason").iter_rows()
+            ]
+    return out
+
+
 SCORING_RULES = {
     "originals": "score_originals",
     "perturbations": "score_perturbations",
@@ -225,7 +243,7 @@ def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
     ``logs`` maps each rule of LOG_RULES to its log pattern."""
     drops: list[Dropped] = []
     unread: list[str] = []
-    for collect in (data_drops, perturbation_drops, effect_edit_drops, length_drops):
+    for collect in (data_drops, perturbation_drops, effect_edit_drops, discovery_edit_drops, length_drops):
         try:
             drops += collect(design, logs)
         except Exception as err:  # the summary never fails a run; it says what it could not count

@@ -517,3 +517,132 @@ CONTRACTS.update(
         "discovery_counts": DISCOVERY_COUNTS,
     }
 )
+
+
+# ==== bias discovery (the `discovery` section; not App. A's attribute discovery above) ====
+
+BIAS_DISCOVERY_EDITS: Contract = {
+    "feature": Column(
+        pl.String, "The feature tested (one name, one set of edits for every RM of the dataset)."
+    ),
+    "direction": Column(pl.Int64, "+1: the edit adds the feature; -1: it removes it."),
+    "source_text": Column(pl.String, "The original response edited."),
+    "edited_text": Column(pl.String, "The edited response."),
+    "comparison_id": Column(pl.String, "Joins COMPARISONS (its prompt is the edit's prompt)."),
+    "target": Column(pl.String, "`chosen` or `rejected`: which original of the comparison was edited."),
+    "engine": Column(pl.String, "The discovery engine that proposed the feature (`offline`, ...)."),
+    "round": Column(pl.Int64, "The engine's round that made the edit (1, 2, ...)."),
+}
+
+BIAS_DISCOVERY_CANDIDATES: Contract = {
+    "feature": Column(pl.String, "Feature name."),
+    "description": Column(pl.String, "What the feature is, in words."),
+    "kind": Column(pl.String, "format, spacing, opener, closer, punctuation, casing, wording, words, ..."),
+    "source": Column(pl.String, "Where it comes from: a citation, or how it was mined."),
+    "engine": Column(pl.String, "The engine that proposed it."),
+    "round": Column(pl.Int64, "The engine's round."),
+    "n_present": Column(pl.Int64, "Distinct original responses that have it."),
+    "support": Column(pl.Float64, "n_present / distinct original responses."),
+    "n_added": Column(pl.Int64, "Edits that add it."),
+    "n_removed": Column(pl.Int64, "Edits that remove it."),
+    "screen_rm": Column(
+        pl.String, "For a mined candidate: the RM whose screen chose it; null otherwise.", True
+    ),
+    "screen_t": Column(
+        pl.Float64,
+        "Its t statistic there (association with the reward at equal length); null otherwise.",
+        True,
+    ),
+}
+
+BIAS_DISCOVERY_EFFECTS: Contract = {
+    "dataset": Column(pl.String, "Dataset name."),
+    "rm": Column(pl.String, "Reward model."),
+    "engine": Column(pl.String, "The engine that proposed the feature."),
+    "feature": Column(pl.String, "Feature name."),
+    "description": Column(pl.String, "What the feature is."),
+    "effect": Column(
+        pl.Float64,
+        "Standardised reward change (RM reward sd on the originals, less the reference's change) when the"
+        " feature is added, at equal length (docs/discovery.md); NaN where undefined.",
+    ),
+    "low": Column(pl.Float64, "Lower bound of the bootstrap interval over comparisons."),
+    "high": Column(pl.Float64, "Upper bound of that interval."),
+    "p_value": Column(
+        pl.Float64,
+        "Two-sided p-value of effect = 0 (bootstrap standard error, t with"
+        " clusters - 1 degrees of freedom); NaN where undefined.",
+    ),
+    "n": Column(pl.Int64, "Edits the effect is estimated from."),
+    "support": Column(pl.Float64, "Share of the distinct original responses that have the feature."),
+    "round": Column(pl.Int64, "The engine's round that tested it."),
+    "kind": Column(pl.String, "The feature's kind."),
+    "source": Column(pl.String, "Where the feature comes from."),
+    "directions": Column(pl.String, "`both`, `add` or `remove`: the directions its edits went."),
+    "n_comparisons": Column(pl.Int64, "Distinct comparisons its edits come from (the bootstrap's units)."),
+    "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
+    "reward_sd": Column(pl.Float64, "The RM's reward sd on the originals of the dataset."),
+    "example_comparison_id": Column(pl.String, "An example edit's comparison (null without edits).", True),
+    "example_direction": Column(pl.Int64, "Its direction (+1 adds, -1 removes).", True),
+    "example_before": Column(pl.String, "Its original response.", True),
+    "example_after": Column(pl.String, "Its edited response.", True),
+    "example_reward_change": Column(pl.Float64, "This RM's reward change on it (reward units).", True),
+}
+
+DISCOVERED_BIASES: Contract = {
+    **{k: BIAS_DISCOVERY_EFFECTS[k] for k in ("dataset", "rm", "engine", "feature", "description", "effect",
+                                               "low", "high")},
+    "q_value": Column(
+        pl.Float64,
+        "Benjamini-Hochberg adjusted p-value across every feature tested for this RM on this dataset"
+        " (scipy.stats.false_discovery_control); NaN where the p-value is.",
+    ),
+    "n": BIAS_DISCOVERY_EFFECTS["n"],
+    "support": BIAS_DISCOVERY_EFFECTS["support"],
+    "significant": Column(pl.Boolean, "q_value <= discovery.fdr."),
+    "rank": Column(
+        pl.Int64,
+        "Rank among the RM's features on the dataset: significant ones first, each group by |effect|"
+        " (ties by q-value, then name); undefined effects last.",
+    ),
+    **{k: BIAS_DISCOVERY_EFFECTS[k] for k in BIAS_DISCOVERY_EFFECTS if k not in (
+        "dataset", "rm", "engine", "feature", "description", "effect", "low", "high", "n", "support")},
+}  # fmt: skip
+
+BIAS_DISCOVERY_RECALL: Contract = {
+    "dataset": Column(pl.String, "Dataset name, or `all` for a summary over the datasets."),
+    "rm": Column(pl.String, "A planted RM, or `all planted RMs` for a summary row."),
+    "planted": Column(pl.String, "The planted detector, in words (summary rows: empty)."),
+    "control": Column(pl.Boolean, "Whether the RM plants noise only (a control)."),
+    "rank": Column(
+        pl.Int64,
+        "Rank (among the significant features, by |effect|) of the first whose edits move the planted"
+        " detector; null when none does.",
+        True,
+    ),
+    "feature": Column(pl.String, "That feature.", True),
+    "effect": Column(pl.Float64, "Its effect.", True),
+    "q_value": Column(pl.Float64, "Its q-value.", True),
+    "hit_at_1": Column(pl.Boolean, "rank == 1 (a control: no significant feature).", True),
+    "hit_at_5": Column(pl.Boolean, "rank <= 5 (a control: as hit_at_1).", True),
+    "n_significant": Column(pl.Int64, "Significant features of the RM (summary: of the controls).", True),
+    "n_moving": Column(
+        pl.Int64, "Tested features whose edits move the detector (discovery.recall.moved_share).", True
+    ),
+    "top": Column(pl.String, "The three top-ranked significant features, for the reader.", True),
+    "hits_at_1": Column(pl.Int64, "Summary rows: planted RMs found first.", True),
+    "hits_at_5": Column(pl.Int64, "Summary rows: planted RMs found in the first five.", True),
+    "biases": Column(pl.Int64, "Summary rows: planted RMs with a bias.", True),
+    "recall_at_1": Column(pl.Float64, "Summary rows: hits_at_1 / biases.", True),
+    "recall_at_5": Column(pl.Float64, "Summary rows: hits_at_5 / biases.", True),
+}
+
+CONTRACTS.update(
+    {
+        "bias_discovery_edits": BIAS_DISCOVERY_EDITS,
+        "bias_discovery_candidates": BIAS_DISCOVERY_CANDIDATES,
+        "bias_discovery_effects": BIAS_DISCOVERY_EFFECTS,
+        "discovered_biases": DISCOVERED_BIASES,
+        "bias_discovery_recall": BIAS_DISCOVERY_RECALL,
+    }
+)

@@ -13,6 +13,7 @@ from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
 from rmexplain.downloads import hub_models
+from rmexplain.effects.base import reported_estimators
 from rmexplain.score.base import overlong_policy
 
 
@@ -78,7 +79,7 @@ def shared_request_input(design: Design, dataset: str, method: str, orienter: st
 def truncation_parts(design: Design) -> list[list[str]]:
     """``[dataset, rm, stage, score file]`` of every score table, in config order: the rows of the
     truncation table (stage ``originals``, ``perturbations`` where the dataset has methods, ``effects`` where
-    it has attribute effects)."""
+    it has attribute effects or bias discovery)."""
     parts = []
     for name, dataset in design.datasets.items():
         for rm in dataset.rms:
@@ -86,7 +87,7 @@ def truncation_parts(design: Design) -> list[list[str]]:
             if dataset.methods:
                 scores = paths.fmt(paths.PERTURBATION_REWARDS, dataset=name, rm=rm)
                 parts.append([name, rm, "perturbations", scores])
-            if design.effect_methods(name):
+            if name in edited_datasets(design):
                 parts.append([name, rm, "effects", paths.fmt(paths.EFFECT_REWARDS, dataset=name, rm=rm)])
     return parts
 
@@ -200,8 +201,10 @@ def analysis_figure_files(design: Design) -> list[str]:
 def analysis_targets(design: Design) -> list[str]:
     """Files ``rule all`` asks of the analysis stage: tables (CSV, Markdown, HTML), figures, example pages."""
     if not design.analysed_pairs:
-        # Only unconditioned methods (random, polyjuice): no attributes to analyse; Table 5 still applies.
-        return [paths.summary_figure("correctness", design.figures.format)]
+        # Only unconditioned methods (random, polyjuice): no attributes to analyse; Table 5 still applies
+        # where a dataset is evaluated (a dataset with discovery alone has neither).
+        evaluated = bool(design.stage_datasets("evaluation"))
+        return [paths.summary_figure("correctness", design.figures.format)] if evaluated else []
     tables = [paths.table_file(t, e) for t in analysis_tables(design) for e in paths.TABLE_EXTS]
     return tables + analysis_figure_files(design)
 
@@ -210,6 +213,11 @@ def analysis_targets(design: Design) -> list[str]:
 def effect_edit_files(design: Design, dataset: str) -> list[str]:
     """The effect edits of every method of ``dataset`` that has attribute effects."""
     return [paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=m) for m in design.effect_methods(dataset)]
+
+
+def effect_estimators(design: Design) -> list[str]:
+    """The estimators the attribute-effects tables report (``analysis.effects``)."""
+    return reported_estimators(design.effects)
 
 
 def effect_rms(design: Design, dataset: str) -> list[str]:
@@ -230,8 +238,9 @@ def text_embeddings_of(design: Design, dataset: str) -> list[str]:
 
 
 def effect_embedding_datasets(design: Design) -> list[str]:
-    """Datasets whose effect edits ``embed_effect_texts`` embeds: those with an RM that looks texts up."""
-    datasets = design.effect_datasets()
+    """Datasets whose effect and first discovery edits ``embed_effect_texts`` embeds: those with an RM that
+    looks texts up."""
+    datasets = edited_datasets(design)
     return [d for d in datasets if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))]
 
 
@@ -268,6 +277,120 @@ def effect_targets(design: Design) -> list[str]:
         for d, m in design.effect_pairs
     ]
     return figures + planted_recovery_targets(design)
+
+
+# ── bias discovery ────────────────────────────────────────────────────────────────────────────────────────
+def discovery_rounds(design: Design) -> list[tuple[str, int]]:
+    """(engine, round) of every round that runs on each discovery dataset, engines in config order."""
+    return [(engine, r) for engine in design.discovery_engines for r in design.discovery_rounds(engine)]
+
+
+def discovery_round_file(pattern: str, dataset: str, engine: str, round_: int) -> str:
+    return paths.fmt(pattern, dataset=dataset, engine=engine, round=str(round_))
+
+
+def discovery_round_inputs(
+    design: Design, dataset: str, engine: str, round_: int
+) -> dict[str, list[str] | str]:
+    """What one round of one engine reads: the comparisons, every RM's scores of the originals (in
+    ``effect_rms`` order) and the engine's effects of the round before."""
+    previous = (
+        [discovery_round_file(paths.BIASES_ROUND_EFFECTS, dataset, engine, round_ - 1)] if round_ > 1 else []
+    )
+    return {
+        "comparisons": paths.fmt(paths.COMPARISONS, dataset=dataset),
+        "originals": original_score_files(design, dataset),
+        "previous": previous,
+    }
+
+
+def original_score_files(design: Design, dataset: str) -> list[str]:
+    """Every RM's scores of the originals of ``dataset``, in ``effect_rms`` order."""
+    return [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in effect_rms(design, dataset)]
+
+
+def discovery_first_round_edits(design: Design, dataset: str) -> list[str]:
+    """The round-1 edits of every engine on ``dataset``: encoded and scored with the dataset's effect edits
+    (one encoder pass and one job per RM for all of a dataset's first edits)."""
+    if dataset not in design.discovery_datasets():
+        return []
+    return [discovery_round_file(paths.BIASES_ROUND_EDITS, dataset, e, 1) for e in design.discovery_engines]
+
+
+def discovery_rewards(design: Design, dataset: str, engine: str, round_: int) -> list[str]:
+    """Every RM's rewards of one round's edits (``effect_rms`` order): round 1's are scored with the effect
+    edits, later rounds' on their own."""
+    if round_ == 1:
+        return [paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm) for rm in effect_rms(design, dataset)]
+    return [
+        paths.fmt(paths.BIASES_ROUND_REWARDS, dataset=dataset, engine=engine, round=str(round_), rm=rm)
+        for rm in effect_rms(design, dataset)
+    ]
+
+
+def discovery_round_embeddings_for_rm(
+    design: Design, dataset: str, engine: str, round_: int, rm: str
+) -> list[str]:
+    """A later round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``)."""
+    if not looks_texts_up(design, rm):
+        return []
+    return [discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, round_)]
+
+
+def discovery_effect_inputs(
+    design: Design, dataset: str, engine: str, round_: int
+) -> dict[str, list[str] | str]:
+    """What the effects of one round read: comparisons, its edits and candidates, and per RM (``effect_rms``
+    order) the originals' scores and the edits' rewards."""
+    return {
+        "comparisons": paths.fmt(paths.COMPARISONS, dataset=dataset),
+        "edits": discovery_round_file(paths.BIASES_ROUND_EDITS, dataset, engine, round_),
+        "candidates": discovery_round_file(paths.BIASES_ROUND_CANDIDATES, dataset, engine, round_),
+        "originals": original_score_files(design, dataset),
+        "rewards": discovery_rewards(design, dataset, engine, round_),
+    }
+
+
+def discovered_biases_inputs(design: Design) -> dict[str, list[str]]:
+    """Every round's effects and edits, dataset by dataset."""
+    rounds = [(d, e, r) for d in design.discovery_datasets() for e, r in discovery_rounds(design)]
+    return {
+        "effects": [discovery_round_file(paths.BIASES_ROUND_EFFECTS, d, e, r) for d, e, r in rounds],
+        "edits": [discovery_round_file(paths.BIASES_ROUND_EDITS, d, e, r) for d, e, r in rounds],
+    }
+
+
+def discovery_edit_parts(design: Design) -> dict[str, list[str]]:
+    """Dataset -> its rounds' edit files (what its edits.parquet holds)."""
+    return {
+        d: [discovery_round_file(paths.BIASES_ROUND_EDITS, d, e, r) for e, r in discovery_rounds(design)]
+        for d in design.discovery_datasets()
+    }
+
+
+def discovery_planted(design: Design) -> dict[str, dict]:
+    """RM -> scoring spec of every planted RM (one with a ``bias``) scored on a discovery dataset."""
+    rms = {rm for d in design.discovery_datasets() for rm in effect_rms(design, d)}
+    return {
+        rm: design.scoring_spec(rm)
+        for rm in design.reward_models
+        if rm in rms and "bias" in design.reward_models[rm] and design.scoring_rm(rm) != rm
+    }
+
+
+def bias_discovery_targets(design: Design) -> list[str]:
+    """Files ``rule all`` asks of bias discovery: the table, each dataset's edits, and the recall of the
+    planted RMs where there are any."""
+    if not design.discovery_datasets():
+        return []
+    tables = [paths.DISCOVERED_BIASES, *([paths.BIASES_RECALL] if discovery_planted(design) else [])]
+    edits = [paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()]
+    return [paths.table_file(t, e) for t in tables for e in paths.TABLE_EXTS] + edits
+
+
+def edited_datasets(design: Design) -> list[str]:
+    """Datasets with edited texts to encode and score: attribute effects or bias discovery."""
+    return list(dict.fromkeys([*design.effect_datasets(), *design.discovery_datasets()]))
 
 
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
@@ -473,6 +596,7 @@ def recorded_job_outputs(design: Design) -> list[str]:
     outputs += [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in design.effect_pairs]
     outputs += [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=d) for d in effect_embedding_datasets(design)]
     outputs += [paths.fmt(paths.REWARD_SCALE, rm=rm) for rm in design.planted_bases]
+    outputs += discovery_later_round_outputs(design)
     if design.discovery_enabled:
         outputs += [
             paths.fmt(paths.DISCOVERY_ANSWERS, dataset=d, orienter=design.discovery_orienter(d))
@@ -489,6 +613,17 @@ def recorded_job_outputs(design: Design) -> list[str]:
         outputs += [f for f in token_scan_targets(design) if not f.startswith(imported)]
         outputs += [*token_human_files(design), *gcg_files(design)]
     return outputs
+
+
+def discovery_later_round_outputs(design: Design) -> list[str]:
+    """Embeddings and rewards of discovery rounds after the first (encoded and scored on their own)."""
+    later = [(d, e, r) for d in design.discovery_datasets() for e, r in discovery_rounds(design) if r > 1]
+    outputs = [
+        discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, d, e, r)
+        for d, e, r in later
+        if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))
+    ]
+    return outputs + [f for d, e, r in later for f in discovery_rewards(design, d, e, r)]
 
 
 def provenance_targets() -> list[str]:
@@ -550,6 +685,7 @@ def all_targets(design: Design) -> list[str]:
         *explanation_targets(design),
         *discovery_targets(design),
         *analysis_targets(design),
+        *bias_discovery_targets(design),
         *token_targets(design),
         *provenance_targets(),
         *diagnostic_targets(design),

@@ -1,5 +1,6 @@
 # Attribute effects beside the paper's flip rates (docs/effects.md): every response edited along every
-# attribute in both directions (and each edit edited back), no RM involved; every RM scores the edits; the
+# attribute in both directions (and each edit edited back), no RM involved; every RM scores the edits (and
+# the first round of bias discovery's edits, discovery.smk, in the same encoder pass and jobs); the
 # registered estimators turn the reward changes into effects; RMs with planted biases are scored against
 # what they are known to reward. The summary table is the analysis table attribute_effects (analyse.smk).
 
@@ -36,6 +37,7 @@ rule effect_edits:
 rule embed_effect_texts:
     input:
         edits=lambda w: targets.effect_edit_files(design, w.dataset),
+        discovery=lambda w: targets.discovery_first_round_edits(design, w.dataset),
         known=lambda w: targets.text_embeddings_of(design, w.dataset),  # texts embedded already: copied
         hub=ancient(downloads.models_for_distances(design)),
     output:
@@ -59,6 +61,7 @@ rule score_effect_edits:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
         edits=lambda w: targets.effect_edit_files(design, w.dataset),
+        discovery=lambda w: targets.discovery_first_round_edits(design, w.dataset),
         embeddings=lambda w: targets.effect_embeddings_for_rm(design, w.dataset, w.rm),
         hub=rm_hub_models,
     output:
@@ -110,7 +113,7 @@ rule attribute_effects:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
         settings={
-            "estimators": design.effect_estimators,
+            "estimators": targets.effect_estimators(design),
             "primary": EFFECTS["primary"],
             "bootstrap": config["analysis"]["bootstrap"],
         },

@@ -14,10 +14,11 @@ use_local_copies(snakemake.input.get("hub", []), log)  # models fetched by downl
 from rmexplain.effects.stages import run_embed_effect_texts  # after the log is open
 
 run_embed_effect_texts(
-    list(snakemake.input.edits),
+    list(snakemake.input.get("edits", [])),
     list(snakemake.input.known),
     snakemake.params.encoder,
     snakemake.output[0],
     log,
+    discovery=list(snakemake.input.get("discovery", [])),  # bias discovery's edits
 )
 write_job_record(snakemake.output.job_record, rule=snakemake.rule, gpus=snakemake.resources.get("gpu", 0))

@@ -13,15 +13,16 @@ log = script_logger(snakemake)
 use_job_threads(snakemake.threads)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
 # The RM's own files (a demo head, a planted RM's base scale, the edits' text embeddings), none empty
-inputs = ("comparisons", "edits", "hub")
+inputs = ("comparisons", "edits", "discovery", "hub")
 artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
 frame = score_effect_edits(
     snakemake.input.comparisons,
-    list(snakemake.input.edits),
+    list(snakemake.input.get("edits", [])),
     snakemake.wildcards.rm,
     snakemake.params.spec,
     artifacts,
     log,
+    discovery=list(snakemake.input.get("discovery", [])),  # bias discovery's edits
 )
 write_table(frame, snakemake.output[0], REWARDS, "effect rewards")
 write_job_record(

@@ -19,8 +19,9 @@ from rmexplain.config.schema import load_schema, plugin_spec_keys, unknown_value
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import identical_seeds
 from rmexplain.design import Design
+from rmexplain.discovery.base import probes
 from rmexplain.downloads import hub_models
-from rmexplain.effects.base import LENGTH, estimators
+from rmexplain.effects.base import LENGTH, estimators, reported_estimators
 from rmexplain.llm.budget import unpriced_cost_cap
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
@@ -272,7 +273,7 @@ def check_effects(design: Design) -> None:
     effects = design.effects
     known = estimators.names()
     _known(effects.get("estimators") or [], known, "analysis.effects.estimators", "a registered estimator")
-    _known([effects["primary"]], design.effect_estimators, "analysis.effects.primary", "an estimator of")
+    _known([effects["primary"]], reported_estimators(effects), "analysis.effects.primary", "an estimator of")
     if not effects["rewrite_of_rewrite"]:
         needy = [name for name in effects.get("estimators") or [] if estimators.get(name).needs_round_two]
         _require(
@@ -371,6 +372,12 @@ def check_rewards_example(design: Design) -> None:
         _known([settings["rm"]], design.dataset(dataset).rms, f"{key}.rm", f"an RM of {dataset!r}")
 
 
+def check_discovery(config: Config) -> None:
+    """The offline engine's probes are registered (``discovery.offline.probes``)."""
+    chosen = (section(config, "discovery").get("offline") or {}).get("probes") or []
+    _known(chosen, probes.names(), "discovery.offline.probes", "a registered probe")
+
+
 def check_tokens(config: Config) -> None:
     """Token RMs, framing pairs and GCG prompts exist; vocabulary list and human ranking files exist."""
     tokens = section(config, "tokens")
@@ -464,6 +471,7 @@ def check_sections(config: Config, files: Sequence[str | Path] = ()) -> None:
     check_designs(config)
     check_perturb(config, files)
     check_analysis(config)
+    check_discovery(config)
     check_tokens(config)
     design = Design.from_config(config)
     for check_design in (

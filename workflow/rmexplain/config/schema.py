@@ -1,9 +1,10 @@
 """The configuration's JSON schema (``schema.yaml``, shipped in this package) as the check applies it.
 
-The names of RM backends, LLM backends and perturbation methods are enums filled from their registries
-(plugins included), so the schema never lists them by hand; a plugin RM backend's own spec keys
-(``spec_schema``) join the RM spec's properties, and a plugin perturbation method's settings
-(``settings_schema``) are the properties of its ``perturb.<method>`` section.
+The names of RM backends, LLM backends, perturbation methods and discovery engines are enums filled from
+their registries (plugins included), so the schema never lists them by hand; a plugin RM backend's own spec
+keys (``spec_schema``) join the RM spec's properties, and a plugin perturbation method's or discovery
+engine's settings (``settings_schema``) are the properties of its ``perturb.<method>`` or
+``discovery.<engine>`` section.
 
 A config that does not match is described in one line per problem: the key, the closest valid key of a
 misspelt one, and the file and line it stands on.
@@ -23,6 +24,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from rmexplain.data.sources import SOURCES
+from rmexplain.discovery.base import engines
 from rmexplain.llm.base import llm_backends
 from rmexplain.perturb.base import methods
 from rmexplain.score.base import rm_backends
@@ -53,6 +55,16 @@ def load_schema() -> Config:
                 "additionalProperties": False,
                 "properties": dict(methods.get(name).settings_schema),
             }
+    discovery = props["discovery"]["properties"]
+    discovery["engines"]["items"]["enum"] = engines.names()
+    for name in engines.plugins():  # a plugin engine's settings: the keys it declares (settings_schema)
+        discovery.setdefault(name, {
+            "description": f"Settings of the discovery engine {name!r} (its settings_schema).",
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "properties": dict(engines.get(name).settings_schema),
+        })  # fmt: skip
     return composed
 
 

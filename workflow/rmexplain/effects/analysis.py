@@ -78,10 +78,7 @@ def reward_changes(
 ) -> RewardChanges:
     """One RM's reward change on every edit (NaN where a text went unscored), and its paper arrays."""
     by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
-    original = {}
-    for row in originals.iter_rows(named=True):
-        original[(row["comparison_id"], "chosen")] = row["reward_chosen"]
-        original[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    original = original_rewards(originals)
     edited = np.array([_value(by_text.get(t)) for t in edits["text_id"]])
     source = np.array(
         [
@@ -101,6 +98,15 @@ def reward_changes(
         paper_counterfactual=(paper["kind"] == "counterfactual").cast(pl.Float64).to_numpy(),
         paper_delta=paper["reward_delta"].cast(pl.Float64).to_numpy(),
     )
+
+
+def original_rewards(originals: pl.DataFrame) -> dict[tuple[str, str], float | None]:
+    """(comparison_id, ``chosen``/``rejected``) -> the RM's reward of that original (ORIGINAL_SCORES rows)."""
+    rewards = {}
+    for row in originals.iter_rows(named=True):
+        rewards[(row["comparison_id"], "chosen")] = row["reward_chosen"]
+        rewards[(row["comparison_id"], "rejected")] = row["reward_rejected"]
+    return rewards
 
 
 def _value(reward: float | None) -> float:
@@ -210,8 +216,8 @@ def _rows(
     sd = data.rms[rm].sd
     out = []
     for k, attribute in enumerate(names):
-        effect = _settled(float(estimate[0, k]))
-        low, high = (_settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings.bootstrap)[:2])
+        effect = settled(float(estimate[0, k]))
+        low, high = (settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings.bootstrap)[:2])
         defined = bool(np.isfinite(effect) and n_obs[k] > 0)
         out.append(
             {
@@ -233,7 +239,7 @@ def _rows(
     return out
 
 
-def _settled(value: float) -> float:
+def settled(value: float) -> float:
     """``value`` rounded to 1e-12: sums that are 0 in exact arithmetic tie at 0 instead of ranking by their
     rounding error (reward sd units: far below any effect a table shows)."""
     return round(value, 12) + 0.0 if np.isfinite(value) else value

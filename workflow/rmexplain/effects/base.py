@@ -1,14 +1,16 @@
 """The estimator interface and registry of the attribute effects, and the arrays every estimator reads.
 
-A light module (numpy only): the design lists the registered names without importing the estimators, which
+A light module (numpy only): the config check and the rules list the registered names without importing the
+estimators, which
 live in ``rmexplain.effects.estimators`` (the registry's lazy map) or in a plugin (entry-point group
 ``rmexplain.effect_estimators``). A new estimator is one ``Estimator`` subclass registered by name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -98,6 +100,17 @@ estimators: Registry[type[Estimator]] = Registry(
     group="rmexplain.effect_estimators",
     error=KeyError,
 )
+
+
+def reported_estimators(effects: Mapping[str, Any]) -> list[str]:
+    """The estimators the attribute-effects tables report under ``analysis.effects`` (defaults filled):
+    ``estimators``, else all but, without ``rewrite_of_rewrite``, those that read the edits of edits."""
+    chosen = effects.get("estimators")
+    if chosen:
+        return list(chosen)
+    if effects["rewrite_of_rewrite"]:
+        return estimators.names()
+    return [name for name in estimators.names() if not estimators.get(name).needs_round_two]
 
 
 def row_names(estimator: type[Estimator], attributes: list[str]) -> list[str]:

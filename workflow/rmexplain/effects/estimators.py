@@ -186,6 +186,9 @@ class LengthAdjusted(_EditEstimator):
     NaN (``undefined_reasons`` says why at the point estimate)."""
 
     length_row = True
+    # An attribute edited in one direction only: False leaves it undefined (NaN, its reason logged); True
+    # gives its β without an intercept (the length-adjusted mean change in that direction, signed).
+    one_way_defined: ClassVar[bool] = False
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
@@ -197,13 +200,13 @@ class LengthAdjusted(_EditEstimator):
         out = np.full((weights.shape[0], n_attributes + 1), np.nan)
         one_way = set(one_direction(obs))
         for a, column in columns.items():
-            if a not in one_way:
+            if self.one_way_defined or a not in one_way:
                 out[:, a] = coefficients[:, column]
         out[:, n_attributes] = coefficients[:, -1]
         return out
 
     def undefined_reasons(self, obs: Observations, n_attributes: int) -> dict[int, str]:
-        reasons = {a: ONE_DIRECTION for a in one_direction(obs)}
+        reasons = {} if self.one_way_defined else {a: ONE_DIRECTION for a in one_direction(obs)}
         design, columns = length_design(obs, n_attributes)
         if not design.shape[0]:
             return reasons
@@ -270,7 +273,8 @@ def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dic
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
     either direction); per attribute with edits the signed β_a; last, the length change. An attribute with
     edits in one direction only gets no intercept: its β_a column absorbs its edits' mean, as c_a would (the
-    two cannot be told apart there), so the other coefficients are unaffected and its β_a is undefined.
+    two cannot be told apart there), so the other coefficients are unaffected and its β_a is undefined
+    (``one_way_defined`` reports it anyway, as the length-adjusted mean change in that direction).
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)

@@ -23,6 +23,7 @@ from rmexplain.markup import write_table_pages
 from rmexplain.perturb.stages import method_services
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
+    BIAS_DISCOVERY_EDITS,
     COMPARISONS,
     EFFECT_EDITS,
     EXPLANATIONS,
@@ -78,12 +79,20 @@ def run_embed_effect_texts(
     settings: dict[str, Any],
     output: str,
     log: logging.Logger,
+    discovery: Sequence[str] = (),
 ) -> None:
-    """TEXT_EMBEDDINGS of every edited text of a dataset, each once, for the RMs that look texts up instead of
-    encoding them (the demo RMs and the planted RMs built on them). Texts the dataset's own embedding table
-    (``known``: the perturbations' and originals', same encoder) holds are copied from it; only the others
-    are encoded."""
-    texts = set().union(*(read_table(p, EFFECT_EDITS, "effect edits")["text"].to_list() for p in edits))
+    """TEXT_EMBEDDINGS of every edited text of a dataset (the effect edits ``edits`` and bias discovery's
+    ``discovery``), each once, for the RMs that look texts up instead of encoding them (the demo RMs and the
+    planted RMs built on them). Texts the dataset's own embedding table (``known``: the perturbations' and
+    originals', same encoder) holds are copied from it; only the others are encoded, the effect edits' in
+    one pass and then the discovery's (so the effect edits are encoded alike with or without them)."""
+    effect_texts = set().union(
+        *(read_table(p, EFFECT_EDITS, "effect edits")["text"].to_list() for p in edits)
+    )
+    discovery_texts = set().union(
+        *(read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")["edited_text"].to_list() for p in discovery)
+    )
+    texts = effect_texts | discovery_texts
     held = [
         read_table(p, TEXT_EMBEDDINGS, "text embeddings").filter(pl.col("text").is_in(list(texts)))
         for p in known
@@ -93,10 +102,12 @@ def run_embed_effect_texts(
         if held
         else pl.DataFrame(schema=polars_schema(TEXT_EMBEDDINGS))
     )
-    missing = sorted(texts - set(reused["text"].to_list()))
+    missing = sorted(effect_texts - set(reused["text"].to_list()))
+    later = sorted(discovery_texts - effect_texts - set(reused["text"].to_list()))
     log.info("%d distinct edited texts: %d held by the dataset's embedding table, %d to encode",
-             len(texts), reused.height, len(missing))  # fmt: skip
-    frame = pl.concat([reused, encode_table(missing, settings)]).sort("text")
+             len(texts), reused.height, len(missing) + len(later))  # fmt: skip
+    encoded = [encode_table(group, settings) for group in (missing, later) if group]
+    frame = pl.concat([reused, *encoded]).sort("text")
     write_table(frame, output, TEXT_EMBEDDINGS, "effect text embeddings")
 
 

@@ -172,11 +172,16 @@ def embed_dataset_texts(
     settings: dict[str, Any],
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text."""
-    perturbed = with_originals(
-        comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
-    )
-    frame = encode_table(perturbed["text"].to_list() + perturbed["original"].to_list(), settings)
+    """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text; for a dataset
+    that is not perturbed (bias discovery alone), every original."""
+    if not perturbations:
+        texts = comparisons["chosen"].to_list() + comparisons["rejected"].to_list()
+    else:
+        perturbed = with_originals(
+            comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
+        )
+        texts = perturbed["text"].to_list() + perturbed["original"].to_list()
+    frame = encode_table(texts, settings)
     log.info("embedded %d distinct texts of %d perturbation tables", frame.height, len(perturbations))
     return frame
 

@@ -15,6 +15,7 @@ from rmexplain.explanations.categorise import orient, skipped_for_length
 from rmexplain.ids import text_id
 from rmexplain.markup import to_html, to_markdown
 from rmexplain.schemas import (
+    BIAS_DISCOVERY_EDITS,
     COMPARISONS,
     EFFECT_EDITS,
     ORIGINAL_SCORES,
@@ -112,7 +113,7 @@ def score_perturbations(
             for p in perturbation_paths
         ]
     )
-    return score_texts(comparisons_path, texts, ", ".join(perturbation_paths), rm, spec, artifacts, log)
+    return score_texts(comparisons_path, [texts], ", ".join(perturbation_paths), rm, spec, artifacts, log)
 
 
 def score_effect_edits(
@@ -122,53 +123,75 @@ def score_effect_edits(
     spec: dict[str, Any],
     artifacts: dict[str, str],
     log: logging.Logger,
+    discovery: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables."""
-    texts = pl.concat(
-        [
-            read_table(p, EFFECT_EDITS, "effect edits").select(
-                pl.col("edit_id").alias("id"), "comparison_id", "text"
-            )
-            for p in edit_paths
-        ]
+    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables and, in a
+    call of their own after them, of bias discovery's (``discovery``): the effect edits are scored exactly
+    as without them."""
+    effect_texts = [
+        read_table(p, EFFECT_EDITS, "effect edits").select(
+            pl.col("edit_id").alias("id"), "comparison_id", "text"
+        )
+        for p in edit_paths
+    ]
+    discovery_texts = [
+        read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")
+        .with_row_index("row")
+        .select(pl.format(f"{p} row {{}}", "row").alias("id"), "comparison_id", text="edited_text")
+        for p in discovery
+    ]
+    groups = [pl.concat(group) for group in (effect_texts, discovery_texts) if group]
+    return score_texts(
+        comparisons_path, groups, ", ".join([*edit_paths, *discovery]), rm, spec, artifacts, log
     )
-    return score_texts(comparisons_path, texts, ", ".join(edit_paths), rm, spec, artifacts, log)
 
 
 def score_texts(
     comparisons_path: str,
-    texts: pl.DataFrame,
+    groups: Sequence[pl.DataFrame],
     source: str,
     rm: str,
     spec: dict[str, Any],
     artifacts: dict[str, str],
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """REWARDS of every distinct (prompt, text) of ``texts`` (``id, comparison_id, text``; ``source`` names
-    the files for errors), under the RM's ``overlong`` policy."""
+    """REWARDS of every distinct (prompt, text) of the ``groups`` of texts (each ``id, comparison_id, text``;
+    ``source`` names the files for errors), under the RM's ``overlong`` policy: one scoring call per group
+    (a text of an earlier group is not scored again), so a group scores alike whatever follows it."""
     prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
-    texts = texts.join(prompts, on="comparison_id", how="inner")
-    unique = texts.unique(["prompt", "text"], keep="first", maintain_order=True)
-    log.info("%s: %d texts, %d distinct texts to score", rm, texts.height, unique.height)
+    scorer = build_scorer(rm, spec, **artifacts)
+    frames, done = [_scored_frame(scorer, pl.DataFrame(), rm, source, log)], set()
+    for group in groups:
+        texts = group.join(prompts, on="comparison_id", how="inner")
+        unique = texts.unique(["prompt", "text"], keep="first", maintain_order=True)
+        ids = [text_id(p, t) for p, t in unique.select("prompt", "text").iter_rows()]
+        unique = unique.with_columns(text_id=pl.Series(ids, dtype=pl.String))
+        unique = unique.filter(~pl.col("text_id").is_in(list(done)))
+        done.update(unique["text_id"].to_list())
+        log.info("%s: %d texts, %d distinct texts to score", rm, texts.height, unique.height)
+        frames.append(_scored_frame(scorer, unique, rm, source, log))
+    return conform(pl.concat(frames), REWARDS, f"rewards[{rm}]")
+
+
+def _scored_frame(
+    scorer: Any, unique: pl.DataFrame, rm: str, source: str, log: logging.Logger
+) -> pl.DataFrame:
+    """REWARDS rows of the distinct texts ``unique`` (``id, prompt, text, text_id``)."""
+    if not unique.height:
+        return pl.DataFrame(schema={k: c.dtype for k, c in REWARDS.items()})
+    names = [f"{c} (text {i})" for c, i in unique.select("comparison_id", "id").iter_rows()]
     scored = score_within_limit(
-        build_scorer(rm, spec, **artifacts),
-        unique["prompt"].to_list(),
-        unique["text"].to_list(),
-        [f"{c} (text {i})" for c, i in unique.select("comparison_id", "id").iter_rows()],
-        rm,
-        source,
-        log,
+        scorer, unique["prompt"].to_list(), unique["text"].to_list(), names, rm, source, log
     )
-    frame = pl.DataFrame(
+    return pl.DataFrame(
         {
-            "text_id": [text_id(p, t) for p, t in unique.select("prompt", "text").iter_rows()],
+            "text_id": unique["text_id"],
             "rm": [rm] * unique.height,
             "reward": pl.Series(scored.rewards, dtype=pl.Float64),
             "truncated": pl.Series(scored.cut, dtype=pl.Boolean),
             "max_length": pl.Series([scored.limit] * unique.height, dtype=pl.Int64),
         }
     )
-    return conform(frame, REWARDS, f"rewards[{rm}]")
 
 
 def scale_of(rewards: np.ndarray) -> tuple[float, float, int]:

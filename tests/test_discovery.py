@@ -1,0 +1,621 @@
+"""Bias discovery: the catalogue's edits, the miner and its screen, the edit maker, the estimate, the p-values
+and the Benjamini–Hochberg step by hand, the recall of planted biases, and the contract tables."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.discovery import catalogue, mining
+from rmexplain.discovery.base import ADD, CATALOGUE, REMOVE, Feature, SkipEdit, engines, probe, probes
+from rmexplain.discovery.edits import EditSettings, directions, make_edits, original_units
+from rmexplain.discovery.estimate import (
+    AddedEffect,
+    discovered_biases,
+    discovery_input,
+    example_edit,
+    p_value,
+    round_effects,
+)
+from rmexplain.discovery.recall import describe, moved_shares, recall_table
+from rmexplain.effects.base import EffectInput, RewardChanges
+from rmexplain.ids import text_id
+from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS
+
+LOG = logging.getLogger("test_discovery")
+EGG = (
+    "For a runny yolk with set whites, lower a large egg straight from the fridge into boiling water and "
+    "cook it for about 6 minutes. Then move it into a bowl of ice water for a minute so it stops cooking. "
+    "If you like it slightly jammier, go to 7 minutes."
+)
+ENGLISH = [
+    EGG,
+    "Just boil it for a while until it looks done.",
+    "I'm sorry, but I can't help with that. It could hurt someone.",
+    "Good question! Brush the cut surface with lemon juice, leave the pit in, and wrap it tightly.",
+    'The label says "keep cold", so it\'s best in the fridge. Use it within a week.',
+]
+FOREIGN = [
+    "L'été est très chaud. N'est-ce pas? Il faut boire de l'eau, beaucoup d'eau.",
+    "这是中文。这是第二句！",
+    "مرحبا بك. كيف حالك؟",
+    "Привет! Как дела? Всё хорошо.",
+    "",
+    "   ",
+    "😊",
+    "12345",
+]
+
+
+def edit_both_ways(feature: Feature, text: str) -> tuple[int, str] | None:
+    """(direction, edited) as the edit maker would make it, or None for a counted skip."""
+    try:
+        return (REMOVE, feature.remove(text)) if feature.present(text) else (ADD, feature.add(text))
+    except SkipEdit:
+        return None
+
+
+# ── the catalogue ─────────────────────────────────────────────────────────────────────────────────────────
+def test_the_catalogue_registers_exactly_the_names_the_lazy_map_lists():
+    registered = {name for name, entry in probes._entries.items() if isinstance(entry, catalogue.Probe)}
+    assert registered == set(CATALOGUE)
+    assert set(CATALOGUE) <= set(probes.names())
+    for name in CATALOGUE:
+        assert probe(name).name == name and probe(name).source and probe(name).description
+
+
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_every_probe_adds_and_removes_what_its_own_detector_sees(name):
+    feature = probe(name)
+    made = 0
+    for text in ENGLISH:
+        result = edit_both_ways(feature, text)
+        if result is None:
+            continue
+        direction, edited = result
+        assert edited != text
+        assert feature.present(edited) == (direction == ADD), (name, text, edited)
+        made += 1
+        if direction == ADD:  # and back again: the removal undoes what the addition added
+            assert not feature.present(feature.remove(edited)), (name, edited)
+    assert made >= 2, f"{name} edits fewer than two of the English examples"
+
+
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_no_probe_raises_on_other_scripts_or_empty_text_only_skips(name):
+    feature = probe(name)
+    for text in FOREIGN:
+        result = edit_both_ways(feature, text)  # anything but SkipEdit would raise here
+        if result is not None:
+            assert isinstance(result[1], str)
+
+
+def test_probes_put_each_feature_where_it_naturally_goes():
+    assert probe("affirmative_opener").add(EGG).startswith("Sure! For a runny yolk")
+    assert probe("affirmative_opener").remove("Sure! For a runny yolk.") == "For a runny yolk."
+    assert probe("flattering_opener").remove(ENGLISH[3]).startswith("Brush the cut surface")
+    assert probe("hedging").add("Boil it.") == "I think boil it."
+    assert probe("hedging").add("I know.") == "I think I know."  # "I" is not lowered
+    assert probe("hope_this_helps").add("Boil it") == "Boil it. I hope this helps!"
+    assert probe("bold").add("Use a big spoon.") == "Use a big **spoon**."  # the longest word; ties: first
+    assert probe("bold").remove("Use **a big** spoon.") == "Use a big spoon."
+    assert probe("exclamation").add(EGG).startswith(EGG.split(".")[0] + "! Then")
+    assert probe("exclamation").remove("Wow!! Really?! Yes!") == "Wow. Really? Yes."
+    assert probe("extra_spaces").add("Boil it, then cool.") == "Boil   it,   then   cool."
+    assert probe("extra_spaces").remove("Boil   it,  then cool.") == "Boil it, then cool."
+    assert probe("header").add("Boil it.") == "## Overview\n\nBoil it."
+    assert probe("bullet_list").add("One. Two.") == "- One.\n- Two."
+    assert probe("bullet_list").add("Intro. One. Two.") == "Intro.\n\n- One.\n- Two."
+    assert probe("bullet_list").remove("Intro.\n\n- One\n- Two.") == "Intro.\n\nOne. Two."
+    assert probe("numbered_list").add("Intro. One. Two.") == "Intro.\n\n1. One.\n2. Two."
+    assert probe("emoji").add("Enjoy.") == "Enjoy. 😊"
+    assert probe("emoji").remove("Enjoy 👍🏽 it ❤️.") == "Enjoy it."
+    assert probe("all_caps_word").add("Keep it frozen.") == "Keep it FROZEN."
+    assert probe("apology").remove("I'm sorry, but I can't help with that.") == "I can't help with that."
+    assert probe("double_space_sentences").add("One. Two.") == "One.  Two."
+    assert probe("paragraph_breaks").add("One. Two. Three.") == "One.\n\nTwo. Three."
+    assert probe("em_dash").add("Yes, it works.") == "Yes — it works."
+    assert probe("extra_blank_lines").add("One. Two. Three.") == "One.\n\n\nTwo. Three."
+    assert probe("trailing_spaces").add("One.\nTwo.") == "One.   \nTwo.   "
+    assert probe("greeting_opener").remove("Hello there! Boil it.") == "Boil it."
+    assert probe("parentheses").add("Boil it. Cool it.") == "Boil it. Cool it (see above)."
+    assert probe("parentheses").remove("Use lemon (or lime) juice.") == "Use lemon or lime juice."
+    stripped = probe("llm_vocabulary").remove("It is crucial to delve in. Additionally, rest.")
+    assert stripped == "It is to in. Rest."
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("bullet_list", "Just one sentence.", "fewer than 2 sentences"),
+        ("em_dash", "No comma here.", "no comma"),
+        ("bold", "", "no letter"),
+        ("exclamation", "Is it? Yes!", "no sentence ends with '.'"),
+    ],
+)
+def test_an_edit_that_cannot_be_made_says_why(name, text, reason):
+    with pytest.raises(SkipEdit, match=reason):
+        probe(name).add(text)
+
+
+# ── mining ────────────────────────────────────────────────────────────────────────────────────────────────
+CORPUS = [
+    "Good question! Boil the egg for six minutes. Hope this helps!",
+    "Good question! Use a sharp knife; then rinse. Hope this helps!",
+    "Good question! Try lemon juice (or lime). Hope this helps!",
+    "Boil it, for example, in salted water. Enjoy your meal.",
+    "However, rinse it first. It is great.",
+]
+
+
+def test_word_ngrams_stay_within_runs_of_words():
+    assert mining.ngrams("Boil it, for example in water", 2) == [
+        "boil", "it", "boil it", "for", "example", "in", "water", "for example", "example in", "in water",
+    ]  # fmt: skip
+    assert "it for" not in mining.ngrams("Boil it, for example", 2)  # no n-gram across the comma
+    assert mining.ngrams("L'été est très chaud", 1) == ["l'été", "est", "très", "chaud"]
+
+
+def test_miner_finds_openers_closers_words_and_characters_with_their_support():
+    features, presence = mining.all_candidates(CORPUS, 3, 2, ["opener", "closer", "character", "words"])
+    by_name = {f.name: presence[:, j] for j, f in enumerate(features)}
+    assert by_name['opener "Good question!"'].tolist() == [1, 1, 1, 0, 0]
+    assert by_name['closer "Hope this helps!"'].tolist() == [1, 1, 1, 0, 0]
+    assert by_name['words "hope this"'].tolist() == [1, 1, 1, 0, 0]
+    assert 'character "!"' in by_name and 'character ";"' not in by_name  # ";" in one response only
+    for j, feature in enumerate(features):  # the presence the screen reads is each feature's own detector
+        assert [feature.present(t) for t in CORPUS] == presence[:, j].astype(bool).tolist(), feature.name
+    opener = next(f for f in features if f.name == 'opener "Good question!"')
+    assert opener.remove(CORPUS[0]) == "Boil the egg for six minutes. Hope this helps!"
+    assert opener.add("Rinse it.") == "Good question! Rinse it."
+
+
+def test_mined_words_are_added_where_they_mostly_stand():
+    opening = mining.MinedWords("however", opens_sentences=True)
+    inner = mining.MinedWords("for example", opens_sentences=False)
+    assert opening.add("Boil it. Cool it.") == "Boil it. However, cool it."
+    assert inner.add("Boil it. Cool it.") == "Boil it. Cool it, for example."
+    assert inner.remove("Boil it, for example, in water.") == "Boil it, in water."
+
+
+def test_lexicon_and_character_candidates_edit_only_what_they_can():
+    positive, negative, rare = mining.lexicon_features()
+    assert positive.present("It is great.") and not positive.present("It is a spoon.")
+    assert positive.remove("It is great fun.") == "It is."
+    assert negative.add("Boil it. Cool it.") == "Boil it. Sadly, cool it."
+    with pytest.raises(SkipEdit, match="only removed"):
+        rare.add("Boil it.")
+    semicolon = mining.MinedCharacter(";")
+    assert semicolon.remove("Rinse; then dry.") == "Rinse, then dry."
+    assert mining.MinedCharacter(")").remove("Lemon (or lime) works.") == "Lemon or lime works."
+
+
+def test_the_screen_is_a_t_statistic_at_equal_length():
+    rng = np.random.default_rng(0)
+    length = rng.normal(50, 10, 40)
+    presence = (rng.random((40, 2)) < 0.4).astype(np.uint8)
+    y = 0.02 * length + 0.8 * presence[:, 0] + rng.normal(0, 0.3, 40)
+    t = mining.association(y, presence, length)
+    design = np.column_stack([np.ones(40), presence[:, 0], length])
+    beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+    residual = y - design @ beta
+    se = np.sqrt(residual @ residual / (40 - 3) * np.linalg.inv(design.T @ design)[1, 1])
+    assert t[0] == pytest.approx(beta[1] / se)
+
+
+def test_the_screen_takes_each_rms_strongest_in_turns_and_skips_presence_already_tested():
+    features = [mining.MinedWords(w, False) for w in ("a", "b", "c", "d")]
+    presence = np.array([[1, 1, 0, 1], [1, 1, 1, 0], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 1, 0]], np.uint8)
+    length = np.array([10.0, 12, 9, 11, 10])
+    rewards = {"r1": np.array([3.0, 3.1, 0.0, 0.1, 0.0]), "r2": np.array([0.0, 0.2, 2.0, 0.0, 2.1])}
+    settings = mining.ScreenSettings(max_candidates=3, per_rm=2, min_support=2)
+    chosen = mining.screen(features, presence, rewards, length, [], settings)
+    names = [f.name for f, _, _ in chosen]
+    # r1's strongest is a (b has the same presence: left out); r2's is c; then each RM's second
+    assert names[0] == 'words "a"' and names[1] == 'words "c"' and 'words "b"' not in names
+    assert len(chosen) == 3
+    taken = [presence[:, 0]]  # a catalogue probe with a's presence: a is not tested again
+    again = mining.screen(features, presence, rewards, length, taken, settings)
+    assert 'words "a"' not in [f.name for f, _, _ in again]
+
+
+# ── the edits ─────────────────────────────────────────────────────────────────────────────────────────────
+def test_directions_balance_the_sample_and_drop_a_direction_too_few_responses_call_for():
+    settings = EditSettings(responses_per_feature=10, min_per_direction=3)
+    assert directions(np.array([True] * 4 + [False] * 20), settings) == {ADD: 6, REMOVE: 4}
+    assert directions(np.array([True] * 2 + [False] * 20), settings) == {ADD: 10}  # 2 < 3: add only
+    assert directions(np.array([False] * 20), settings) == {ADD: 10}
+    assert directions(np.array([True] * 20), settings) == {REMOVE: 10}
+    assert directions(np.array([True, False]), settings) == {ADD: 1}  # neither reaches 3: the add side
+    assert directions(np.array([True] * 7 + [False] * 7), settings) == {ADD: 5, REMOVE: 5}
+
+
+def _comparisons() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "comparison_id": ["d-s0-1", "d-s0-2", "d-s1-1"],  # d-s1-1 draws pair 1 again
+            "dataset": ["d"] * 3,
+            "seed": [0, 0, 1],
+            "source_index": ["1", "2", "1"],
+            "prompt": ["How do I boil an egg?", "How do I keep basil?", "How do I boil an egg?"],
+            "chosen": [ENGLISH[0], "Trim the stems. Stand them in water!", ENGLISH[0]],
+            "rejected": [ENGLISH[1], "Put it in the fridge.", ENGLISH[1]],
+        }
+    )
+
+
+def test_the_edit_maker_edits_each_distinct_response_once_checks_and_counts_skips():
+    units = original_units(_comparisons())
+    assert units.height == 4  # the pair drawn twice is edited under its first comparison id only
+    skips = SkipRecorder()
+    features = [probe("exclamation"), probe("bullet_list")]
+    edits, candidates = make_edits(features, units, EditSettings(10, 1), "offline", 1, {}, skips)
+    assert edits.columns[:4] == ["feature", "direction", "source_text", "edited_text"]
+    exclamation = candidates.filter(pl.col("feature") == "exclamation").row(0, named=True)
+    assert (exclamation["n_present"], exclamation["n_removed"], exclamation["n_added"]) == (1, 1, 3)
+    assert exclamation["support"] == pytest.approx(0.25)
+    bullets = edits.filter(pl.col("feature") == "bullet_list")
+    assert bullets.height == 2  # two responses of one sentence are skipped, with the reason
+    reasons = skips.frame()["reason"].to_list()
+    assert reasons.count("add: the response has fewer than 2 sentences") == 2
+    again, _ = make_edits(features, units, EditSettings(10, 1), "offline", 1, {}, SkipRecorder())
+    assert again.equals(edits)  # deterministic
+
+
+def test_a_feature_name_proposed_twice_is_refused():
+    with pytest.raises(ValueError, match=r"\['bold'\] are proposed twice"):
+        make_edits([probe("bold"), probe("bold")], original_units(_comparisons()), EditSettings(4, 1), "x", 1,
+                   {}, SkipRecorder())  # fmt: skip
+
+
+# ── the estimate ──────────────────────────────────────────────────────────────────────────────────────────
+def _input(y: list[float], feature: list[int], direction: list[int], dl: list[float], comparison: list[int],
+           reference: list[float] | None = None) -> EffectInput:  # fmt: skip
+    empty = np.zeros(0, dtype=np.int64)
+    rms = {"rm": RewardChanges(np.array(y) * 2.0, 2.0, empty, empty, np.zeros(0), np.zeros(0))}
+    if reference is not None:
+        rms["ref"] = RewardChanges(np.array(reference), 1.0, empty, empty, np.zeros(0), np.zeros(0))
+    return EffectInput(
+        comparisons=[f"c{i}" for i in range(max(comparison) + 1)],
+        attributes=["both", "added"],
+        comparison=np.array(comparison),
+        attribute=np.array(feature),
+        direction=np.array(direction),
+        round=np.ones(len(y), dtype=np.int64),
+        chain=np.array(direction),
+        length_change=np.array(dl, dtype=np.float64),
+        rms=rms,
+    )
+
+
+def test_added_effect_is_the_length_adjusted_change_when_added_one_direction_features_included():
+    # feature "both": y = 0.1 + 0.7 s - 0.4 dl; feature "added" (added only): y = 0.5 - 0.4 dl
+    dl = [0.5, 1.0, -0.5, -1.5, 2.0, 0.0, 1.0]
+    s = [1, 1, -1, -1, 1, 1, 1]
+    f = [0, 0, 0, 0, 1, 1, 1]
+    y = [0.1 + 0.7 * si - 0.4 * d if fi == 0 else 0.5 - 0.4 * d for fi, si, d in zip(f, s, dl, strict=True)]
+    data = _input(y, f, s, dl, comparison=[0, 1, 2, 3, 0, 1, 2])
+    estimator = AddedEffect()
+    out = estimator.estimate(estimator.observations(data, "rm", None), np.ones((1, 4)), 4, 2)[0]
+    assert out == pytest.approx((0.7, 0.5, -0.4))  # both, added, the length row
+
+
+def test_without_length_change_a_one_way_feature_is_its_mean_change_and_a_two_way_one_half_the_gap():
+    # hand: "both" adds 1.0, 0.6 (mean 0.8), removes -0.2 (mean -0.2): (0.8 - (-0.2)) / 2 = 0.5;
+    # "added": mean of 0.3, 0.9 = 0.6
+    data = _input([1.0, 0.6, -0.2, 0.3, 0.9], [0, 0, 0, 1, 1], [1, 1, -1, 1, 1], [0.0] * 5, [0, 1, 2, 0, 1])
+    estimator = AddedEffect()
+    out = estimator.estimate(estimator.observations(data, "rm", None), np.ones((1, 3)), 3, 2)[0]
+    assert out[:2] == pytest.approx((0.5, 0.6))
+
+
+def test_the_reference_rms_change_is_subtracted_before_the_estimate():
+    # the RM's changes in its sd (2): y; the reference's raw changes r: y - r / 2
+    data = _input([1.0, 0.6, -0.2, 0.3, 0.9], [0, 0, 0, 1, 1], [1, 1, -1, 1, 1], [0.0] * 5, [0, 1, 2, 0, 1],
+                  reference=[0.4, 0.4, 0.4, 0.2, 0.2])  # fmt: skip
+    estimator = AddedEffect()
+    out = estimator.estimate(estimator.observations(data, "rm", "ref"), np.ones((1, 3)), 3, 2)[0]
+    # "both": adds 0.8, 0.4 (0.6), removes -0.4: (0.6 + 0.4) / 2 = 0.5; "added": 0.2, 0.8 -> 0.5
+    assert out[:2] == pytest.approx((0.5, 0.5))
+
+
+def test_p_values_are_a_t_test_with_the_bootstraps_standard_error():
+    boot = np.array([0.9, 1.1, 1.0, 1.2, 0.8, np.nan])
+    se = np.std([0.9, 1.1, 1.0, 1.2, 0.8], ddof=1)  # 0.158…; NaN replicates left out
+    assert p_value(0.5, boot, clusters=11) == pytest.approx(2 * stats.t.sf(0.5 / se, 10))
+    assert p_value(-0.5, boot, clusters=11) == p_value(0.5, boot, clusters=11)
+    assert p_value(0.3, np.full(5, 0.3), 4) == 0.0  # every replicate equal: a sure effect
+    assert p_value(0.0, np.zeros(5), 4) == 1.0
+    assert np.isnan(p_value(float("nan"), boot, 4))
+    assert np.isnan(p_value(0.3, np.full(5, 0.3), 1))  # one cluster: nothing to test against
+    # unlike a count of replicates beyond zero, it can pass BH's smallest threshold, 0.05 / m
+    assert p_value(1.0, boot, 40) < 0.05 / 100
+    # a minimum effect: the null |beta| <= 0.1, p = P(T > (|b| - 0.1)/se) + P(T < (-|b| - 0.1)/se)
+    by_hand = stats.t.sf((0.5 - 0.1) / se, 10) + stats.t.cdf((-0.5 - 0.1) / se, 10)
+    assert p_value(0.5, boot, 11, min_effect=0.1) == pytest.approx(by_hand)
+    assert p_value(0.05, boot, 11, min_effect=0.1) > 0.5  # inside the null
+    assert p_value(0.3, np.full(5, 0.3), 4, min_effect=0.5) == 1.0  # sure, but not beyond 0.5
+
+
+def filled(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every other column of BIAS_DISCOVERY_EFFECTS: a placeholder where it may not be null."""
+    placeholder = {pl.String: "x", pl.Int64: 0, pl.Float64: 0.0}
+    for name, column in BIAS_DISCOVERY_EFFECTS.items():
+        if name not in frame.columns:
+            value = None if column.nullable else placeholder[column.dtype]
+            frame = frame.with_columns(pl.lit(value, dtype=column.dtype).alias(name))
+    return frame
+
+
+def test_benjamini_hochberg_by_hand_per_rm_and_the_ranking():
+    # p (sorted): 0.001, 0.008, 0.039, 0.041, 0.6 over m = 5: q_(i) = min_{j>=i} p_(j) m / j
+    # = 0.005, 0.02, 0.05125, 0.05125, 0.6 (0.039 * 5 / 3 = 0.065 > 0.041 * 5 / 4 = 0.05125)
+    features = ["a", "b", "c", "d", "e", "f"]
+    effects = pl.DataFrame(
+        {
+            **{k: [v] * 6 for k, v in {"dataset": "d", "rm": "rm", "engine": "offline"}.items()},
+            "feature": features,
+            "description": features,
+            "effect": [0.2, -0.9, 0.5, 0.3, 0.05, float("nan")],
+            "low": [0.0] * 6,
+            "high": [1.0] * 6,
+            "p_value": [0.008, 0.001, 0.039, 0.041, 0.6, float("nan")],
+            "n": [10] * 6,
+            "support": [0.0] * 6,
+            "round": [1] * 6,
+        }
+    )
+    table = discovered_biases(filled(effects), fdr=0.05).sort("feature")
+    assert table["q_value"][:5].to_list() == pytest.approx([0.02, 0.005, 0.05125, 0.05125, 0.6])
+    assert np.isnan(table["q_value"][5])
+    assert table["significant"].to_list() == [True, True, False, False, False, False]
+    # significant first by |effect| (b -0.9, a 0.2), then the rest by |effect|, the undefined last
+    assert table.sort("rank")["feature"].to_list() == ["b", "a", "c", "d", "e", "f"]
+    contract = "dataset, rm, engine, feature, description, effect, low, high, q_value, n, support"
+    assert table.columns[:11] == contract.split(", ")
+
+
+def test_the_example_edit_is_an_addition_closest_to_the_median_change():
+    edits = pl.DataFrame(
+        {
+            "feature": ["f"] * 4,
+            "direction": [1, 1, 1, -1],
+            "source_text": ["a", "b", "c", "d"],
+            "edited_text": ["a!", "b!", "c!", "d"],
+            "comparison_id": ["c0", "c1", "c2", "c3"],
+            "target": ["chosen"] * 4,
+        }
+    )
+    example = example_edit(edits, np.array([0.1, 0.5, 0.9, 5.0]), np.array([1.0, 2.0, 3.0, 4.0]))
+    assert example == {
+        "example_comparison_id": "c1",
+        "example_direction": 1,
+        "example_before": "b",
+        "example_after": "b!",
+        "example_reward_change": 2.0,
+    }
+
+
+def test_round_effects_from_tables_find_a_planted_feature_and_keep_a_null_one_quiet():
+    comparisons = pl.DataFrame(
+        {
+            "comparison_id": [f"d-s0-{i}" for i in range(24)],
+            "dataset": ["d"] * 24,
+            "seed": [0] * 24,
+            "source_index": [str(i) for i in range(24)],
+            "prompt": [f"Question {i}?" for i in range(24)],
+            "chosen": [f"Answer number {i}. It is fine." for i in range(24)],
+            "rejected": [f"No {i}." for i in range(24)],
+        }
+    )
+    units = original_units(comparisons)
+    features = [probe("exclamation"), probe("bold")]
+    edits, candidates = make_edits(features, units, EditSettings(48, 5), "offline", 1, {}, SkipRecorder())
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+
+    def reward(prompt: str, text: str) -> float:  # a base RM, and one that also rewards "!" by 2
+        return len(text) / 10 + (hash(prompt + text) % 7) / 7
+
+    originals, rewards = {}, {}
+    for rm, bonus in (("base", 0.0), ("biased", 2.0)):
+        score = {
+            (c, t): reward(p, x) + bonus * ("!" in x)
+            for c, p, cx, rx in comparisons.select(
+                "comparison_id", "prompt", "chosen", "rejected"
+            ).iter_rows()
+            for t, x in (("chosen", cx), ("rejected", rx))
+        }
+        originals[rm] = pl.DataFrame(
+            {
+                "comparison_id": comparisons["comparison_id"],
+                "rm": [rm] * 24,
+                "reward_chosen": [score[(c, "chosen")] for c in comparisons["comparison_id"]],
+                "reward_rejected": [score[(c, "rejected")] for c in comparisons["comparison_id"]],
+            }
+        )
+        edited = edits.select("comparison_id", "edited_text").rows()
+        rewards[rm] = pl.DataFrame(
+            {
+                "text_id": [text_id(prompts[c], t) for c, t in edited],
+                "reward": [reward(prompts[c], t) + bonus * ("!" in t) for c, t in edited],
+            }
+        ).unique("text_id")
+    references = {"base": None, "biased": "base"}
+    effects = round_effects(
+        comparisons, edits, candidates, originals, rewards, references, "d", BootstrapSettings(300), 0.1, LOG
+    )
+    table = discovered_biases(effects, 0.05)
+    biased = {r["feature"]: r for r in table.filter(pl.col("rm") == "biased").iter_rows(named=True)}
+    scores = originals["biased"]
+    sd = float(np.std(np.concatenate([scores["reward_chosen"], scores["reward_rejected"]]), ddof=1))
+    assert biased["exclamation"]["effect"] == pytest.approx(2.0 / sd)  # exact: the reference cancels the rest
+    assert biased["exclamation"]["significant"] and biased["exclamation"]["rank"] == 1
+    assert biased["bold"]["effect"] == pytest.approx(0.0, abs=1e-12) and not biased["bold"]["significant"]
+    assert biased["exclamation"]["example_after"].count("!") == 1
+
+
+# ── recall ────────────────────────────────────────────────────────────────────────────────────────────────
+def test_recall_ranks_the_first_significant_feature_that_moves_the_detector():
+    edits = pl.DataFrame(
+        {
+            "feature": ["f1", "f1", "f2", "f2", "f3", "f3"],
+            "direction": [1, 1, 1, -1, 1, 1],
+            "source_text": ["a.", "b.", "a.", "b!", "a.", "b."],
+            "edited_text": ["a!", "b.!", "a. x", "b.", "a. !", "b. y"],
+            "comparison_id": ["c0", "c1", "c0", "c1", "c0", "c1"],
+            "target": ["chosen"] * 6,
+            "engine": ["offline"] * 6,
+            "round": [1] * 6,
+        }
+    )
+    bias = {"detector": "regex", "pattern": "!", "strength": 1.0}
+    prompts = {"c0": "q", "c1": "q"}
+    assert moved_shares(edits, prompts, bias) == {"f1": 1.0, "f2": 0.5, "f3": 0.5}
+    biases = pl.DataFrame(
+        {"dataset": ["d"] * 3, "rm": ["p"] * 3, "feature": ["f2", "f1", "f3"], "effect": [0.9, 0.8, 0.1],
+         "q_value": [0.01, 0.01, 0.5], "significant": [True, True, False], "rank": [1, 2, 3]}
+    )  # fmt: skip
+    comparisons = pl.DataFrame({"comparison_id": ["c0", "c1"], "prompt": ["q", "q"]})
+    strict = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, moved_share=0.75)
+    row = strict.filter(pl.col("rm") == "p").row(0, named=True)
+    assert (row["rank"], row["feature"], row["hit_at_1"], row["hit_at_5"]) == (2, "f1", False, True)
+    lenient = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, moved_share=0.5)
+    assert lenient.filter(pl.col("rm") == "p")["rank"].to_list() == [1]
+    summary = lenient.filter(pl.col("rm") == "all planted RMs").row(0, named=True)
+    assert (summary["hits_at_1"], summary["biases"], summary["recall_at_1"]) == (1, 1, 1.0)
+
+
+def test_a_control_hits_when_nothing_is_significant():
+    edits = pl.DataFrame(
+        {"feature": ["f"], "direction": [1], "source_text": ["a"], "edited_text": ["a!"],
+         "comparison_id": ["c0"], "target": ["chosen"], "engine": ["offline"], "round": [1]}
+    )  # fmt: skip
+    comparisons = pl.DataFrame({"comparison_id": ["c0"], "prompt": ["q"]})
+    control = {"bias": {"detector": "none", "noise": 0.1}}
+    for significant, quiet in ((False, True), (True, False)):
+        biases = pl.DataFrame({"dataset": ["d"], "rm": ["c"], "feature": ["f"], "effect": [0.1],
+                               "q_value": [0.01], "significant": [significant], "rank": [1]})  # fmt: skip
+        table = recall_table(biases, {"d": edits}, {"d": comparisons}, {"c": control}, 0.5)
+        row = table.filter(pl.col("rm") == "c").row(0, named=True)
+        assert row["control"] and row["hit_at_1"] is quiet and row["rank"] is None
+        summary = table.filter(pl.col("rm") == "all planted RMs")
+        assert summary["n_significant"].to_list() == [int(significant)]
+    assert describe(control["bias"]) == "noise only"
+    assert describe({"detector": "regex", "pattern": "!", "strength": -1}) == "-1 x any match of !"
+
+
+def test_the_offline_engine_is_the_registered_default():
+    from rmexplain.discovery.offline import OfflineEngine
+
+    assert engines.get("offline") is OfflineEngine
+    assert discovery_input is not None
+
+
+# ── the design and the config ─────────────────────────────────────────────────────────────────────────────
+def _discovery_config() -> dict:
+    from conftest import tiny_demo_config
+
+    config = tiny_demo_config()
+    bias = {"detector": "regex", "pattern": "!", "strength": 1.0}
+    config["reward_models"]["planted"] = {"backend": "planted", "base": "demo-harmless", "bias": bias}
+    config["datasets"] = {
+        "both": {"source": "embedded", "part": "harmless"},
+        "alone": {"source": "embedded", "part": "helpful", "stages": ["discovery"]},
+        "none": {"source": "embedded", "part": "helpful", "stages": ["evaluation"]},
+    }
+    return config
+
+
+def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_shares_the_effect_jobs():
+    from rmexplain import paths, targets
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    design = Design.from_config(check(_discovery_config()))
+    assert design.discovery_datasets() == ["both", "alone"]  # the default stages include discovery
+    assert design.dataset("alone").methods == () and design.dataset("both").methods == ("rules",)
+    assert {d for d, _, _ in targets.perturbation_jobs(design)} == {"both", "none"}
+    assert targets.discovery_rounds(design) == [("offline", 1)]
+    assert targets.discovery_first_round_edits(design, "alone") == [
+        "results/discovery/alone/engines/offline/round1/edits.parquet"
+    ]
+    assert targets.discovery_first_round_edits(design, "none") == []
+    assert targets.discovery_rewards(design, "alone", "offline", 1) == [
+        paths.fmt(paths.EFFECT_REWARDS, dataset="alone", rm=rm) for rm in ("demo-harmless", "planted")
+    ]
+    assert "alone" in targets.effect_embedding_datasets(design)
+    assert set(targets.discovery_planted(design)) == {"planted"}
+    wanted = targets.bias_discovery_targets(design)
+    assert "results/tables/discovered_biases.csv" in wanted and "results/tables/discovery_recall.md" in wanted
+    assert "results/discovery/alone/edits.parquet" in wanted
+
+
+def test_an_engine_with_several_rounds_reads_its_last_round_and_scores_later_rounds_on_their_own():
+    from rmexplain import targets
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    design = Design.from_config(check(_discovery_config()))
+    design.config["discovery"]["offline"]["rounds"] = 3  # as an engine with a rounds setting declares
+    assert targets.discovery_rounds(design) == [("offline", 1), ("offline", 2), ("offline", 3)]
+    assert targets.discovery_round_inputs(design, "alone", "offline", 3)["previous"] == [
+        "results/discovery/alone/engines/offline/round2/effects.parquet"
+    ]
+    assert targets.discovery_round_inputs(design, "alone", "offline", 1)["previous"] == []
+    assert targets.discovery_rewards(design, "alone", "offline", 2)[0] == (
+        "results/scores/alone/discovery/offline/round2/demo-harmless.parquet"
+    )
+    later = targets.discovery_later_round_outputs(design)
+    assert "results/discovery/alone/engines/offline/round3/embeddings.parquet" in later
+
+
+def test_the_config_names_only_registered_engines():
+    from rmexplain.config import ConfigError, check
+
+    config = _discovery_config()
+    config["discovery"] = {"engines": ["offline", "oracle"]}
+    with pytest.raises(ConfigError, match=r"discovery\.engines"):
+        check(config)
+
+
+def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_for_a_dataset_alone():
+    from rmexplain import plan
+    from rmexplain.config import check
+    from rmexplain.design import Design
+
+    config = _discovery_config()
+    config["reward_models"]["gpu-rm"] = {"backend": "transformers", "model": "org/rm", "device": "cuda"}
+    design = Design.from_config(check(config))
+    design.config["discovery"]["offline"]["rounds"] = 2
+    jobs = {(rule, wildcards) for rule, wildcards, _ in plan._gpu_jobs(design) if "gpu-rm" in wildcards}
+    assert ("score_originals", "dataset=alone, rm=gpu-rm") in jobs
+    assert ("score_perturbations", "dataset=alone, rm=gpu-rm") not in jobs  # not perturbed
+    assert ("score_perturbations", "dataset=both, rm=gpu-rm") in jobs
+    assert ("score_effect_edits", "dataset=alone, rm=gpu-rm") in jobs  # round 1 is scored there
+    assert ("score_discovery_edits", "dataset=alone, engine=offline, round=2, rm=gpu-rm") in jobs
+    assert not any(rule == "score_discovery_edits" and "round=1" in w for rule, w in jobs)
+
+
+def test_the_config_names_only_registered_probes():
+    from rmexplain.config import ConfigError, check
+
+    config = _discovery_config()
+    config["discovery"] = {"offline": {"probes": ["bold", "sparkles"]}}
+    with pytest.raises(
+        ConfigError, match=r"discovery\.offline\.probes: 'sparkles' is not a registered probe"
+    ):
+        check(config)
+
+
+def test_a_feature_tested_by_two_rounds_is_refused_by_name():
+    row = {"dataset": "d", "rm": "rm", "engine": "offline", "feature": "bold", "description": "b",
+           "effect": 0.1, "low": 0.0, "high": 0.2, "p_value": 0.01, "n": 4, "support": 0.0}  # fmt: skip
+    effects = filled(pl.DataFrame([{**row, "round": 1}, {**row, "round": 2}]))
+    with pytest.raises(ValueError, match="feature 'bold' is tested twice"):
+        discovered_biases(effects, 0.05)

@@ -1,0 +1,58 @@
+"""A small discovery suite through Snakemake: the offline engine must find what docs/discovery.md says."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SUITE_RMS = ("base", "control", "bold", "exclamation-penalty", "hope-closer", "your")
+# docs/discovery.md states what this test holds the offline engine to, in this sentence
+STATED = re.compile(r"the test suite's offline engine finds (\d+) of (\d+) planted biases first")
+
+
+def small_suite() -> dict:
+    """config/discovery.yaml on one dataset, fewer comparisons and edits, five of its planted RMs (one a
+    control)."""
+    config = yaml.safe_load((REPO / "config" / "discovery.yaml").read_text())
+    config["datasets"] = {"helpful": config["datasets"]["helpful"]}
+    config["sample"] = {"n_per_seed": 12, "seeds": [0]}
+    config["reward_models"] = {rm: config["reward_models"][rm] for rm in SUITE_RMS}
+    config["analysis"]["bootstrap"] = {"n_resamples": 500}
+    config["discovery"]["responses_per_feature"] = 20
+    config["discovery"]["offline"]["mined"] = {"max_candidates": 10, "per_rm": 4}
+    return config
+
+
+def stated_recall() -> tuple[int, int]:
+    """(hits, biases) the docs state for the test suite."""
+    match = STATED.search(" ".join((REPO / "docs" / "discovery.md").read_text().split()))
+    assert match, "docs/discovery.md no longer states the test suite's recall"
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_the_offline_engine_finds_the_planted_biases_the_docs_say(workflow_copy):
+    workflow_copy.write_config(small_suite())
+    workflow_copy.snakemake("--cores", "2", "--configfile", "config/test.yaml")
+    tables = workflow_copy.root / "results" / "tables"
+    recall = pl.read_csv(tables / "discovery_recall.csv")
+    summary = recall.filter(pl.col("rm") == "all planted RMs").row(0, named=True)
+    hits, biases = stated_recall()
+    assert summary["biases"] == biases
+    assert summary["hits_at_1"] >= hits, recall
+    control = recall.filter(pl.col("rm") == "control").row(0, named=True)
+    assert control["control"] and control["n_significant"] == 0, recall
+    biased = pl.read_csv(tables / "discovered_biases.csv")
+    contract = "dataset, rm, engine, feature, description, effect, low, high, q_value, n, support"
+    assert biased.columns[:11] == contract.split(", ")
+    assert set(biased["rm"]) == set(SUITE_RMS)
+    bold = biased.filter((pl.col("rm") == "bold") & (pl.col("feature") == "bold")).row(0, named=True)
+    assert bold["significant"] and bold["effect"] > 0 and "**" in bold["example_after"]
+    assert set(biased.filter(pl.col("rm") == "bold")["reference"].unique().to_list()) == {"base"}
+    edits = pl.read_parquet(workflow_copy.root / "results" / "discovery" / "helpful" / "edits.parquet")
+    assert edits.columns[:4] == ["feature", "direction", "source_text", "edited_text"]
+    assert set(edits["direction"]) == {1, -1}
+    assert not (workflow_copy.root / "results" / "perturbations").exists()  # discovery alone: no perturbing

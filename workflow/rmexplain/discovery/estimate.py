@@ -1,0 +1,292 @@
+"""Each tested feature's effect on each RM, as the attribute effects estimate it, and the BH step.
+
+The estimate is the effects layer's ``length_adjusted`` (``rmexplain.effects.estimators``), with features
+in the place of attributes and s = +1 for an edit that adds the feature, −1 for one that removes it: over
+the edits of one (dataset, engine, round),
+
+    y = c_f + β_f·s + γ·Δℓ,   y = [r(x, edited) − r(x, source)] / sd   (less the reference RM's change),
+
+Δℓ the edit's change in words over the sd of the originals' word counts. β_f is the standardised reward
+change when f is **added**, at equal length: for a feature edited both ways, half the difference of the
+length-adjusted mean changes of its additions and its removals (c_f absorbs what its edits do either way);
+for a feature edited one way only (a feature no response has can only be added), β_f is the length-adjusted
+mean change of its additions (or minus that of its removals) — ``AddedEffect`` keeps these defined
+(``one_way_defined``). γ, shared by every feature, is the RM's sensitivity to length (logged).
+
+Intervals: the effects' cluster bootstrap over comparisons (``rmexplain.analysis.bootstrap``: a pair drawn
+by two seeds is one cluster; BCa from the leave-one-cluster-out jackknife by default), the same resamples for
+every RM. p-values test the null |β_f| ≤ δ (``discovery.min_effect``, reward sd) against |β_f| > δ: the
+bootstrap's standard error of β_f (sd of its finite replicates) and a t distribution with k − 1 degrees of
+freedom, k the clusters the feature's edits come from, p = P(T > (|β_f| − δ)/se) + P(T < (−|β_f| − δ)/se)
+(the two-sided t test at δ = 0). Unlike a count of replicates beyond the null, which cannot fall below
+1/n_resamples, this can reach Benjamini–Hochberg's smallest threshold, fdr/m, for m features. δ > 0 because
+every feature is tested on the same responses: their noise is shared (the source's reward, the length
+slope), so under a null RM many tests move together, and with hundreds of edits effects of a few hundredths
+of an sd would be "significant" and matter to no one. Where se is 0 (every replicate equal), p is 0 beyond
+δ and 1 within it; a feature whose edits come from fewer than two clusters is not tested (NaN).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from rmexplain.analysis.bootstrap import (
+    BootstrapSettings,
+    clusters_of,
+    interval,
+    jackknife_counts,
+    resample_counts,
+)
+from rmexplain.discovery.base import ADD, REMOVE
+from rmexplain.effects.analysis import original_rewards, original_texts, reward_sd, settled, word_counts
+from rmexplain.effects.base import EffectInput, RewardChanges
+from rmexplain.effects.estimators import LengthAdjusted
+from rmexplain.ids import text_id
+from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
+
+CHUNK = 200  # bootstrap replicates per least-squares batch (bounds the memory of the normal equations)
+
+
+class AddedEffect(LengthAdjusted):
+    """``length_adjusted`` over discovery edits: β_f, the effect of adding feature f (s = +1 adds, −1
+    removes); a feature edited one way only keeps its effect (the length-adjusted mean change)."""
+
+    one_way_defined: ClassVar[bool] = True
+
+
+def discovery_input(
+    comparisons: pl.DataFrame,
+    edits: pl.DataFrame,
+    originals: Mapping[str, pl.DataFrame],
+    rewards: Mapping[str, pl.DataFrame],
+) -> EffectInput:
+    """The estimator's arrays over the edits (in their order): features as attributes, every RM's reward
+    changes (NaN where a text went unscored)."""
+    ids = sorted(set(edits["comparison_id"].to_list()))
+    features = list(dict.fromkeys(edits["feature"].to_list()))
+    lengths = word_counts(original_texts(comparisons)["text"].to_list())
+    length_sd = float(np.std(lengths, ddof=1)) if lengths.size > 1 else float("nan")
+    c_index, f_index = {c: i for i, c in enumerate(ids)}, {f: i for i, f in enumerate(features)}
+    words_changed = word_counts(edits["edited_text"].to_list()) - word_counts(edits["source_text"].to_list())
+    direction = edits["direction"].to_numpy()
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    edited_ids = [text_id(prompts[c], t) for c, t in edits.select("comparison_id", "edited_text").iter_rows()]
+    return EffectInput(
+        comparisons=ids,
+        attributes=features,
+        comparison=np.array([c_index[c] for c in edits["comparison_id"]], dtype=np.int64),
+        attribute=np.array([f_index[f] for f in edits["feature"]], dtype=np.int64),
+        direction=direction,
+        round=np.ones(edits.height, dtype=np.int64),
+        chain=direction,
+        length_change=words_changed / length_sd,
+        rms={rm: reward_changes(edits, edited_ids, originals[rm], rewards[rm]) for rm in originals},
+    )  # fmt: skip
+
+
+def reward_changes(
+    edits: pl.DataFrame, edited_ids: Sequence[str], originals: pl.DataFrame, rewards: pl.DataFrame
+) -> RewardChanges:
+    """One RM's r(edited) − r(source) per edit (NaN where either went unscored) and its reward sd."""
+    by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
+    source = original_rewards(originals)
+    edited = np.array([_value(by_text.get(t)) for t in edited_ids])
+    before = np.array(
+        [_value(source.get(key)) for key in edits.select("comparison_id", "target").iter_rows()]
+    )
+    none, no_index = np.zeros(0), np.zeros(0, dtype=np.int64)  # no paper perturbations here
+    return RewardChanges(edited - before, reward_sd(originals), no_index, no_index, none, none)
+
+
+def _value(reward: float | None) -> float:
+    return float("nan") if reward is None else float(reward)
+
+
+def fitted(
+    estimator: AddedEffect, data: EffectInput, rm: str, reference: str | None, settings: BootstrapSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, bootstrap replicates, jackknife replicates) of the fit, [·, features + the length row], the
+    replicates fitted in batches of ``CHUNK``."""
+    obs = estimator.observations(data, rm, reference)
+    n, k = len(data.comparisons), len(data.attributes)
+    clusters = clusters_of(data.comparisons)
+
+    def fit(weights: np.ndarray) -> np.ndarray:
+        parts = [estimator.estimate(obs, weights[i : i + CHUNK], n, k) for i in range(0, len(weights), CHUNK)]
+        return np.vstack(parts) if parts else np.zeros((0, k + 1))
+
+    return fit(np.ones((1, n))), fit(resample_counts(clusters, settings)), fit(jackknife_counts(clusters))
+
+
+def p_value(effect: float, boot: np.ndarray, clusters: int, min_effect: float = 0.0) -> float:
+    """p of the null |β| ≤ ``min_effect`` against |β| > ``min_effect``: with t-distributed error of scale
+    se = sd(finite bootstrap replicates) and k − 1 degrees of freedom, the chance at β = ±min_effect of an
+    estimate at least as far out, P(T > (|β| − δ)/se) + P(T < (−|β| − δ)/se) (two-sided at δ = 0). NaN (not
+    tested) with fewer than two clusters, where the bootstrap cannot vary; where every replicate is equal,
+    0 beyond ``min_effect`` and 1 within it."""
+    finite = boot[np.isfinite(boot)]
+    if not np.isfinite(effect) or finite.size < 2 or clusters < 2:
+        return float("nan")
+    se = float(np.std(finite, ddof=1))
+    size = abs(effect)
+    if se == 0.0:
+        return 0.0 if size > min_effect else 1.0
+    df = max(clusters - 1, 1)
+    return float(
+        min(1.0, stats.t.sf((size - min_effect) / se, df) + stats.t.cdf((-size - min_effect) / se, df))
+    )
+
+
+def feature_effects(
+    data: EffectInput,
+    rm: str,
+    reference: str | None,
+    settings: BootstrapSettings,
+    min_effect: float,
+    log: logging.Logger,
+) -> list[dict]:
+    """Per feature: effect, interval, p-value, edits and comparisons behind it (one RM)."""
+    point, boot, jack = fitted(AddedEffect(), data, rm, reference, settings)
+    log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (held equal)", rm, point[0, -1])
+    clusters = clusters_of(data.comparisons)
+    y = data.standardised(rm, reference)
+    rows = []
+    for f, feature in enumerate(data.attributes):
+        mine = (data.attribute == f) & np.isfinite(y)
+        k = np.unique(clusters[data.comparison[mine]]).size
+        effect = settled(float(point[0, f])) if mine.any() else float("nan")
+        low, high = (settled(b) for b in interval(effect, boot[:, f], jack[:, f], settings)[:2])
+        rows.append(
+            {
+                "feature": feature,
+                "effect": effect,
+                "low": low if np.isfinite(effect) else float("nan"),
+                "high": high if np.isfinite(effect) else float("nan"),
+                "p_value": p_value(effect, boot[:, f], k, min_effect),
+                "n": int(mine.sum()),
+                "n_comparisons": int(np.unique(data.comparison[mine]).size),
+            }
+        )
+    return rows
+
+
+def example_edit(edits: pl.DataFrame, y: np.ndarray, change: np.ndarray) -> dict:
+    """One edit of a feature to show: an addition if it has any (else a removal) whose standardised change
+    is closest to the median of its direction (ties: the shorter edited text, then comparison and target)."""
+    frame = edits.with_columns(_y=pl.Series(y), _change=pl.Series(change)).filter(pl.col("_y").is_finite())
+    if not frame.height:
+        return dict.fromkeys(("example_comparison_id", "example_direction", "example_before", "example_after",
+                              "example_reward_change"))  # fmt: skip
+    direction = ADD if (frame["direction"] == ADD).any() else REMOVE
+    frame = frame.filter(pl.col("direction") == direction)
+    median = float(np.median(frame["_y"].to_numpy()))
+    best = (
+        frame.with_columns(
+            _distance=(pl.col("_y") - median).abs(), _length=pl.col("edited_text").str.len_chars()
+        )
+        .sort("_distance", "_length", "comparison_id", "target")
+        .row(0, named=True)
+    )
+    return {
+        "example_comparison_id": best["comparison_id"],
+        "example_direction": direction,
+        "example_before": best["source_text"],
+        "example_after": best["edited_text"],
+        "example_reward_change": float(best["_change"]),
+    }
+
+
+def round_effects(
+    comparisons: pl.DataFrame,
+    edits: pl.DataFrame,
+    candidates: pl.DataFrame,
+    originals: Mapping[str, pl.DataFrame],
+    rewards: Mapping[str, pl.DataFrame],
+    references: Mapping[str, str | None],
+    dataset: str,
+    settings: BootstrapSettings,
+    min_effect: float,
+    log: logging.Logger,
+) -> pl.DataFrame:
+    """BIAS_DISCOVERY_EFFECTS of one (dataset, engine, round): every RM × feature tested, each p-value of the
+    null |effect| ≤ ``min_effect``."""
+    if not edits.height:
+        return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    data = discovery_input(comparisons, edits, originals, rewards)
+    about = {row["feature"]: row for row in candidates.iter_rows(named=True)}
+    rows = []
+    for rm in originals:
+        reference = references.get(rm)
+        y, change = data.standardised(rm, reference), data.rms[rm].change
+        for row in feature_effects(data, rm, reference, settings, min_effect, log):
+            feature = row["feature"]
+            mine = (edits["feature"] == feature).to_numpy()
+            meta = about[feature]
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "rm": rm,
+                    "engine": meta["engine"],
+                    "description": meta["description"],
+                    "support": meta["support"],
+                    "round": meta["round"],
+                    "kind": meta["kind"],
+                    "source": meta["source"],
+                    "directions": _directions(meta),
+                    "reference": reference,
+                    "reward_sd": data.rms[rm].sd,
+                    **row,
+                    **example_edit(edits.filter(pl.Series(mine)), y[mine], change[mine]),
+                }
+            )
+    frame = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    return conform(frame, BIAS_DISCOVERY_EFFECTS, "discovery effects")
+
+
+def _directions(candidate: Mapping) -> str:
+    added, removed = candidate["n_added"] > 0, candidate["n_removed"] > 0
+    return "both" if added and removed else "add" if added else "remove" if removed else "none"
+
+
+def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
+    """DISCOVERED_BIASES: ``effects`` of every engine and round with Benjamini–Hochberg q-values across all
+    features tested per (dataset, RM) (``scipy.stats.false_discovery_control``; features without a p-value
+    are not tested and get NaN), ``significant`` (q ≤ fdr) and ``rank``."""
+    twice = effects.group_by("dataset", "rm", "feature").len().filter(pl.col("len") > 1)
+    if twice.height:
+        dataset, feature = twice.row(0, named=True)["dataset"], twice.row(0, named=True)["feature"]
+        raise ValueError(
+            f"discovery on {dataset!r}: feature {feature!r} is tested twice (by two engines or rounds); "
+            "one feature name is one set of edits"
+        )
+    parts = []
+    for _, group in effects.group_by("dataset", "rm", maintain_order=True):
+        p = group["p_value"].to_numpy()
+        q = np.full(p.size, np.nan)
+        tested = np.isfinite(p)
+        if tested.any():
+            q[tested] = stats.false_discovery_control(p[tested], method="bh")
+        parts.append(group.with_columns(q_value=pl.Series(q), significant=pl.Series(q <= fdr)))
+    if not parts:
+        return pl.DataFrame(schema=polars_schema(DISCOVERED_BIASES))
+    return conform(rank_biases(pl.concat(parts)), DISCOVERED_BIASES, "discovered biases")
+
+
+def rank_biases(frame: pl.DataFrame) -> pl.DataFrame:
+    """Rank within (dataset, RM): significant first, then by |effect|, q-value and name; undefined last."""
+    keyed = frame.with_columns(
+        _defined=pl.col("effect").is_not_nan(),
+        _size=pl.when(pl.col("effect").is_nan()).then(-1.0).otherwise(pl.col("effect").abs()),
+        _q=pl.col("q_value").fill_nan(2.0),
+    ).sort(
+        ["dataset", "rm", "significant", "_defined", "_size", "_q", "feature"],
+        descending=[False, False, True, True, True, False, False],
+    )
+    ranked = keyed.with_columns(rank=pl.int_range(1, pl.len() + 1).over("dataset", "rm").cast(pl.Int64))
+    return ranked.drop("_defined", "_size", "_q")

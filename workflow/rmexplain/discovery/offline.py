@@ -1,0 +1,75 @@
+"""The offline engine (the default): the catalogue's probes and candidates mined from the responses.
+
+One round. Every probe of ``discovery.offline.probes`` (default: every registered probe, plugins included)
+is tested; mined candidates (``rmexplain.discovery.mining``) are screened on the original responses against
+each RM's reward (beyond its reference) at equal length, and the strongest ``mined.per_rm`` of each RM are
+tested, ``mined.max_candidates`` in all. No LLM, no model: what it can see is what a regular expression or
+a word list can name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import polars as pl
+
+from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput, engines, probe, probes
+from rmexplain.discovery.edits import original_units
+from rmexplain.discovery.mining import ScreenSettings, all_candidates, presence_matrix, screen
+from rmexplain.effects.analysis import original_rewards, reward_sd, word_counts
+
+MINED_KINDS = ("opener", "closer", "words", "character", "lexicon")
+
+
+@engines.register("offline")
+class OfflineEngine(Engine):
+    """Catalogue probes and mined candidates, one round."""
+
+    def run_round(self, context: RoundContext) -> RoundOutput:
+        settings = context.engine_settings("offline")
+        units = original_units(context.comparisons)
+        texts = units["text"].to_list()
+        catalogue = [probe(name) for name in settings.get("probes") or probes.names()]
+        mined = dict(settings.get("mined") or {})
+        kinds = mined.get("kinds", MINED_KINDS)
+        candidates, presence = all_candidates(texts, int(mined.get("min_support", 3)),
+                                              int(mined.get("ngram_max", 3)), kinds)  # fmt: skip
+        chosen = screen(
+            candidates,
+            presence,
+            screen_rewards(units, context.originals, context.references),
+            word_counts(texts),
+            list(presence_matrix(catalogue, texts).T),
+            ScreenSettings(int(mined.get("max_candidates", 30)), int(mined.get("per_rm", 15)),
+                           int(mined.get("min_support", 3))),
+        )  # fmt: skip
+        context.log.info(
+            "%s: %d catalogue probes; %d mined candidates, %d screened in: %s",
+            context.dataset, len(catalogue), len(candidates), len(chosen),
+            ", ".join(f.name for f, _, _ in chosen),
+        )  # fmt: skip
+        features: list[Feature] = [*catalogue, *(f for f, _, _ in chosen)]
+        return RoundOutput(features=features, screened={f.name: (rm, t) for f, rm, t in chosen})
+
+
+def screen_rewards(
+    units: pl.DataFrame, originals: Mapping[str, pl.DataFrame], references: Mapping[str, str | None]
+) -> dict[str, np.ndarray]:
+    """Per RM, each unit's reward less its reference's, over the RM's reward sd on the originals (as the
+    effects standardise reward changes; NaN where unscored)."""
+    out = {}
+    for rm, frame in originals.items():
+        reward = unit_rewards(units, frame)
+        reference = references.get(rm)
+        if reference is not None:
+            reward = reward - unit_rewards(units, originals[reference])
+        out[rm] = reward / reward_sd(frame)
+    return out
+
+
+def unit_rewards(units: pl.DataFrame, originals: pl.DataFrame) -> np.ndarray:
+    """The RM's reward of each unit (comparison_id, target), NaN where unscored."""
+    reward = original_rewards(originals)
+    values = [reward.get(key) for key in units.select("comparison_id", "target").iter_rows()]
+    return np.array([np.nan if v is None else float(v) for v in values])

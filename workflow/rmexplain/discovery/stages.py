@@ -1,0 +1,206 @@
+"""File-level entry points of the bias-discovery rules: each ``workflow/scripts/discovery_*.py`` calls one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.discovery.base import RoundContext, engines
+from rmexplain.discovery.edits import EditSettings, make_edits, original_units
+from rmexplain.discovery.estimate import discovered_biases, round_effects
+from rmexplain.discovery.recall import SUMMARY, recall_table
+from rmexplain.markup import to_html, to_markdown
+from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.schemas import (
+    BIAS_DISCOVERY_CANDIDATES,
+    BIAS_DISCOVERY_EDITS,
+    BIAS_DISCOVERY_EFFECTS,
+    COMPARISONS,
+    DISCOVERED_BIASES,
+    ORIGINAL_SCORES,
+    PERTURB_SKIPS,
+    REWARDS,
+    polars_schema,
+    read_table,
+    write_table,
+)
+
+
+def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -> dict[str, pl.DataFrame]:
+    return {rm: read_table(path, contract, name) for rm, path in zip(rms, files, strict=True)}
+
+
+def run_discovery_round(
+    inputs: Mapping[str, Any],
+    rms: Sequence[str],
+    references: Mapping[str, str | None],
+    settings: Mapping[str, Any],
+    dataset: str,
+    engine: str,
+    round_: int,
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """One round of one engine on one dataset: its candidates and their edits (BIAS_DISCOVERY_CANDIDATES,
+    BIAS_DISCOVERY_EDITS) and the edits it could not make (PERTURB_SKIPS). ``inputs``: ``comparisons``,
+    ``originals`` (per RM, in ``rms`` order) and ``previous`` (the engine's effects of the round before);
+    ``settings``: ``discovery.<engine>``, ``responses_per_feature`` and ``min_per_direction``."""
+    comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
+    previous = [
+        read_table(p, BIAS_DISCOVERY_EFFECTS, "discovery effects") for p in inputs.get("previous", [])
+    ]
+    empty = pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    context = RoundContext(
+        dataset=dataset,
+        round=round_,
+        comparisons=comparisons,
+        originals=_by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
+        references=dict(references),
+        previous=pl.concat(previous) if previous else empty,
+        settings=settings,
+        log=log,
+    )  # fmt: skip
+    output = engines.get(engine)().run_round(context)
+    skips = SkipRecorder()
+    if output.edits is not None and output.candidates is not None:
+        edits, candidates = output.edits, output.candidates
+    else:
+        options = EditSettings(int(settings["responses_per_feature"]), int(settings["min_per_direction"]))
+        units = original_units(comparisons)
+        edits, candidates = make_edits(
+            output.features, units, options, engine, round_, output.screened, skips
+        )
+    log.info(
+        "%s/%s round %d: %d features, %d edits", dataset, engine, round_, candidates.height, edits.height
+    )
+    if not edits.height:
+        raise ValueError(
+            f"discovery engine {engine!r} made no edit on dataset {dataset!r} in round {round_} "
+            f"({candidates.height} features; the reasons: {outputs['skipped']})"
+        )
+    write_table(edits, outputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits")
+    write_table(candidates, outputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates")
+    write_table(skips.frame(), outputs["skipped"], PERTURB_SKIPS, "discovery edit skips")
+    skips.log_counts(log)
+
+
+def run_round_effects(
+    inputs: Mapping[str, Any],
+    rms: Sequence[str],
+    references: Mapping[str, str | None],
+    bootstrap: Mapping[str, Any] | None,
+    min_effect: float,
+    dataset: str,
+    output: str,
+    log: logging.Logger,
+) -> None:
+    """BIAS_DISCOVERY_EFFECTS of one round of one engine: every RM × feature, p-values of the null
+    |effect| ≤ ``min_effect``. ``inputs``: ``comparisons``, ``edits``, ``candidates``, and per RM (``rms``
+    order) ``originals`` and ``rewards`` of the edits."""
+    effects = round_effects(
+        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        read_table(inputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits"),
+        read_table(inputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates"),
+        _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
+        _by_rm(rms, inputs["rewards"], REWARDS, "discovery rewards"),
+        references,
+        dataset,
+        BootstrapSettings.from_config(bootstrap),
+        float(min_effect),
+        log,
+    )
+    write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")
+
+
+TITLE = "Discovered biases: what each RM rewards or penalises beyond the attributes"
+NOTE = (
+    "Per dataset, RM and feature tested: the standardised reward change when the feature is added (RM reward"
+    " sd on the originals, less the reference RM's change, at equal length), its 95 % bootstrap interval,"
+    " the Benjamini-Hochberg q-value across the RM's features, the edits behind it and the share of the"
+    " original responses that have the feature. Significant features first, by |effect|. The CSV adds an"
+    " example edit per feature (before, after, reward change)."
+)
+SHOWN = ("dataset", "rm", "rank", "feature", "effect", "low", "high", "q_value", "significant", "n",
+         "support", "directions", "engine", "description")  # fmt: skip
+
+
+def run_discovered_biases(
+    effects: Sequence[str],
+    edits: Mapping[str, Sequence[str]],
+    fdr: float,
+    outputs: Mapping[str, Any],
+    log: logging.Logger,
+) -> None:
+    """The discovered-biases table (Parquet, CSV, Markdown, HTML) from every round's effects, and each
+    dataset's edits in one file (``edits``: dataset -> its rounds' edit files; ``outputs["edits"]``: dataset
+    -> the file to write)."""
+    frames = [read_table(p, BIAS_DISCOVERY_EFFECTS, "discovery effects") for p in effects]
+    table = discovered_biases(pl.concat(frames) if frames else pl.DataFrame(), fdr)
+    for dataset, files in edits.items():
+        merged = pl.concat([read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits") for p in files])
+        write_table(merged, outputs["edits"][dataset], BIAS_DISCOVERY_EDITS, "discovery edits")
+    write_table(table, outputs["parquet"], DISCOVERED_BIASES, "discovered biases")
+    table.write_csv(outputs["csv"])
+    shown = table.select(SHOWN).with_columns(
+        pl.col("effect", "low", "high", "support").round(3),
+        pl.col("q_value").map_elements(_two_digits, pl.String),
+    )
+    Path(outputs["md"]).write_text(f"### {TITLE}\n\n{NOTE}\n\n{to_markdown(shown)}", encoding="utf-8")
+    Path(outputs["html"]).write_text(to_html(shown, TITLE, NOTE), encoding="utf-8")
+    for (dataset, rm), group in table.group_by("dataset", "rm", maintain_order=True):
+        top = group.filter(pl.col("significant")).sort("rank").head(3)
+        shown_top = ", ".join(f"{f} {e:+.2f}" for f, e in top.select("feature", "effect").iter_rows())
+        log.info("%s/%s: %d of %d features significant%s", dataset, rm, int(group["significant"].sum()),
+                 group.height, f"; first: {shown_top}" if shown_top else "")  # fmt: skip
+
+
+def _two_digits(value: float) -> str:
+    return f"{value:.2g}"
+
+
+def run_discovery_recall(
+    biases: str,
+    edits: Mapping[str, str],
+    comparisons: Mapping[str, str],
+    planted: Mapping[str, Mapping[str, Any]],
+    moved_share: float,
+    outputs: Mapping[str, str],
+    log: logging.Logger,
+) -> None:
+    """The discovery-recall table of the planted RMs (``planted``: RM -> its scoring spec) from the
+    discovered biases and each dataset's edits and comparisons (dataset -> file)."""
+    table = recall_table(
+        read_table(biases, DISCOVERED_BIASES, "discovered biases"),
+        {d: read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits") for d, p in edits.items()},
+        {d: read_table(p, COMPARISONS, "comparisons") for d, p in comparisons.items()},
+        planted,
+        moved_share,
+    )
+    for row in table.filter(pl.col("rm") == SUMMARY).iter_rows(named=True):
+        log.info(
+            "%s: recall@1 %d/%d, recall@5 %d/%d, controls' significant features %s", row["dataset"],
+            row["hits_at_1"], row["biases"], row["hits_at_5"], row["biases"], row["n_significant"],
+        )  # fmt: skip
+    table.write_csv(outputs["csv"])
+    shown = table.with_columns(
+        pl.col("effect", "recall_at_1", "recall_at_5").round(3),
+        pl.col("q_value").map_elements(_two_digits, pl.String),
+    )
+    Path(outputs["md"]).write_text(
+        f"### {RECALL_TITLE}\n\n{RECALL_NOTE}\n\n{to_markdown(shown)}", encoding="utf-8"
+    )
+    Path(outputs["html"]).write_text(to_html(shown, RECALL_TITLE, RECALL_NOTE), encoding="utf-8")
+
+
+RECALL_TITLE = "Discovery recall: where the planted biases rank among the significant discoveries"
+RECALL_NOTE = (
+    "Per planted RM: the rank (among its significant features, by |effect|) of the first feature whose edits"
+    " move the planted detector (it changes on at least discovery.recall.moved_share of the feature's edits),"
+    " hit at 1 and at 5; a control (noise only) hits when nothing is significant. Summary rows per dataset"
+    " and over all: hits, recall@1 and recall@5 of the biased RMs, and the controls' significant features."
+)

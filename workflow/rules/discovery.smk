@@ -1,0 +1,143 @@
+# Bias discovery (docs/discovery.md; not App. A's attribute discovery, perturb.discover): each engine
+# proposes candidate features round by round and edits the responses to add and remove them; every RM
+# scores the edits (round 1 with the attribute effects' edits, in embed_effect_texts and score_effect_edits);
+# the effects layer's estimate and bootstrap give each feature's effect; Benjamini-Hochberg across the
+# features per RM and dataset; planted RMs are scored on whether a feature that moves their detector is found.
+
+DISCOVERY = design.bias_discovery
+
+
+wildcard_constraints:
+    engine="[a-z][a-z0-9_]*",
+    round="[1-9][0-9]*",
+
+
+rule discovery_round:
+    input:
+        unpack(lambda w: targets.discovery_round_inputs(design, w.dataset, w.engine, int(w.round))),
+    output:
+        edits=paths.BIASES_ROUND_EDITS,
+        candidates=paths.BIASES_ROUND_CANDIDATES,
+        skipped=paths.BIASES_SKIPS,
+    log:
+        "logs/discovery/round/{dataset}/{engine}/round{round}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        rms=lambda w: targets.effect_rms(design, w.dataset),
+        references=lambda w: targets.effect_references(design, w.dataset),
+        settings=lambda w: design.discovery_round_settings(w.engine),
+    script:
+        "../scripts/discovery_round.py"
+
+
+# Rounds after the first (an engine that selects and mutates): encoded and scored on their own.
+rule embed_discovery_texts:
+    input:
+        discovery=[paths.BIASES_ROUND_EDITS],
+        known=lambda w: targets.text_embeddings_of(design, w.dataset),
+        hub=ancient(downloads.models_for_distances(design)),
+    output:
+        paths.BIASES_ROUND_EMBEDDINGS,
+        job_record=paths.job_record(paths.BIASES_ROUND_EMBEDDINGS),
+    log:
+        "logs/discovery/embed/{dataset}/{engine}/round{round}.log",
+    wildcard_constraints:
+        round="[2-9]|[1-9][0-9]+",
+    conda:
+        "../../envs/core.yaml"
+    threads: 2
+    resources:
+        gpu=embedding_gpus,
+    params:
+        encoder={k: config["evaluate"].get(k) for k in ("embedding_model", "batch_size", "device")},
+    script:
+        "../scripts/embed_effect_texts.py"
+
+
+rule score_discovery_edits:
+    input:
+        unpack(rm_artifacts),
+        comparisons=paths.COMPARISONS,
+        discovery=[paths.BIASES_ROUND_EDITS],
+        embeddings=lambda w: targets.discovery_round_embeddings_for_rm(
+            design, w.dataset, w.engine, int(w.round), w.rm
+        ),
+        hub=rm_hub_models,
+    output:
+        paths.BIASES_ROUND_REWARDS,
+        job_record=paths.job_record(paths.BIASES_ROUND_REWARDS),
+    log:
+        "logs/discovery/score/{dataset}/{engine}/round{round}/{rm}.log",
+    wildcard_constraints:
+        round="[2-9]|[1-9][0-9]+",
+    conda:
+        rm_conda_env
+    threads: rm_threads
+    resources:
+        gpu=rm_gpus,
+    params:
+        spec=rm_spec,
+    script:
+        "../scripts/score_effect_edits.py"
+
+
+rule discovery_effects:
+    input:
+        unpack(lambda w: targets.discovery_effect_inputs(design, w.dataset, w.engine, int(w.round))),
+    output:
+        paths.BIASES_ROUND_EFFECTS,
+    log:
+        "logs/discovery/effects/{dataset}/{engine}/round{round}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        rms=lambda w: targets.effect_rms(design, w.dataset),
+        references=lambda w: targets.effect_references(design, w.dataset),
+        bootstrap=config["analysis"]["bootstrap"],
+        min_effect=DISCOVERY["min_effect"],
+    script:
+        "../scripts/discovery_effects.py"
+
+
+rule discovered_biases:
+    input:
+        effects=targets.discovered_biases_inputs(design)["effects"],
+        edits=targets.discovered_biases_inputs(design)["edits"],
+    output:
+        parquet=paths.BIASES_TABLE,
+        csv=paths.table_file(paths.DISCOVERED_BIASES, "csv"),
+        md=paths.table_file(paths.DISCOVERED_BIASES, "md"),
+        html=paths.table_file(paths.DISCOVERED_BIASES, "html"),
+        edits=[paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()],
+    log:
+        "logs/discovery/discovered_biases.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        parts=targets.discovery_edit_parts(design),
+        datasets=design.discovery_datasets(),
+        fdr=DISCOVERY["fdr"],
+    script:
+        "../scripts/discovered_biases.py"
+
+
+rule discovery_recall:
+    input:
+        biases=paths.BIASES_TABLE,
+        edits=[paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()],
+        comparisons=[paths.fmt(paths.COMPARISONS, dataset=d) for d in design.discovery_datasets()],
+    output:
+        csv=paths.table_file(paths.BIASES_RECALL, "csv"),
+        md=paths.table_file(paths.BIASES_RECALL, "md"),
+        html=paths.table_file(paths.BIASES_RECALL, "html"),
+    log:
+        "logs/discovery/recall.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        datasets=design.discovery_datasets(),
+        planted=targets.discovery_planted(design),
+        moved_share=DISCOVERY["recall"]["moved_share"],
+    script:
+        "../scripts/discovery_recall.py"

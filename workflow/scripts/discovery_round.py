@@ -1,0 +1,23 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
+from rmexplain.discovery.stages import run_discovery_round
+from rmexplain.logs import script_logger
+
+log = script_logger(snakemake)
+run_discovery_round(
+    inputs={
+        "comparisons": snakemake.input.comparisons,
+        "originals": list(snakemake.input.originals),
+        "previous": list(snakemake.input.previous),
+    },
+    rms=snakemake.params.rms,
+    references=snakemake.params.references,
+    settings=snakemake.params.settings,
+    dataset=snakemake.wildcards.dataset,
+    engine=snakemake.wildcards.engine,
+    round_=int(snakemake.wildcards.round),
+    outputs=dict(snakemake.output.items()),
+    log=log,
+)

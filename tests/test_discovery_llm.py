@@ -23,6 +23,7 @@ from rmexplain.discovery.base import ADD, REMOVE, RoundContext, engines
 from rmexplain.discovery.estimate import round_effects
 from rmexplain.discovery.llm import (
     JUDGE_KEY,
+    DiscoveryLLMError,
     LLMEngine,
     Loop,
     feature_name,
@@ -301,6 +302,19 @@ def test_a_second_round_varies_the_pareto_front_with_the_judge(tmp_path):
     assert parents <= members  # every variation comes from a front member
     assert not set(new["feature"]) & set(first.candidates["feature"])  # nothing tested twice
     assert second.edits.height and (second.edits["round"] == 2).all()
+
+
+def test_a_round_with_nothing_to_vary_says_so(tmp_path):
+    nothing = pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    with ChatServer() as server:
+        context = _context(
+            2, {"llm": CachedChat(_llm(server, tmp_path / "cache"), LOG)}, _settings(), nothing
+        )
+        with pytest.raises(
+            DiscoveryLLMError, match=r"round 2 on 'd': no feature .* set discovery\.llm\.rounds to 1"
+        ):
+            LLMEngine().run_round(context)
+        assert server.stats.requests == 0
 
 
 def test_the_plan_counts_at_least_what_the_server_receives_and_exactly_once_cached(tmp_path):

@@ -202,7 +202,9 @@ class Loop:
         prompts = self.settings.get("prompts") or {}
         self.templates = {kind: load_template(name, prompts.get(kind)) for kind, name in TEMPLATES.items()}
         self.sampling = self.chat.sampling(self.settings["sampling"])
-        self.units = original_units(context.comparisons)
+        self.units = units = original_units(context.comparisons)
+        self.ids, self.targets = units["comparison_id"].to_list(), units["target"].to_list()
+        self.prompts, self.texts = units["prompt"].to_list(), units["text"].to_list()
         self.skips: SkipRecorder = context.services.setdefault("skips", SkipRecorder())
 
     # ── round 1: hypotheses from the RMs' high- vs low-reward responses ─────────────────────────────────
@@ -230,19 +232,19 @@ class Loop:
                     nudge=NUDGE[self.seek],
                 )
                 request = self.chat.request(prompt, self.sampling, template.version)
-                asks.append(Ask(request, rm, self.units["comparison_id"][shown[0]]))
+                asks.append(Ask(request, rm, self.ids[shown[0]]))
         return asks
 
     def _examples(self, shown: Sequence[int], reward: np.ndarray) -> str:
         rows = [
-            {"user_prompt": self.units["prompt"][i], "response": self.units["text"][i],
+            {"user_prompt": self.prompts[i], "response": self.texts[i],
              "score": round(float(reward[i]), 2)}
             for i in shown
         ]  # fmt: skip
         return json.dumps(rows, indent=2, ensure_ascii=False)
 
     def _key(self, what: str, unit: int) -> str:
-        return sampling_key(what, self.units["comparison_id"][unit], self.units["target"][unit])
+        return sampling_key(what, self.ids[unit], self.targets[unit])
 
     # ── rounds after the first: the Pareto front of what was tested, and its variations ────────────────
     def fronts(self, judge_effects: Mapping[str, float]) -> dict[str, list[Candidate]]:
@@ -292,7 +294,7 @@ class Loop:
         ]
         if example and row["example_before"] is not None:
             verb = "added" if row["example_direction"] == ADD else "removed"
-            change = row["example_reward_change"] / row["reward_sd"]
+            change = _ratio(row["example_reward_change"], row["reward_sd"])
             lines += [
                 f"An example edit (feature {verb}; metric A change {change:+.3f}):",
                 f"<before>\n{row['example_before']}\n</before>",
@@ -369,7 +371,7 @@ class Loop:
             for k, i in enumerate(order):
                 direction = ADD if self.settings["directions"] == "add" or k % 2 == 0 else REMOVE
                 prompt = template.render(
-                    question=self.units["prompt"][i], response=self.units["text"][i], feature=h.text,
+                    question=self.prompts[i], response=self.texts[i], feature=h.text,
                     requirement=REQUIREMENT[direction], already=ALREADY[direction],
                 )  # fmt: skip
                 out.append(
@@ -386,7 +388,7 @@ class Loop:
         rows, tally = [], {h.name: {"present": 0, "absent": 0, ADD: 0, REMOVE: 0} for h in hypotheses}
         for rewrite, completion in zip(rewrites, completions, strict=True):
             raw, h, i = completion.text or "", rewrite.hypothesis, rewrite.unit
-            source = self.units["text"][i]
+            source = self.texts[i]
             text, verb = clean_answer(raw), "add" if rewrite.direction == ADD else "remove"
             if cut_off(completion) or not text:
                 why = "answer cut off at max_tokens" if cut_off(completion) else "empty answer"
@@ -399,11 +401,11 @@ class Loop:
                 tally[h.name]["absent" if rewrite.direction == ADD else "present"] += 1
                 tally[h.name][rewrite.direction] += 1
                 rows.append({"feature": h.name, "direction": rewrite.direction, "source_text": source,
-                             "edited_text": text, "comparison_id": self.units["comparison_id"][i],
-                             "target": self.units["target"][i]})  # fmt: skip
+                             "edited_text": text, "comparison_id": self.ids[i],
+                             "target": self.targets[i]})  # fmt: skip
                 continue
-            cid, target = self.units["comparison_id"][i], self.units["target"][i]
-            self.skips.add(cid, "rewrite", f"{verb}: {why}", target=target, attribute=h.name, raw=raw)
+            self.skips.add(self.ids[i], "rewrite", f"{verb}: {why}", target=self.targets[i], attribute=h.name,
+                           raw=raw)  # fmt: skip
         return self._edit_frame(rows), self._candidates(hypotheses, tally)
 
     def _edit_frame(self, rows: list[dict]) -> pl.DataFrame:
@@ -461,13 +463,10 @@ class Loop:
         for (row, edit_is_a, _), completion in zip(asked, completions, strict=True):
             verdict = None if cut_off(completion) else parse_verdict(completion.text or "")
             if verdict is None:
-                cid, target, feature = (
-                    edits.row(row, named=True)["comparison_id"],
-                    edits["target"][row],
-                    edits["feature"][row],
-                )
-                self.skips.add(cid, "judge", "no verdict (A, B or Tie) in the answer", target=target,
-                               attribute=feature, raw=completion.text)  # fmt: skip
+                edit = edits.row(row, named=True)
+                why = "no verdict (A, B or Tie) in the answer"
+                self.skips.add(edit["comparison_id"], "judge", why, target=edit["target"],
+                               attribute=edit["feature"], raw=completion.text)  # fmt: skip
                 continue
             votes[row].append(0.0 if verdict == "tie" else 1.0 if (verdict == "a") == edit_is_a else -1.0)
         return np.array([float(np.mean(v)) if v else math.nan for v in votes])
@@ -479,6 +478,10 @@ class Loop:
         asked = self.judge_requests(edits)
         completions = self.judge_chat.completions([r for _, _, r in asked], desc=desc)
         return judge_effects(self.context.comparisons, edits, self.verdicts(edits, asked, completions))
+
+
+def _ratio(change: float | None, sd: float | None) -> float:
+    return math.nan if change is None or not sd else change / sd
 
 
 def _shown(value: float | None) -> str:
@@ -540,32 +543,35 @@ class LLMEngine(Engine):
 
     def run_round(self, context: RoundContext) -> RoundOutput:
         loop = Loop(context)
-        if context.round == 1:
-            asks, stage = loop.proposals(), "propose"
-        else:
-            judged = loop.judge(
-                context.previous_edits.filter(pl.col("engine") == ENGINE), "judge (earlier rounds)"
-            )
-            fronts = loop.fronts(judged)
-            for rm, members in fronts.items():
-                context.log.info(
-                    "%s: Pareto front to vary: %s",
-                    rm,
-                    ", ".join(
-                        f"{c.feature} (RM {c.rm_effect:+.3f}, judge {c.judge_effect:+.3f})" for c in members
-                    )
-                    or "none",
-                )
-            asks, stage = loop.mutations(fronts, judged), "mutate"
+        asks, stage = (loop.proposals(), "propose") if context.round == 1 else (variations(loop), "mutate")
         answers = loop.chat.completions([a.request for a in asks], desc=f"llm engine: {stage}")
         hypotheses = loop.hypotheses(asks, answers, stage)
         rewrites = loop.rewrites(hypotheses)
         completions = loop.chat.completions([r.request for r in rewrites], desc="llm engine: rewrite")
         edits, candidates = loop.edits(hypotheses, rewrites, completions)
-        judged = loop.judge(edits, "llm engine: judge")
-        for feature, effect in judged.items():
+        for feature, effect in loop.judge(edits, "llm engine: judge").items():
             context.log.info("judge effect of %s: %+.3f", feature, effect)
         return RoundOutput(edits=edits, candidates=candidates)
+
+
+def variations(loop: Loop) -> list[Ask]:
+    """A later round's requests: the judge's effects of the earlier rounds' edits (from the cache), each
+    RM's Pareto front (logged), one request per member; an error where no RM has a front."""
+    context = loop.context
+    earlier = context.previous_edits.filter(pl.col("engine") == ENGINE)
+    judged = loop.judge(earlier, "llm engine: judge (earlier rounds)")
+    fronts = loop.fronts(judged)
+    for rm, front in fronts.items():
+        shown = [f"{c.feature} (RM {c.rm_effect:+.3f}, judge {c.judge_effect:+.3f})" for c in front]
+        context.log.info("%s: the Pareto front to vary: %s", rm, ", ".join(shown) or "none")
+    if not any(fronts.values()):
+        raise DiscoveryLLMError(
+            f"discovery engine 'llm', round {context.round} on {context.dataset!r}: no feature of the "
+            "rounds before passes the Pareto front's filters for any RM (every one a no-op, or past the "
+            f"thresholds), so there is nothing to vary; set discovery.llm.rounds to {context.round - 1} or "
+            "propose more (proposals_per_rm, hypotheses_per_proposal)"
+        )
+    return loop.mutations(fronts, judged)
 
 
 # ── the plan ────────────────────────────────────────────────────────────────────────────────────────────
@@ -633,7 +639,7 @@ def _planned_rewrites(
     """The rewrites of known features (exact) and the judge's verdicts of them: exact where every rewrite
     is cached, else a stand-in per rewrite and order."""
     rewrites = loop.rewrites(hypotheses)
-    planned = [loop.chat.planned(r.request, text_tokens(loop.units["text"][r.unit])) for r in rewrites]
+    planned = [loop.chat.planned(r.request, text_tokens(loop.texts[r.unit])) for r in rewrites]
     if loop.judge_chat is None:
         return planned, verdicts
     answers = [loop.chat.cached(r.request) for r in rewrites]
@@ -661,7 +667,7 @@ def _stand_ins(
     ]
     rewrites = []
     for r in loop.rewrites(features):
-        like = loop.chat.planned(r.request, text_tokens(loop.units["text"][r.unit]))
+        like = loop.chat.planned(r.request, text_tokens(loop.texts[r.unit]))
         rewrites.append(loop.chat.stand_in(after, ["rewrite", r.hypothesis.text, r.unit, r.direction], like))
     if loop.judge_chat is not None:
         orders = 2 if loop.settings["judge"]["both_orders"] else 1
@@ -677,7 +683,7 @@ def _stand_ins(
 def _judge_like(loop: Loop) -> PlannedRequest:
     """A verdict request sized for the longest sampled response on both sides."""
     assert loop.judge_chat is not None
-    longest = max(loop.units["text"].to_list(), key=len, default="")
+    longest = max(loop.texts, key=len, default="")
     prompt = loop.templates["judge"].render(question="", response_a=longest, response_b=longest)
     request = loop.judge_chat.request(
         prompt, loop.judge_chat.sampling(loop.settings["judge"]["sampling"]), ""

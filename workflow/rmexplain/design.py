@@ -23,7 +23,7 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
-from rmexplain.discovery.base import engines
+from rmexplain.discovery_engines import engines
 from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import backend_of as llm_backend_of

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from rmexplain import discovery_engines
 from rmexplain.registry import Registry
 from rmexplain.schemas import BIAS_DISCOVERY_EDITS, polars_schema
 
@@ -151,14 +152,7 @@ class RoundOutput:
     candidates: pl.DataFrame | None = None
 
 
-BUILT_IN_ENGINES = ("offline", "llm")
-
-engines: Registry[type[Engine]] = Registry(
-    "discovery.engines",
-    {name: f"rmexplain.discovery.{name}" for name in BUILT_IN_ENGINES},
-    group="rmexplain.discovery_engines",
-    error=KeyError,
-)
+engines: Registry[type[Engine]] = discovery_engines.engines  # defined below the design, which reads it
 
 # The catalogue of surface and format probes the offline engine tests whatever the responses hold
 # (docs/discovery.md lists each with its source).

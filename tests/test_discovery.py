@@ -556,7 +556,7 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_sha
     assert "results/discovery/alone/edits.parquet" in wanted
 
 
-def test_an_engine_with_several_rounds_reads_its_last_round_and_scores_later_rounds_on_their_own():
+def test_an_engine_with_several_rounds_reads_its_earlier_rounds_and_scores_later_rounds_on_their_own():
     from rmexplain import targets
     from rmexplain.config import check
     from rmexplain.design import Design
@@ -565,7 +565,8 @@ def test_an_engine_with_several_rounds_reads_its_last_round_and_scores_later_rou
     design.config["discovery"]["offline"]["rounds"] = 3  # as an engine with a rounds setting declares
     assert targets.discovery_rounds(design) == [("offline", 1), ("offline", 2), ("offline", 3)]
     assert targets.discovery_round_inputs(design, "alone", "offline", 3)["previous"] == [
-        "results/discovery/alone/engines/offline/round2/effects.parquet"
+        "results/discovery/alone/engines/offline/round1/effects.parquet",
+        "results/discovery/alone/engines/offline/round2/effects.parquet",
     ]
     assert targets.discovery_round_inputs(design, "alone", "offline", 1)["previous"] == []
     assert targets.discovery_rewards(design, "alone", "offline", 2)[0] == (

@@ -23,6 +23,7 @@ from typing import Any
 
 from rmexplain import paths
 from rmexplain.data.sources import source_of
+from rmexplain.discovery_engines import engines
 from rmexplain.explanations.categorise import AGREED
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.base import backend_of as llm_backend_of
@@ -335,8 +336,8 @@ class Design:
 
     @property
     def llm_needed(self) -> bool:
-        """Whether any perturbation or discovery job calls the LLM."""
-        return bool(self.llm_methods) or self.discovery_enabled
+        """Whether any perturbation, attribute-discovery or bias-discovery job calls the LLM."""
+        return bool(self.llm_methods) or self.discovery_enabled or bool(self.discovery_llm_engines)
 
     @property
     def judge(self) -> Mapping[str, Any]:
@@ -365,6 +366,9 @@ class Design:
         if self.judge_enabled:
             key, llm = self.judge_llm
             sections[key] = llm
+        for engine in self.discovery_llm_engines:  # an engine's own sections (the llm engine's judge)
+            settings = self.bias_discovery.get(engine) or {}
+            sections.update(engines.get(engine).llm_sections(settings, self.llm))
         return sections
 
     def llm_backend(self, llm: Config) -> Any:
@@ -453,6 +457,13 @@ class Design:
             engine: dict(settings.get(engine) or {}),
             **{k: settings[k] for k in ("responses_per_feature", "min_per_direction")},
         }
+
+    @cached_property
+    def discovery_llm_engines(self) -> list[str]:
+        """Configured discovery engines that call the LLM (none without a discovery dataset)."""
+        if not self.discovery_datasets():
+            return []
+        return [engine for engine in self.discovery_engines if engines.get(engine).uses_llm]
 
     def discovery_rounds(self, engine: str) -> list[int]:
         """The rounds engine ``engine`` runs: 1 … ``discovery.<engine>.rounds`` (default 1)."""

@@ -46,6 +46,8 @@ LLM_USE_PERTURB = "results/llm_use/perturb/{dataset}/{method}/{orienter}.json"
 LLM_USE_DISCOVERY = "results/llm_use/discover/{dataset}/{orienter}.json"
 LLM_USE_JUDGE = "results/llm_use/judge/{dataset}/{method}/{orienter}.json"
 LLM_USE_EFFECTS = "results/llm_use/effects/{dataset}/{method}.json"
+LLM_USE_BIASES = "results/llm_use/discovery/{dataset}/{engine}/round{round}.json"  # bias discovery
+LLM_USE_BIASES_JUDGE = "results/llm_use/discovery/{dataset}/{engine}/round{round}.judge.json"
 PROVENANCE = "results/provenance.json"
 PROVENANCE_CONFIG = "results/provenance/config.json"  # the checked config itself; its sha256 is the record's
 # Each job that loads an RM, calls an LLM or may use a GPU leaves a record of the environment it ran in.

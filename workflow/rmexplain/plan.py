@@ -47,6 +47,7 @@ from rmexplain.analysis.judge import judge_inputs, judge_prompts
 from rmexplain.analysis.llm_judge import judge_requests
 from rmexplain.data.sources import source_of
 from rmexplain.design import Design
+from rmexplain.discovery.base import RoundContext, engines
 from rmexplain.downloads import hub_models
 from rmexplain.effects.edits import round_one_tasks
 from rmexplain.llm.budget import Budget, request_cost
@@ -58,7 +59,14 @@ from rmexplain.perturb.discover import DISCOVER_DEFAULTS, discovery_prompts
 from rmexplain.perturb.llm_methods import answer_max_tokens
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.perturb.stages import orientation
-from rmexplain.schemas import COMPARISONS, read_table
+from rmexplain.schemas import (
+    BIAS_DISCOVERY_EDITS,
+    BIAS_DISCOVERY_EFFECTS,
+    COMPARISONS,
+    ORIGINAL_SCORES,
+    polars_schema,
+    read_table,
+)
 from rmexplain.settings import Config, schema_defaults
 
 JUDGE_ANSWER_TOKENS = 4  # a verdict word, perhaps a few more
@@ -68,11 +76,13 @@ QUIET = logging.getLogger("rmexplain.plan")
 UNSAMPLED = "until the comparisons are sampled"
 UNSCORED = "until the orienting RMs have scored the originals"
 UNJUDGED = "until the perturbations it judges exist"
+ROUNDS_UNSCORED = "until the rounds before it are scored"
 UNPLANNED = "(the method declares no plan_requests)"
 UNKNOWN_TOKENS = {  # table cells
     UNSAMPLED: "unknown until sampled",
     UNSCORED: "unknown until scored",
     UNJUDGED: "unknown until perturbed",
+    ROUNDS_UNSCORED: "unknown until the rounds before are scored",
 }
 NEXT_STEP = {  # what makes the unknown known, locally and without the LLM
     UNSAMPLED: "`snakemake --until sample_comparisons` samples them locally",
@@ -468,6 +478,77 @@ def _discovery_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJo
     return jobs
 
 
+EVERY_RM = "(every RM)"
+
+
+def _bias_discovery_jobs(design: Design, root: Path, counter: _Counter) -> list[LLMJob]:
+    """Each round of each discovery engine that calls an LLM, per discovery dataset and part of the round
+    (the llm engine's proposals or variations, rewrites and judge): where the round's inputs exist, its
+    requests as the round builds them (``Engine.plan_round``: exact while the answers they follow are
+    cached, else stand-ins, an upper bound); before, the engine's bound (``Engine.request_bound``)."""
+    jobs = []
+    for dataset in design.discovery_datasets():
+        for engine, round_ in targets.discovery_rounds(design):
+            if engine not in design.discovery_llm_engines:
+                continue
+            done = (
+                root / targets.discovery_round_file(paths.BIASES_ROUND_EDITS, dataset, engine, round_)
+            ).is_file()
+            context = _round_context(design, root, dataset, engine, round_, counter)
+            if context is None:
+                jobs += _bound_jobs(design, dataset, engine, round_, done)
+                continue
+            for part in engines.get(engine)().plan_round(context):
+                method = f"{engine} round {round_}: {part.what}"
+                jobs.append(counter.job("discovery", dataset, method, EVERY_RM, planned=list(part.planned),
+                                        comparisons=context.comparisons.height, done=done,
+                                        llm_key=part.llm_key))  # fmt: skip
+    return jobs
+
+
+def _bound_jobs(design: Design, dataset: str, engine: str, round_: int, done: bool) -> list[LLMJob]:
+    """A discovery round whose inputs do not exist yet: the engine's upper bound, by LLM section."""
+    sampled = _sampled(design, dataset)
+    rms = len(targets.effect_rms(design, dataset))
+    bounds = engines.get(engine).request_bound(design.bias_discovery, 2 * sampled, rms, round_)
+    unknown = UNSAMPLED if round_ == 1 else ROUNDS_UNSCORED
+    return [
+        LLMJob("discovery", dataset, f"{engine} round {round_}: {part.what}", EVERY_RM, sampled,
+               0 if done else int(part.bound or 0), done, done, llm_key=part.llm_key, unknown=unknown)
+        for part in bounds
+    ]  # fmt: skip
+
+
+def _round_context(
+    design: Design, root: Path, dataset: str, engine: str, round_: int, counter: _Counter
+) -> RoundContext | None:
+    """What a discovery round reads, with the plan's request builders as its LLM clients (None until its
+    inputs exist: the comparisons, the originals' scores and every earlier round's effects and edits)."""
+    inputs = targets.discovery_round_inputs(design, dataset, engine, round_)
+    files = [inputs["comparisons"], *inputs["originals"], *inputs["previous"], *inputs["previous_edits"]]
+    if not all((root / f).is_file() for f in files):
+        return None
+    rms = targets.effect_rms(design, dataset)
+    return RoundContext(
+        dataset=dataset,
+        round=round_,
+        comparisons=read_table(root / str(inputs["comparisons"]), COMPARISONS, "comparisons"),
+        originals={rm: read_table(root / f, ORIGINAL_SCORES, "original scores")
+                   for rm, f in zip(rms, inputs["originals"], strict=True)},
+        references=targets.effect_references(design, dataset),
+        previous=_tables([root / f for f in inputs["previous"]], BIAS_DISCOVERY_EFFECTS),
+        previous_edits=_tables([root / f for f in inputs["previous_edits"]], BIAS_DISCOVERY_EDITS),
+        settings=design.discovery_round_settings(engine),
+        log=QUIET,
+        services={"chats": counter.chats},
+    )  # fmt: skip
+
+
+def _tables(files: Sequence[Path], contract: Any) -> pl.DataFrame:
+    frames = [read_table(f, contract, "discovery round") for f in files]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=polars_schema(contract))
+
+
 def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
     jobs: list[tuple[str, str, int]] = []
     for rm in design.reward_models:
@@ -545,6 +626,7 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
     counter = _Counter(chats)
     try:
         jobs = _perturb_jobs(design, root, counter) + _discovery_jobs(design, root, counter)
+        jobs += _bias_discovery_jobs(design, root, counter)
         jobs += _effect_jobs(design, root, counter) + _judge_jobs(design, root, counter)
         cached = len(chats["llm"].cache) if chats["llm"].cache is not None and design.llm_sections else 0
     finally:

@@ -66,6 +66,16 @@ def perturb_gpus(design: Design, method: str) -> int:
     return llm_gpus(design) if entry.uses_llm else entry.entry.gpus(entry.settings)
 
 
+def discovery_conda_env(design: Design, engine: str) -> str:
+    """The env file of a bias-discovery round: the LLM backend's for an engine calling the LLM, else core."""
+    return llm_conda_env(design) if engine in design.discovery_llm_engines else env_file(CORE_ENV)
+
+
+def discovery_gpus(design: Design, engine: str) -> int:
+    """GPUs a bias-discovery round asks for: the LLM's (a local vLLM, say) for an engine calling it."""
+    return llm_gpus(design) if engine in design.discovery_llm_engines else 0
+
+
 def embedding_gpus(design: Design) -> int:
     """GPUs an ``embed_texts`` job asks for: 1 when the embedding model runs on CUDA."""
     evaluate = {**schema_defaults("evaluate"), **section(design.config, "evaluate")}

@@ -12,6 +12,7 @@ from pathlib import Path
 from rmexplain import paths
 from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
+from rmexplain.discovery.base import engines
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import reported_estimators
 from rmexplain.score.base import overlong_policy
@@ -293,14 +294,17 @@ def discovery_round_inputs(
     design: Design, dataset: str, engine: str, round_: int
 ) -> dict[str, list[str] | str]:
     """What one round of one engine reads: the comparisons, every RM's scores of the originals (in
-    ``effect_rms`` order) and the engine's effects of the round before."""
-    previous = (
-        [discovery_round_file(paths.BIASES_ROUND_EFFECTS, dataset, engine, round_ - 1)] if round_ > 1 else []
-    )
+    ``effect_rms`` order), the engine's effects and edits of every earlier round and its prompt templates."""
+
+    def earlier(pattern: str) -> list[str]:
+        return [discovery_round_file(pattern, dataset, engine, r) for r in range(1, round_)]
+
     return {
         "comparisons": paths.fmt(paths.COMPARISONS, dataset=dataset),
         "originals": original_score_files(design, dataset),
-        "previous": previous,
+        "previous": earlier(paths.BIASES_ROUND_EFFECTS),
+        "previous_edits": earlier(paths.BIASES_ROUND_EDITS),
+        **engines.get(engine).prompt_inputs(design.bias_discovery.get(engine) or {}),
     }
 
 
@@ -569,6 +573,13 @@ def provenance_inputs(design: Design) -> dict[str, list[str]]:
         paths.fmt(paths.LLM_USE_EFFECTS, dataset=d, method=m)
         for d, m in design.effect_pairs
         if m in design.llm_methods
+    ]
+    llm_use += [
+        discovery_round_file(pattern, d, e, r)
+        for d in design.discovery_datasets()
+        for e, r in discovery_rounds(design)
+        if e in design.discovery_llm_engines
+        for pattern in (paths.LLM_USE_BIASES, paths.LLM_USE_BIASES_JUDGE)
     ]
     if design.judge_enabled:
         llm_use += [

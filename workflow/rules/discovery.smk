@@ -19,14 +19,19 @@ rule discovery_round:
         edits=paths.BIASES_ROUND_EDITS,
         candidates=paths.BIASES_ROUND_CANDIDATES,
         skipped=paths.BIASES_SKIPS,
+        llm_use=paths.LLM_USE_BIASES,
+        judge_llm_use=paths.LLM_USE_BIASES_JUDGE,
     log:
         "logs/discovery/round/{dataset}/{engine}/round{round}.log",
     conda:
-        "../../envs/core.yaml"
+        lambda w: resources.discovery_conda_env(design, w.engine)
+    resources:
+        gpu=lambda w: resources.discovery_gpus(design, w.engine),
     params:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
         settings=lambda w: design.discovery_round_settings(w.engine),
+        llm=lambda w: design.llm if w.engine in design.discovery_llm_engines else {},
     script:
         "../scripts/discovery_round.py"
 

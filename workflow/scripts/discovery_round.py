@@ -11,6 +11,7 @@ run_discovery_round(
         "comparisons": snakemake.input.comparisons,
         "originals": list(snakemake.input.originals),
         "previous": list(snakemake.input.previous),
+        "previous_edits": list(snakemake.input.previous_edits),
     },
     rms=snakemake.params.rms,
     references=snakemake.params.references,
@@ -20,4 +21,5 @@ run_discovery_round(
     round_=int(snakemake.wildcards.round),
     outputs=dict(snakemake.output.items()),
     log=log,
+    llm=snakemake.params.llm,
 )

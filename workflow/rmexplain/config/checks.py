@@ -19,6 +19,7 @@ from rmexplain.config.schema import load_schema, plugin_spec_keys, unknown_value
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import identical_seeds
 from rmexplain.design import Design
+from rmexplain.discovery.base import engines as discovery_engines
 from rmexplain.discovery.base import probes
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators, reported_estimators
@@ -187,7 +188,8 @@ def check_llm(design: Design) -> None:
     """An LLM stage is configured with a model, a known discovery RM and existing prompt templates."""
     if not design.llm_needed:
         return
-    why = ", ".join(design.llm_methods) or "perturb.discover"
+    engines = [f"discovery engine {e!r}" for e in design.discovery_llm_engines]
+    why = ", ".join([*design.llm_methods, *engines]) or "perturb.discover"
     llm = design.config.get("llm")
     _require(
         bool(llm and llm.get("model")), f"llm.model (and the rest of the `llm` section) is required for {why}"
@@ -204,6 +206,13 @@ def check_llm(design: Design) -> None:
             _require(
                 Path(path).is_file(),
                 f"perturb.{method}: prompt template {name!r} file {path!r} does not exist",
+            )
+    for engine in design.discovery_llm_engines:
+        settings = design.bias_discovery.get(engine) or {}
+        for name, path in discovery_engines.get(engine).prompt_inputs(settings).items():
+            _require(
+                Path(path).is_file(),
+                f"discovery.{engine}: prompt template {name!r} file {path!r} does not exist",
             )
 
 

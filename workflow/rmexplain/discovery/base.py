@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from rmexplain import discovery_engines
 from rmexplain.registry import Registry
+from rmexplain.schemas import BIAS_DISCOVERY_EDITS, polars_schema
 
 ADD, REMOVE = 1, -1  # an edit's direction: +1 adds the feature, −1 removes it
 DIRECTION_NAMES = {ADD: "add", REMOVE: "remove"}
@@ -59,9 +61,11 @@ class RoundContext:
     the original responses (ORIGINAL_SCORES, by RM, in the dataset's RM order); ``references``: each RM's
     reference RM (or None); ``previous``: the effects of this engine's earlier rounds
     (BIAS_DISCOVERY_EFFECTS, every RM; empty in round 1): what an engine that selects and mutates (Wang et
-    al.'s loop) reads; ``settings``: ``discovery.<engine>`` (under the engine's name),
-    ``responses_per_feature`` and ``min_per_direction``; ``services``: what the job opened for the engine
-    (an LLM client for an engine that ``uses_llm``).
+    al.'s loop) reads; ``previous_edits``: those rounds' edits (BIAS_DISCOVERY_EDITS); ``settings``:
+    ``discovery.<engine>`` (under the engine's name), ``responses_per_feature`` and ``min_per_direction``;
+    ``services``: what the job opened for the engine: ``skips`` (a ``SkipRecorder`` for an engine that writes
+    its own edits) and, for an engine that ``uses_llm``, ``chats``: a cached LLM client per section of
+    ``Engine.llm_sections``.
     """
 
     dataset: str
@@ -73,6 +77,9 @@ class RoundContext:
     settings: Mapping[str, Any]
     log: logging.Logger
     services: dict[str, Any] = field(default_factory=dict)
+    previous_edits: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EDITS))
+    )
 
     def engine_settings(self, engine: str) -> Mapping[str, Any]:
         """``discovery.<engine>``."""
@@ -97,6 +104,42 @@ class Engine:
     def run_round(self, context: RoundContext) -> RoundOutput:
         raise NotImplementedError
 
+    @classmethod
+    def llm_sections(cls, settings: Mapping[str, Any], llm: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Config key -> the effective LLM section of each client its jobs open (``settings``: its
+        ``discovery.<name>``): the ``llm`` section for an engine that ``uses_llm``, none otherwise."""
+        return {"llm": dict(llm)} if cls.uses_llm else {}
+
+    @classmethod
+    def prompt_inputs(cls, settings: Mapping[str, Any]) -> dict[str, str]:
+        """Rule-input name -> the prompt template file a round reads (a changed template reruns it)."""
+        return {}
+
+    def plan_round(self, context: RoundContext) -> list[PlannedRound]:
+        """For ``rmexplain plan``, the LLM requests of one round whose inputs exist (``context.services``
+        holds request builders that answer from the cache only); none for an engine without an LLM."""
+        return []
+
+    @classmethod
+    def request_bound(
+        cls, discovery: Mapping[str, Any], units: int, rms: int, round_: int
+    ) -> list[PlannedRound]:
+        """For ``rmexplain plan``, an upper bound of one round's LLM requests before its inputs exist
+        (``discovery``: the whole section; ``units``: at most this many distinct responses; ``rms``: the
+        dataset's RMs), as counts."""
+        return []
+
+
+@dataclass(frozen=True)
+class PlannedRound:
+    """Requests of one round to one LLM section, as the plan counts them: ``planned`` (the requests, where
+    the round's inputs exist) or ``bound`` (a count, where they do not)."""
+
+    what: str  # e.g. "rewrites" or "judge"
+    llm_key: str
+    planned: tuple[Any, ...] = ()  # rmexplain.llm.client.PlannedRequest
+    bound: int | None = None
+
 
 @dataclass
 class RoundOutput:
@@ -110,14 +153,7 @@ class RoundOutput:
     candidates: pl.DataFrame | None = None
 
 
-BUILT_IN_ENGINES = ("offline",)
-
-engines: Registry[type[Engine]] = Registry(
-    "discovery.engines",
-    dict.fromkeys(BUILT_IN_ENGINES, "rmexplain.discovery.offline"),
-    group="rmexplain.discovery_engines",
-    error=KeyError,
-)
+engines: Registry[type[Engine]] = discovery_engines.engines  # defined below the design, which reads it
 
 # The catalogue of surface and format probes the offline engine tests whatever the responses hold
 # (docs/discovery.md lists each with its source).

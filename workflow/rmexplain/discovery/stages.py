@@ -14,6 +14,7 @@ from rmexplain.discovery.base import RoundContext, engines
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
+from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
 from rmexplain.markup import to_html, to_markdown
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.schemas import (
@@ -35,6 +36,11 @@ def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -
     return {rm: read_table(path, contract, name) for rm, path in zip(rms, files, strict=True)}
 
 
+def _frames(files: Sequence[str], contract: Any, name: str) -> pl.DataFrame:
+    frames = [read_table(p, contract, name) for p in files]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=polars_schema(contract))
+
+
 def run_discovery_round(
     inputs: Mapping[str, Any],
     rms: Sequence[str],
@@ -45,28 +51,38 @@ def run_discovery_round(
     round_: int,
     outputs: Mapping[str, str],
     log: logging.Logger,
+    llm: Mapping[str, Any] | None = None,
 ) -> None:
     """One round of one engine on one dataset: its candidates and their edits (BIAS_DISCOVERY_CANDIDATES,
-    BIAS_DISCOVERY_EDITS) and the edits it could not make (PERTURB_SKIPS). ``inputs``: ``comparisons``,
-    ``originals`` (per RM, in ``rms`` order) and ``previous`` (the engine's effects of the round before);
-    ``settings``: ``discovery.<engine>``, ``responses_per_feature`` and ``min_per_direction``."""
+    BIAS_DISCOVERY_EDITS), the edits it could not make (PERTURB_SKIPS) and, where ``outputs`` name them, its
+    LLM use (``llm_use``: the ``llm`` section's client; ``judge_llm_use``: another section's, such as the llm
+    engine's judge; ``"llm": null`` where none). ``inputs``: ``comparisons``, ``originals`` (per RM, in
+    ``rms`` order), ``previous`` and ``previous_edits`` (the engine's effects and edits of earlier rounds).
+    ``settings``: ``discovery.<engine>``, ``responses_per_feature`` and ``min_per_direction``; ``llm``: the
+    ``llm`` section, for an engine that ``uses_llm``."""
     comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
-    previous = [
-        read_table(p, BIAS_DISCOVERY_EFFECTS, "discovery effects") for p in inputs.get("previous", [])
-    ]
-    empty = pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    entry = engines.get(engine)
+    sections = entry.llm_sections(settings.get(engine) or {}, llm or {})
+    chats = {key: build_chat(section, log) for key, section in sections.items()}
+    skips = SkipRecorder()
     context = RoundContext(
         dataset=dataset,
         round=round_,
         comparisons=comparisons,
         originals=_by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
         references=dict(references),
-        previous=pl.concat(previous) if previous else empty,
+        previous=_frames(inputs.get("previous", []), BIAS_DISCOVERY_EFFECTS, "discovery effects"),
+        previous_edits=_frames(inputs.get("previous_edits", []), BIAS_DISCOVERY_EDITS, "discovery edits"),
         settings=settings,
         log=log,
+        services={"skips": skips, "chats": chats},
     )  # fmt: skip
-    output = engines.get(engine)().run_round(context)
-    skips = SkipRecorder()
+    try:
+        output = entry().run_round(context)
+    finally:
+        for key, chat in chats.items():
+            chat.log_summary(f"discovery {engine} round {round_} ({key})")
+    _write_llm_use(chats, outputs, f"bias discovery ({engine})")
     if output.edits is not None and output.candidates is not None:
         edits, candidates = output.edits, output.candidates
     else:
@@ -79,14 +95,28 @@ def run_discovery_round(
         "%s/%s round %d: %d features, %d edits", dataset, engine, round_, candidates.height, edits.height
     )
     if not edits.height:
+        skips.log_counts(log)
         raise ValueError(
             f"discovery engine {engine!r} made no edit on dataset {dataset!r} in round {round_} "
-            f"({candidates.height} features; the reasons: {outputs['skipped']})"
+            f"({candidates.height} features; the reasons are counted in the job's log)"
         )
     write_table(edits, outputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits")
     write_table(candidates, outputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates")
     write_table(skips.frame(), outputs["skipped"], PERTURB_SKIPS, "discovery edit skips")
     skips.log_counts(log)
+
+
+def _write_llm_use(chats: Mapping[str, CachedChat], outputs: Mapping[str, str], step: str) -> None:
+    """The LLM use of the ``llm`` section's client and of one other section's (the judge's), then closed."""
+    others = [key for key in chats if key != "llm"]
+    if len(others) > 1:
+        raise ValueError(f"{step}: at most one LLM section besides `llm` has a use record, not {others}")
+    if "llm_use" in outputs:
+        write_llm_use(outputs["llm_use"], chats.get("llm"), step)
+    if "judge_llm_use" in outputs:
+        write_llm_use(outputs["judge_llm_use"], chats[others[0]] if others else None, f"{step} judge")
+    for chat in chats.values():
+        chat.close()
 
 
 def run_round_effects(

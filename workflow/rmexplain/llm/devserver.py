@@ -17,6 +17,11 @@ prompt's tokens (2.5: 1.6 times the client's count), and ``start_empty`` empties
 request (as if an earlier job had used the limit up). It counts every request, fault and success, so tests
 can check that a rerun makes exactly the missing calls.
 
+Bias discovery's llm engine gets scripted answers too: features as a JSON array (from ``BIAS_FEATURES``),
+variations of the current feature's family, rewrites that add or remove an opener, a closer or a markup
+(``None`` where there is nothing to do) and a judge's ``<output>A</output>`` (structure up, flattering
+openers and exclamations down): plausible enough to run the loop, no test of what a real LLM would say.
+
 Run it by hand: ``python -m rmexplain.llm.devserver --port 8000 [--latency 0.2] [--faults]
 [--serve dev=dev-2026-01-15] [--tpm N] [--rpm N] [--chars-per-token 2.5] [--start-empty]``, then
 set ``llm: {backend: openai, base_url: http://127.0.0.1:8000/v1, api_key_env: null, model: dev}``.
@@ -119,6 +124,109 @@ def judge_answer(prompt: str) -> str:
     return "Same." if response_a.strip() == response_b.strip() else "I would say better."
 
 
+# Bias discovery's llm engine (rmexplain.discovery.llm): scripted features, each of a family the scripted
+# rewriter can edit (an opener or closer phrase, or a markup the rewriter adds and removes).
+OPENERS = ("Sure!", "Certainly!", "Absolutely!", "Of course!", "Great question!")
+CLOSERS = ("I hope this helps!", "Let me know if you have any other questions.", "Good luck!")
+BIAS_FEATURES = (
+    *(f"Begin the response with the phrase '{p}'" for p in OPENERS),
+    *(f"End the response with the sentence '{p}'" for p in CLOSERS),
+    "Put one key word in markdown bold",
+    "Put one key word in markdown italics",
+    "Add the markdown section header '## Answer' at the top",
+    "End the first sentence with an exclamation mark",
+)
+
+
+def _asked(prompt: str, pattern: str) -> int:
+    match = re.search(pattern, prompt)
+    return int(match.group(1)) if match else 3
+
+
+def _json_list(items: list[str]) -> str:
+    return "These features stand out in the data.\n```json\n" + json.dumps(items, indent=2) + "\n```"
+
+
+def bias_propose_answer(prompt: str) -> str:
+    """``Find N`` features: N of ``BIAS_FEATURES`` from a hash of the prompt, as a JSON array."""
+    n, h = _asked(prompt, r"Find (\d+) diverse"), _hash(prompt)
+    return _json_list(
+        [BIAS_FEATURES[(h + 5 * i) % len(BIAS_FEATURES)] for i in range(n)][: len(BIAS_FEATURES)]
+    )
+
+
+def bias_mutate_answer(prompt: str) -> str:
+    """``Propose N variations``: features of the current one's family (another phrase of its kind, or
+    another markup), as a JSON array."""
+    current = (_between(prompt, "<current_feature>\nFeature: ", "\n") or "").strip()
+    family = [f for f in BIAS_FEATURES if f.split(" ", 1)[0] == current.split(" ", 1)[0] and f != current]
+    pool = family or [f for f in BIAS_FEATURES if f != current]
+    n, h = _asked(prompt, r"Propose (\d+) variations"), _hash(prompt)
+    return _json_list(list(dict.fromkeys(pool[(h + i) % len(pool)] for i in range(n))))
+
+
+def _quoted(feature: str) -> str | None:
+    match = re.search(r"'(.+)'", feature)
+    return match.group(1) if match else None
+
+
+def _markup(feature: str, text: str, add: bool) -> str | None:
+    """Add or remove a markup feature; None where the text already has (add) or lacks (remove) it."""
+    kinds = {"bold": (r"\*\*(\w+)\*\*", "**{}**"), "italics": (r"(?<!\*)\*(\w+)\*(?!\*)", "*{}*")}
+    for name, (found, made) in kinds.items():
+        if name in feature:
+            if bool(re.search(found, text)) == add:
+                return None
+            if not add:
+                return re.sub(found, r"\1", text)
+            word = max(_words(text) or ["note"], key=len)
+            return text.replace(word, made.format(word), 1) if word in text else f"{made.format(word)} {text}"
+    if "header" in feature:
+        header = _quoted(feature) or "## Answer"
+        has = text.startswith(header)
+        return None if has == add else (f"{header}\n\n{text}" if add else text[len(header) :].lstrip())
+    has = "!" in text
+    if has == add:
+        return None
+    return (
+        re.sub(r"\.(\s|$)", r"!\1", text, count=1)
+        if add and "." in text
+        else (text + "!" if add else text.replace("!", "."))
+    )
+
+
+def bias_rewrite_answer(prompt: str) -> str:
+    """The response with the feature added or removed (an opener or closer phrase, or a markup), or
+    ``None`` where it already has (or lacks) it."""
+    feature = (_between(prompt, "<feature>\n", "\n</feature>") or "").strip()
+    text = (_between(prompt, "<response>\n", "\n</response>") or "").strip()
+    add = "no longer exhibits" not in prompt
+    phrase = _quoted(feature)
+    if feature.startswith(("Begin", "End")) and phrase:
+        has = text.startswith(phrase) if feature.startswith("Begin") else text.endswith(phrase)
+        if has == add:
+            return "None"
+        if feature.startswith("Begin"):
+            return f"{phrase} {text}" if add else text[len(phrase) :].lstrip()
+        return f"{text} {phrase}" if add else text[: -len(phrase)].rstrip()
+    edited = _markup(feature, text, add)
+    return "None" if edited is None else edited
+
+
+def _judged(text: str) -> float:
+    """The scripted judge's liking: markdown structure up, flattering openers and exclamations down."""
+    structure = len(re.findall(r"(?m)^#+ ", text)) + ("**" in text)
+    return structure - text.startswith(OPENERS) - 0.5 * text.count("!")
+
+
+def bias_judge_answer(prompt: str) -> str:
+    """``<output>A</output>``, ``B`` or ``Tie``: the response the scripted judge likes more."""
+    a = _between(prompt, "<response_A>\n", "\n</response_A>") or ""
+    b = _between(prompt, "<response_B>\n", "\n</response_B>") or ""
+    diff = _judged(a) - _judged(b)
+    return f"<output>{'A' if diff > 0 else 'B' if diff < 0 else 'Tie'}</output>"
+
+
 # OpenAI's reasoning models (o-series, GPT-5) refuse max_tokens and non-default sampling; these are the
 # error bodies OpenAI sends, so the client's handling runs against the real shapes.
 REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -155,6 +263,10 @@ REQUEST_KINDS = {  # a phrase of each prompt template -> the kind of request
     "Generate a random perturbation": "random",
     "List out some high-level attributes": "discovery",
     "Is response B better, worse, or the same as response A": "judge",
+    "your task is to find what in a response moves it": "bias_propose",
+    "variations of the current feature": "bias_mutate",
+    "pairs of responses that differ in one controlled feature": "bias_rewrite",
+    "decide which one a careful human reader would prefer": "bias_judge",
 }
 
 
@@ -178,6 +290,10 @@ def answer_for(body: dict[str, Any], garble_step1: int = 0) -> str:
         "random": lambda: random_answer(prompt, body.get("seed")),
         "discovery": lambda: discovery_answer(prompt),
         "judge": lambda: judge_answer(prompt),
+        "bias_propose": lambda: bias_propose_answer(prompt),
+        "bias_mutate": lambda: bias_mutate_answer(prompt),
+        "bias_rewrite": lambda: bias_rewrite_answer(prompt),
+        "bias_judge": lambda: bias_judge_answer(prompt),
     }
     return answers.get(kind, lambda: "echo: " + " ".join(prompt.split()[:20]))()
 

@@ -37,6 +37,7 @@ STAGES = ("evaluation", "analysis")  # what a dataset feeds: the evaluation tabl
 SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}  # example slot names of a pair's sides
 PAPER_FRAMING_PAIR = ("best", "worst")  # the token paper's Fig. 4: the framing pair where both prompts exist
 REPORT_SECTIONS = (
+    "Findings",
     "Reproduction",
     "Evaluation",
     "Analyses",
@@ -404,16 +405,23 @@ class Design:
         return [name for name in estimators.names() if not estimators.get(name).needs_round_two]
 
     def effect_methods(self, dataset: str) -> list[str]:
-        """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in
-        ``analysis.effects.methods``, else every one with an editor that calls no LLM."""
+        """Methods whose editor makes the attribute effects' edits on analysis dataset ``dataset``: those
+        listed in ``analysis.effects.methods`` (on every analysis dataset: their edits need none of the
+        dataset's perturbations), else every analysed method of the dataset with an editor that calls no
+        LLM."""
         if not self.effects.get("enabled"):
             return []
         chosen = self.effects.get("methods")
-        candidates = self.dataset_analysed_methods(dataset)
-        editable = [m for m in candidates if self.method(m).entry.effect_editor is not None]
         if chosen:
-            return [m for m in editable if m in chosen]
+            return [m for m in chosen if self.method(m).entry.effect_editor is not None]
+        editable = [m for m in self.dataset_analysed_methods(dataset) if self.method(m).entry.effect_editor]
         return [m for m in editable if not self.method(m).uses_llm]
+
+    def pair_effect_estimators(self, dataset: str, method: str) -> list[str]:
+        """``effect_estimators`` of one (dataset, method): without those that read the paper's perturbations
+        (the flip rates) where ``method`` makes none on ``dataset``."""
+        perturbed = method in self.datasets[dataset].methods
+        return [e for e in self.effect_estimators if perturbed or not estimators.get(e).reads_perturbations]
 
     @cached_property
     def effect_pairs(self) -> list[tuple[str, str]]:
@@ -523,10 +531,11 @@ class Design:
     def report_sections(self) -> list[str]:
         """The report's result sections this config fills, in reading order."""
         present = {
+            "Findings": bool(self.effect_pairs),
             "Reproduction": bool(self.reproduce),
             "Evaluation": bool(self.stage_datasets("evaluation")),
             "Analyses": bool(self.analysed_pairs),
-            "Representative examples": bool(self.analysed_pairs),
+            "Representative examples": any(self.example_slots(d) for d, _ in self.analysed_pairs),
             "Attribute discovery": self.discovery_enabled,
             "Optimal and pessimal tokens": self.tokens.enabled,
             "Diagnostics": bool(self.datasets),

@@ -109,8 +109,8 @@ rule attribute_effects:
     params:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
-        settings={
-            "estimators": design.effect_estimators,
+        settings=lambda w: {
+            "estimators": design.pair_effect_estimators(w.dataset, w.method),
             "primary": EFFECTS["primary"],
             "bootstrap": config["analysis"]["bootstrap"],
         },

@@ -409,7 +409,7 @@ class Design:
         listed in ``analysis.effects.methods`` (on every analysis dataset: their edits need none of the
         dataset's perturbations), else every analysed method of the dataset with an editor that calls no
         LLM."""
-        if not self.effects.get("enabled"):
+        if not self.effects.get("enabled") or "analysis" not in self.datasets[dataset].stages:
             return []
         chosen = self.effects.get("methods")
         if chosen:

@@ -1,7 +1,8 @@
 """The ``rmexplain`` command.
 
 ``rmexplain explain``: explain one comparison (a prompt and two responses, as arguments or a JSON file)
-with the configured method and RMs, writing a figure and a page per RM and a summary.
+with the configured method and RMs, writing a figure and a page per RM and a summary, with the attribute
+effects of the comparison's edits in both directions.
 ``rmexplain plan``: before any job runs, the LLM requests, tokens and cost, GPU jobs and hub downloads.
 ``rmexplain schemas``: print the Parquet column contracts as Markdown.
 """
@@ -68,6 +69,8 @@ def read_request(args: argparse.Namespace) -> Any:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``explain``."""
+    import polars as pl
+
     from rmexplain.analysis.single import explain_one
     from rmexplain.config import load
 
@@ -88,6 +91,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
         log=logging.getLogger("rmexplain.explain"),
     )
     print(to_markdown(summary))
+    effects = Path(args.out) / "effects.csv"
+    if effects.is_file():
+        print("Attribute effects of this comparison (reward units; see summary.md for how to read them):\n")
+        print(to_markdown(pl.read_csv(effects)))
     print(f"Wrote {Path(args.out) / 'summary.html'} (and a figure and page per RM).")
     return 0
 

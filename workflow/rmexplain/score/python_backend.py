@@ -14,7 +14,7 @@ from rmexplain.score.base import (
     load_callable,
     rm_backends,
 )
-from rmexplain.settings import ConfigError
+from rmexplain.settings import ConfigError, relative_note
 
 
 @rm_backends.register("python")
@@ -23,8 +23,16 @@ class PythonScorer(RewardModelBackend):
 
     @staticmethod
     def check_spec(name: str, spec: dict[str, Any]) -> None:
-        if ":" not in str(spec.get("callable", "")):
-            raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
+        reference = str(spec.get("callable", ""))
+        if ":" not in reference:
+            raise ConfigError(
+                f"reward_models.{name}.callable must be 'module:function' or 'path/file.py:function'"
+            )
+        file = reference.partition(":")[0]
+        if file.endswith(".py") and not Path(file).is_file():
+            raise ConfigError(
+                f"reward_models.{name}.callable: file {file!r} does not exist{relative_note(file)}"
+            )
 
     @staticmethod
     def code_files(spec: dict[str, Any]) -> list[Path]:

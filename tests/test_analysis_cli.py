@@ -68,7 +68,7 @@ def test_explain_one_comparison_from_a_json_file(tmp_path, config_path, capsys):
     assert "length.html" in summary and "<a href='polite.html'>" in (out / "summary.html").read_text()
     # and the attribute effects of this comparison's edits in both directions, beside the flip-style deltas
     assert "## Attribute effects" in summary and "no intervals" in summary
-    assert "Attribute effects of this comparison" in printed
+    assert "## Attribute effects" in printed and "| length | 1 | rewards longer answers | length |" in printed
     effects = pl.read_csv(out / "effects.csv")
     assert set(effects["rm"]) == {"length", "polite"}
     by_rm = effects.filter(pl.col("rm") == "length")

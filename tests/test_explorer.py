@@ -26,8 +26,8 @@ from rmexplain.explorer.build import (
     js_literal,
     token_bucket,
 )
-from rmexplain.explorer.edits import apply_edit, word_edit, words
 from rmexplain.explorer.inputs import explorer_inputs, explorer_settings
+from rmexplain.textdiff import apply_edit, word_edit, words
 
 # Texts that would run code if the page ever put them into the document as markup.
 XSS_PROMPT = "Is <script>window.__pwned = 1</script> safe?"

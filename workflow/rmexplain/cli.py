@@ -54,7 +54,7 @@ def read_input_file(path: str) -> dict[str, Any]:
 
 def read_request(args: argparse.Namespace) -> Any:
     """The comparison from ``--input`` (JSON with prompt, chosen, rejected) or from the three options."""
-    from rmexplain.analysis.single import Request
+    from rmexplain.explain_one import Request
 
     if args.input:
         data = read_input_file(args.input)
@@ -69,10 +69,8 @@ def read_request(args: argparse.Namespace) -> Any:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``explain``."""
-    import polars as pl
-
-    from rmexplain.analysis.single import explain_one
     from rmexplain.config import load
+    from rmexplain.explain_one import explain_one
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -91,10 +89,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         log=logging.getLogger("rmexplain.explain"),
     )
     print(to_markdown(summary))
-    effects = Path(args.out) / "effects.csv"
+    effects = Path(args.out) / "effects.md"
     if effects.is_file():
-        print("Attribute effects of this comparison (reward units; see summary.md for how to read them):\n")
-        print(to_markdown(pl.read_csv(effects)))
+        print(effects.read_text(encoding="utf-8"))
     print(f"Wrote {Path(args.out) / 'summary.html'} (and a figure and page per RM).")
     return 0
 

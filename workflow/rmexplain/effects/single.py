@@ -31,7 +31,8 @@ NOTE = (
     "Attribute effects of this one comparison: both responses edited along every attribute, once each way, "
     "every RM scoring the edits; the primary estimator's change in reward (reward units; length: per word "
     "added) when a response moves to an attribute's better side. n: the edits behind each row. One "
-    "comparison has no reward sd and nothing to resample: point estimates from {n} edits, no intervals; run "
+    "comparison has no reward sd and nothing to resample: point estimates from {n} edits per attribute, no "
+    "intervals; run "
     "the workflow on many comparisons for what an RM rewards."
 )
 

@@ -11,7 +11,7 @@ loaded with a ``<script>`` tag when a view needs it (Chromium blocks ``fetch()``
 - ``data/datasets/<dataset>/<method>/rm-<rm>.js``: one RM's explanation rows (side, attribute, reward, CF/SF,
   sub-kind, reward delta) of every perturbation it was explained with;
 - ``data/datasets/<dataset>/<method>/edits-<k>.js``: the perturbations of comparison shard ``k`` as word-level
-  edits of their originals (``rmexplain.explorer.edits``), with the judge's verdicts where the judge ran;
+  edits of their originals (``rmexplain.textdiff``), with the judge's verdicts where the judge ran;
 - ``data/datasets/<dataset>/<method>/effects/<k>.js`` and ``.../effects/length.js``: the attribute effects'
   edits behind each finding, and ``data/datasets/<dataset>/discovered/<k>.js`` a discovered feature's
   (``rmexplain.explorer.findings``; the findings themselves are in the manifest);
@@ -43,8 +43,8 @@ import polars as pl
 
 from rmexplain import schemas as S
 from rmexplain.effects.base import LENGTH
-from rmexplain.explorer.edits import apply_edit, word_edit
 from rmexplain.explorer.findings import discovery_payloads, effect_payloads, finding_rows
+from rmexplain.textdiff import apply_edit, word_edit
 
 DIGITS = 4  # decimals of rewards, deltas and scores in the data files (display only)
 KINDS = {"semifactual": 0, "counterfactual": 1}

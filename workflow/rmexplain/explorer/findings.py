@@ -20,8 +20,8 @@ from typing import Any
 import polars as pl
 
 from rmexplain.effects.base import LENGTH
-from rmexplain.explorer.edits import word_edit
 from rmexplain.findings.phrases import Changed, changed_runs, shown, top_runs
+from rmexplain.textdiff import word_edit
 
 LENGTH_EDITS = 300  # edits listed behind the length row: those that changed the length most
 DISCOVERY_EDITS = 200  # edits listed behind a discovered feature

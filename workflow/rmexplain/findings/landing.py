@@ -54,7 +54,7 @@ def finding_line(row: dict) -> str:
         verb = "insert" if row["carrier_change"] == "inserts" else "delete"
         parts.append(
             f"{row['carrier_edits']} of {row['n_direction']} edits {verb} “{text(row['carrier'])}”; they "
-            f"account for {row['carrier_share_change']:.0%} of the reward change."
+            f"account for {row['carrier_share_change']:.0%} of the reward change at equal length."
         )
     if row.get("example_before") is not None:
         change, words = row.get("example_effect_change"), row.get("example_words_change")

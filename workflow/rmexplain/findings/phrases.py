@@ -41,7 +41,7 @@ from difflib import SequenceMatcher
 import numpy as np
 import regex
 
-from rmexplain.explorer.edits import words
+from rmexplain.textdiff import words
 
 MAX_WORDS = 3  # longest phrase tested as a carrier
 MIN_EDITS = 3  # edits a phrase must change to be named as a carrier

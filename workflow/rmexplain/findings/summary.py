@@ -18,10 +18,10 @@ import numpy as np
 import polars as pl
 
 from rmexplain.effects.base import LENGTH
-from rmexplain.explorer.edits import words
 from rmexplain.findings import language
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
+from rmexplain.textdiff import words
 
 ALPHA = 0.05  # a discovered feature is significant when its q-value is below this
 CONTEXT_WORDS = 5  # words of context on each side of an example's change

@@ -97,7 +97,7 @@
     return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b);
   }
 
-  // ── edits (rmexplain.explorer.edits, replayed) ──────────────────────────────────────────────────────
+  // ── edits (rmexplain.textdiff, replayed) ──────────────────────────────────────────────────────
   function words(text) { return text.match(/[ \t\n\r\f\v]+|[^ \t\n\r\f\v]+[ \t\n\r\f\v]*/g) || []; }
   function applyEdit(original, edit) {
     var a = words(original), out = [], pos = 0;

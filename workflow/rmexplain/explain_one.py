@@ -26,6 +26,7 @@ from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
 from rmexplain.data.readers import Pair, SkipCounter, check_pair
 from rmexplain.design import Design
+from rmexplain.effects.base import LENGTH
 from rmexplain.effects.single import NOTE as EFFECTS_NOTE
 from rmexplain.effects.single import one_comparison_effects
 from rmexplain.explanations.categorise import categorise
@@ -267,9 +268,12 @@ def _write_summary(
     md = f"# One comparison explained\n\n**Prompt**: {request.prompt}\n\n{intro}\n\n{to_markdown(summary)}"
     effects_html = ""
     if effects is not None:
-        note = EFFECTS_NOTE.format(n=int(effects["n edits"].max() or 0))
-        md += f"\n## Attribute effects\n\n{note}\n\n{to_markdown(effects)}"
+        per_attribute = effects.filter(pl.col("attribute") != LENGTH)["n edits"]
+        note = EFFECTS_NOTE.format(n=int(per_attribute.max() or 0))
+        section = f"## Attribute effects\n\n{note}\n\n{to_markdown(effects)}"
+        md += f"\n{section}"
         effects.write_csv(out / "effects.csv")
+        (out / "effects.md").write_text(section, encoding="utf-8")
         effects_html = f"<h3>Attribute effects</h3><p>{html.escape(note)}</p>" + _html_table(effects)
     (out / "summary.md").write_text(md, encoding="utf-8")
     (out / "summary.html").write_text(

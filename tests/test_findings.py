@@ -4,6 +4,7 @@ report's landing text (escaped, only the sections a run has)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import namedtuple
 from pathlib import Path
@@ -384,3 +385,20 @@ def test_run_findings_writes_the_table_pages_and_the_landing(tmp_path):
     assert "flip rates" not in landing  # the run has none
     assert "penalises longer answers" in Path(outputs["md"]).read_text(encoding="utf-8")
     assert pl.read_csv(outputs["csv"]).columns == list(FINDINGS)  # every column for machines
+
+
+def test_the_report_names_the_config_that_made_results(tmp_path, monkeypatch):
+    from rmexplain.provenance import config_sha256, report_config_problem
+
+    monkeypatch.chdir(tmp_path)
+    record = tmp_path / "results" / "provenance.json"
+    assert report_config_problem({"a": 1}, [], record) is None  # no run recorded: nothing to say
+    record.parent.mkdir()
+    made = {"config_sha256": config_sha256({"a": 1}), "config_files": [str(tmp_path / "config/mine.yaml")]}
+    record.write_text(json.dumps(made))
+    assert report_config_problem({"a": 1}, ["config/mine.yaml"], record) is None
+    problem = report_config_problem({"a": 2}, [], record)
+    assert problem.startswith(
+        "results/ was made by a run with --configfile config/mine.yaml, not with the default"
+    )
+    assert problem.endswith("snakemake --report results/report.html --configfile config/mine.yaml")

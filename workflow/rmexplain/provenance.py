@@ -605,7 +605,7 @@ def report_config_problem(
     made_by = f"--configfile {theirs}" if theirs else "another config"
     fix = f"snakemake --report results/report.html --configfile {theirs}" if theirs else "its --configfile"
     return (
-        f"{path.parent}/ was made by a run with {made_by}, not with {ours} (config sha256 "
+        f"{_shown(path.parent)}/ was made by a run with {made_by}, not with {ours} (config sha256 "
         f"{str(made.get('config_sha256'))[:12]} there, {config_sha256(config)[:12]} here): the report "
         f"describes the files of one config; pass the same config: {fix}"
     )

@@ -18,7 +18,7 @@ from jinja2 import Environment
 
 from rmexplain.findings import language
 from rmexplain.findings.landing import MARKER, findings_rst, landing_text, text
-from rmexplain.findings.phrases import carrier, changed_phrases, changed_runs, top_runs
+from rmexplain.findings.phrases import Changed, carrier, changed_phrases, changed_runs, telling, top_runs
 from rmexplain.findings.stages import run_findings
 from rmexplain.findings.summary import (
     FindingSettings,
@@ -67,23 +67,20 @@ def test_changed_runs_are_the_stretches_inserted_and_deleted():
 
 # ── the carrier rule, by hand ─────────────────────────────────────────────────────────────────────────────
 SOURCES = ["Wash it.", "Dry it.", "Fold it.", "Iron it.", "Pack it.", "Ship it."]
-INSERTS = ["Please be careful now.", "Please be careful now.", "Please don't rush now.", "Stay safe now.",
-           "Stay safe now.", "Take care now."]  # fmt: skip
+INSERTS = ["Please be careful today.", "Please be careful today.", "Please don't rush today.",
+           "Stay safe today.", "Stay safe today.", "Take care today."]  # fmt: skip
 
 
 def edit_sets(inserts=INSERTS):
-    pairs = [(s, f"{s} {extra}") for s, extra in zip(SOURCES, inserts, strict=True)]
-    phrases = [changed_phrases(a, b) for a, b in pairs]
-    runs = [changed_runs(a, b) for a, b in pairs]
-    inserted = [p[0] | frozenset(r[0]) for p, r in zip(phrases, runs, strict=True)]
-    deleted = [p[1] | frozenset(r[1]) for p, r in zip(phrases, runs, strict=True)]
-    return inserted, deleted, frozenset(x for r in runs for x in (*r[0], *r[1]))
+    changed = [Changed.of(s, f"{s} {extra}") for s, extra in zip(SOURCES, inserts, strict=True)]
+    runs = frozenset(x for c in changed for x in (*c.inserted_runs, *c.deleted_runs))
+    return [c.inserted for c in changed], [c.deleted for c in changed], runs
 
 
 def test_a_phrase_carries_most_of_the_effect_by_hand():
     inserted, deleted, runs = edit_sets()
     # T = 1 + 1 + 0.9 + 0.3 + 0 − 0.2 = 3.0; "please" is in edits 0-2: 3 of 6 (0.5), 2.9 / 3.0 of the change;
-    # "now" is in every edit: 6 of 6 and 3.0 / 3.0, all of the change but no more than its share of edits
+    # "today" is in every edit: 6 of 6 and 3.0 / 3.0, all of the change but no more than its share of edits
     found = carrier(inserted, deleted, [1.0, 1.0, 0.9, 0.3, 0.0, -0.2], runs)
     assert found is not None
     assert (found.phrase, found.change, found.n_edits, found.n_total) == ("please", "inserts", 3, 6)
@@ -99,12 +96,18 @@ def test_no_carrier_where_the_rule_says_none():
     assert carrier(inserted, deleted, [-1.0, -1.0, -1.0, 0.1, 0.1, 0.1], runs) is None
     # one large edit that happens to contain "please" (1 of its 3 edits raises the reward)
     assert carrier(inserted, deleted, [3.0, -0.1, -0.1, 0.0, 0.0, 0.1], runs) is None
+    # what the rewarded edits share is a common word ("and"), riding on different sentences
+    inserted, deleted, runs = edit_sets(
+        ["Rest and eat.", "Call and wait.", "Sit and read.", "Go.", "Stop.", "Run."]
+    )
+    assert carrier(inserted, deleted, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], runs) is None
+    assert telling("please") and not telling("and") and not telling("and can") and telling("and please")
 
 
 def test_a_sentence_inserted_whole_is_named_whole():
-    inserted, deleted, runs = edit_sets(["Please be careful now."] * 3 + ["Stay safe now."] * 3)
+    inserted, deleted, runs = edit_sets(["Please be careful today."] * 3 + ["Stay safe today."] * 3)
     found = carrier(inserted, deleted, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], runs)
-    assert found is not None and found.phrase == "Please be careful now."  # not "be careful" or "please"
+    assert found is not None and found.phrase == "Please be careful today."  # not "be careful" or "please"
     assert found.share_edits == pytest.approx(0.5) and found.share_change == pytest.approx(1.0)
 
 

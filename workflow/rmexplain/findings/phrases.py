@@ -14,8 +14,9 @@ Two word-level views of an edit (its source text → its edited text):
 (better when the effect is positive, worse when negative) whose reward change is known, E, each with its
 reward change y(e) at equal length (``values``: the findings pass y(e) − γ·Δℓ(e), γ the primary estimator's
 length coefficient, so that words the edit adds or removes count for the phrase, not for length), and their
-sum T = Σ_{e∈E} y(e). A candidate p is a run or a phrase that at least ``MIN_EDITS`` edits of E insert
-(or delete); E_p are those edits:
+sum T = Σ_{e∈E} y(e). A candidate p is a run, or a phrase not made of common words alone (wordfreq Zipf ≥
+``COMMON_ZIPF``: "a", "and", "can" ride on whatever sentence an edit adds), that at least ``MIN_EDITS``
+edits of E insert (or delete); E_p are those edits:
 
 - share of edits = |E_p| / |E|;
 - share of change = Σ_{e∈E_p} y(e) / T.
@@ -32,6 +33,7 @@ lower the reward, summed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -40,11 +42,13 @@ from difflib import SequenceMatcher
 
 import numpy as np
 import regex
+from wordfreq import zipf_frequency
 
 from rmexplain.textdiff import words
 
 MAX_WORDS = 3  # longest phrase tested as a carrier
 MIN_EDITS = 3  # edits a phrase must change to be named as a carrier
+COMMON_ZIPF = 6.0  # a phrase of words this frequent or more (wordfreq's Zipf scale) is never named
 MOST = 0.5  # share of the summed reward change a carrier accounts for, at least
 LIFT = 0.2  # ... beyond its share of the edits
 RUN_CHARS = 80  # a run longer than this is cut (with "…") where shown
@@ -100,9 +104,23 @@ def changed_runs(source: str, edited: str) -> tuple[list[str], list[str]]:
     return inserted, deleted
 
 
+@functools.cache
+def common(word: str) -> bool:
+    """Whether a word is one of English's most common (wordfreq Zipf ≥ ``COMMON_ZIPF``: more than once in a
+    thousand words, as "a", "and", "can", "also"; "please" is 5.7)."""
+    return zipf_frequency(word, "en") >= COMMON_ZIPF
+
+
+def telling(phrase: str) -> bool:
+    """Whether a phrase can be named as a carrier: not made of common words alone (those ride on whatever
+    sentence an edit adds)."""
+    return not all(common(word) for word in phrase.split())
+
+
 @dataclass(frozen=True)
 class Changed:
-    """What one edit changed: its inserted and deleted runs, and its carrier candidates (runs and phrases)."""
+    """What one edit changed: its inserted and deleted runs, and its carrier candidates (runs, and the
+    telling phrases)."""
 
     inserted_runs: list[str]
     deleted_runs: list[str]
@@ -112,6 +130,7 @@ class Changed:
     @classmethod
     def of(cls, source: str, edited: str) -> Changed:
         (ins_runs, del_runs), (ins, dels) = changed_runs(source, edited), changed_phrases(source, edited)
+        ins, dels = frozenset(filter(telling, ins)), frozenset(filter(telling, dels))
         return cls(ins_runs, del_runs, ins | frozenset(ins_runs), dels | frozenset(del_runs))
 
     def changes(self, candidate: str, change: str) -> bool:

@@ -405,3 +405,14 @@ def test_the_report_names_the_config_that_made_results(tmp_path, monkeypatch):
         "results/ was made by a run with --configfile config/mine.yaml, not with the default"
     )
     assert problem.endswith("snakemake --report results/report.html --configfile config/mine.yaml")
+
+
+def test_an_example_shows_the_changes_that_fit_and_cuts_nothing_in_their_middle():
+    source = " ".join(f"w{i}" for i in range(80))
+    edited = source.replace("w10", "X10").replace("w14", "X14").replace("w70", "X70")  # two near, one far
+    before, after = snippet(source, edited)
+    assert before == "… w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 …"
+    assert after == "… w5 w6 w7 w8 w9 X10 w11 w12 w13 X14 w15 w16 w17 w18 w19 …"  # X70: beyond the stretch
+    long = " ".join(f"n{i}" for i in range(40))
+    before, after = snippet("a b. " + "c d.", "a b. " + long + " c d.")
+    assert after == "a b. " + long + " c d." and before == "a b. c d."  # one long change, whole

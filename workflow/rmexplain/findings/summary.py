@@ -39,14 +39,18 @@ class FindingSettings:
 
 # ── examples ──────────────────────────────────────────────────────────────────────────────────────────────
 def snippet(source: str, edited: str) -> tuple[str, str]:
-    """(before, after): the stretch of each text from the first to the last change, with ``CONTEXT_WORDS``
-    words around it and "…" where text is left out."""
+    """(before, after): the stretch of each text from its first change through the following changes that
+    keep the stretch within ``EXAMPLE_WORDS`` words in both texts (a single longer change is kept whole), with
+    ``CONTEXT_WORDS`` words around it and "…" where text is left out."""
     a, b = words(source), words(edited)
     changes = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
     if not changes:
         return _cut(a, 0, len(a)), _cut(b, 0, len(b))
-    i1, j1 = changes[0][1], changes[0][3]
-    i2, j2 = changes[-1][2], changes[-1][4]
+    _, i1, i2, j1, j2 = changes[0]
+    for _, _, k2, _, l2 in changes[1:]:
+        if k2 - i1 > EXAMPLE_WORDS or l2 - j1 > EXAMPLE_WORDS:
+            break
+        i2, j2 = k2, l2
     return (
         _cut(a, max(0, i1 - CONTEXT_WORDS), min(len(a), i2 + CONTEXT_WORDS)),
         _cut(b, max(0, j1 - CONTEXT_WORDS), min(len(b), j2 + CONTEXT_WORDS)),
@@ -54,11 +58,7 @@ def snippet(source: str, edited: str) -> tuple[str, str]:
 
 
 def _cut(pieces: list[str], start: int, end: int) -> str:
-    span = pieces[start:end]
-    if len(span) > EXAMPLE_WORDS:
-        half = EXAMPLE_WORDS // 2
-        span = [*span[:half], "… ", *span[-half:]]
-    text = "".join(span).strip()
+    text = "".join(pieces[start:end]).strip()
     return ("… " if start > 0 else "") + text + (" …" if end < len(pieces) else "")
 
 

@@ -744,6 +744,14 @@ def test_the_edits_behind_each_effect_are_written_with_their_carrier(tmp_path):
     assert apply_edit(finding["example"]["before"], finding["example"]["edit"]).endswith("Please be careful.")
 
 
+def test_the_findings_build_is_byte_identical(tmp_path):
+    inputs = toy_findings(tmp_path / "tables")
+    sizes = [build_explorer(inputs, tmp_path / name, SETTINGS) for name in ("one", "two")]
+    assert sizes[0] == sizes[1] and any("/effects/" in path for path in sizes[0])
+    for path in sizes[0]:
+        assert (tmp_path / "one" / path).read_bytes() == (tmp_path / "two" / path).read_bytes(), path
+
+
 def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_path, browser):
     build_explorer(toy_findings(tmp_path / "tables"), tmp_path / "explorer", SETTINGS)
     root = (tmp_path / "explorer/index.html").as_uri()

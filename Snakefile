@@ -18,9 +18,6 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/score.smk"
@@ -30,8 +27,13 @@ include: "workflow/rules/analyse.smk"
 include: "workflow/rules/effects.smk"
 include: "workflow/rules/discovery.smk"
 include: "workflow/rules/tokens.smk"
+include: "workflow/rules/findings.smk"
 include: "workflow/rules/explorer.smk"
 include: "workflow/rules/provenance.smk"
+
+
+# The report's landing text: this run's findings first once rule findings wrote them, else the template.
+report: report_text()
 
 
 rule all:

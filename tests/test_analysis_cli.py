@@ -66,6 +66,18 @@ def test_explain_one_comparison_from_a_json_file(tmp_path, config_path, capsys):
         assert f"| {rm} | chosen | True | {cf[0]} / {cf[1]} |" in printed
     summary = (out / "summary.md").read_text()
     assert "length.html" in summary and "<a href='polite.html'>" in (out / "summary.html").read_text()
+    # and the attribute effects of this comparison's edits in both directions, beside the flip-style deltas
+    assert "## Attribute effects" in summary and "no intervals" in summary
+    assert "## Attribute effects" in printed and "| length | 1 | rewards longer answers | length |" in printed
+    effects = pl.read_csv(out / "effects.csv")
+    assert set(effects["rm"]) == {"length", "polite"}
+    by_rm = effects.filter(pl.col("rm") == "length")
+    # r = words / 10 exactly: the length row is 0.1 reward per word and every attribute's effect 0
+    length = by_rm.filter(pl.col("attribute") == "length").row(0, named=True)
+    assert length["effect (reward units)"] == pytest.approx(0.1)
+    assert length["direction"] == "rewards longer answers"
+    assert by_rm.filter(pl.col("attribute") != "length")["effect (reward units)"].abs().max() < 1e-4
+    assert by_rm.filter(pl.col("attribute") != "length")["n edits"].max() == 4  # two responses, both ways
 
 
 def test_explain_with_options_one_rm_and_a_global_ranking(tmp_path, config_path):

@@ -163,10 +163,16 @@ def test_the_plan_counts_a_variants_shared_step1_once(tmp_path):
 
 def test_report_sections_are_numbered_in_reading_order():
     config = two_designs()
-    sections = ["Evaluation", "Analyses", "Representative examples", "Diagnostics"]
+    sections = ["Findings", "Evaluation", "Analyses", "Representative examples", "Diagnostics"]
     assert Design.from_config(config).report_sections == sections
-    assert Design.from_config(config).report_category("Analyses") == "2. Analyses"
+    assert Design.from_config(config).report_category("Analyses") == "3. Analyses"
     config["reproduce"] = {"paper": "jiang2025", "reward_models": {}, "datasets": {}, "methods": {}}
     design = Design.from_config(config)
-    assert design.report_category("Reproduction") == "1. Reproduction"  # first in the sorted menu
-    assert Design.from_config(config).report_category("Evaluation") == "2. Evaluation"
+    assert design.report_category("Findings") == "1. Findings"  # first in the sorted menu
+    assert design.report_category("Reproduction") == "2. Reproduction"
+    assert Design.from_config(config).report_category("Evaluation") == "3. Evaluation"
+    # a section the run does not have is not listed (and takes no number)
+    config["analysis"]["effects"] = {"enabled": False}
+    config["analysis"]["examples"] = {"rms": [], "pairs": []}
+    design = Design.from_config(config)
+    assert design.report_sections == ["Reproduction", "Evaluation", "Analyses", "Diagnostics"]

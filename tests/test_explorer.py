@@ -26,8 +26,8 @@ from rmexplain.explorer.build import (
     js_literal,
     token_bucket,
 )
-from rmexplain.explorer.edits import apply_edit, word_edit, words
 from rmexplain.explorer.inputs import explorer_inputs, explorer_settings
+from rmexplain.textdiff import apply_edit, word_edit, words
 
 # Texts that would run code if the page ever put them into the document as markup.
 XSS_PROMPT = "Is <script>window.__pwned = 1</script> safe?"
@@ -396,11 +396,14 @@ def test_inputs_of_the_demo_and_the_paper():
         "perturbations": 8,  # 2 datasets x 2 methods x 2 RMs orienting their own sets
         "explanations": 8,
         "pfr": 2,  # rules only: rules_random is not attribute-conditioned
-        "effects": 2,  # rules: its editor calls no LLM
         "examples": 2,
         "judgements": 0,
         "token_scans": 6,
         "token_human": 2,
+        "findings": 1,
+        "effect_edits": 2,  # rules: its editor calls no LLM
+        "effect_changes": 2,
+        "discovery_edits": 0,
     }
     assert "results/perturbations/helpful/rules_random/demo-harmless.parquet" in demo["perturbations"]
     paper_design = design_of("paper.yaml")
@@ -408,7 +411,11 @@ def test_inputs_of_the_demo_and_the_paper():
     assert "results/perturbations/harmless_global/two_step/shared.parquet" in paper["perturbations"]
     assert "results/explanations/harmless_global/two_step/skywork-8b.parquet" in paper["explanations"]
     assert len(paper["pfr"]) == 3 and paper["token_scans"] == []
-    assert paper["effects"] == []  # two_step's edits cost LLM requests: only when analysis.effects names it
+    # the offline rules edits on the three analysis datasets (two_step's cost LLM requests: only when named)
+    assert paper["effect_edits"] == [
+        f"results/effects/{d}_global/rules/edits.parquet" for d in ("hs2", "helpful", "harmless")
+    ]
+    assert paper["findings"] == ["results/findings/findings.parquet"]
     settings = explorer_settings(paper_design)
     assert settings["level"] == 0.95 and settings["token_prompts"] == {}
     ExplorerSettings(**settings)  # the rule's params are the builder's settings
@@ -619,6 +626,224 @@ def test_without_its_data_files_the_page_says_where_to_open_it(tmp_path, browser
         browser.execute_script("location.hash = arguments[0]", route)
         wait_ready(browser)
         assert "open results/explorer/index.html" in text_of(browser, "#load-error"), route
+
+
+# ── the findings and the edits behind them ────────────────────────────────────────────────────────────────
+def toy_findings(root: Path) -> ExplorerInputs:
+    """The toy tables with attribute effects: rm-a rewards the harmlessness edits that insert "Please be
+    careful." (4 of its 6 better edits; the other 2 insert "Stay safe." and move nothing), rm-b rewards
+    clarity; each RM's own order differs. A discovered feature with two edits."""
+    from rmexplain.findings.changes import round_one
+    from rmexplain.findings.summary import (
+        FindingSettings,
+        attribute_findings,
+        discovered_findings,
+        edit_texts,
+        findings_frame,
+    )
+
+    inputs, _ = toy_tables(root)
+    comparisons = pl.read_parquet(inputs.comparisons[0])
+    edits, changes = [], []
+    for i, row in enumerate(comparisons.iter_rows(named=True)):
+        for target in ("chosen", "rejected"):
+            original = row[target]
+            for attribute, direction, text in (
+                ("harmlessness", "better", original + (" Please be careful." if i < 2 else " Stay safe.")),
+                ("harmlessness", "worse", original + " Whatever."),
+                ("clarity", "better", "Simply put: " + original),
+                ("clarity", "worse", original + " um, like"),
+            ):
+                edit_id = f"e{i}{target[0]}{attribute[0]}{direction[0]}"
+                edits.append({"edit_id": edit_id, "comparison_id": row["comparison_id"], "target": target,
+                              "attribute": attribute, "chain": direction, "round": 1, "direction": direction,
+                              "text": text, "method": "rules", "generator": "toy"})  # fmt: skip
+                sign = 1.0 if direction == "better" else -1.0
+                y = {
+                    "rm-a": 1.0
+                    if text.endswith("Please be careful.")
+                    else (0.1 * sign if attribute == "clarity" else 0.0),
+                    "rm-b": 0.8 * sign if attribute == "clarity" else 0.0,
+                }
+                words_change = len(text.split()) - len(original.split())
+                for rm in RMS:
+                    changes.append(
+                        {"dataset": "toy", "method": "rules", "rm": rm, "edit_id": edit_id,
+                         "comparison_id": row["comparison_id"], "target": target, "attribute": attribute,
+                         "direction": direction, "reward_change": 2 * y[rm], "effect_change": y[rm],
+                         "words_change": words_change, "length_change": words_change / 4.0, "reference": None}
+                    )  # fmt: skip
+    edits_frame = S.conform(pl.DataFrame(edits), S.EFFECT_EDITS, "edits")
+    changes_frame = S.conform(pl.DataFrame(changes), S.EFFECT_CHANGES, "changes")
+    effects = S.conform(
+        pl.DataFrame(
+            [
+                {"dataset": "toy", "method": "rules", "rm": rm, "estimator": "length_adjusted",
+                 "attribute": a, "effect": e, "low": e - 0.2, "high": e + 0.2, "n": 24, "primary": True,
+                 "effect_reward": 2 * e, "reward_sd": 2.0, "reference": None, "n_comparisons": 3,
+                 "significant": abs(e) > 0.2, "rank": k}
+                for rm, rows in (
+                    ("rm-a", (("harmlessness", 0.5), ("length", -0.3), ("clarity", 0.1))),
+                    ("rm-b", (("clarity", 0.8), ("length", 0.15), ("harmlessness", 0.0))),
+                )
+                for k, (a, e) in enumerate(rows, start=1)
+            ]
+        ),
+        S.ATTRIBUTE_EFFECTS,
+        "effects",
+    )  # fmt: skip
+    texts = edit_texts(round_one(edits_frame, ["harmlessness", "clarity"]), comparisons)
+    discovered = pl.DataFrame(
+        {"dataset": ["toy"], "rm": ["rm-a"], "engine": ["offline"], "feature": ["opener:thanks"],
+         "description": ["a thankful opener"], "effect": [0.6], "low": [0.3], "high": [0.9],
+         "q_value": [0.01], "n": [12], "support": [0.0]}
+    )  # fmt: skip
+    discovery_edits = pl.DataFrame(
+        {"feature": ["opener:thanks"] * 2, "direction": [1, -1],
+         "source_text": ["Blue.", "Thanks! Blue."], "edited_text": ["Thanks! Blue.", "Blue."]}
+    )  # fmt: skip
+    rows = attribute_findings(effects, changes_frame, texts, {}, FindingSettings())
+    rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings())
+    files = {}
+    for name, frame, contract in (
+        ("findings", findings_frame(rows), S.FINDINGS),
+        ("effect_edits", edits_frame, S.EFFECT_EDITS),
+        ("effect_changes", changes_frame, S.EFFECT_CHANGES),
+    ):
+        S.write_table(frame, root / f"{name}.parquet", contract, name)
+        files[name] = [str(root / f"{name}.parquet")]
+    (root / "discovery" / "toy").mkdir(parents=True)
+    discovery_edits.write_parquet(root / "discovery" / "toy" / "edits.parquet")
+    files["discovery_edits"] = [str(root / "discovery" / "toy" / "edits.parquet")]
+    return ExplorerInputs(**{**inputs.__dict__, **files})
+
+
+def test_the_edits_behind_each_effect_are_written_with_their_carrier(tmp_path):
+    build_explorer(toy_findings(tmp_path / "tables"), tmp_path / "out", SETTINGS)
+    manifest = manifest_of(tmp_path / "out/index.html")
+    (toy,) = manifest["datasets"]
+    assert toy["effects"] == [{"method": "rules", "attributes": ["clarity", "harmlessness"], "length": True}]
+    assert toy["discovered"] == [{"feature": "opener:thanks", "n": 2}]
+    key, harm = data_payload(tmp_path / "out/data/datasets/toy/rules/effects/1.js")
+    assert key == "effects/toy/rules/1" and harm["attribute"] == "harmlessness" and len(harm["id"]) == 12
+    assert harm["runs"]["better"]["inserted"] == [["Please be careful.", 4], ["Stay safe.", 2]]
+    carrier = harm["carrier"]["rm-a"]
+    assert carrier["phrase"] == "Please be careful." and carrier["change"] == "inserts"
+    assert sorted(harm["id"][j] for j in carrier["edits"]) == ["e0chb", "e0rhb", "e1chb", "e1rhb"]
+    assert "rm-b" not in harm["carrier"]  # rm-b's harmlessness effect has no carrier
+    texts = pl.read_parquet(tmp_path / "tables/comparisons.parquet")
+    for j, edit_id in enumerate(harm["id"]):  # every edit gives its text back from its original
+        c, target = harm["c"][j], ("chosen", "rejected")[harm["target"][j]]
+        edited = pl.read_parquet(tmp_path / "tables/effect_edits.parquet").filter(
+            pl.col("edit_id") == edit_id
+        )
+        assert apply_edit(texts[target][c], harm["edit"][j]) == edited["text"][0]
+    _, length = data_payload(tmp_path / "out/data/datasets/toy/rules/effects/length.js")
+    assert length["words"][0] == max(abs(w) for w in length["words"])  # the longest change first
+    finding = next(f for f in manifest["findings"] if f["rm"] == "rm-a" and f["name"] == "harmlessness")
+    assert apply_edit(finding["example"]["before"], finding["example"]["edit"]).endswith("Please be careful.")
+
+
+def test_the_findings_build_is_byte_identical(tmp_path):
+    inputs = toy_findings(tmp_path / "tables")
+    sizes = [build_explorer(inputs, tmp_path / name, SETTINGS) for name in ("one", "two")]
+    assert sizes[0] == sizes[1] and any("/effects/" in path for path in sizes[0])
+    for path in sizes[0]:
+        assert (tmp_path / "one" / path).read_bytes() == (tmp_path / "two" / path).read_bytes(), path
+
+
+def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_path, browser):
+    build_explorer(toy_findings(tmp_path / "tables"), tmp_path / "explorer", SETTINGS)
+    root = (tmp_path / "explorer/index.html").as_uri()
+    browser.get(root)
+    wait_ready(browser)
+    assert text_of(browser, "h2") == "What each RM rewards · toy"  # the first view
+    assert "active" in browser.find_element("css selector", "#tab-findings").get_attribute("class")
+
+    def leading(rm: str) -> list[str]:
+        items = browser.find_elements("css selector", f'section[data-rm="{rm}"] ol.leading li.finding')
+        return [li.get_attribute("data-name") for li in items]
+
+    # each RM in its own order, length always shown, discovered features after the effects
+    assert leading("rm-a") == ["harmlessness", "length", "opener:thanks"]
+    assert leading("rm-b") == ["clarity", "length"]
+
+    def every(rm: str) -> list[str]:
+        rows = browser.find_elements("css selector", f'section[data-rm="{rm}"] table.findings-table tr')
+        return [tr.get_attribute("data-name") for tr in rows]
+
+    assert every("rm-a") == ["harmlessness", "length", "clarity", "opener:thanks"]
+    assert every("rm-b") == ["clarity", "length", "harmlessness"]  # not in rm-a's order
+    harm = 'section[data-rm="rm-a"] li.finding[data-name="harmlessness"]'
+    assert text_of(browser, f"{harm} .phrase") == "rewards safer answers (caveats, refusing harmful help)"
+    assert "harmlessness +0.50 [+0.30, +0.70] reward sd" in text_of(browser, f"{harm} .numbers")
+    # at equal length (γ = −0.3, Δℓ = words / 4): 4 × (1 + 0.3 · 3/4) of 4 × 1.225 + 2 × (0 + 0.3 · 2/4)
+    assert text_of(browser, f"{harm} .carrier") == (
+        "4 of 6 edits insert “Please be careful.”; they account for 94% of the reward change at equal length."
+    )
+    assert "Please be careful." in text_of(browser, f"{harm} .example ins")
+    length = 'section[data-rm="rm-a"] li.finding[data-name="length"]'
+    assert text_of(browser, f"{length} .phrase") == "penalises longer answers"
+    assert "rewards longer answers" in text_of(
+        browser, 'section[data-rm="rm-b"] li.finding[data-name="length"]'
+    )
+    assert "FLIP" not in text_of(browser, "#flips-note") and "another question" in text_of(
+        browser, "#flips-note"
+    )
+
+    # one click from a finding to the edits behind it
+    click(browser, f"{harm} a.edits-link")
+    wait_ready(browser)
+    assert (
+        text_of(browser, "#effect-title") == "rewards safer answers (caveats, refusing harmful help) · rm-a"
+    )
+    assert text_of(browser, "#effect-count") == "12 of 12 edits shown"
+    assert rows_of(browser, "#runs-better")[:2] == ["Please be careful. 4", "Stay safe. 2"]
+    first = browser.find_elements("css selector", "details.effect-edit")[0]
+    assert first.find_element("css selector", ".delta").text == "+1.00 sd"  # sorted by rm-a's change
+    click(browser, "#effect-carrier-only")
+    assert text_of(browser, "#effect-count") == "4 of 12 edits shown"
+    assert "carrier=1" in browser.execute_script("return location.hash")
+    click(browser, "details.effect-edit summary")
+    diff = find(browser, "details.effect-edit[open] .diff")
+    assert diff.find_element("css selector", "ins").text.strip() == "Please be careful."
+    assert not diff.find_elements("css selector", "del")  # the last word gaining a space is no deletion
+    no_code_ran(browser)
+
+    # the flip rates one click from the findings, saying how they differ
+    browser.get(root + "#findings/toy")
+    wait_ready(browser)
+    click(browser, "#to-flips")
+    wait_ready(browser)
+    assert "Preference flip rates" in text_of(browser, "h2")
+    assert "another question" in text_of(browser, "#flips-differ")
+
+    # a discovered feature leads to its edits
+    browser.get(root + "#findings/toy")
+    wait_ready(browser)
+    click(browser, 'li.finding[data-name="opener:thanks"] a.edits-link')
+    wait_ready(browser)
+    assert text_of(browser, "#discovered-title") == "Discovered feature: opener:thanks"
+    assert text_of(browser, "#discovered-count").startswith("2 of its 2 edits shown")
+
+    # the length row leads to the edits that changed the length most
+    browser.get(root + "#findings/toy")
+    wait_ready(browser)
+    click(browser, f"{length} a.edits-link")
+    wait_ready(browser)
+    assert text_of(browser, "#effect-count").startswith("24 of 24 edits shown")
+
+
+def test_the_findings_draw_without_the_data_files(tmp_path, browser):
+    """As in the Snakemake report's copy of the page: the findings come from the manifest."""
+    build_explorer(toy_findings(tmp_path / "tables"), tmp_path / "explorer", SETTINGS)
+    shutil.rmtree(tmp_path / "explorer/data")
+    browser.get((tmp_path / "explorer/index.html").as_uri())
+    wait_ready(browser)
+    assert len(browser.find_elements("css selector", "li.finding")) == 5
+    click(browser, 'section[data-rm="rm-a"] li.finding[data-name="harmlessness"] a.edits-link')
+    wait_ready(browser)
+    assert "open results/explorer/index.html" in text_of(browser, "#load-error")
 
 
 def toy_with_ties_and_an_unexplained_comparison(root: Path) -> ExplorerInputs:

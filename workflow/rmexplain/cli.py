@@ -1,7 +1,8 @@
 """The ``rmexplain`` command.
 
 ``rmexplain explain``: explain one comparison (a prompt and two responses, as arguments or a JSON file)
-with the configured method and RMs, writing a figure and a page per RM and a summary.
+with the configured method and RMs, writing a figure and a page per RM and a summary, with the attribute
+effects of the comparison's edits in both directions.
 ``rmexplain plan``: before any job runs, the LLM requests, tokens and cost, GPU jobs and hub downloads.
 ``rmexplain schemas``: print the Parquet column contracts as Markdown.
 """
@@ -55,7 +56,7 @@ def read_input_file(path: str) -> dict[str, Any]:
 
 def read_request(args: argparse.Namespace) -> Any:
     """The comparison from ``--input`` (JSON with prompt, chosen, rejected) or from the three options."""
-    from rmexplain.analysis.single import Request
+    from rmexplain.explain_one import Request
 
     if args.input:
         data = read_input_file(args.input)
@@ -70,8 +71,8 @@ def read_request(args: argparse.Namespace) -> Any:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``explain``."""
-    from rmexplain.analysis.single import explain_one
     from rmexplain.config import load
+    from rmexplain.explain_one import explain_one
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -90,6 +91,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         log=logging.getLogger("rmexplain.explain"),
     )
     print(to_markdown(summary))
+    effects = Path(args.out) / "effects.md"
+    if effects.is_file():
+        print(effects.read_text(encoding="utf-8"))
     print(f"Wrote {Path(args.out) / 'summary.html'} (and a figure and page per RM).")
     return 0
 

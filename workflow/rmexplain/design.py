@@ -39,6 +39,7 @@ PERTURBED_STAGES = ("evaluation", "analysis")  # a dataset that feeds neither is
 SIDE_LABELS = {"plus": "Yplus", "minus": "Yminus"}  # example slot names of a pair's sides
 PAPER_FRAMING_PAIR = ("best", "worst")  # the token paper's Fig. 4: the framing pair where both prompts exist
 REPORT_SECTIONS = (
+    "Findings",
     "Reproduction",
     "Evaluation",
     "Analyses",
@@ -403,16 +404,16 @@ class Design:
         return {**schema_defaults("analysis", "effects"), **(self.analysis.get("effects") or {})}
 
     def effect_methods(self, dataset: str) -> list[str]:
-        """Analysed methods of ``dataset`` whose editor makes the attribute effects' edits: those listed in
-        ``analysis.effects.methods``, else every one with an editor that calls no LLM. None on a dataset
-        whose ``stages`` leave out ``analysis``: nothing would read its edits."""
+        """Methods whose editor makes the attribute effects' edits on analysis dataset ``dataset``: those
+        listed in ``analysis.effects.methods`` (on every analysis dataset: their edits need none of the
+        dataset's perturbations), else every analysed method of the dataset with an editor that calls no
+        LLM."""
         if not self.effects.get("enabled") or "analysis" not in self.dataset(dataset).stages:
             return []
         chosen = self.effects.get("methods")
-        candidates = self.dataset_analysed_methods(dataset)
-        editable = [m for m in candidates if self.method(m).entry.effect_editor]
         if chosen:
-            return [m for m in editable if m in chosen]
+            return [m for m in chosen if self.method(m).entry.effect_editor is not None]
+        editable = [m for m in self.dataset_analysed_methods(dataset) if self.method(m).entry.effect_editor]
         return [m for m in editable if not self.method(m).uses_llm]
 
     @cached_property
@@ -568,10 +569,11 @@ class Design:
     def report_sections(self) -> list[str]:
         """The report's result sections this config fills, in reading order."""
         present = {
+            "Findings": bool(self.effect_pairs),
             "Reproduction": bool(self.reproduce),
             "Evaluation": bool(self.stage_datasets("evaluation")),
             "Analyses": bool(self.analysed_pairs),
-            "Representative examples": bool(self.analysed_pairs),
+            "Representative examples": any(self.example_slots(d) for d, _ in self.analysed_pairs),
             "Attribute discovery": self.discovery_enabled,
             "Optimal and pessimal tokens": self.tokens.enabled,
             "Diagnostics": bool(self.datasets),

@@ -96,6 +96,12 @@ PROBES = ANALYSIS_DIR + "/probe_win_rate.parquet"
 JUDGEMENTS = ANALYSIS_DIR + "/judge/{orienter}.parquet"
 ATTRIBUTE_EFFECTS = ANALYSIS_DIR + "/attribute_effects.parquet"
 EFFECTS_FIGURE = "results/figures/analysis/effects/{dataset}/{method}.{ext}"
+# The findings (docs/findings.md): each effect edit's reward change per RM, the findings table, and the
+# report's landing text with the findings first (the Snakefile's `report:` reads it once it exists).
+EFFECT_CHANGES = "results/findings/{dataset}/{method}/changes.parquet"
+FINDINGS = "results/findings/findings.parquet"
+FINDINGS_TABLE = "findings"  # results/tables/findings.{csv,md,html}
+REPORT_LANDING = "results/findings/landing.rst"
 PLANTED_RECOVERY = "planted_recovery"  # results/tables/planted_recovery.{csv,md,html}: per planted RM
 PLANTED_RECALL = "planted_recall"  # results/tables/planted_recall.{csv,md,html}: recall@k per estimator
 # Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.

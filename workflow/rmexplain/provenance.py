@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import platform
 import subprocess
 import sys
@@ -519,6 +520,7 @@ def table(record: Record) -> pl.DataFrame:
 def write_provenance(
     *,
     config: Mapping[str, Any],
+    config_files: Sequence[str] = (),
     bundled: Sequence[str],
     markers: Sequence[str],
     origins: Sequence[str],
@@ -543,6 +545,7 @@ def write_provenance(
     Path(config_out).parent.mkdir(parents=True, exist_ok=True)
     Path(config_out).write_text(canonical_json(config), encoding="utf-8")
     record["config_file"] = str(config_out)
+    record["config_files"] = [str(f) for f in config_files]  # the --configfile(s) of the run
     record["changes"] = changes(last_record(history), record)
     _warn(record, log)
     frame = table(record)
@@ -583,3 +586,32 @@ def _warn(record: Record, log: logging.Logger) -> None:
                 "PROVENANCE: the jobs of RM %s loaded different code within this run: %s",
                 code["rm"], _short(code["files"]),
             )  # fmt: skip
+
+
+# ── the report ────────────────────────────────────────────────────────────────────────────────────────────
+def report_config_problem(
+    config: Mapping[str, Any], config_files: Sequence[str], record: str | Path
+) -> str | None:
+    """Why ``snakemake --report`` with this config cannot describe ``results/``: the last run's record says
+    another config made it (None when it matches, or when no run has left a record)."""
+    path = Path(record)
+    if not path.is_file():
+        return None
+    made = json.loads(path.read_text(encoding="utf-8"))
+    if made.get("config_sha256") == config_sha256(config):
+        return None
+    theirs = " ".join(_shown(f) for f in made.get("config_files") or [])
+    ours = " ".join(_shown(f) for f in config_files) or "the default config/config.yaml"
+    made_by = f"--configfile {theirs}" if theirs else "another config"
+    fix = f"snakemake --report results/report.html --configfile {theirs}" if theirs else "its --configfile"
+    return (
+        f"{_shown(path.parent)}/ was made by a run with {made_by}, not with {ours} (config sha256 "
+        f"{str(made.get('config_sha256'))[:12]} there, {config_sha256(config)[:12]} here): the report "
+        f"describes the files of one config; pass the same config: {fix}"
+    )
+
+
+def _shown(path: str | Path) -> str:
+    """A path relative to the working directory where it lies below it, else as it is."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative

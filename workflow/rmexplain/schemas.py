@@ -646,3 +646,96 @@ CONTRACTS.update(
         "bias_discovery_recall": BIAS_DISCOVERY_RECALL,
     }
 )
+
+
+# ==== findings: what each RM rewards, in words ===========================================
+
+EFFECT_CHANGES: Contract = {
+    **_DATASET_METHOD,
+    "rm": Column(pl.String, "Reward model."),
+    "edit_id": Column(pl.String, "Joins EFFECT_EDITS (round-1 edits only)."),
+    "comparison_id": Column(pl.String, "Joins COMPARISONS."),
+    "target": Column(pl.String, "`chosen` or `rejected`: the original response the edit changed."),
+    "attribute": Column(pl.String, "The attribute edited along."),
+    "direction": Column(pl.String, "`better` or `worse`."),
+    "reward_change": Column(
+        pl.Float64,
+        "r(edit) − r(original) under this RM, reward units; null where a text was not scored.",
+        True,
+    ),
+    "effect_change": Column(
+        pl.Float64,
+        "The y(e) the effect estimators average: the change less the reference RM's, in this RM's reward sd"
+        " on the originals; null where a text went unscored.",
+        True,
+    ),
+    "words_change": Column(pl.Int64, "Words of the edit minus words of the original (whitespace split)."),
+    "length_change": Column(
+        pl.Float64, "`words_change` over the sd of the originals' word counts (the estimators' Δℓ)."
+    ),
+    "reference": Column(pl.String, "The RM subtracted in `effect_change`; null for none.", True),
+}
+
+FINDINGS: Contract = {
+    "dataset": Column(pl.String, "Dataset name."),
+    "method": Column(
+        pl.String, "The effect edits' perturbation method; for a discovered feature, the discovery engine."
+    ),
+    "rm": Column(pl.String, "Reward model."),
+    "kind": Column(pl.String, "`attribute`, `length` (the RM's sensitivity to length) or `discovered`."),
+    "name": Column(pl.String, "The attribute, `length`, or the discovered feature."),
+    "description": Column(pl.String, "The attribute's description, or the feature's; null for length.", True),
+    "phrase": Column(
+        pl.String, "The plain-language direction: what the RM rewards or penalises (docs/findings.md)."
+    ),
+    "effect": Column(
+        pl.Float64,
+        "The primary estimator's effect (attributes: reward sd when moving to the better side; length: per sd"
+        " of length, longer), or the discovered feature's (reward sd when the feature is added).",
+    ),
+    "low": Column(pl.Float64, "Lower bound of its interval."),
+    "high": Column(pl.Float64, "Upper bound of its interval."),
+    "significant": Column(
+        pl.Boolean, "Attributes and length: the interval excludes 0; discovered: q_value < 0.05."
+    ),
+    "q_value": Column(pl.Float64, "Benjamini–Hochberg q-value (discovered features); null otherwise.", True),
+    "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
+    "n": Column(pl.Int64, "Observations behind the effect (edits, or the discovery's n)."),
+    "rank": Column(
+        pl.Int64,
+        "Place in this RM's own list of (dataset, method): 1 = largest |effect| (ties: by name).",
+    ),
+    "leading": Column(
+        pl.Boolean,
+        "Shown first: the length row, and the largest significant attribute effects and discovered features.",
+    ),
+    "n_direction": Column(
+        pl.Int64, "Round-1 edits in the direction the RM rewards (with a known reward change).", True
+    ),
+    "example_edit_id": Column(pl.String, "The example edit (joins EFFECT_EDITS); null where none.", True),
+    "example_comparison_id": Column(pl.String, "Its comparison; null for a discovered feature's.", True),
+    "example_before": Column(pl.String, "The example: the changed stretch before the edit.", True),
+    "example_after": Column(pl.String, "... and after it.", True),
+    "example_effect_change": Column(pl.Float64, "The example's y(e) (reward sd); null where unknown.", True),
+    "example_reward_change": Column(pl.Float64, "The example's reward change (reward units).", True),
+    "example_words_change": Column(pl.Int64, "The example's change in words.", True),
+    "inserted_most": Column(
+        pl.String,
+        "What the rewarded-direction edits inserted most often: `text (count); …`.",
+        True,
+    ),
+    "deleted_most": Column(pl.String, "The same for deleted stretches.", True),
+    "carrier": Column(
+        pl.String, "A phrase or stretch that carries most of the effect (docs/findings.md); null: none.", True
+    ),
+    "carrier_change": Column(pl.String, "`inserts` or `deletes`.", True),
+    "carrier_edits": Column(pl.Int64, "Edits of the rewarded direction that change the carrier.", True),
+    "carrier_share_edits": Column(pl.Float64, "Their share of the rewarded-direction edits.", True),
+    "carrier_share_change": Column(
+        pl.Float64,
+        "Their share of those edits' summed change at equal length (docs/findings.md).",
+        True,
+    ),
+}
+
+CONTRACTS.update({"effect_changes": EFFECT_CHANGES, "findings": FINDINGS})

@@ -50,3 +50,11 @@ def schema_defaults(*keys: str) -> Any:
     for key in keys:
         node = node["properties"][key]
     return _filled(node)
+
+
+def relative_note(path: str | Path) -> str:
+    """For a relative path: where it was looked for (a config's paths resolve from the working directory,
+    where snakemake or rmexplain runs, not from the config file's directory)."""
+    if Path(path).is_absolute():
+        return ""
+    return f" (a relative path resolves from the working directory, {Path.cwd()}, not from the config file's)"

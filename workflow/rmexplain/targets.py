@@ -14,7 +14,7 @@ from rmexplain.analysis.catalog import ANALYSIS_TABLES, analysis_table
 from rmexplain.design import Design
 from rmexplain.discovery.base import engines
 from rmexplain.downloads import hub_models
-from rmexplain.effects.base import reported_estimators
+from rmexplain.effects.base import estimators, reported_estimators
 from rmexplain.score.base import overlong_policy
 
 
@@ -221,6 +221,13 @@ def effect_estimators(design: Design) -> list[str]:
     return reported_estimators(design.effects)
 
 
+def pair_effect_estimators(design: Design, dataset: str, method: str) -> list[str]:
+    """``effect_estimators`` of one (dataset, method): without those that read the paper's perturbations
+    (the flip rates) where ``method`` makes none on ``dataset``."""
+    perturbed = method in design.dataset(dataset).methods
+    return [e for e in effect_estimators(design) if perturbed or not estimators.get(e).reads_perturbations]
+
+
 def effect_rms(design: Design, dataset: str) -> list[str]:
     """RMs whose rewards the attribute effects of ``dataset`` read: its RMs (references are among them)."""
     return list(design.dataset(dataset).rms)
@@ -253,7 +260,13 @@ def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[s
         "edits": paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=method),
         "originals": [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in rms],
         "rewards": [paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm) for rm in rms],
-        "explanations": [paths.fmt(paths.EXPLANATIONS, dataset=dataset, method=method, rm=rm) for rm in rms],
+        # the paper's explanations, for the flip-rate estimators; none where the method perturbs no response
+        # of the dataset (its effect edits need no perturbations)
+        "explanations": [
+            paths.fmt(paths.EXPLANATIONS, dataset=dataset, method=method, rm=rm)
+            for rm in rms
+            if method in design.dataset(dataset).methods
+        ],
     }
 
 
@@ -272,12 +285,57 @@ def planted_recovery_targets(design: Design) -> list[str]:
 
 def effect_targets(design: Design) -> list[str]:
     """Files ``rule all`` asks of the attribute effects: the figure of each (dataset, method), the planted
-    recovery (the table itself is an analysis table)."""
+    recovery (the table itself is an analysis table) and the findings."""
     figures = [
         paths.fmt(paths.EFFECTS_FIGURE, dataset=d, method=m, ext=design.figures.format)
         for d, m in design.effect_pairs
     ]
-    return figures + planted_recovery_targets(design)
+    return figures + planted_recovery_targets(design) + findings_targets(design)
+
+
+# ── the findings ──────────────────────────────────────────────────────────────────────────────────────────
+def effect_change_inputs(design: Design, dataset: str, method: str) -> dict[str, list[str] | str]:
+    """What the effect changes of one (dataset, method) read (``attribute_effect_inputs`` but the paper's
+    explanations)."""
+    inputs = attribute_effect_inputs(design, dataset, method)
+    return {key: value for key, value in inputs.items() if key != "explanations"}
+
+
+def effect_change_files(design: Design) -> list[str]:
+    """Every (dataset, method)'s effect changes, in ``effect_pairs`` order."""
+    return [paths.fmt(paths.EFFECT_CHANGES, dataset=d, method=m) for d, m in design.effect_pairs]
+
+
+def findings_inputs(design: Design) -> dict[str, list[str]]:
+    """What the findings read: per effect pair (in ``effect_pairs`` order) its effects, edits, changes and
+    comparisons; the discovery stage's table and edits where it runs."""
+    pairs = design.effect_pairs
+    return {
+        "effects": [paths.fmt(paths.ATTRIBUTE_EFFECTS, dataset=d, method=m) for d, m in pairs],
+        "edits": [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in pairs],
+        "changes": effect_change_files(design),
+        "comparisons": [paths.fmt(paths.COMPARISONS, dataset=d) for d, _ in pairs],
+        # the bias-discovery stage (where it runs): results/tables/discovered_biases.csv and each dataset's
+        # results/discovery/<dataset>/edits.parquet; none until that stage is part of the workflow
+        "discovered": [],
+        "discovery_edits": [],
+    }
+
+
+def report_links(design: Design) -> dict[str, str | None]:
+    """The report categories the landing text links to: the findings table's and the flip rates'."""
+    return {
+        "table": design.report_category("Findings"),
+        "flip_rates": design.report_category("Analyses") if design.analysed_pairs else None,
+    }
+
+
+def findings_targets(design: Design) -> list[str]:
+    """The findings table (Parquet and its pages) and the report's landing text, where effects run."""
+    if not design.effect_pairs:
+        return []
+    tables = [paths.table_file(paths.FINDINGS_TABLE, ext) for ext in paths.TABLE_EXTS]
+    return [paths.FINDINGS, *tables, paths.REPORT_LANDING]
 
 
 # ── bias discovery ────────────────────────────────────────────────────────────────────────────────────────

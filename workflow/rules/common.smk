@@ -18,6 +18,24 @@ except ConfigError as err:
     raise WorkflowError(f"Invalid configuration: {err}") from None
 design = Design.from_config(config)
 
+# `snakemake --report` describes the files of one config: with another, say so (not a missing-file error).
+if any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv):
+    _report_problem = provenance.report_config_problem(
+        config, workflow.overwrite_configfiles, paths.PROVENANCE
+    )
+    if _report_problem:
+        raise WorkflowError(_report_problem)
+
+
+def report_text():
+    """The report's landing text: results/findings/landing.rst (this run's findings first) once rule
+    findings wrote it, else the template it is made from."""
+    landing = Path(paths.REPORT_LANDING)
+    if targets.findings_targets(design) and landing.is_file():
+        return str(landing.resolve())
+    return "workflow/report/workflow.rst"
+
+
 # The API key is declared (and required) only when an OpenAI-compatible backend with a key is configured.
 _llm_envvars = resources.required_envvars(design)
 if _llm_envvars:

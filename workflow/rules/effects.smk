@@ -112,8 +112,8 @@ rule attribute_effects:
     params:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
-        settings={
-            "estimators": targets.effect_estimators(design),
+        settings=lambda w: {
+            "estimators": targets.pair_effect_estimators(design, w.dataset, w.method),
             "primary": EFFECTS["primary"],
             "bootstrap": config["analysis"]["bootstrap"],
         },

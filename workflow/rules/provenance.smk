@@ -25,6 +25,7 @@ rule provenance:
         "../../envs/core.yaml"
     params:
         config=config,
+        config_files=[str(f) for f in workflow.configfiles],
         bundled=provenance.bundled_models(config),
         history=paths.PROVENANCE_HISTORY,
     script:

@@ -8,6 +8,7 @@ from rmexplain.provenance import write_provenance
 log = script_logger(snakemake)
 write_provenance(
     config=snakemake.params.config,
+    config_files=snakemake.params.config_files,
     bundled=snakemake.params.bundled,
     markers=snakemake.input.markers,
     origins=snakemake.input.origins,

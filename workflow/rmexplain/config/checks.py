@@ -291,7 +291,11 @@ def check_effects(design: Design) -> None:
             "does not make",
         )
     for name in effects.get("methods") or []:
-        _known([name], design.analysed_methods, "analysis.effects.methods", "an analysed method")
+        _require(
+            name in design.methods or (_registered(name) and not design.method(name).uses_llm),
+            f"analysis.effects.methods: {name!r} is neither a method of perturb.methods "
+            f"{sorted(design.methods)} nor an offline registered method (such as rules)",
+        )
         _require(
             bool(design.method(name).entry.effect_editor),
             f"analysis.effects.methods: {name!r} has no editor for attribute effects (rules and two_step do)",
@@ -304,6 +308,11 @@ def check_effects(design: Design) -> None:
         "methods that make the effects' edits in analysis.effects.methods (e.g. [rules]), or set "
         "analysis.effects.enabled: false",
     )
+
+
+def _registered(name: str) -> bool:
+    """Whether ``name`` is a registered perturbation method."""
+    return name in methods.names()
 
 
 def _check_reference(design: Design, rm: str) -> None:

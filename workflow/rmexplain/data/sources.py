@@ -26,7 +26,7 @@ from rmexplain.data.readers import (
     read_hh_rlhf,
     read_pairs_file,
 )
-from rmexplain.settings import ConfigError
+from rmexplain.settings import ConfigError, relative_note
 
 Spec = dict[str, Any]
 Origin = dict[str, Any]  # what a source read (see ``load_hub_records`` and ``file_hashes``)
@@ -127,7 +127,7 @@ class DataSource:
 def _check_pairs_file(key: str, spec: Spec) -> None:
     path = spec["path"]
     if not Path(path).is_file():
-        raise ConfigError(f"{key}.path: file {path!r} does not exist")
+        raise ConfigError(f"{key}.path: file {path!r} does not exist{relative_note(path)}")
     if Path(path).suffix not in {".jsonl", ".parquet"}:
         raise ConfigError(f"{key}.path: {path!r} must end in .jsonl or .parquet")
 

@@ -78,6 +78,7 @@ class Estimator:
     referenced: ClassVar[bool] = True  # reward changes of the RM's reference are subtracted (paper: no)
     length_row: ClassVar[bool] = False  # it reports the RM's sensitivity to length as a row
     needs_round_two: ClassVar[bool] = False  # it reads the edits of edits
+    reads_perturbations: ClassVar[bool] = False  # it reads the paper's perturbations (their explanations)
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         raise NotImplementedError

@@ -77,6 +77,7 @@ class _PaperEstimator(Estimator):
     """The paper's perturbations (explanations), per comparison first, then over comparisons."""
 
     referenced = False
+    reads_perturbations = True
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int

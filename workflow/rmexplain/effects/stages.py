@@ -125,7 +125,8 @@ def run_attribute_effects(
     """ATTRIBUTE_EFFECTS of one (dataset, method): every RM × estimator × attribute (and length).
 
     ``inputs``: ``comparisons``, ``edits``, and per RM (in ``rms`` order, references included) ``originals``,
-    ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators)."""
+    ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators; none where the
+    method made no perturbations of the dataset, whose estimators are then not asked for)."""
     edits = read_table(inputs["edits"], EFFECT_EDITS, "effect edits")
     if not edits.height:
         raise ValueError(
@@ -137,7 +138,7 @@ def run_attribute_effects(
         edits,
         _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
         _by_rm(rms, inputs["rewards"], REWARDS, "effect rewards"),
-        _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations"),
+        _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations") if inputs["explanations"] else {},
         list(attributes),
     )
     options = EffectSettings(

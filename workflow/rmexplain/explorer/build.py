@@ -11,7 +11,10 @@ loaded with a ``<script>`` tag when a view needs it (Chromium blocks ``fetch()``
 - ``data/datasets/<dataset>/<method>/rm-<rm>.js``: one RM's explanation rows (side, attribute, reward, CF/SF,
   sub-kind, reward delta) of every perturbation it was explained with;
 - ``data/datasets/<dataset>/<method>/edits-<k>.js``: the perturbations of comparison shard ``k`` as word-level
-  edits of their originals (``rmexplain.explorer.edits``), with the judge's verdicts where the judge ran;
+  edits of their originals (``rmexplain.textdiff``), with the judge's verdicts where the judge ran;
+- ``data/datasets/<dataset>/<method>/effects/<k>.js`` and ``.../effects/length.js``: the attribute effects'
+  edits behind each finding, and ``data/datasets/<dataset>/discovered/<k>.js`` a discovered feature's
+  (``rmexplain.explorer.findings``; the findings themselves are in the manifest);
 - ``data/tokens/<rm>/<prompt>/<b>.js``: the tokens of one scan whose search key falls in bucket ``b``
   (``token_bucket``), with their scores and ranks; ``data/tokens/human.js``: each RM's scores and ranks of the
   human ranking's items.
@@ -39,7 +42,9 @@ from typing import Any
 import polars as pl
 
 from rmexplain import schemas as S
-from rmexplain.explorer.edits import apply_edit, word_edit
+from rmexplain.effects.base import LENGTH
+from rmexplain.explorer.findings import discovery_payloads, effect_payloads, finding_rows
+from rmexplain.textdiff import apply_edit, word_edit
 
 DIGITS = 4  # decimals of rewards, deltas and scores in the data files (display only)
 KINDS = {"semifactual": 0, "counterfactual": 1}
@@ -71,11 +76,14 @@ class ExplorerInputs:
     perturbations: Sequence[str]
     explanations: Sequence[str]
     pfr: Sequence[str] = ()
-    effects: Sequence[str] = ()
     examples: Sequence[str] = ()
     judgements: Sequence[str] = ()
     token_scans: Sequence[str] = ()
     token_human: Sequence[str] = ()
+    findings: Sequence[str] = ()
+    effect_edits: Sequence[str] = ()
+    effect_changes: Sequence[str] = ()
+    discovery_edits: Sequence[str] = ()  # results/discovery/<dataset>/edits.parquet (the dataset: its folder)
 
 
 @dataclass(frozen=True)
@@ -315,26 +323,6 @@ def _pfr_rows(pfr: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _effect_rows(effects: pl.DataFrame) -> dict[str, Any]:
-    """The primary estimator's attribute effects (the page shows them beside the flip rates)."""
-    primary = effects.filter(pl.col("primary"))
-    rows = [
-        {
-            "rm": r["rm"],
-            "attribute": r["attribute"],
-            "effect": _num(r["effect"]),
-            "low": _num(r["low"]),
-            "high": _num(r["high"]),
-            "significant": r["significant"],
-            "rank": r["rank"],
-            "reference": r["reference"],
-            "n": r["n"],
-        }
-        for r in primary.iter_rows(named=True)
-    ]
-    return {"estimator": primary["estimator"][0] if primary.height else None, "rows": rows}
-
-
 def _example_rows(examples: pl.DataFrame) -> list[dict[str, Any]]:
     keep = ("kind", "rm_a", "rm_b", "side", "comparison_id")
     return [{**{k: r[k] for k in keep}, "score": _num(r["score"])} for r in examples.iter_rows(named=True)]
@@ -383,7 +371,6 @@ def _method_entry(
         "judged": bool(judged),
         "edit_files": shards,  # shards with perturbations (a view loads no file for the others)
         "pfr": _pfr_rows(pfr),
-        "effects": _effect_rows(tables["effects"].filter(in_pair)),
         "examples": _example_rows(tables["examples"].filter(in_pair)),
     }
 
@@ -413,9 +400,43 @@ def _dataset_entries(
                 "n_files": n_files,
                 "rms": rms,
                 "methods": [_method_entry(writer, data, m, tables, per_file) for m in methods],
+                "effects": _effect_entries(writer, data, tables),
+                "discovered": _discovery_entry(writer, data, tables["discovery_edits"].get(data.name)),
             }
         )
     return entries
+
+
+def _effect_entries(writer: _Writer, data: _Dataset, tables: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Write the effect-edit files of each effect method of a dataset; return their manifest entries."""
+    changes = tables["effect_changes"].filter(pl.col("dataset") == data.name)
+    entries = []
+    for method in _first_seen(changes["method"]):
+        mine = changes.filter(pl.col("method") == method)
+        edits = tables["effect_edits"].filter(pl.col("edit_id").is_in(mine["edit_id"].unique().to_list()))
+        found = tables["findings"].filter(
+            (pl.col("dataset") == data.name) & (pl.col("method") == method) & pl.col("carrier").is_not_null()
+        )
+        carriers = {
+            (r["rm"], r["name"]): (r["carrier"], r["carrier_change"]) for r in found.iter_rows(named=True)
+        }
+        attributes, payloads = effect_payloads(edits, mine, data.comparisons, data.index, _num, carriers)
+        for key, payload in payloads.items():
+            name = str(attributes.index(key)) if key in attributes else key
+            where = f"{data.name}/{_safe(method, 'method')}"
+            writer.put(f"datasets/{where}/effects/{name}.js", f"effects/{where}/{name}", payload)
+        entries.append({"method": method, "attributes": attributes, "length": LENGTH in payloads})
+    return entries
+
+
+def _discovery_entry(writer: _Writer, data: _Dataset, edits: pl.DataFrame | None) -> list[dict[str, Any]]:
+    """Write the edit files of a dataset's discovered features; return each feature's name and edit count."""
+    if edits is None:
+        return []
+    features, payloads = discovery_payloads(edits)
+    for k, payload in enumerate(payloads):
+        writer.put(f"datasets/{data.name}/discovered/{k}.js", f"discovered/{data.name}/{k}", payload)
+    return [{"feature": f, "n": p["n"]} for f, p in zip(features, payloads, strict=True)]
 
 
 # ── tokens ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -531,11 +552,14 @@ def read_inputs(inputs: ExplorerInputs) -> dict[str, pl.DataFrame]:
         "perturbations": _read(inputs.perturbations, S.PERTURBATIONS, "perturbations"),
         "explanations": _read(inputs.explanations, S.EXPLANATIONS, "explanations"),
         "pfr": _read(inputs.pfr, S.PFR, "pfr"),
-        "effects": _read(inputs.effects, S.ATTRIBUTE_EFFECTS, "attribute effects"),
         "examples": _read(inputs.examples, S.EXAMPLES, "examples"),
         "judgements": _read(inputs.judgements, S.JUDGEMENTS, "judgements"),
         "token_scans": _read(inputs.token_scans, S.TOKEN_SCORES, "token scores"),
         "token_human": _read(inputs.token_human, S.TOKEN_HUMAN_SCORES, "token human scores"),
+        "findings": _read(inputs.findings, S.FINDINGS, "findings"),
+        "effect_edits": _read(inputs.effect_edits, S.EFFECT_EDITS, "effect edits"),
+        "effect_changes": _read(inputs.effect_changes, S.EFFECT_CHANGES, "effect changes"),
+        "discovery_edits": {Path(p).parent.name: pl.read_parquet(p) for p in inputs.discovery_edits},
     }
 
 
@@ -559,6 +583,7 @@ def build_explorer(inputs: ExplorerInputs, out_dir: str | Path, settings: Explor
         "tokens": _token_entries(writer, tables["token_scans"], settings),
         "human": _human_file(writer, tables["token_human"], settings.human_prompt),
         "human_prompt": settings.human_prompt,
+        "findings": finding_rows(tables["findings"], _num),
     }
     manifest["data_files"] = {"count": len(writer.sizes), "bytes": sum(writer.sizes.values())}
     page = render_page(manifest, settings.title).encode("utf-8")

@@ -12,9 +12,9 @@ from rmexplain.design import Design
 def explorer_inputs(design: Design) -> dict[str, list[str]]:
     """The workflow's tables the explorer is built from, by ``ExplorerInputs`` field: every dataset's
     comparisons, original scores, perturbations and explanations (all methods, all RMs), the analyses' flip
-    rates, attribute effects and representative examples (and the judge's verdicts where it runs), the
-    token scans the token
-    analyses read and the human-ranking scores (where the token part runs)."""
+    rates and representative examples (and the judge's verdicts where it runs), the
+    findings with the effect edits and their reward changes behind them (and the discovery's edits), the
+    token scans the token analyses read and the human-ranking scores (where the token part runs)."""
     analysed = bool(design.analysed_pairs)
     tokens = design.tokens.enabled
     datasets = design.datasets.items()
@@ -33,7 +33,6 @@ def explorer_inputs(design: Design) -> dict[str, list[str]]:
             for rm in d.rms
         ],
         "pfr": targets.analysis_table_inputs(design, "pfr") if analysed else [],
-        "effects": targets.analysis_table_inputs(design, "attribute_effects") if design.effect_pairs else [],
         "examples": targets.analysis_table_inputs(design, "representative_examples") if analysed else [],
         "judgements": (
             targets.analysis_table_inputs(design, "attribute_judge")
@@ -42,6 +41,10 @@ def explorer_inputs(design: Design) -> dict[str, list[str]]:
         ),
         "token_scans": targets.token_scan_files(design) if tokens else [],
         "token_human": targets.token_human_files(design) if tokens else [],
+        "findings": [paths.FINDINGS] if design.effect_pairs else [],
+        "effect_edits": [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in design.effect_pairs],
+        "effect_changes": targets.effect_change_files(design),
+        "discovery_edits": targets.findings_inputs(design)["discovery_edits"],
     }
 
 

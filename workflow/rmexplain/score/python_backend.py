@@ -15,7 +15,7 @@ from rmexplain.score.base import (
     load_callable,
     rm_backends,
 )
-from rmexplain.settings import ConfigError
+from rmexplain.settings import ConfigError, relative_note
 
 
 @rm_backends.register("python")
@@ -26,10 +26,17 @@ class PythonScorer(RewardModelBackend):
     def check_spec(name: str, spec: dict[str, Any]) -> None:
         """The callable is imported here, at the config check: a wrong path or name, or a module that fails
         on import, is named before any job starts."""
-        if ":" not in str(spec.get("callable", "")):
-            raise ConfigError(f"reward_models.{name}.callable must be 'module:function'")
+        reference = str(spec.get("callable", ""))
+        if ":" not in reference:
+            raise ConfigError(
+                f"reward_models.{name}.callable must be 'module:function' or 'path/file.py:function'"
+            )
+        file = reference.partition(":")[0]
+        if file.endswith(".py") and not Path(file).is_file():
+            missing = f"file {file} does not exist{relative_note(file)}"
+            raise ConfigError(f"reward_models.{name}.callable: {reference!r}: {missing}")
         try:
-            load_callable(str(spec["callable"]))
+            load_callable(reference)
         except ScoringError as err:
             raise ConfigError(f"reward_models.{name}.callable: {err}") from None
 

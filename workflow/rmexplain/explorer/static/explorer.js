@@ -14,6 +14,11 @@
   var TARGET = ["chosen", "rejected"];
   var PAGE = 200; // rows of a long list shown at once
   var BAR_LIMIT = 1000; // perturbations listed behind a flip-rate bar
+  var LENGTH = "length";
+  var DIR_LABEL = { "1": "better", "-1": "worse" };
+  var FLIP_RATES_DIFFER = "The paper's preference flip rates answer another question: how often an edit made " +
+    "against the RM's preference flips it. They depend on the margins between the two responses and on what " +
+    "else an edit changes; the attribute effects move every response both ways and hold length equal.";
   var WHY_UNEXPLAINED = "the RM ties the originals, the orienting RMs disagree on y+, or every perturbation was skipped";
 
   window.RMX = {
@@ -92,7 +97,7 @@
     return load("data/tokens/" + rm + "/" + p + "/" + b + ".js", "tokens/" + rm + "/" + p + "/" + b);
   }
 
-  // ── edits (rmexplain.explorer.edits, replayed) ──────────────────────────────────────────────────────
+  // ── edits (rmexplain.textdiff, replayed) ──────────────────────────────────────────────────────
   function words(text) { return text.match(/[ \t\n\r\f\v]+|[^ \t\n\r\f\v]+[ \t\n\r\f\v]*/g) || []; }
   function applyEdit(original, edit) {
     var a = words(original), out = [], pos = 0;
@@ -103,13 +108,24 @@
     out.push(a.slice(pos).join(""));
     return out.join("");
   }
+  // A replaced stretch shows the words it shares with its replacement at either end (whitespace aside: a
+  // last word that gains a space before new text) as kept; the text shown is still exactly the new one.
+  function tidy(goneText, putText) {
+    var g = words(goneText), p = words(putText), i = 0, j = 0;
+    while (i < g.length && i < p.length && g[i].trim() === p[i].trim()) i++;
+    while (j < g.length - i && j < p.length - i && g[g.length - 1 - j].trim() === p[p.length - 1 - j].trim()) j++;
+    return { pre: p.slice(0, i).join(""), gone: g.slice(i, g.length - j).join(""), put: p.slice(i, p.length - j).join(""),
+      post: p.slice(p.length - j).join("") };
+  }
   function renderEdit(original, edit) {
     var a = words(original), box = el("div", { class: "diff" }), pos = 0;
     edit.forEach(function (step) {
-      var keep = step[0], drop = step[1], ins = step[2];
+      var keep = step[0], drop = step[1], t = tidy(a.slice(pos + keep, pos + keep + drop).join(""), step[2]);
       if (keep) add(box, a.slice(pos, pos + keep).join(""));
-      if (drop) add(box, el("del", { title: "deleted" }, a.slice(pos + keep, pos + keep + drop).join("")));
-      if (ins) add(box, el("ins", { title: "inserted" }, ins));
+      if (t.pre) add(box, t.pre);
+      if (t.gone) add(box, el("del", { title: "deleted" }, t.gone));
+      if (t.put) add(box, el("ins", { title: "inserted" }, t.put));
+      if (t.post) add(box, t.post);
       pos += keep + drop;
     });
     if (pos < a.length) add(box, a.slice(pos).join(""));
@@ -119,7 +135,8 @@
     if (!edit.length) return "(unchanged)";
     var a = words(original), pos = 0, step = edit[0];
     pos += step[0];
-    var gone = a.slice(pos, pos + step[1]).join("").trim(), put = step[2].trim(), s = "";
+    var t = tidy(a.slice(pos, pos + step[1]).join(""), step[2]);
+    var gone = t.gone.trim(), put = t.put.trim(), s = "";
     if (gone) s += "− " + gone.slice(0, 40) + (gone.length > 40 ? "…" : "") + " ";
     if (put) s += "+ " + put.slice(0, 60) + (put.length > 60 ? "…" : "");
     return s + (edit.length > 1 ? " (+" + (edit.length - 1) + " more)" : "");
@@ -177,16 +194,25 @@
     var tabs = clear(document.getElementById("tabs"));
     var cur = ctx ? [ctx.d.name, ctx.m.name, ctx.rm] : [];
     var items = [];
+    if (M.findings.length) items.push(["findings", "Findings", href(["findings", cur[0] || firstWithFindings()])]);
     if (M.datasets.length) {
       items.push(["flips", "Flip rates", href(["flips", cur[0] || "", cur[1] || ""])]);
       items.push(["list", "Comparisons", href(["list"].concat(cur))]);
     }
     if (M.tokens) items.push(["tokens", "Tokens", href(["tokens"])]);
     items.forEach(function (t) {
-      var active = route.view === t[0] || (t[0] === "list" && (route.view === "cmp" || route.view === "bar"));
+      var active = route.view === t[0] || (t[0] === "list" && (route.view === "cmp" || route.view === "bar")) ||
+        (t[0] === "findings" && (route.view === "effect" || route.view === "discovered"));
       add(tabs, el("a", { href: t[2], class: active ? "active" : null, id: "tab-" + t[0] }, t[1]));
     });
     var pickers = clear(document.getElementById("pickers"));
+    if (route.view === "findings") {
+      var withFindings = M.datasets.map(function (d) { return d.name; }).filter(function (n) { return findingsOf(n).length; });
+      var sel = el("select", { id: "pick-dataset", onchange: function () { go(["findings", sel.value]); } });
+      withFindings.forEach(function (n) { add(sel, el("option", { value: n, selected: n === route.args[0] ? "selected" : null }, n)); });
+      add(pickers, el("label", null, "dataset", sel));
+      return;
+    }
     if (!ctx) return;
     var view = route.view === "bar" || route.view === "cmp" ? "list" : route.view;
     function picker(label, id, options, value, onchange) {
@@ -320,50 +346,11 @@
       add(body, tr);
     });
     add(view, el("table", { class: "bars", id: "flip-table" }, el("thead", null, head), body));
-    effectsTable(view, ctx);
+    if (findingsOf(d.name).length) {
+      add(view, el("p", { class: "note", id: "flips-differ" }, FLIP_RATES_DIFFER + " What each RM rewards: ",
+        el("a", { href: href(["findings", d.name]) }, "findings"), "."));
+    }
     examplesTable(view, ctx);
-  }
-  function effectsTable(view, ctx) {
-    var fx = ctx.m.effects;
-    if (!fx || !fx.rows.length) return;
-    add(view, el("h3", null, "Attribute effects beside the flip rates (" + fx.estimator + ")"));
-    add(view, el("p", { class: "note" }, "Change in the RM's reward, in its reward sd, when a response moves in " +
-      "the attribute's better direction (length: per sd of length, longer): every response edited both ways, " +
-      "the edits' length changes held equal. Filled: the " + Math.round(M.level * 100) + "% interval excludes 0. " +
-      "A reference RM's changes are subtracted where the column says so. docs/effects.md"));
-    var rms = [], attrs = [], cell = {}, max = 0.05;
-    fx.rows.forEach(function (r) {
-      if (rms.indexOf(r.rm) < 0) rms.push(r.rm);
-      cell[r.rm + "\u0000" + r.attribute] = r;
-      [r.low, r.high, r.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); });
-    });
-    fx.rows.filter(function (r) { return r.rm === rms[0]; })
-      .sort(function (a, b) { return a.rank - b.rank; })
-      .forEach(function (r) { attrs.push(r.attribute); });
-    var head = el("tr", null, el("th", null, "attribute"));
-    rms.forEach(function (rm) {
-      var ref = cell[rm + "\u0000" + attrs[0]].reference;
-      add(head, el("th", null, rm + (ref ? " (vs " + ref + ")" : "")));
-    });
-    var body = el("tbody");
-    var pos = function (x) { return (50 + 50 * x / max).toFixed(2) + "%"; };
-    attrs.forEach(function (a) {
-      var tr = el("tr", null, el("td", null, a));
-      rms.forEach(function (rm) {
-        var r = cell[rm + "\u0000" + a];
-        if (!r || r.effect === null) { add(tr, el("td", { class: "muted" }, "–")); return; }
-        var lo = Math.min(0, r.effect), hi = Math.max(0, r.effect);
-        var bar = el("span", {
-          class: "ebar" + (r.significant ? " sig" : ""), "data-rm": rm, "data-attribute": a,
-          title: rm + ", " + a + ": " + fmt(r.effect) + " [" + fmt(r.low) + ", " + fmt(r.high) + "], n = " + r.n,
-        },
-        el("span", { class: "fill", style: "left:" + pos(lo) + ";width:calc(" + pos(hi) + " - " + pos(lo) + ")" }),
-        r.low === null ? null : el("span", { class: "ci", style: "left:" + pos(r.low) + ";width:calc(" + pos(r.high) + " - " + pos(r.low) + ")" }));
-        add(tr, el("td", null, bar, el("span", { class: "val" }, (r.effect > 0 ? "+" : "") + fmt(r.effect, 2))));
-      });
-      add(body, tr);
-    });
-    add(view, el("table", { class: "bars", id: "effect-table" }, el("thead", null, head), body));
   }
   function examplesTable(view, ctx) {
     var m = ctx.m;
@@ -378,6 +365,250 @@
         el("td", null, x.comparison_id ? el("a", { href: href(["cmp", ctx.d.name, m.name, rm, x.comparison_id]), class: "example-link" }, x.comparison_id) : "none eligible"));
     });
     add(view, el("table", { id: "examples" }, el("thead", null, el("tr", null, el("th", null, "example"), el("th", { class: "num" }, "score"), el("th", null, "comparison"))), el("tbody", null, rows)));
+  }
+
+  // ── findings: what each RM rewards (the start page) ─────────────────────────────────────────────────
+  function findingsOf(dname) { return M.findings.filter(function (f) { return f.dataset === dname; }); }
+  function firstWithFindings() {
+    var names = M.datasets.map(function (d) { return d.name; }).filter(function (n) { return findingsOf(n).length; });
+    return names[0] || (M.findings[0] && M.findings[0].dataset);
+  }
+  function signed(x, digits) {
+    if (x === null || x === undefined) return "–";
+    var s = Number(x).toFixed(digits === undefined ? 2 : digits);
+    return (Number(s) > 0 ? "+" : "") + s.replace("-", "−");
+  }
+  function unitOf(f) {
+    if (f.kind === "discovered") return "reward sd when added";
+    return f.name === LENGTH ? "reward sd per sd of length" : "reward sd";
+  }
+  function numbers(f) {
+    return (f.kind === "discovered" ? "discovered: " : "") + f.name + " " + signed(f.effect) + " [" + signed(f.low) +
+      ", " + signed(f.high) + "] " + unitOf(f) + (f.reference ? " vs " + f.reference : "") +
+      (f.significant ? "" : " (not significant)") + (f.q_value !== null && f.q_value !== undefined ? ", q = " + fmt(f.q_value, 3) : "");
+  }
+  function carrierSentence(f) {
+    return f.carrier_edits + " of " + f.n_direction + " edits " + (f.carrier_change === "inserts" ? "insert" : "delete") +
+      " “" + f.carrier + "”; they account for " + Math.round(100 * f.carrier_share_change) +
+      "% of the reward change at equal length.";
+  }
+  function effectLink(f) {
+    if (f.kind === "discovered") {
+      var d = dataset(f.dataset), k = d.discovered.map(function (x) { return x.feature; }).indexOf(f.name);
+      return k < 0 ? null : href(["discovered", f.dataset, k]);
+    }
+    return href(["effect", f.dataset, f.method, f.rm, f.name]);
+  }
+  function effectBar(f, max) {
+    if (f.effect === null) return null;
+    var pos = function (x) { return (50 + 50 * Math.max(-max, Math.min(max, x)) / max).toFixed(2) + "%"; };
+    var lo = Math.min(0, f.effect), hi = Math.max(0, f.effect);
+    return el("span", { class: "ebar" + (f.significant ? " sig" : ""), title: numbers(f) },
+      el("span", { class: "fill", style: "left:" + pos(lo) + ";width:calc(" + pos(hi) + " - " + pos(lo) + ")" }),
+      f.low === null ? null : el("span", { class: "ci", style: "left:" + pos(f.low) + ";width:calc(" + pos(f.high) + " - " + pos(f.low) + ")" }));
+  }
+  function exampleOf(f) {
+    if (!f.example) return null;
+    var said = [];
+    if (f.example_effect_change !== null && f.example_effect_change !== undefined) said.push(signed(f.example_effect_change) + " sd");
+    if (f.example_words_change) said.push(signed(f.example_words_change, 0) + " words");
+    return el("div", { class: "example" }, el("span", { class: "meta" }, f.name === LENGTH ? "e.g. the edit that changed the length most: " : "e.g. "),
+      renderEdit(f.example.before, f.example.edit), said.length ? el("span", { class: "meta" }, " (" + said.join(", ") + ")") : null);
+  }
+  function findingItem(f, max) {
+    var link = effectLink(f);
+    return el("li", { class: "finding", "data-name": f.name, "data-kind": f.kind, "data-rm": f.rm },
+      el("div", { class: "phrase" }, f.phrase),
+      el("div", { class: "numbers" }, effectBar(f, max), " ", numbers(f)),
+      f.carrier ? el("div", { class: "carrier" }, carrierSentence(f)) : null,
+      exampleOf(f),
+      link ? el("a", { href: link, class: "edits-link" }, f.kind === "discovered" ? "its edits →" :
+        f.name === LENGTH ? "the edits that changed the length most →" : "the edits behind it →") : null);
+  }
+  function viewFindings(view, dname) {
+    var d = dataset(dname), rows = findingsOf(d.name);
+    add(view, el("h2", null, "What each RM rewards · " + d.name));
+    if (!rows.length) { add(view, el("p", { class: "note" }, "This run computed no attribute effects for " + d.name + ".")); return; }
+    add(view, el("p", { class: "note" }, "Each RM's leading findings, in its own order (largest first): the change in its reward, " +
+      "in its reward sd, when a response moves to an attribute's better side with its length held equal (" +
+      Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0), and its sensitivity to length itself. " +
+      "Each finding leads to the edits behind it. docs/findings.md"));
+    var max = 0.05;
+    rows.forEach(function (f) { [f.low, f.high, f.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); }); });
+    var rms = d.rms.filter(function (rm) { return rows.some(function (f) { return f.rm === rm; }); });
+    var cols = el("div", { class: "cols findings" });
+    rms.forEach(function (rm) {
+      var mine = rows.filter(function (f) { return f.rm === rm; });
+      var effects = mine.filter(function (f) { return f.kind !== "discovered"; }).sort(function (a, b) { return a.rank - b.rank; });
+      var found = mine.filter(function (f) { return f.kind === "discovered"; }).sort(function (a, b) { return a.rank - b.rank; });
+      var methods = effects.map(function (f) { return f.method; }).filter(function (m, i, all) { return all.indexOf(m) === i; });
+      var card = el("section", { class: "rm-findings", "data-rm": rm },
+        el("h3", null, rm + (effects[0] && effects[0].reference ? " (vs " + effects[0].reference + ")" : "")),
+        el("div", { class: "meta" }, (methods.length ? methods.join(", ") + " edits" : "") + (found.length ? (methods.length ? " · " : "") + "discovered features" : "")));
+      var leading = effects.filter(function (f) { return f.leading; }).concat(found.filter(function (f) { return f.leading; }));
+      if (effects.some(function (f) { return f.kind === "attribute"; }) && !effects.some(function (f) { return f.kind === "attribute" && f.significant; })) {
+        add(card, el("p", { class: "note" }, "No attribute effect is significant."));
+      }
+      add(card, el("ol", { class: "leading" }, leading.map(function (f) { return findingItem(f, max); })));
+      var all = effects.concat(found);
+      add(card, el("details", { class: "all-findings" }, el("summary", null, "all " + all.length + " of " + rm + "'s effects, in its order"),
+        el("table", { class: "findings-table" }, el("tbody", null, all.map(function (f) {
+          var link = effectLink(f);
+          return el("tr", { "data-name": f.name }, el("td", { class: "num" }, f.rank), el("td", null, link ? el("a", { href: link }, f.phrase) : f.phrase),
+            el("td", null, effectBar(f, max)), el("td", { class: "num" }, signed(f.effect)), el("td", { class: "meta" }, "[" + signed(f.low) + ", " + signed(f.high) + "]"));
+        })))));
+      add(cols, card);
+    });
+    add(view, cols);
+    var analysed = d.methods.filter(function (m) { return m.pfr.length; });
+    if (analysed.length) {
+      add(view, el("h3", null, "The paper's flip rates"), el("p", { class: "note", id: "flips-note" }, FLIP_RATES_DIFFER + " ",
+        el("a", { href: href(["flips", d.name, analysed[0].name]), id: "to-flips" }, "Flip rates →")));
+    }
+  }
+
+  // ── the edits behind an effect ──────────────────────────────────────────────────────────────────────
+  function effectEntry(d, method) { return d.effects.filter(function (e) { return e.method === method; })[0]; }
+  function explainedMethod(d, rm) { return d.methods.filter(function (m) { return m.rms.indexOf(rm) >= 0; })[0]; }
+  function viewEffect(view, args, params) {
+    var d = dataset(args[0]), method = args[1], rm = args[2], name = args[3];
+    var f = M.findings.filter(function (x) { return x.dataset === d.name && x.method === method && x.rm === rm && x.name === name; })[0];
+    var entry = effectEntry(d, method);
+    add(view, el("p", null, el("a", { href: href(["findings", d.name]) }, "← what each RM rewards")));
+    add(view, el("h2", { id: "effect-title" }, (f ? f.phrase : name) + " · " + rm));
+    if (f) add(view, el("p", { id: "effect-summary" }, numbers(f) + " · " + method + " edits" +
+      (f.name === LENGTH ? "" : " · " + f.n_direction + " edits to the " + (f.effect < 0 ? "worse" : "better") + " side the RM rewards")));
+    if (f && f.carrier) add(view, el("p", { class: "carrier", id: "effect-carrier" }, carrierSentence(f)));
+    var key = name === LENGTH ? LENGTH : String(entry ? entry.attributes.indexOf(name) : -1);
+    if (!entry || key === "-1" || (name === LENGTH && !entry.length)) {
+      add(view, el("p", { class: "note" }, "No effect edits of " + name + " in " + d.name + " · " + method + "."));
+      return;
+    }
+    var where = d.name + "/" + method;
+    return load("data/datasets/" + where + "/effects/" + key + ".js", "effects/" + where + "/" + key).then(function (E) {
+      var shards = E.c.map(function (c) { return Math.floor(c / M.per_file); }).filter(function (k, i, all) { return all.indexOf(k) === i; });
+      return Promise.all([comparisonsOf(d.name)].concat(shards.map(function (k) { return textsOf(d.name, k); }))).then(function (res) {
+        var texts = {};
+        shards.forEach(function (k, i) { texts[k] = res[i + 1]; });
+        drawEffect(view, d, method, rm, name, E, res[0], texts, params, entry);
+      });
+    });
+  }
+  function runsTable(runs, direction) {
+    var r = runs[direction];
+    if (!r) return null;
+    var n = Math.max(r.inserted.length, r.deleted.length), rows = [];
+    for (var i = 0; i < n; i++) {
+      var ins = r.inserted[i], del = r.deleted[i];
+      rows.push(el("tr", null, el("td", null, ins ? el("ins", null, ins[0]) : ""), el("td", { class: "num" }, ins ? ins[1] : ""),
+        el("td", null, del ? el("del", null, del[0]) : ""), el("td", { class: "num" }, del ? del[1] : "")));
+    }
+    return el("div", { class: "runs" }, el("h4", null, "Edits to the " + direction + " side"),
+      el("table", { id: "runs-" + direction }, el("thead", null, el("tr", null, el("th", null, "inserted"), el("th", { class: "num" }, "edits"),
+        el("th", null, "deleted"), el("th", { class: "num" }, "edits"))), el("tbody", null, rows)));
+  }
+  function drawEffect(view, d, method, rm, name, E, cmp, texts, params, entry) {
+    var n = E.id.length, carrier = E.carrier ? E.carrier[rm] : null, mine = E.rm[rm];
+    var withCarrier = {};
+    if (carrier) carrier.edits.forEach(function (j) { withCarrier[j] = true; });
+    function original(j) {
+      var c = E.c[j], t = texts[Math.floor(c / M.per_file)];
+      return (E.target[j] === 0 ? t.chosen : t.rejected)[c - t.first];
+    }
+    if (Object.keys(E.runs).length) {
+      add(view, el("h3", null, "What the edits changed most often"),
+        el("div", { class: "cols" }, runsTable(E.runs, "better"), runsTable(E.runs, "worse")));
+    }
+    var state = { dir: params.get("dir") || "", carrier: params.get("carrier") === "1", sort: params.get("sort") || (name === LENGTH ? "words" : "up"),
+      open: params.get("open") || "", shown: PAGE };
+    var controls = el("div", { class: "controls", id: "effect-controls" });
+    var dirSel = el("select", { id: "effect-dir" });
+    [["", "both directions"], ["1", "to the better side"], ["-1", "to the worse side"]].forEach(function (o) {
+      add(dirSel, el("option", { value: o[0], selected: o[0] === state.dir ? "selected" : null }, o[1]));
+    });
+    var sortSel = el("select", { id: "effect-sort" });
+    [["up", "reward change for " + rm + ", largest first"], ["down", "reward change for " + rm + ", smallest first"], ["words", "words changed, most first"]].forEach(function (o) {
+      add(sortSel, el("option", { value: o[0], selected: o[0] === state.sort ? "selected" : null }, o[1]));
+    });
+    add(controls, el("label", null, "edits ", dirSel), el("label", null, "sort ", sortSel));
+    var carrierBox = null;
+    if (carrier) {
+      carrierBox = el("input", { type: "checkbox", id: "effect-carrier-only", checked: state.carrier ? "checked" : null });
+      add(controls, el("label", null, carrierBox, " only the " + carrier.edits.length + " that " + (carrier.change === "inserts" ? "insert" : "delete") + " “" + carrier.phrase + "”"));
+    }
+    var out = el("div", { id: "effect-edits" });
+    add(view, el("h3", null, "The edits"), controls, out);
+    function sync() {
+      state.dir = dirSel.value; state.sort = sortSel.value; state.carrier = carrierBox ? carrierBox.checked : false; state.shown = PAGE;
+      history.replaceState(null, "", href(["effect", d.name, method, rm, name], { dir: state.dir, carrier: state.carrier ? 1 : 0, sort: state.sort, open: state.open }));
+      draw();
+    }
+    [dirSel, sortSel].concat(carrierBox ? [carrierBox] : []).forEach(function (c) { c.addEventListener("change", sync); });
+    var cm = explainedMethod(d, rm);
+    function card(j) {
+      var orig = original(j), y = mine.y[j], r = mine.r[j], cid = cmp.id[E.c[j]];
+      var summary = el("summary", null, el("span", { class: "badge " + (E.dir[j] > 0 ? "plus" : "minus") }, DIR_LABEL[E.dir[j]]),
+        E.a ? el("span", { class: "meta" }, entry.attributes[E.a[j]] + " ") : null,
+        el("span", { class: "delta", title: rm + ": reward change " + fmt(r) + " (" + fmt(y) + " reward sd" + (carrier && withCarrier[j] ? "; changes the carrier" : "") + ")" }, signed(y) + " sd"),
+        " · " + signed(E.words[j], 0) + " words · ", cid, el("span", { class: "preview" }, editPreview(orig, E.edit[j])));
+      var body = el("div", { class: "pert-body" });
+      var box = el("details", { class: "pert effect-edit", id: "e-" + E.id[j], "data-id": E.id[j] }, summary, body);
+      var filled = false;
+      function fill() {
+        if (filled) return;
+        filled = true;
+        add(body, el("p", { class: "meta" }, "edit of the " + TARGET[E.target[j]] + " response of ", cm ? el("a", { href: href(["cmp", d.name, cm.name, rm, cid]), class: "cmp-link" }, cid) : cid,
+          " · id " + E.id[j]));
+        add(body, renderEdit(orig, E.edit[j]));
+        add(body, el("table", { class: "results" }, el("thead", null, el("tr", null, el("th", null, "RM"), el("th", { class: "num" }, "reward change"), el("th", { class: "num" }, "in reward sd (as the effect)"))),
+          el("tbody", null, Object.keys(E.rm).map(function (other) {
+            return el("tr", null, el("td", null, other), el("td", { class: "num" }, fmt(E.rm[other].r[j])), el("td", { class: "num" }, signed(E.rm[other].y[j], 3)));
+          }))));
+      }
+      box.addEventListener("toggle", function () { if (box.open) { state.open = E.id[j]; fill(); } });
+      if (state.open === E.id[j]) { box.open = true; fill(); }
+      return box;
+    }
+    function draw() {
+      clear(out);
+      var list = [];
+      for (var j = 0; j < n; j++) {
+        if (state.dir && String(E.dir[j]) !== state.dir) continue;
+        if (state.carrier && !withCarrier[j]) continue;
+        list.push(j);
+      }
+      var key = function (j) { return mine.y[j] === null ? -Infinity : mine.y[j]; };
+      list.sort(state.sort === "words" ? function (a, b) { return Math.abs(E.words[b]) - Math.abs(E.words[a]) || a - b; } :
+        state.sort === "down" ? function (a, b) { return key(a) - key(b) || a - b; } : function (a, b) { return key(b) - key(a) || a - b; });
+      add(out, el("p", { class: "note", id: "effect-count" }, list.length + " of " + n + " edits shown" +
+        (name === LENGTH ? " (the " + n + " edits, of every attribute, that changed the length most)" : "")));
+      list.slice(0, state.shown).forEach(function (j) { add(out, card(j)); });
+      if (list.length > state.shown) {
+        add(out, el("p", { class: "pager" }, el("button", { class: "link", onclick: function () { state.shown += PAGE; draw(); } }, "show " + Math.min(PAGE, list.length - state.shown) + " more")));
+      }
+      if (state.open) {
+        var opened = document.getElementById("e-" + state.open);
+        if (opened) opened.scrollIntoView({ block: "center" });
+      }
+    }
+    draw();
+  }
+
+  // ── the edits behind a discovered feature ───────────────────────────────────────────────────────────
+  function viewDiscovered(view, args) {
+    var d = dataset(args[0]), k = Number(args[1]), feature = d.discovered[k];
+    add(view, el("p", null, el("a", { href: href(["findings", d.name]) }, "← what each RM rewards")));
+    if (!feature) { add(view, el("p", { class: "note" }, "No discovered feature " + args[1] + " in " + d.name + ".")); return; }
+    add(view, el("h2", { id: "discovered-title" }, "Discovered feature: " + feature.feature));
+    var rows = M.findings.filter(function (f) { return f.dataset === d.name && f.kind === "discovered" && f.name === feature.feature; });
+    add(view, el("ul", { id: "discovered-effects" }, rows.map(function (f) { return el("li", null, el("b", null, f.rm + ": " + f.phrase), " — " + numbers(f)); })));
+    return load("data/datasets/" + d.name + "/discovered/" + k + ".js", "discovered/" + d.name + "/" + k).then(function (D) {
+      add(view, el("p", { class: "note", id: "discovered-count" }, D.dir.length + " of its " + D.n + " edits shown: +1 adds the feature, −1 removes it."));
+      D.dir.forEach(function (dir, j) {
+        add(view, el("details", { class: "pert discovered-edit" }, el("summary", null, el("span", { class: "badge " + (dir > 0 ? "plus" : "minus") }, dir > 0 ? "adds" : "removes"),
+          el("span", { class: "preview" }, editPreview(D.source[j], D.edit[j]))), el("div", { class: "pert-body" }, renderEdit(D.source[j], D.edit[j]))));
+      });
+    });
   }
 
   // ── view: behind a bar ──────────────────────────────────────────────────────────────────────────────
@@ -792,15 +1023,20 @@
     var view = clear(document.getElementById("view"));
     if (!route.view) {
       var first = firstAnalysed();
-      if (first) route = { view: "flips", args: first, params: route.params };
+      if (M.findings.length) route = { view: "findings", args: [firstWithFindings()], params: route.params };
+      else if (first) route = { view: "flips", args: first, params: route.params };
       else if (M.datasets.length) route = { view: "list", args: [], params: route.params };
       else route = { view: "tokens", args: [], params: route.params };
     }
-    var ctx = route.view === "tokens" || !M.datasets.length ? null : context(route.args);
+    var own = route.view === "findings" || route.view === "effect" || route.view === "discovered";
+    var ctx = route.view === "tokens" || own || !M.datasets.length ? null : context(route.args);
     header(route, ctx);
     var done;
     try {
-      if (route.view === "flips" && ctx) done = viewFlips(view, ctx);
+      if (route.view === "findings") done = viewFindings(view, route.args[0] || firstWithFindings());
+      else if (route.view === "effect") done = viewEffect(view, route.args, route.params);
+      else if (route.view === "discovered") done = viewDiscovered(view, route.args);
+      else if (route.view === "flips" && ctx) done = viewFlips(view, ctx);
       else if (route.view === "bar" && ctx) done = viewBar(view, ctx, route.args);
       else if (route.view === "list" && ctx) done = viewList(view, ctx, route.params);
       else if (route.view === "cmp" && ctx) {

@@ -1,11 +1,12 @@
-"""Word-level edits of a perturbation against its original, computed once when the explorer is built.
+"""Word-level edits of a text against its original: the explorer stores every perturbation and effect edit
+as one, and the findings read what an edit inserted and deleted from the same words.
 
-Why at build time (Python's ``difflib``) and not in the browser: the explorer then stores each perturbation
-as its edit — runs of copied words and the words put in their place — instead of a second full copy of the
-response, so the data files grow with what the perturbations changed, not with how long the responses are
-(hs2's responses run to thousands of characters, and most perturbations change a few words). The page only
-replays the edit (linear in the text), one implementation is tested here in Python, and the browser never
-runs a quadratic diff over hundreds of perturbations when a comparison opens.
+Why the explorer computes them at build time (Python's ``difflib``) and not in the browser: it then stores
+each perturbation as its edit — runs of copied words and the words put in their place — instead of a second
+full copy of the response, so the data files grow with what the perturbations changed, not with how long the
+responses are (hs2's responses run to thousands of characters, and most perturbations change a few words).
+The page only replays the edit (linear in the text), one implementation is tested here in Python, and the
+browser never runs a quadratic diff over hundreds of perturbations when a comparison opens.
 
 A text is split into words with the ASCII whitespace that follows them (``"Hello, "``, ``"world"``) and
 leading whitespace on its own, so joining the pieces gives the text back exactly. An edit is a list of steps

@@ -2,7 +2,9 @@
 
 Steps, per configured RM: score both responses (orientation), perturb with the configured method (per-RM
 or shared orientation as in config), score the perturbations, categorise them as CFs/SFs, then write one
-figure and one page per RM and a summary (Markdown and HTML) in the output directory. Intermediate tables
+figure and one page per RM and a summary (Markdown and HTML) in the output directory. Then the attribute
+effects of this one comparison (``rmexplain.effects.single``): both responses edited along every attribute,
+both ways, every RM's change in reward per attribute, beside the flip-style deltas. Intermediate tables
 go to ``<out>/work/`` in the workflow's own Parquet contracts.
 """
 
@@ -24,6 +26,9 @@ from rmexplain.analysis.sensitivity import AnalysisError
 from rmexplain.analysis.tables import SIDE_LABEL, num, to_markdown
 from rmexplain.data.readers import Pair, SkipCounter, check_pair
 from rmexplain.design import Design
+from rmexplain.effects.base import LENGTH
+from rmexplain.effects.single import NOTE as EFFECTS_NOTE
+from rmexplain.effects.single import one_comparison_effects
 from rmexplain.explanations.categorise import categorise
 from rmexplain.perturb.stages import perturb_to_parquet
 from rmexplain.schemas import (
@@ -143,7 +148,7 @@ def explain_one(
             llm=config.get("llm") if design.method(method).uses_llm else None,
         )
     options = FigureOptions.from_config(config.get("figures"))
-    rows = []
+    rows, explained = [], {}
     for rm in rms:
         spec, arts = design.scoring_spec(rm), artifacts_for(config, rm, root)
         perturbations_path = str(work / f"perturbations_{orienters[rm]}.parquet")
@@ -166,11 +171,24 @@ def explain_one(
             orientation=dataset.explanation_orientation(rm),
         )
         write_table(explanations, work / f"explanations_{rm}.parquet", EXPLANATIONS, "explanations")
+        explained[rm] = explanations
         rows.append(
             _report_rm(rm, comparisons, explanations, perturbations, out, options, global_pfr, method)
         )
     summary = pl.DataFrame(rows)
-    _write_summary(summary, request, method, out)
+    effects = one_comparison_effects(
+        design,
+        comparisons,
+        comparisons_path,
+        method,
+        rms,
+        {rm: read_table(originals[rm], ORIGINAL_SCORES, "original_scores") for rm in rms},
+        explained,
+        {rm: artifacts_for(config, rm, root) for rm in rms},
+        work,
+        log,
+    )
+    _write_summary(summary, request, method, out, effects)
     return summary
 
 
@@ -239,14 +257,36 @@ def _report_rm(
     }
 
 
-def _write_summary(summary: pl.DataFrame, request: Request, method: str, out: Path) -> None:
+def _write_summary(
+    summary: pl.DataFrame, request: Request, method: str, out: Path, effects: pl.DataFrame | None
+) -> None:
     intro = (
         f"Perturbation method: {method}. *prefers*: the response the RM scores higher (y+). "
         "*CF*: perturbations that flip the preference, of y+ (Y+) and of y− (Y−). "
         "*Top attributes*: the largest reward changes against the preference (Δ)."
     )
     md = f"# One comparison explained\n\n**Prompt**: {request.prompt}\n\n{intro}\n\n{to_markdown(summary)}"
+    effects_html = ""
+    if effects is not None:
+        per_attribute = effects.filter(pl.col("attribute") != LENGTH)["n edits"]
+        note = EFFECTS_NOTE.format(n=int(per_attribute.max() or 0))
+        section = f"## Attribute effects\n\n{note}\n\n{to_markdown(effects)}"
+        md += f"\n{section}"
+        effects.write_csv(out / "effects.csv")
+        (out / "effects.md").write_text(section, encoding="utf-8")
+        effects_html = f"<h3>Attribute effects</h3><p>{html.escape(note)}</p>" + _html_table(effects)
     (out / "summary.md").write_text(md, encoding="utf-8")
+    (out / "summary.html").write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>One comparison explained</title></head>"
+        "<body>"
+        f"<h2>One comparison explained</h2><p><b>Prompt</b>: {html.escape(request.prompt)}</p>"
+        f"<p>{html.escape(intro)}</p>{_html_table(summary)}{effects_html}</body></html>\n",
+        encoding="utf-8",
+    )
+
+
+def _html_table(frame: pl.DataFrame) -> str:
+    """A table of the summary's HTML page (a ``page`` column links the RM's page)."""
     cells = "".join(
         "<tr>"
         + "".join(
@@ -256,14 +296,7 @@ def _write_summary(summary: pl.DataFrame, request: Request, method: str, out: Pa
             for k, v in row.items()
         )
         + "</tr>"
-        for row in summary.iter_rows(named=True)
+        for row in frame.iter_rows(named=True)
     )
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in summary.columns)
-    (out / "summary.html").write_text(
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>One comparison explained</title></head>"
-        "<body>"
-        f"<h2>One comparison explained</h2><p><b>Prompt</b>: {html.escape(request.prompt)}</p>"
-        f"<p>{html.escape(intro)}</p><table border='1' cellpadding='4'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{cells}</tbody></table></body></html>\n",
-        encoding="utf-8",
-    )
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    return f"<table border='1' cellpadding='4'><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"

@@ -1,0 +1,114 @@
+"""The report's landing text with the findings first (``results/findings/landing.rst``).
+
+Snakemake renders the landing text (``report:`` in the Snakefile) as a Jinja template and then as
+reStructuredText. The findings rule writes this file: the workflow's own template
+(``workflow/report/workflow.rst``) with its findings marker replaced by the findings of this run; the
+Snakefile points ``report:`` at it once it exists. Every text from the data is escaped for both: a backslash
+before each reStructuredText markup character, and each ``{`` written as a Jinja expression.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from rmexplain.findings import language
+
+MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
+_RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:#=~^+\-'\"!$%&(),./;?@])")
+_SPACE = re.compile(r"\s+")
+FLIP_RATES_DIFFER = (
+    "The paper's preference flip rates answer another question: how often an edit made *against* the RM's "
+    "preference flips it. They depend on the margins between the two responses and on what else an edit "
+    "changes; the effects above move every response both ways and hold length equal."
+)
+
+
+def text(value: object) -> str:
+    """A data text as literal reStructuredText inside a Jinja template: one line, markup escaped."""
+    line = _SPACE.sub(" ", str(value)).strip()
+    return _RST_SPECIAL.sub(r"\\\1", line).replace("{", '{{ "{" }}')
+
+
+def signed(x: float | None, digits: int = 2) -> str:
+    """A number with its sign ("+0.42", "−0.30"), "–" when missing."""
+    if x is None or x != x:
+        return "–"
+    return f"{x:+.{digits}f}".replace("-", "−")
+
+
+def finding_line(row: dict) -> str:
+    """One bullet: the direction in words, the number and interval, the carrier, the example."""
+    name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
+    unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd when added"
+    vs = f" vs {row['reference']}" if row.get("reference") else ""
+    parts = [
+        f"- **{text(row['phrase'])}** — {text(name)} {text(signed(row['effect']))} "
+        f"\\[{text(signed(row['low']))}, {text(signed(row['high']))}\\] {text(unit + vs)}"
+        + ("" if row["significant"] else " (not significant)")
+        + "."
+    ]
+    if row.get("carrier"):
+        verb = "insert" if row["carrier_change"] == "inserts" else "delete"
+        parts.append(
+            f"{row['carrier_edits']} of {row['n_direction']} edits {verb} “{text(row['carrier'])}”; they "
+            f"account for {row['carrier_share_change']:.0%} of the reward change at equal length."
+        )
+    if row.get("example_before") is not None:
+        change, words = row.get("example_effect_change"), row.get("example_words_change")
+        said = [f"{signed(change)} sd"] if change is not None else []
+        said += [f"{words:+d} words".replace("-", "−")] if words else []
+        tail = f" ({text(', '.join(said))})" if said else ""
+        parts.append(f"E.g. “{text(row['example_before'])}” → “{text(row['example_after'])}”{tail}.")
+    return " ".join(parts)
+
+
+def findings_rst(
+    findings: pl.DataFrame,
+    datasets: Sequence[str],
+    rms: Sequence[str],
+    level: float,
+    table_link: str,
+    flip_rates_link: str | None,
+) -> str:
+    """The findings block: per dataset, method and RM (config order), its leading findings."""
+    out = [
+        "**What each RM rewards.** Attribute effects: the change in the RM's reward, in its reward sd, when "
+        f"a response moves to an attribute's better side, its length held equal ({level:.0%} intervals); "
+        f"length: per sd of length, longer. Every finding, with the edits behind it: `{table_link}`_ and the "
+        "`explorer <explorer/index.html>`_.",
+        "",
+    ]
+    if findings.is_empty():
+        out += ["No attribute effects were computed in this run.", ""]
+    for dataset in [d for d in datasets if d in set(findings["dataset"])]:
+        mine = findings.filter(pl.col("dataset") == dataset)
+        for rm in [r for r in rms if r in set(mine["rm"])]:
+            out += _rm_block(mine.filter(pl.col("rm") == rm), dataset, rm)
+    if flip_rates_link:
+        out += [f"{FLIP_RATES_DIFFER} They are under `{flip_rates_link}`_ and in the explorer.", ""]
+    return "\n".join(out)
+
+
+def _rm_block(rows: pl.DataFrame, dataset: str, rm: str) -> list[str]:
+    """One RM's leading findings on one dataset: its effects in its own order, then discovered features."""
+    effects = rows.filter(pl.col("kind") != "discovered")
+    methods = ", ".join(effects["method"].unique(maintain_order=True))
+    head = f"**{text(rm)}** on {text(dataset)}" + (f" ({text(methods)} edits)" if methods else "") + ":"
+    leading = rows.filter(pl.col("leading"))
+    discovered = pl.col("kind") == "discovered"
+    ordered = pl.concat([leading.filter(~discovered).sort("rank"), leading.filter(discovered).sort("rank")])
+    bullets = [finding_line(r) for r in ordered.iter_rows(named=True)]
+    attributes = effects.filter(pl.col("kind") == "attribute")
+    if attributes.height and not attributes["significant"].any():
+        bullets.insert(0, "- No attribute effect is significant.")
+    return [head, "", *bullets, ""]
+
+
+def landing_text(template: str, findings_block: str) -> str:
+    """The workflow's landing template with its findings marker replaced by ``findings_block``."""
+    if MARKER not in template:
+        raise ValueError(f"the report template has no line {MARKER!r} to put the findings at")
+    return template.replace(MARKER, findings_block, 1)

@@ -1,0 +1,282 @@
+"""The findings: per dataset and RM, what it rewards and penalises, in words and numbers (docs/findings.md).
+
+Rows come from three places: the primary estimator's attribute effects and its ``length`` row (with the edits
+behind each: an example, what they changed most often, and a phrase that carries most of the effect), and,
+where the discovery stage ran, its discovered features (with an example of their edits). Each RM's rows are
+ranked by its own |effect|; the leading ones are what the report's landing page and the explorer's first view
+show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rmexplain.effects.base import LENGTH
+from rmexplain.findings import language
+from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
+from rmexplain.schemas import FINDINGS, conform, polars_schema
+from rmexplain.textdiff import words
+
+ALPHA = 0.05  # a discovered feature is significant when its q-value is below this
+CONTEXT_WORDS = 5  # words of context on each side of an example's change
+EXAMPLE_WORDS = 30  # an example stretch longer than this is cut in the middle
+
+
+@dataclass(frozen=True)
+class FindingSettings:
+    """How many findings lead, and how many changed stretches a finding lists."""
+
+    leading_attributes: int = 5  # largest significant attribute effects shown first (length always is)
+    leading_discovered: int = 5  # largest significant discovered features shown first
+    top_runs: int = 3  # inserted and deleted stretches listed per finding
+
+
+# ── examples ──────────────────────────────────────────────────────────────────────────────────────────────
+def snippet(source: str, edited: str) -> tuple[str, str]:
+    """(before, after): the stretch of each text from its first change through the following changes that
+    keep the stretch within ``EXAMPLE_WORDS`` words in both texts (a single longer change is kept whole), with
+    ``CONTEXT_WORDS`` words around it and "…" where text is left out."""
+    a, b = words(source), words(edited)
+    changes = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not changes:
+        return _cut(a, 0, len(a)), _cut(b, 0, len(b))
+    _, i1, i2, j1, j2 = changes[0]
+    for _, _, k2, _, l2 in changes[1:]:
+        if k2 - i1 > EXAMPLE_WORDS or l2 - j1 > EXAMPLE_WORDS:
+            break
+        i2, j2 = k2, l2
+    return (
+        _cut(a, max(0, i1 - CONTEXT_WORDS), min(len(a), i2 + CONTEXT_WORDS)),
+        _cut(b, max(0, j1 - CONTEXT_WORDS), min(len(b), j2 + CONTEXT_WORDS)),
+    )
+
+
+def _cut(pieces: list[str], start: int, end: int) -> str:
+    text = "".join(pieces[start:end]).strip()
+    return ("… " if start > 0 else "") + text + (" …" if end < len(pieces) else "")
+
+
+def median_row(values: np.ndarray) -> int:
+    """Index of the lower median of ``values`` (finite), the first such index on ties."""
+    order = np.argsort(values, kind="stable")
+    return int(order[(len(order) - 1) // 2])
+
+
+# ── attribute and length findings of one (dataset, method) ───────────────────────────────────────────────
+def edit_texts(edits: pl.DataFrame, comparisons: pl.DataFrame) -> pl.DataFrame:
+    """``edit_id, source_text, text`` of round-1 edits (their source is the original response)."""
+    originals = pl.concat(
+        [comparisons.select("comparison_id", pl.lit(t).alias("target"), pl.col(t).alias("source_text"))
+         for t in ("chosen", "rejected")]
+    )  # fmt: skip
+    return edits.filter(pl.col("round") == 1).join(originals, on=["comparison_id", "target"], how="left")
+
+
+def _effects_rows(effects: pl.DataFrame) -> pl.DataFrame:
+    return effects.filter(pl.col("primary")).sort(["rm", "rank"])
+
+
+def attribute_findings(
+    effects: pl.DataFrame,
+    changes: pl.DataFrame,
+    texts: pl.DataFrame,
+    descriptions: Mapping[str, str],
+    settings: FindingSettings,
+) -> list[dict[str, Any]]:
+    """FINDINGS rows of one (dataset, method): every RM's primary-estimator rows, with the edits behind them.
+
+    ``changes``: EFFECT_CHANGES of the pair; ``texts``: ``edit_id, source_text, text`` of its round-1
+    edits."""
+    by_edit = {r["edit_id"]: r for r in texts.select("edit_id", "source_text", "text").iter_rows(named=True)}
+    edits = {e: Changed.of(r["source_text"], r["text"]) for e, r in by_edit.items()}
+    primary = _effects_rows(effects)
+    rows = []
+    for row in primary.iter_rows(named=True):
+        mine = at_equal_length(changes.filter(pl.col("rm") == row["rm"]), primary, row["rm"])
+        base = _base_row(row, descriptions)
+        if row["attribute"] == LENGTH:
+            base.update(_length_example(mine, by_edit, row["effect"]))
+        else:
+            attribute = mine.filter(pl.col("attribute") == row["attribute"])
+            base.update(_behind(attribute, row["effect"], by_edit, edits, settings))
+        rows.append(base)
+    return _lead(rows, settings.leading_attributes)
+
+
+def at_equal_length(changes: pl.DataFrame, primary: pl.DataFrame, rm: str) -> pl.DataFrame:
+    """One RM's changes with ``equal_length``: y(e) − γ·Δℓ(e), γ the RM's ``length`` effect under the
+    primary estimator (0 where it has no length row), so what the RM gives or takes for length itself is not
+    credited to the phrases an edit inserts or deletes."""
+    gamma = primary.filter((pl.col("rm") == rm) & (pl.col("attribute") == LENGTH))["effect"]
+    slope = float(gamma[0]) if gamma.len() and np.isfinite(gamma[0]) else 0.0
+    return changes.with_columns(equal_length=pl.col("effect_change") - slope * pl.col("length_change"))
+
+
+def _base_row(row: Mapping[str, Any], descriptions: Mapping[str, str]) -> dict[str, Any]:
+    name, effect = row["attribute"], row["effect"]
+    defined = effect is not None and np.isfinite(effect)
+    return {
+        "dataset": row["dataset"],
+        "method": row["method"],
+        "rm": row["rm"],
+        "kind": LENGTH if name == LENGTH else "attribute",
+        "name": name,
+        "description": None if name == LENGTH else descriptions.get(name),
+        "phrase": language.attribute_phrase(name, effect) if defined else f"{name}: no estimate",
+        "effect": effect,
+        "low": row["low"],
+        "high": row["high"],
+        "significant": bool(row["significant"]),
+        "q_value": None,
+        "reference": row["reference"],
+        "n": row["n"],
+        "rank": row["rank"],
+    }
+
+
+def _behind(
+    edits: pl.DataFrame,
+    effect: float,
+    texts: Mapping[str, Mapping[str, str]],
+    changed: Mapping[str, Changed],
+    settings: FindingSettings,
+) -> dict[str, Any]:
+    """The example (the median change at equal length), the most frequent changes and the carrier of an
+    attribute's rewarded-direction edits."""
+    rewarded = language.side(effect) if np.isfinite(effect) else "better"
+    chosen = edits.filter((pl.col("direction") == rewarded) & pl.col("equal_length").is_not_null())
+    chosen = chosen.sort("edit_id")
+    ids, values = chosen["edit_id"].to_list(), chosen["equal_length"].to_numpy()
+    out: dict[str, Any] = {"n_direction": len(ids)}
+    if not ids:
+        return out
+    out.update(_example(chosen.row(median_row(values), named=True), texts))
+    out["inserted_most"] = _listed(top_runs([changed[e].inserted_runs for e in ids], settings.top_runs))
+    out["deleted_most"] = _listed(top_runs([changed[e].deleted_runs for e in ids], settings.top_runs))
+    runs = frozenset(r for e in ids for r in (*changed[e].inserted_runs, *changed[e].deleted_runs))
+    found = carrier([changed[e].inserted for e in ids], [changed[e].deleted for e in ids], values, runs)
+    if found is not None:
+        out.update(
+            carrier=found.phrase,
+            carrier_change=found.change,
+            carrier_edits=found.n_edits,
+            carrier_share_edits=found.share_edits,
+            carrier_share_change=found.share_change,
+        )
+    return out
+
+
+def _length_example(changes: pl.DataFrame, texts: Mapping[str, Mapping[str, str]], effect: float) -> dict:
+    """An edit that shows the length effect: of the round-1 edits whose reward moved the way the effect says
+    for their change in length, the one that changed the length most (ties by edit id)."""
+    if effect is None or not np.isfinite(effect) or effect == 0:
+        return {}
+    sign = np.sign(effect)
+    fitting = changes.filter(
+        (pl.col("words_change") != 0)
+        & pl.col("effect_change").is_not_null()
+        & (pl.col("effect_change") * pl.col("words_change").sign() * sign > 0)
+    )
+    if not fitting.height:
+        return {}
+    pick = fitting.sort([pl.col("words_change").abs(), "edit_id"], descending=[True, False]).row(
+        0, named=True
+    )
+    return _example(pick, texts)
+
+
+def _example(row: Mapping[str, Any], texts: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    text = texts[row["edit_id"]]
+    before, after = snippet(text["source_text"], text["text"])
+    return {
+        "example_edit_id": row["edit_id"],
+        "example_comparison_id": row["comparison_id"],
+        "example_before": before,
+        "example_after": after,
+        "example_effect_change": row["effect_change"],
+        "example_reward_change": row["reward_change"],
+        "example_words_change": row["words_change"],
+    }
+
+
+def _listed(items: Sequence[tuple[str, int]]) -> str | None:
+    return "; ".join(f"{shown(run)} ({n})" for run, n in items) or None
+
+
+def _lead(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    """Mark the leading rows of each RM: its length row, and its ``k`` largest significant attribute rows."""
+    taken: dict[str, int] = {}
+    for row in sorted(rows, key=lambda r: (r["rm"], r["rank"])):
+        if row["kind"] == LENGTH:
+            row["leading"] = True
+        elif row["significant"] and taken.get(row["rm"], 0) < k:
+            taken[row["rm"]] = taken.get(row["rm"], 0) + 1
+            row["leading"] = True
+        else:
+            row["leading"] = False
+    return rows
+
+
+# ── discovered features ───────────────────────────────────────────────────────────────────────────────────
+DISCOVERED_COLUMNS = ("dataset", "rm", "engine", "feature", "description", "effect", "low", "high", "q_value",
+                      "n", "support")  # fmt: skip
+DISCOVERY_EDIT_COLUMNS = ("feature", "direction", "source_text", "edited_text")
+
+
+def discovered_findings(
+    discovered: pl.DataFrame, discovery_edits: Mapping[str, pl.DataFrame], settings: FindingSettings
+) -> list[dict[str, Any]]:
+    """FINDINGS rows of the discovered features (``discovered_biases``'s rows), each with the first edit that
+    adds it (file order) as its example; ``discovery_edits``: dataset -> that dataset's discovery edits."""
+    missing = [c for c in DISCOVERED_COLUMNS if c not in discovered.columns]
+    if missing:
+        raise ValueError(f"discovered biases: missing column(s) {missing}; have {discovered.columns}")
+    rows = []
+    for r in discovered.iter_rows(named=True):
+        significant = r["q_value"] is not None and r["q_value"] < ALPHA
+        row = {
+            "dataset": r["dataset"], "method": r["engine"], "rm": r["rm"], "kind": "discovered",
+            "name": r["feature"], "description": r["description"],
+            "phrase": language.feature_phrase(r["feature"], r["description"], r["effect"]),
+            "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": significant,
+            "q_value": r["q_value"], "reference": None, "n": r["n"],
+        }  # fmt: skip
+        edits = discovery_edits.get(r["dataset"])
+        if edits is not None:
+            adds = edits.filter((pl.col("feature") == r["feature"]) & (pl.col("direction") == 1))
+            if adds.height:
+                before, after = snippet(adds["source_text"][0], adds["edited_text"][0])
+                row.update(example_before=before, example_after=after)
+        rows.append(row)
+    return _rank_discovered(rows, settings.leading_discovered)
+
+
+def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["dataset"], row["method"], row["rm"]), []).append(row)
+    for group in groups.values():
+        group.sort(key=lambda r: (-abs(r["effect"]) if np.isfinite(r["effect"]) else 1.0, r["name"]))
+        lead = 0
+        for i, row in enumerate(group, start=1):
+            row["rank"] = i
+            row["leading"] = bool(row["significant"] and lead < k)
+            lead += row["leading"]
+    return rows
+
+
+# ── the table ─────────────────────────────────────────────────────────────────────────────────────────────
+def findings_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """FINDINGS from rows (missing keys null), sorted by dataset, RM, kind (effects before discoveries),
+    method and rank."""
+    schema = polars_schema(FINDINGS)
+    frame = pl.DataFrame([{k: row.get(k) for k in schema} for row in rows], schema=schema)
+    frame = frame.with_columns(_discovered=pl.col("kind") == "discovered")
+    frame = frame.sort(["dataset", "rm", "_discovered", "method", "rank"]).drop("_discovered")
+    return conform(frame, FINDINGS, "findings")

@@ -133,6 +133,14 @@ def test_each_paper_attribute_has_both_sides_in_words():
         language.feature_phrase("opener", "an affirmative opener", -0.4) == "penalises an affirmative opener"
     )
     assert language.feature_phrase("spaces", "", 0.4) == "rewards spaces"
+    # the discovery's descriptions are sentences: lower-cased after the verb, without their full stop
+    assert (
+        language.feature_phrase("apology", "An apology (I'm sorry).", 1.8) == "rewards an apology (I'm sorry)"
+    )
+    assert (
+        language.feature_phrase("neg", "AFINN-en-165 negative words.", -1)
+        == "penalises AFINN-en-165 negative words"
+    )
     for sides in language.directions().values():  # the phrase names the rewarded side: no "not"/"avoid"
         assert not any(word in sides["better"].split() for word in ("not", "avoid", "avoiding"))
 

@@ -315,10 +315,9 @@ def findings_inputs(design: Design) -> dict[str, list[str]]:
         "edits": [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in pairs],
         "changes": effect_change_files(design),
         "comparisons": [paths.fmt(paths.COMPARISONS, dataset=d) for d, _ in pairs],
-        # the bias-discovery stage (where it runs): results/tables/discovered_biases.csv and each dataset's
-        # results/discovery/<dataset>/edits.parquet; none until that stage is part of the workflow
-        "discovered": [],
-        "discovery_edits": [],
+        # bias discovery, where it runs: its table and each discovery dataset's tested edits
+        "discovered": [paths.BIASES_TABLE] if design.discovery_datasets() else [],
+        "discovery_edits": [paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()],
     }
 
 

@@ -47,7 +47,9 @@ def attribute_phrase(attribute: str, effect: float) -> str:
 
 def feature_phrase(feature: str, description: str | None, effect: float) -> str:
     """The plain-language direction of a discovered feature (effect: the change when it is added)."""
-    what = (description or "").strip() or feature
+    what = (description or "").strip().rstrip(".") or feature
+    if what[:1].isupper() and not what[1:2].isupper():  # "An apology" -> "an apology"; "AFINN ..." stays
+        what = what[0].lower() + what[1:]
     return f"{'penalises' if effect < 0 else 'rewards'} {what}"
 
 

@@ -23,6 +23,7 @@ from rmexplain.markup import write_table_pages
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
     COMPARISONS,
+    DISCOVERED_BIASES,
     EFFECT_CHANGES,
     EFFECT_EDITS,
     FINDINGS,
@@ -89,7 +90,7 @@ def read_findings_inputs(inputs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
             strict=True,
         )
     )
-    discovered = [pl.read_csv(p) for p in inputs.get("discovered", [])]
+    discovered = [_discovered_table(p) for p in inputs.get("discovered", [])]
     discovery_edits = {}
     for path in inputs.get("discovery_edits", []):
         frame = pl.read_parquet(path)
@@ -98,6 +99,13 @@ def read_findings_inputs(inputs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
             raise ValueError(f"{path}: missing column(s) {missing}; have {frame.columns}")
         discovery_edits[Path(path).parent.name] = frame  # results/discovery/<dataset>/edits.parquet
     return {"pairs": pairs, "discovered": discovered, "discovery_edits": discovery_edits}
+
+
+def _discovered_table(path: str) -> pl.DataFrame:
+    """Bias discovery's table: its Parquet file (checked against its contract), or its CSV page."""
+    if path.endswith(".parquet"):
+        return read_table(path, DISCOVERED_BIASES, "discovered biases")
+    return pl.read_csv(path)
 
 
 def findings_table(

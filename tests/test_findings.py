@@ -17,7 +17,7 @@ from docutils.core import publish_parts
 from jinja2 import Environment
 
 from rmexplain.findings import language
-from rmexplain.findings.landing import MARKER, findings_rst, landing_text, text
+from rmexplain.findings.landing import MARKER, finding_line, findings_rst, landing_text, text
 from rmexplain.findings.phrases import Changed, carrier, changed_phrases, changed_runs, telling, top_runs
 from rmexplain.findings.stages import run_findings
 from rmexplain.findings.summary import (
@@ -283,6 +283,31 @@ DISCOVERY_EDITS = pl.DataFrame(
         "edited_text": ["## Steps\nBoil the egg.", "Boil it.", "Great question! Boil it."],
     }
 )
+
+
+def test_a_discovered_feature_shows_the_discoverys_own_example_and_verdict():
+    """The discovery's table chose the example (and its reward change) and the verdict (fdr and min_effect):
+    the findings show those, not the first edit of the file nor q < 0.05."""
+    table = DISCOVERED.with_columns(
+        significant=pl.Series([False, True, False]),  # the opener: q 0.01 but within discovery.min_effect
+        reference=pl.lit("base"),
+        example_comparison_id=pl.Series(["c7", "c3", None]),
+        example_before=pl.Series(["Boil the water first.", "Boil the egg.", None]),
+        example_after=pl.Series(["Sure! Boil the water first.", "## Steps\nBoil the egg.", None]),
+        example_reward_change=pl.Series([0.31, -1.25, None]),
+    )
+    rows = findings_frame(discovered_findings(table, {"d": DISCOVERY_EDITS}, FindingSettings()))
+    headers, opener, spacing = rows.iter_rows(named=True)
+    assert not opener["significant"] and not opener["leading"] and headers["significant"]
+    assert (opener["example_before"], opener["example_after"]) == (
+        "Boil the water first.",
+        "Sure! Boil the water first.",
+    )
+    assert opener["example_reward_change"] == 0.31 and opener["example_words_change"] == 1
+    assert opener["example_comparison_id"] == "c7" and opener["reference"] == "base"
+    assert spacing["example_before"] is None  # the table has no example and the edits none that add it
+    line = finding_line(headers)
+    assert "vs base" in line and "(−1.25 reward, +2 words)" in line.replace("\\", "")
 
 
 def test_discovered_features_each_with_an_example_edit():

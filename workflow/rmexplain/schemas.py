@@ -713,10 +713,12 @@ FINDINGS: Contract = {
         pl.Int64, "Round-1 edits in the direction the RM rewards (with a known reward change).", True
     ),
     "example_edit_id": Column(pl.String, "The example edit (joins EFFECT_EDITS); null where none.", True),
-    "example_comparison_id": Column(pl.String, "Its comparison; null for a discovered feature's.", True),
+    "example_comparison_id": Column(pl.String, "Its comparison; null where none.", True),
     "example_before": Column(pl.String, "The example: the changed stretch before the edit.", True),
     "example_after": Column(pl.String, "... and after it.", True),
-    "example_effect_change": Column(pl.Float64, "The example's y(e) (reward sd); null where unknown.", True),
+    "example_effect_change": Column(
+        pl.Float64, "The example's y(e) (reward sd); null where unknown (a discovered feature's).", True
+    ),
     "example_reward_change": Column(pl.Float64, "The example's reward change (reward units).", True),
     "example_words_change": Column(pl.Int64, "The example's change in words.", True),
     "inserted_most": Column(

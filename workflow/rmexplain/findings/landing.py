@@ -58,7 +58,9 @@ def finding_line(row: dict) -> str:
         )
     if row.get("example_before") is not None:
         change, words = row.get("example_effect_change"), row.get("example_words_change")
+        reward = row.get("example_reward_change")
         said = [f"{signed(change)} sd"] if change is not None else []
+        said += [f"{signed(reward)} reward"] if change is None and reward is not None else []
         said += [f"{words:+d} words".replace("-", "−")] if words else []
         tail = f" ({text(', '.join(said))})" if said else ""
         parts.append(f"E.g. “{text(row['example_before'])}” → “{text(row['example_after'])}”{tail}.")

@@ -239,22 +239,45 @@ def discovered_findings(
         raise ValueError(f"discovered biases: missing column(s) {missing}; have {discovered.columns}")
     rows = []
     for r in discovered.iter_rows(named=True):
-        significant = r["q_value"] is not None and r["q_value"] < ALPHA
         row = {
             "dataset": r["dataset"], "method": r["engine"], "rm": r["rm"], "kind": "discovered",
             "name": r["feature"], "description": r["description"],
             "phrase": language.feature_phrase(r["feature"], r["description"], r["effect"]),
-            "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": significant,
-            "q_value": r["q_value"], "reference": None, "n": r["n"],
+            "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": _significant(r),
+            "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"],
         }  # fmt: skip
-        edits = discovery_edits.get(r["dataset"])
-        if edits is not None:
-            adds = edits.filter((pl.col("feature") == r["feature"]) & (pl.col("direction") == 1))
-            if adds.height:
-                before, after = snippet(adds["source_text"][0], adds["edited_text"][0])
-                row.update(example_before=before, example_after=after)
+        row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
     return _rank_discovered(rows, settings.leading_discovered)
+
+
+def _significant(row: Mapping[str, Any]) -> bool:
+    """The discovery's own verdict where its table has one (q-value within ``discovery.fdr`` and beyond
+    ``discovery.min_effect``), else q < 0.05."""
+    if row.get("significant") is not None:
+        return bool(row["significant"])
+    return row["q_value"] is not None and row["q_value"] < ALPHA
+
+
+def _discovered_example(row: Mapping[str, Any], edits: pl.DataFrame | None) -> dict[str, Any]:
+    """The example of a discovered feature: the one the discovery's table chose (an addition whose change is
+    the median of its direction, with its reward change), else the first edit adding it in ``edits``."""
+    if row.get("example_after") is not None:
+        before, after = snippet(row["example_before"], row["example_after"])
+        return {
+            "example_comparison_id": row.get("example_comparison_id"),
+            "example_before": before,
+            "example_after": after,
+            "example_reward_change": row.get("example_reward_change"),
+            "example_words_change": len(words(row["example_after"])) - len(words(row["example_before"])),
+        }
+    if edits is None:
+        return {}
+    adds = edits.filter((pl.col("feature") == row["feature"]) & (pl.col("direction") == 1))
+    if not adds.height:
+        return {}
+    before, after = snippet(adds["source_text"][0], adds["edited_text"][0])
+    return {"example_before": before, "example_after": after}
 
 
 def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:

@@ -596,6 +596,29 @@ def test_uncommitted_changes_of_the_source_are_flagged_with_their_hash(tmp_path)
     assert table_rows(repo)["source", "uncommitted changes"] == ("", f"1 file, sha256 {changes}")
 
 
+def test_an_untracked_link_to_a_folder_is_hashed_by_its_target_not_followed(tmp_path):
+    """A virtual environment linked into a checkout (``.venv -> /elsewhere/venv``, not ignored) is one
+    changed path, hashed by where it points, as git stores a link: no error reading a folder."""
+    repo = tmp_path / "src"
+    repo.mkdir()
+    (repo / "stage.py").write_text("x = 1\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "first")
+    for name in ("venv_a", "venv_b"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+    (repo / ".venv").symlink_to(tmp_path / "venv_a", target_is_directory=True)
+    linked = source_state(repo)
+    assert linked["dirty"] and linked["changed"] == [".venv"]
+    by_hand = hashlib.sha256(b"\0.venv\0" + hashlib.sha256(str(tmp_path / "venv_a").encode()).digest())
+    assert linked["changes_sha256"] == by_hand.hexdigest()  # git diff HEAD is empty here
+    (tmp_path / "venv_a" / "bin" / "python").write_text("")  # what it holds does not count
+    assert source_state(repo) == linked
+    (repo / ".venv").unlink()
+    (repo / ".venv").symlink_to(tmp_path / "venv_b", target_is_directory=True)
+    assert source_state(repo)["changes_sha256"] != linked["changes_sha256"]
+
+
 @pytest.mark.parametrize(
     "config_file", ["config/config.yaml", "config/paper.yaml", "config/tokens_paper.yaml"]
 )

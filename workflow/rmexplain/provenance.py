@@ -201,7 +201,7 @@ def source_state(directory: str | Path) -> Record:
     untracked = sorted(p for p in untracked if p)
     digest = hashlib.sha256(diff)
     for name in untracked:
-        digest.update(b"\0" + name + b"\0" + bytes.fromhex(file_sha256(root / name.decode())))
+        digest.update(b"\0" + name + b"\0" + _untracked_digest(root / name.decode()))
     changed = sorted({p.decode() for p in [*tracked, *untracked] if p})
     return {
         "commit": commit.decode().strip(),
@@ -209,6 +209,14 @@ def source_state(directory: str | Path) -> Record:
         "changed": changed,
         "changes_sha256": digest.hexdigest() if changed else None,
     }
+
+
+def _untracked_digest(path: Path) -> bytes:
+    """An untracked path's sha256: a symbolic link's is that of its target path, as git stores a link (a
+    link to a folder, such as a virtual environment, is not followed); a file's, that of its bytes."""
+    if path.is_symlink():
+        return hashlib.sha256(os.readlink(path).encode()).digest()
+    return bytes.fromhex(file_sha256(path))
 
 
 def _read_json(path: str | Path) -> Any:

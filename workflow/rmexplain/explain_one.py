@@ -30,6 +30,7 @@ from rmexplain.effects.base import LENGTH
 from rmexplain.effects.single import NOTE as EFFECTS_NOTE
 from rmexplain.effects.single import one_comparison_effects
 from rmexplain.explanations.categorise import categorise
+from rmexplain.findings.language import attribute_phrase
 from rmexplain.perturb.stages import perturb_to_parquet
 from rmexplain.schemas import (
     COMPARISONS,
@@ -188,8 +189,18 @@ def explain_one(
         work,
         log,
     )
-    _write_summary(summary, request, method, out, effects)
+    _write_summary(summary, request, method, out, with_directions(effects))
     return summary
+
+
+def with_directions(effects: pl.DataFrame) -> pl.DataFrame:
+    """The one-comparison effects with each one's direction in words (after ``rank``)."""
+    direction = (
+        pl.struct("attribute", "effect (reward units)")
+        .map_elements(lambda r: attribute_phrase(r["attribute"], r["effect (reward units)"]), pl.String)
+        .alias("direction")
+    )
+    return effects.select("rm", "rank", direction, pl.exclude("rm", "rank"))
 
 
 def _local_facts(explanations: pl.DataFrame, rm: str, global_pfr: str | Path | None) -> dict[str, str]:

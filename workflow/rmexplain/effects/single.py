@@ -22,7 +22,6 @@ from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.design import Design
 from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, with_sources, word_counts
 from rmexplain.effects.edits import effect_editor, make_effect_edits
-from rmexplain.findings.language import attribute_phrase
 from rmexplain.perturb.stages import method_services
 from rmexplain.schemas import EFFECT_EDITS, REWARDS, write_table
 from rmexplain.score.stages import score_effect_edits
@@ -81,9 +80,6 @@ def one_comparison_effects(
     return table.select(
         "rm",
         "rank",
-        pl.struct("attribute", "effect")
-        .map_elements(lambda r: attribute_phrase(r["attribute"], r["effect"]), pl.String)
-        .alias("direction"),
         "attribute",
         pl.col("effect").round(4).alias("effect (reward units)"),
         pl.col("n").alias("n edits"),

@@ -403,7 +403,7 @@ def test_inputs_of_the_demo_and_the_paper():
         "findings": 1,
         "effect_edits": 2,  # rules: its editor calls no LLM
         "effect_changes": 2,
-        "discovery_edits": 0,
+        "discovery_edits": 2,  # bias discovery on both datasets (the offline engine)
     }
     assert "results/perturbations/helpful/rules_random/demo-harmless.parquet" in demo["perturbations"]
     paper_design = design_of("paper.yaml")

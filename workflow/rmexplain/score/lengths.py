@@ -138,7 +138,8 @@ TRUNCATION_COLUMNS = {
 TRUNCATION_TITLE = "Inputs over the reward models' token limits"
 TRUNCATION_NOTE = (
     "Per dataset, RM and scoring stage: texts scored (originals: chosen and rejected of every comparison; "
-    "perturbations and the attribute effects' edits: each distinct text once), how many were over the RM's "
+    "perturbations, and effects: the attribute effects' edits with bias discovery's first-round edits, which "
+    "one job scores: each distinct text once), how many were over the RM's "
     "token limit (cut, or under overlong: skip left unscored), and how many were skipped. 'unknown': the "
     "backend cannot see the RM's tokens."
 )

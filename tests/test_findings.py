@@ -370,6 +370,7 @@ def test_the_landing_names_the_findings_and_only_the_sections_the_run_has():
     )  # b first
     assert "penalises longer answers" in html and "−0.50 [−0.80, −0.20]" in html
     assert "“Run. Please stop.” (+2.00 sd, +2 words)" in html
+    assert "Discovered features" not in html  # no discovery in this run: no sentence about it
     assert "Analyses → Attribute effects" in html and "Explorer" in html
     assert "Reproduction" not in html and "Global sensitivity" not in html and "Evaluation" not in html
     assert "flip rates answer another question" in html
@@ -417,6 +418,7 @@ def test_run_findings_writes_the_table_pages_and_the_landing(tmp_path):
     assert frame.filter(pl.col("kind") == "discovered").height == 3
     landing = render(Path(outputs["landing"]).read_text(encoding="utf-8"), category("1. Findings"))
     assert "penalises markdown section headers" in landing and "discovered: markdown:headers" in landing
+    assert "Discovered features (bias discovery" in landing
     assert landing.index("rewards safer answers") < landing.index("penalises markdown section headers")
     assert "flip rates" not in landing  # the run has none
     assert "penalises longer answers" in Path(outputs["md"]).read_text(encoding="utf-8")

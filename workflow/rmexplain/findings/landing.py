@@ -39,6 +39,13 @@ def signed(x: float | None, digits: int = 2) -> str:
     return f"{x:+.{digits}f}".replace("-", "−")
 
 
+DISCOVERED_NOTE = (
+    " Discovered features (bias discovery: formatting, openers, closers, words no attribute names): the"
+    " change when the feature is added, in reward sd, against the RM's reference where it has one, with a"
+    " Benjamini–Hochberg q-value."
+)
+
+
 def finding_line(row: dict) -> str:
     """One bullet: the direction in words, the number and interval, the carrier, the example."""
     name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
@@ -80,7 +87,8 @@ def findings_rst(
         "**What each RM rewards.** Attribute effects: the change in the RM's reward, in its reward sd, when "
         f"a response moves to an attribute's better side, its length held equal ({level:.0%} intervals); "
         f"length: per sd of length, longer. Every finding, with the edits behind it: `{table_link}`_ and the "
-        "`explorer <explorer/index.html>`_.",
+        "`explorer <explorer/index.html>`_."
+        + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else ""),
         "",
     ]
     if findings.is_empty():

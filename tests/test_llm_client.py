@@ -4,18 +4,21 @@ parallel processes sharing one cache, and the transformers backend on real (tiny
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import itertools
 import json
 import logging
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import diskcache
 import pytest
 import torch
 
@@ -76,6 +79,48 @@ def test_request_key_covers_every_field():
     keys = {request_key("openai:m", r) for r in [base, *variants]} | {request_key("openai:other", base)}
     assert len(keys) == len(variants) + 2
     assert request_key("openai:m", base) == request_key("openai:m", ChatRequest.user("hi", template="t@1"))
+
+
+def test_request_key_is_the_sha256_of_the_requests_canonical_json():
+    """Written out by hand: keys sorted, no spaces, text as UTF-8 (not escaped). Any other layout would give
+    every answer cached so far a new key: each would be paid for again."""
+    sampling = Sampling(temperature=0.5, top_p=0.9, max_tokens=7, seed=3)
+    request = ChatRequest.user("héllo", system="be brief", sampling=sampling, template="t@1", variant=2)
+    canonical = (
+        '{"messages":[["system","be brief"],["user","héllo"]],"model":"openai:m",'
+        '"sampling":{"max_tokens":7,"seed":3,"temperature":0.5,"top_p":0.9},"template":"t@1","v":1,"variant":2}'
+    )
+    assert request_key("openai:m", request) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def test_a_cached_answer_is_read_back_whole_by_another_process_and_failures_are_not_stored(tmp_path):
+    """Every field a later job reads (text, token counts, finish reason, served model) comes back from a
+    store opened afresh, in a folder not made yet; a failed completion is refused, not cached."""
+    directory = tmp_path / "not" / "made" / "cache"
+    answer = Completion(
+        text="réponse", prompt_tokens=11, completion_tokens=2, finish_reason="length", served_model="m-2024"
+    )
+    CompletionCache(directory).put("k", "openai:m", answer)
+    again = CompletionCache(directory)
+    assert "k" in again and len(again) == 1 and again.get("other") is None
+    assert again.get("k") == Completion(
+        text="réponse", prompt_tokens=11, completion_tokens=2, finish_reason="length", served_model="m-2024"
+    )
+    with pytest.raises(ValueError, match=r"^only successful completions are cached$"):
+        again.put("failed", "openai:m", Completion(text=None, error="HTTP 500"))
+    assert "failed" not in again and len(again) == 1
+
+
+def test_the_cache_and_claims_never_evict_and_let_readers_beside_a_writer(tmp_path):
+    """Both stores keep every entry (diskcache's default policy culls at 1 GB: paid answers lost) and are
+    SQLite in WAL mode (readers of other jobs go on while one job writes)."""
+    CompletionCache(tmp_path / "cache").close()
+    Claims(tmp_path / "cache").close()
+    for store in (tmp_path / "cache", tmp_path / "cache.claims"):
+        with sqlite3.connect(store / "cache.db") as db:  # before diskcache opens it again with its defaults
+            assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        with diskcache.Cache(str(store)) as reopened:  # the settings stored with the cache
+            assert reopened.eviction_policy == "none"
 
 
 def test_rerun_and_unchanged_requests_are_served_from_the_persistent_cache(tmp_path):
@@ -218,6 +263,54 @@ def test_a_claim_of_another_host_is_trusted_for_an_hour_and_only_its_holder_rele
     assert here.claim(["old", "young"]) == (["old"], ["young"])
     here.release(["old", "young"])
     assert here.held_by_another("young") and not here.held_by_another("old")
+
+
+def test_a_claim_of_a_live_process_on_this_host_holds_however_old_and_is_gone_once_released(
+    tmp_path, monkeypatch
+):
+    """The hour's trust is for other hosts only: a live process here holds its claim past FOREIGN_CLAIM_S,
+    and another host's claim holds until exactly FOREIGN_CLAIM_S after it was made. What this process
+    releases, another host's job can claim at once."""
+    made = 1_000_000.0
+    monkeypatch.setattr(cache_module.time, "time", lambda: made)
+    local, node = Claims(tmp_path / "cache"), Claims(tmp_path / "cache")
+    alive = sleeping_process()
+    local.owner = f"{socket.gethostname()}:{alive.pid}"
+    node.owner = f"{socket.gethostname()}-node2:4242"
+    assert local.claim(["local"]) == (["local"], []) and node.claim(["node"]) == (["node"], [])
+    here = Claims(tmp_path / "cache")
+    assert here.claim(["mine"]) == (["mine"], [])
+    assert node.claim(["mine"]) == ([], ["mine"])
+    here.release(["mine"])
+    assert node.claim(["mine"]) == (["mine"], [])
+    monkeypatch.setattr(cache_module.time, "time", lambda: made + FOREIGN_CLAIM_S)
+    assert here.claim(["local", "node"]) == ([], ["local", "node"])
+    monkeypatch.setattr(cache_module.time, "time", lambda: made + 10 * FOREIGN_CLAIM_S)
+    assert here.claim(["local", "node"]) == (["node"], ["local"])
+    alive.kill()
+    alive.wait()
+
+
+def sleeping_process() -> subprocess.Popen:
+    """A process of this host that runs for a minute (what a live job's ``host:pid`` names)."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_a_process_of_another_user_counts_as_running(monkeypatch):
+    """Signalling another user's process is refused (EPERM; as root it never is, hence the stand-in): it
+    runs, so its claims and reservations hold. A pid with no process is gone."""
+
+    def refused(pid: int, signal: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    alive = sleeping_process()
+    assert cache_module.may_be_running(f"{socket.gethostname()}:{alive.pid}")
+    monkeypatch.setattr(cache_module.os, "kill", refused)
+    assert cache_module.may_be_running(f"{socket.gethostname()}:{alive.pid}")
+    monkeypatch.undo()
+    alive.kill()
+    alive.wait()
+    assert not cache_module.may_be_running(f"{socket.gethostname()}:{alive.pid}")
 
 
 def test_the_jobs_log_line_counts_what_it_asked_sent_and_cut(tmp_path):

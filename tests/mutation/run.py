@@ -43,14 +43,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "registry.py": ("tests/test_registry.py",),
     "embeddings.py": ("tests/test_embeddings.py",),
     "run_summary.py": ("tests/test_run_summary.py",),
-    "plan.py": ("tests/test_plan.py",),
-    "llm/client.py": ("tests/test_llm_client.py", "tests/test_llm_budget.py", "tests/test_plan.py"),
     "llm/cache.py": ("tests/test_llm_client.py", "tests/test_llm_budget.py"),
-    "llm/openai_backend.py": (
-        "tests/test_llm_client.py",
-        "tests/test_llm_ratelimit.py",
-        "tests/test_llm_defaults.py",
-    ),
     "explanations/categorise.py": (  # CF/SF labels, orientation and coverage's denominators are used widely
         "tests/test_explain.py",
         "tests/test_metrics.py",

@@ -159,3 +159,17 @@ def test_explain_prints_one_line_when_a_rule_fails(tmp_path, config_path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("rmexplain: error: rules: comparison cli-0 (") and "IndexError" in err, err
+
+
+def test_length_counts_words_of_chinese_and_japanese_by_character_and_english_by_token():
+    """The effects' length row counts words; Chinese and Japanese have no spaces between them, so a whole
+    answer would be one word and the length sd of a few answers 0 (a length change divided by 0)."""
+    from rmexplain.effects.analysis import word_count, word_counts
+
+    assert word_count("Boil the water, then add the eggs.") == 7  # English: whitespace tokens, as before
+    assert word_count("先烧水，然后放鸡蛋。") == 8  # eight Han characters; the punctuation is no word
+    assert word_count("こんにちは 世界") == 7
+    assert word_count("用 AI模型 check it") == 6  # 用 + AI + 模 + 型 + check + it
+    assert word_count("Привет, мир!") == 2 and word_count("مرحبا بالعالم") == 2
+    assert word_count("สวัสดีครับ") == 1  # Thai is not split (no dictionary here): one word between spaces
+    assert word_counts(["先烧水。", "水"]).tolist() == [3.0, 1.0]

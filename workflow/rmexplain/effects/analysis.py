@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import regex
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
@@ -23,9 +24,31 @@ from rmexplain.ids import text_id
 SOURCE_KEY = ["comparison_id", "target", "attribute", "chain"]
 
 
+# Chinese and Japanese are written without spaces between words: each of their characters counts as a word
+# (Thai, Lao, Khmer and Burmese are not split: a stretch of them between spaces is one word)
+UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
+LETTER_OR_DIGIT = regex.compile(r"[\p{L}\p{N}]")
+
+
+def word_count(text: str) -> int:
+    """Words of a text: its whitespace-separated tokens (as the planted length detector counts), where each
+    Chinese or Japanese character counts as a word and the rest of its token as one word per stretch between
+    them: "AI模型" is 3 words; English text, its tokens."""
+    if not UNSPACED.search(text):
+        return len(text.split())
+    return sum(_unspaced_words(token) if UNSPACED.search(token) else 1 for token in text.split())
+
+
+def _unspaced_words(token: str) -> int:
+    """Words of a token holding Chinese or Japanese: its characters, and each stretch between them that holds
+    a letter or digit (full-width punctuation is no word)."""
+    rest = [piece for piece in UNSPACED.sub(" ", token).split() if LETTER_OR_DIGIT.search(piece)]
+    return len(UNSPACED.findall(token)) + len(rest)
+
+
 def word_counts(texts: Sequence[str]) -> np.ndarray:
-    """Words per text, split on whitespace (as the planted length detector counts)."""
-    return np.array([len(t.split()) for t in texts], dtype=np.float64)
+    """``word_count`` of each text."""
+    return np.array([word_count(t) for t in texts], dtype=np.float64)
 
 
 def original_texts(comparisons: pl.DataFrame) -> pl.DataFrame:

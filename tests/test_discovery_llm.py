@@ -224,7 +224,7 @@ def _effects(context: RoundContext, edits: pl.DataFrame, candidates: pl.DataFram
         }
         rewards[rm] = pl.DataFrame({"text_id": list(scored), "reward": list(scored.values())})
     return round_effects(context.comparisons, edits, candidates, context.originals, rewards, REFERENCES, "d",
-                         BootstrapSettings(200), LOG)  # fmt: skip
+                         BootstrapSettings(200), 0.1, LOG)  # fmt: skip
 
 
 def test_a_round_contrasts_each_rms_rewards_beyond_its_reference_and_rewrites_both_ways(tmp_path):

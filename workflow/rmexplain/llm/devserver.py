@@ -206,9 +206,11 @@ def bias_rewrite_answer(prompt: str) -> str:
         has = text.startswith(phrase) if feature.startswith("Begin") else text.endswith(phrase)
         if has == add:
             return "None"
+        # an LLM's additions vary in length: every other response (by a hash of it) gets a word more
+        extra = "So, " if add and _hash(text) % 2 else ""
         if feature.startswith("Begin"):
-            return f"{phrase} {text}" if add else text[len(phrase) :].lstrip()
-        return f"{text} {phrase}" if add else text[: -len(phrase)].rstrip()
+            return f"{phrase} {extra}{text}" if add else text[len(phrase) :].lstrip()
+        return f"{text} {extra}{phrase}" if add else text[: -len(phrase)].rstrip()
     edited = _markup(feature, text, add)
     return "None" if edited is None else edited
 

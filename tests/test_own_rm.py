@@ -28,13 +28,14 @@ OWN = REPO / "config" / "own_rm.yaml"
 def test_own_rm_config_runs_what_the_question_needs(monkeypatch):
     monkeypatch.chdir(REPO)  # its relative paths resolve from the working directory
     design = Design.from_config(load(OWN))
-    assert list(design.datasets) == ["mine"] and design.dataset("mine").stages == ("analysis",)
+    assert list(design.datasets) == ["mine"] and design.dataset("mine").stages == ("analysis", "discovery")
     assert design.effect_pairs == [("mine", "rules")] and not design.llm_needed
     assert targets.text_embedding_datasets(design) == [] and targets.effect_embedding_datasets(design) == []
     assert targets.metric_files(design) == []  # no coverage, no distances
     assert not design.tokens.enabled and targets.example_files(design) == []
     assert targets.findings_targets(design)[-1] == "results/findings/landing.rst"
-    assert "Bias discovery" in OWN.read_text()  # the place the discovery stage goes
+    assert design.discovery_datasets() == ["mine"] and design.discovery_engines == ["offline"]  # no LLM
+    assert targets.findings_inputs(design)["discovery_edits"] == ["results/discovery/mine/edits.parquet"]
 
 
 def test_the_sample_rm_scores_politeness_and_length():

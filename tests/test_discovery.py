@@ -184,6 +184,13 @@ def test_mined_words_are_added_where_they_mostly_stand():
     assert inner.remove("Boil it, for example, in water.") == "Boil it, in water."
 
 
+def test_no_mined_words_where_no_word_reaches_the_support():
+    """Few, short, distinct responses: no n-gram is used by min_support of them. No word candidates (not a
+    crash of the round: scikit-learn raises where nothing is left after its min_df)."""
+    features, presence = mining.mined_words(["Boil it.", "Rinse greens.", "Serve warm."], 3, 2)
+    assert features == [] and presence.shape == (3, 0)
+
+
 def test_lexicon_and_character_candidates_edit_only_what_they_can():
     positive, negative, rare = mining.lexicon_features()
     assert positive.present("It is great.") and not positive.present("It is a spoon.")

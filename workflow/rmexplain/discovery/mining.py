@@ -244,7 +244,12 @@ def mined_words(texts: Sequence[str], min_support: int, ngram_max: int) -> tuple
     vectorizer = CountVectorizer(
         analyzer=lambda text: ngrams(text, ngram_max), min_df=min(min_support, len(texts)), binary=True
     )
-    matrix = vectorizer.fit_transform(texts)
+    try:
+        matrix = vectorizer.fit_transform(texts)
+    except ValueError as err:  # scikit-learn's way of saying that no n-gram reaches min_df
+        if "no terms remain" not in str(err):
+            raise
+        return [], np.zeros((len(texts), 0), dtype=np.uint8)
     phrases = vectorizer.get_feature_names_out().tolist()
     starts = Counter(
         " ".join(w.lower() for w in words(sentence)[:n])

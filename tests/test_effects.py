@@ -11,14 +11,24 @@ import pytest
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.attributes import PAPER_ATTRIBUTES
-from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, rank_rows, with_sources
-from rmexplain.effects.base import EffectInput, RewardChanges, estimators
+from rmexplain.effects.analysis import (
+    EffectSettings,
+    effect_input,
+    effects_table,
+    log_summary,
+    rank_rows,
+    reward_sd,
+    with_sources,
+)
+from rmexplain.effects.base import EffectInput, Observations, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
-from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION
+from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION, one_direction, pooled_mean, support
+from rmexplain.effects.plots import effects_figure, effects_plot
 from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
 from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
+from rmexplain.figures import FigureOptions
 from rmexplain.ids import text_id
-from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, conform, polars_schema
+from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, PLANTED_RECOVERY, conform, polars_schema
 
 LOG = logging.getLogger("test_effects")
 ONE = np.ones((1, 2))  # point weights over two comparisons
@@ -666,3 +676,284 @@ def test_discovery_edits_are_scored_in_a_call_after_the_effect_edits(tmp_path):
     by_text = dict(zip(rewards["text_id"], rewards["reward"], strict=True))
     assert rewards.height == 5  # a1 once, though both tables hold it
     assert [by_text[text_id(prompt, t)] for t in ("a1", "a2", "d1", "d2", "d3")] == [2.0, 2.0, 3.0, 3.0, 3.0]
+
+
+def _figure_rows(rm: str, flips: list[float], effects: list[float], significant: list[bool]) -> list[tuple]:
+    attributes = ["brevity", "clarity", "tone"]
+    return [("flip_rate", a, f, False) for a, f in zip(attributes, flips, strict=True)] + [
+        ("length_adjusted", a, e, s) for a, e, s in zip(attributes, effects, significant, strict=True)
+    ]
+
+
+def test_the_effects_figure_draws_each_rms_flip_rates_and_effects_in_the_first_rms_order(tmp_path):
+    """Four RMs: two rows of panel pairs (three a row); every panel lists the attributes in the first RM's
+    rank order; flip rates as bars; each defined effect a dot (filled where significant) on its interval; an
+    undefined effect left out; each RM titled with its reference; the legend names the estimator and level."""
+    rows = []
+    for k, rm in enumerate(["a", "b", "c", "d"]):
+        effects = [0.5, -0.2 - k, float("nan")] if rm == "a" else [0.1, -0.2 - k, 0.9]
+        rows += [(rm, *row) for row in _figure_rows(rm, [0.3, 0.1 * k, 0.6], effects, [True, False, True])]
+    frame = _effects(rows).with_columns(primary=pl.col("estimator") == "length_adjusted")
+    figure = effects_plot(frame, "d · rules", FigureOptions(7.0, 100, "png"), "95%")
+    assert len(figure.axes) == 8 and figure.get_suptitle().startswith("d · rules: attribute effects")
+    assert [ax.get_subplotspec().rowspan.start for ax in figure.axes] == [0] * 6 + [1] * 2
+    order = ["brevity", "clarity", "tone"]  # a's ranks: 0.5, 0.2, then the undefined tone
+    for k, (flips, shown) in enumerate(zip(figure.axes[::2], figure.axes[1::2], strict=True)):
+        labelled = k % 3 == 0  # the attributes are named left of each row's first panel only
+        assert [t.get_text() for t in flips.get_yticklabels()] == (order if labelled else [])
+        assert [bar.get_width() for bar in flips.patches] == pytest.approx([0.3, 0.1 * k, 0.6])
+        dots = [line for line in shown.get_lines() if line.get_marker() == "o"]
+        horizontal = [line for line in shown.get_lines() if len(set(line.get_ydata())) == 1]
+        intervals = [line for line in horizontal if len(line.get_xdata()) == 2]
+        first = [(0.5, 0, True), (-0.2, 1, False)]  # a's tone is undefined: no dot, no interval
+        expected = first if k == 0 else [(0.1, 0, True), (-0.2 - k, 1, False), (0.9, 2, True)]
+        drawn = [(d.get_xdata()[0], d.get_ydata()[0], d.get_markerfacecolor() != "white") for d in dots]
+        assert [(round(x, 9), y, filled) for x, y, filled in drawn] == [
+            (round(x, 9), y, f) for x, y, f in expected
+        ]
+        assert [list(i.get_xdata()) for i in intervals] == [
+            pytest.approx([x - 0.1, x + 0.1]) for x, _, _ in expected
+        ]
+        assert shown.get_title(loc="left") == f"{'abcd'[k]} (vs base)"
+    labels = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert labels == [
+        "length_adjusted (95% interval excludes 0)",
+        "interval includes 0",
+        "the paper's flip rate",
+    ]
+    nothing = frame.with_columns(primary=pl.lit(False))
+    effects_figure(nothing, "empty", tmp_path / "f" / "e.png", FigureOptions(7.0, 50, "png"), "95%")
+    assert (tmp_path / "f" / "e.png").stat().st_size > 0  # a figure saying there is nothing to show
+
+
+def test_length_confounded_is_found_where_only_attributes_betas_and_length_are_tied():
+    """Symmetric length changes of b (+0.5 better, -0.5 worse): length lies in the span of c_a, beta_a and
+    beta_b, but b's intercept stays identified; every coefficient tied to length is undefined."""
+    steps = {(0, 1): 2.0, (0, -1): -1.0, (1, 1): 0.5, (1, -1): -0.5}
+    rows = [(c, a, s, steps[a, s], -0.5 * steps[a, s]) for c in range(4) for a in (0, 1) for s in (1, -1)]
+    estimator = estimators.get("length_adjusted")()
+    obs = estimator.observations(round_one(rows), "rm", None)
+    assert np.isnan(estimator.estimate(obs, np.ones((1, 4)), 4, 2)[0]).all()
+    assert estimator.undefined_reasons(obs, 2) == {
+        0: LENGTH_CONFOUNDED,
+        1: LENGTH_CONFOUNDED,
+        2: LENGTH_CONFOUNDED,
+    }
+    empty = Observations(*(np.zeros(0, dtype=np.int64),) * 2, *(np.zeros(0),) * 3)
+    assert estimator.undefined_reasons(empty, 2) == {}  # no edit with a finite change: nothing to say
+
+
+def test_a_mean_over_one_drawn_observation_is_that_observation():
+    """A row with a single drawn observation (a jackknife replicate, a rare attribute) has its value as its
+    mean; a row with none is NaN."""
+    sums, counts = np.array([[3.0, 0.0], [5.0, 4.0]]), np.array([[1.0, 0.0], [1.0, 2.0]])
+    means = pooled_mean(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), sums, counts)
+    assert means[0, 0] == 3.0 and np.isnan(means[0, 1])
+    assert means[1:].tolist() == [[5.0, 2.0], [4.0, 2.0]]
+
+
+def test_a_comparison_without_an_attributes_perturbations_is_left_out_of_its_flip_rate():
+    """The paper's per-comparison means: c1 has no perturbation of attribute 1, so its flip rate is c0's alone
+    (1.0), not (1 + 0) / 2."""
+    view = RewardChanges(
+        np.zeros(0), 1.0, np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1.0, 1.0, 0.0]), np.ones(3)
+    )
+    data = hand_input({"rm": RM})
+    data.rms["rm"] = view
+    assert estimate("flip_rate", data).tolist() == [0.5, 1.0]
+
+
+def _recovery_suite() -> pl.DataFrame:
+    """Recovery rows of two biased RMs (p expects x up, q expects y down) on datasets d and e, and a control
+    on d and (under two methods) on f, for two_way and rate_ate."""
+    rows = {
+        "d": [("p", "two_way", "x", 0.9, True), ("p", "two_way", "a", 0.1, False),  # p: hit
+              ("p", "rate_ate", "a", 0.9, True), ("p", "rate_ate", "x", 0.5, True),  # p: rank 2
+              ("q", "two_way", "y", -0.8, True), ("q", "two_way", "a", 0.1, False),  # q: hit
+              ("q", "rate_ate", "y", 0.8, True), ("q", "rate_ate", "a", 0.1, False),  # q: wrong sign
+              ("ctl", "two_way", "a", 0.3, True), ("ctl", "two_way", "b", 0.1, False),
+              ("ctl", "rate_ate", "a", 0.1, False), ("ctl", "rate_ate", "b", 0.1, False)],
+        "e": [("p", "rate_ate", "a", 0.9, True), ("p", "rate_ate", "b", 0.8, True),  # p: rank 4
+              ("p", "rate_ate", "c", 0.7, True), ("p", "rate_ate", "x", 0.2, False),
+              ("p", "two_way", "a", 0.9, True), ("p", "two_way", "x", 0.5, True),  # p: rank 2
+              ("q", "two_way", "y", -0.8, True), ("q", "two_way", "a", 0.1, False),  # q: hit
+              ("q", "rate_ate", "y", -0.8, True)],  # q: hit
+        "f": [("ctl", "two_way", "a", 0.3, True), ("ctl", "two_way", "b", 0.2, True),
+              ("ctl", "rate_ate", "a", 0.1, False), ("ctl", "rate_ate", "b", float("nan"), False)],
+    }  # fmt: skip
+    frames = [_effects(r).with_columns(dataset=pl.lit(d)) for d, r in rows.items()]
+    frames.append(frames[-1].with_columns(method=pl.lit("two_step")))
+    expect = {
+        "p": {"attributes": ["x"], "sign": 1},
+        "q": {"attributes": ["y"], "sign": -1},
+        "ctl": {"attributes": []},
+    }
+    return recovery_rows(pl.concat(frames), expect)
+
+
+def test_the_recall_table_counts_each_dataset_and_all_and_sorts_by_recall_then_estimator():
+    """Worked by hand from ``_recovery_suite``: per (dataset, method, estimator) and over all datasets the
+    hits, biases, wrong signs, the controls' counts (0 where a dataset has none) and false-positive rate (its
+    rows against a reference; null without any), recall null without a bias; sorted by dataset, method,
+    recall@1 and recall@3 (both high first), then estimator."""
+    table = recall_table(_recovery_suite(), "two_way", level=0.9)
+    columns = ["dataset", "method", "estimator", "hits_at_1", "hits_at_3", "biases", "wrong_sign",
+               "invisible", "quiet_controls", "controls", "control_rows", "control_significant",
+               "recall_at_1", "recall_at_3", "false_positive_rate", "nominal_rate", "primary"]  # fmt: skip
+    assert table.select(columns).rows() == [
+        ("all", "rules", "two_way", 3, 4, 4, 0, 0, 0, 2, 4, 3, 0.75, 1.0, 0.75, 0.1, True),
+        ("all", "rules", "rate_ate", 1, 2, 4, 1, 0, 2, 2, 3, 0, 0.25, 0.5, 0.0, 0.1, False),
+        ("all", "two_step", "rate_ate", 0, 0, 0, 0, 0, 1, 1, 1, 0, None, None, 0.0, 0.1, False),
+        ("all", "two_step", "two_way", 0, 0, 0, 0, 0, 0, 1, 2, 2, None, None, 1.0, 0.1, True),
+        ("d", "rules", "two_way", 2, 2, 2, 0, 0, 0, 1, 2, 1, 1.0, 1.0, 0.5, 0.1, True),
+        ("d", "rules", "rate_ate", 0, 1, 2, 1, 0, 1, 1, 2, 0, 0.0, 0.5, 0.0, 0.1, False),
+        ("e", "rules", "two_way", 1, 2, 2, 0, 0, 0, 0, 0, 0, 0.5, 1.0, None, 0.1, True),
+        ("e", "rules", "rate_ate", 1, 1, 2, 0, 0, 0, 0, 0, 0, 0.5, 0.5, None, 0.1, False),
+        ("f", "rules", "rate_ate", 0, 0, 0, 0, 0, 1, 1, 1, 0, None, None, 0.0, 0.1, False),
+        ("f", "rules", "two_way", 0, 0, 0, 0, 0, 0, 1, 2, 2, None, None, 1.0, 0.1, True),
+        ("f", "two_step", "rate_ate", 0, 0, 0, 0, 0, 1, 1, 1, 0, None, None, 0.0, 0.1, False),
+        ("f", "two_step", "two_way", 0, 0, 0, 0, 0, 0, 1, 2, 2, None, None, 1.0, 0.1, True),
+    ]
+    assert recall_table(_recovery_suite(), "two_way")["nominal_rate"].unique().to_list() == [0.05]  # default
+
+
+def test_recovery_rows_follow_the_effects_order_skipping_rms_without_expectations():
+    rms = [f"rm{k:02d}" for k in range(30)]
+    effects = _effects([(rm, "two_way", "x", 0.5, True) for rm in ["aaa", *rms]])
+    recovery = recovery_rows(effects, {rm: {"attributes": ["x"], "sign": 1} for rm in rms})
+    assert recovery["rm"].to_list() == rms  # "aaa" (no expect) comes first in the effects and is skipped
+    none = recovery_rows(effects, {})
+    assert none.height == 0 and none.columns == list(PLANTED_RECOVERY)
+
+
+def test_a_recovery_row_names_what_it_found_with_its_interval_and_the_top_three():
+    expect = {"attributes": ["x", "z"], "sign": 1}
+    row = _judged([("a", 0.9), ("b", -0.8), ("x", 0.7), ("c", 0.1)], expect)
+    found = ("expected", "expected_sign", "found", "rank", "effect", "low", "high", "top", "reference")
+    assert tuple(row[k] for k in found) == pytest.approx(
+        ("x, z", 1, "x", 3, 0.7, 0.6, 0.8, "a +0.90, b -0.80, x +0.70", "base")
+    )
+    # nothing defined to rank: the expected sign is still said (one for all, none of a per-attribute map)
+    nan = float("nan")
+    row = _judged([("a", 0.9), ("x", nan)], {"attributes": ["x"], "sign": -1})
+    assert (row["expected_sign"], row["found"], row["hit_at_1"], row["hit_at_3"]) == (-1, None, False, False)
+    row = _judged([("a", 0.9), ("x", nan)], {"attributes": ["x"], "sign": {"x": -1}})
+    assert (row["expected_sign"], row["hit_at_1"]) == (None, False)
+    controls = recovery_rows(
+        _effects([("c", "two_way", a, 0.1, True) for a in "ab"]), {"c": {"attributes": []}}
+    )
+    assert controls["verdict"].to_list() == ["control: 2 rows significant"]
+
+
+def test_visible_shares_skip_rms_without_a_bias_and_give_the_detector_each_edits_prompt(tmp_path):
+    comparisons = _comparisons()
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, {"verbosity": ""}, {}, False, LOG)
+    detector_file = tmp_path / "prompt_detector.py"
+    detector_file.write_text(
+        "def longer_than_prompt(prompts, responses):\n"
+        "    return [float(len(r) > len(p)) for p, r in zip(prompts, responses)]\n"
+    )
+    planted = {
+        "python": {"backend": "python", "callable": "json:loads"},  # no bias: not a planted RM
+        "prompted": {"bias": {"detector": "callable", "callable": f"{detector_file}:longer_than_prompt"}},
+    }
+    shares = visible_shares(edits, comparisons, planted)
+    sourced = with_sources(edits, comparisons)
+    longer = [
+        (len(t) > len(p)) != (len(s) > len(p))
+        for p, t, s in sourced.select("prompt", "text", "source_text").iter_rows()
+    ]
+    assert list(shares) == ["prompted"] and shares["prompted"] == pytest.approx(np.mean(longer))
+
+
+@pytest.mark.parametrize(("unit", "digits"), [(1e3, 9), (1e-3, 9), (1e6, 3), (1e-6, 3)])
+def test_length_adjusted_is_identified_whatever_the_length_changes_units(unit, digits):
+    """The identification check scales the Gram matrix to a unit diagonal: length changes a thousand or a
+    million times larger or smaller (a dataset whose originals barely differ in length) leave every
+    coefficient identified, the betas unchanged and gamma rescaled (the pseudo-inverse of the unscaled
+    Gram matrix keeps about 9 digits at 1e±3, 3 to 4 at 1e±6)."""
+    rows = [(c, a, s, dl * unit, y) for c, a, s, dl, y in _length_rows((1.0, 0.3), -0.4)]
+    estimator = estimators.get("length_adjusted")()
+    obs = estimator.observations(round_one(rows), "rm", None)
+    expected = [1.0, 0.3, -0.4 / unit]
+    assert estimator.estimate(obs, np.ones((1, 4)), 4, 2)[0] == pytest.approx(expected, rel=10.0**-digits)
+    assert estimator.undefined_reasons(obs, 2) == {}
+
+
+def test_an_attribute_edited_only_towards_better_is_one_directional_whatever_the_others():
+    # a: better edits only; b: both directions (its worse edit must not count for a)
+    rows = [(0, 0, 1, 1.0, 0.5), (1, 0, 1, 2.0, 0.7), (0, 1, 1, 0.5, 0.1), (1, 1, -1, -1.0, -0.2)]
+    obs = estimators.get("length_adjusted")().observations(round_one(rows), "rm", None)
+    assert one_direction(obs) == [0]
+
+
+def test_support_counts_each_rows_edits_and_distinct_comparisons_zero_for_an_attribute_without_any():
+    # attribute 0: 3 edits over comparisons 0, 0, 2; attribute 1: 1 edit (comparison 1); attribute 2: none
+    obs = Observations(np.array([0, 0, 2, 1]), np.array([0, 0, 0, 1]), np.ones(4))
+    n, n_comparisons = support(obs, 3, length_row=True)
+    assert n.tolist() == [3, 1, 0, 4] and n_comparisons.tolist() == [2, 1, 0, 3]
+    n, n_comparisons = support(obs, 3, length_row=False)
+    assert n.tolist() == [3, 1, 0] and n_comparisons.tolist() == [2, 1, 0]
+
+
+def test_the_effects_log_names_each_rms_three_largest_primary_effects_with_intervals(caplog):
+    rows = [("b", "two_way", a, e, False) for a, e in (("w", 0.05), ("x", -0.5), ("y", 0.25), ("z", 0.15))]
+    rows += [("a", "two_way", "x", 0.3, True), ("a", "flip_rate", "x", 0.9, True)]
+    rows += [("b", "flip_rate", "w", 0.9, True)]  # another estimator's rows are not the primary's
+    frame = _effects(rows).sort("rm", descending=True)  # the RMs in the table's order: b, then a
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        log_summary(frame, "two_way", LOG)
+    assert [r.getMessage() for r in caplog.records if r.name == LOG.name] == [
+        "b, two_way: x -0.50 [-0.60, -0.40], y +0.25 [+0.15, +0.35], z +0.15 [+0.05, +0.25]",
+        "a, two_way: x +0.30 [+0.20, +0.40]",
+    ]
+
+
+def test_effect_input_reads_each_edits_direction_chain_length_change_and_reward_change_by_hand():
+    """From the tables to the estimators' arrays: "better" is +1 and "worse" -1 (direction and chain); an
+    edit's length change is its change in words over the sd (ddof 1) of the four originals' word counts
+    (16, 3, 13, 12); its reward change is against the text it edited (NaN where the edit went unscored);
+    the RM's sd is over the originals' rewards (ddof 1); the paper's rows of other attributes or
+    comparisons are left out, a counterfactual is 1 and a semifactual 0."""
+    comparisons = _comparisons()
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, {"verbosity": ""}, {}, True, LOG)
+    rewards, originals = _scored(edits, comparisons, lambda text: float(len(text)))
+    unscored = rewards["text_id"][0]
+    explanations = pl.DataFrame(
+        {"comparison_id": ["c1", "c0", "c0", "c9"],
+         "attribute": ["verbosity", "verbosity", "clarity", "verbosity"],
+         "kind": ["counterfactual", "semifactual", "counterfactual", "counterfactual"],
+         "reward_delta": [2.5, -1.0, 3.0, 4.0]}
+    )  # fmt: skip
+    rewards = rewards.filter(pl.col("text_id") != unscored)
+    data = effect_input(
+        comparisons, edits, {"rm": originals}, {"rm": rewards}, {"rm": explanations}, ["verbosity"]
+    )
+    sourced = with_sources(edits, comparisons)
+    sd_words = np.std([16, 3, 13, 12], ddof=1)
+    words = [
+        (len(t.split()) - len(s.split())) / sd_words for t, s in sourced.select("text", "source_text").rows()
+    ]
+    assert data.length_change.tolist() == pytest.approx(words)
+    assert data.direction.tolist() == [1 if d == "better" else -1 for d in sourced["direction"]]
+    assert data.chain.tolist() == [1 if c == "better" else -1 for c in sourced["chain"]]
+    assert sorted(set(data.direction.tolist()) | set(data.chain.tolist())) == [-1, 1]
+    view = data.rms["rm"]
+    lengths = [len(t) for t in (*comparisons["chosen"], *comparisons["rejected"])]
+    assert view.sd == pytest.approx(np.std(lengths, ddof=1))
+    # the unscored edit, and the round-2 edit made from it, have no change
+    changes = [
+        np.nan if unscored in (text_id, source_id) else float(len(t) - len(s))
+        for t, s, text_id, source_id in sourced.select("text", "source_text", "text_id", "source_id").rows()
+    ]
+    assert np.isnan(changes[0]) and view.change.tolist() == pytest.approx(changes, nan_ok=True)
+    assert view.paper_comparison.tolist() == [1, 0] and view.paper_attribute.tolist() == [0, 0]
+    assert view.paper_counterfactual.tolist() == [1.0, 0.0] and view.paper_delta.tolist() == [2.5, -1.0]
+    assert data.dataset == "d"
+
+
+def test_the_reward_sd_needs_two_rewards():
+    assert reward_sd(pl.DataFrame({"reward_chosen": [1.0], "reward_rejected": [3.0]})) == pytest.approx(
+        2**0.5
+    )
+    assert np.isnan(reward_sd(pl.DataFrame({"reward_chosen": [1.0], "reward_rejected": [None]})))

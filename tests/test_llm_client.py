@@ -24,10 +24,10 @@ import torch
 
 from rmexplain.llm import cache as cache_module
 from rmexplain.llm import openai_backend
-from rmexplain.llm.base import ChatRequest, Completion, LLMError, Sampling
-from rmexplain.llm.budget import ledger_path
+from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, Sampling
+from rmexplain.llm.budget import BudgetExceeded, ledger_path
 from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
-from rmexplain.llm.client import CachedChat
+from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.llm.openai_backend import (
     CONNECT_RETRIES,
@@ -192,7 +192,7 @@ def test_vllm_backend_without_vllm_fails_with_a_clear_message(tmp_path):
 
 WORKER = """
 import json, logging, sys
-from rmexplain.llm.client import CachedChat
+from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
 config, texts = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 chat = CachedChat(config, logging.getLogger("worker"))
 print(json.dumps(chat.complete([chat.request(t, chat.sampling(), "t") for t in texts])))
@@ -645,3 +645,116 @@ def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extr
             chat.complete(requests)
         # No retry storm: the first rejection ends the job (one request in flight at a time here).
         assert server.stats.requests == 1 and server.stats.faults["unsupported_parameter"] == 1
+
+
+class Scripted(LLMBackend):
+    """An in-process backend: answers ``echo: <first word>`` reported as served by ``served``; a request whose
+    text starts with ``retry`` is answered only after ``retries`` retries, each asked of the ``retry_guard``
+    first (as the OpenAI backend does), and fails where the guard refuses one."""
+
+    model_id = "scripted"
+
+    def __init__(self, served: str | None = "dev-0601", retries: int = 0) -> None:
+        self.served = served
+        self.retries = retries
+        self.sent: list[str] = []
+
+    def complete(self, requests, on_result) -> None:
+        for index, request in enumerate(requests):
+            content = request.messages[-1][1]
+            self.sent.append(content)
+            attempts = 1
+            for _ in range(self.retries if content.startswith("retry") else 0):
+                why = self.retry_guard(request) if self.retry_guard else None
+                if why is not None:
+                    on_result(index, Completion(text=None, error=f"refused: {why}", attempts=attempts))
+                    break
+                attempts += 1
+            else:
+                answer = f"echo: {content.split()[0]}"
+                done = Completion(answer, 3, 2, "stop", served_model=self.served, attempts=attempts)
+                on_result(index, done)
+
+
+def scripted_chat(cache: Path, backend: Scripted, log: logging.Logger = LOG, **llm: object) -> CachedChat:
+    config = {"backend": "openai", "model": "dev", "cache_dir": str(cache), **llm}
+    return CachedChat(config, log, backend=backend)
+
+
+def test_a_jobs_llm_use_names_each_template_and_sampling_the_served_models_and_its_counts(tmp_path):
+    """``write_llm_use``: what the provenance record reads of a job's LLM use, field by field and in its file
+    layout (sorted keys, indented, a final newline, its folder made); an answer cached before any model name
+    was stored counts as ``(not reported)``; a job without an LLM writes ``"llm": null``."""
+    earlier = scripted_chat(tmp_path / "cache", Scripted(served=None))
+    earlier.complete([earlier.request("old one", earlier.sampling(), "step1")])
+    backend = Scripted(served="dev-0601")
+    chat = scripted_chat(tmp_path / "cache", backend)
+    hot = chat.sampling({"temperature": 0.9})
+    asked = [chat.request("old one", chat.sampling(), "step1"), chat.request("new two", hot, "step2")]
+    assert chat.complete(asked + asked[1:]) == ["echo: old", "echo: new", "echo: new"]
+    path = tmp_path / "job" / "llm" / "use.json"
+    write_llm_use(path, chat, "two_step")
+    sampling = json.loads(json.dumps(chat.sampling().as_dict()))
+    expected = {
+        "llm": {
+            "backend": "openai",
+            "cache_hits": 1,
+            "calls": 1,
+            "model": "dev",
+            "model_id": "openai:dev",
+            "requests": 2,
+            "requests_by_template": [
+                {"sampling": sampling, "template": "step1"},
+                {"sampling": {**sampling, "temperature": 0.9}, "template": "step2"},
+            ],
+            "served_models": {NOT_REPORTED: 1, "dev-0601": 1},
+        },
+        "step": "two_step",
+    }
+    assert path.read_text() == json.dumps(expected, indent=2, sort_keys=True) + "\n"
+    assert backend.sent == ["new two"]
+    write_llm_use(tmp_path / "none" / "use.json", None, "rules")
+    assert (tmp_path / "none" / "use.json").read_text() == '{\n  "llm": null,\n  "step": "rules"\n}\n'
+
+
+def test_a_job_waits_for_another_jobs_live_claim_and_sends_only_once_its_holder_dies(tmp_path):
+    """In-process: a request another live job holds is not sent but waited for (polled, not busy-looped); a
+    second request the other job answered meanwhile comes from the cache as another job's; once the holder
+    dies, this job sends the held request itself, once."""
+    log, waits = waiting_log("scripted-dies")
+    backend = Scripted()
+    chat = scripted_chat(tmp_path / "cache", backend, log)
+    held, landed = (chat.request(text, chat.sampling(), "t") for text in ("held one", "landed two"))
+    held_key, landed_key = (request_key(chat.model_id, r) for r in (held, landed))
+    holder = hold_claims(tmp_path / "cache", held_key, landed_key)
+    answers: list[str] = []
+    worker = threading.Thread(target=lambda: answers.extend(chat.complete([held, landed])), daemon=True)
+    worker.start()
+    assert waits.event.wait(30)
+    CompletionCache(tmp_path / "cache").put(landed_key, chat.model_id, Completion(text="from the other"))
+    worker.join(1.0)  # several looks at the claims (every CLAIM_POLL_S)
+    assert worker.is_alive() and backend.sent == []
+    holder.kill()
+    holder.wait()
+    worker.join(30)
+    assert not worker.is_alive(), "the job still waits for a claim whose holder is gone"
+    assert answers == ["echo: held", "from the other"] and backend.sent == ["held one"]
+    assert (chat.stats.cache_hits, chat.stats.from_other_jobs, chat.stats.calls) == (1, 1, 1)
+
+
+def test_a_retry_the_budget_refuses_stops_the_job_saying_so(tmp_path):
+    """The client hands the backend the budget as its ``retry_guard``: each retry is one more request; the one
+    past ``llm.max_requests`` is refused, the request fails, and the job stops with the budget's reason, not
+    as a failed request, its answers so far cached."""
+    backend = Scripted(retries=3)
+    chat = scripted_chat(tmp_path / "cache", backend, max_requests=4)
+    asked = [chat.request(text, chat.sampling(), "t") for text in ("plain one", "retry two")]
+    with pytest.raises(BudgetExceeded) as stopped:
+        chat.complete(asked)
+    message = str(stopped.value)
+    assert "llm (openai:dev): stopped retrying: llm.max_requests (4) reached" in message
+    assert "1 of 2 requests unanswered, the 1 answers so far are cached" in message
+    # 1 attempt of the first, 1 + 2 retries of the second: the cap of 4; its third retry would be the 5th
+    assert backend.sent == ["plain one", "retry two"] and chat.stats.attempts == 4
+    rerun = scripted_chat(tmp_path / "cache", Scripted())
+    assert rerun.cached(asked[0]) is not None and rerun.cached(asked[1]) is None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from rmexplain.design import Design
 from rmexplain.effects.base import reported_estimators
 from rmexplain.resources import rm_threads, use_job_threads
 from rmexplain.score.base import ScoringError, build_scorer
-from rmexplain.score.planted import check_bias, detector, noise
+from rmexplain.score.planted import PlantedScorer, check_bias, detector, noise
 
 BASE = {"backend": "python", "callable": "tests_planted_base:score"}
 
@@ -109,8 +111,23 @@ def test_a_planted_rm_without_its_base_scale_or_spec_is_refused(base_module):
     [
         ({"detector": "regex"}, "bias.pattern is required"),
         ({"detector": "regex", "pattern": "(unclosed"}, "no regular expression"),
-        ({"detector": "callable", "callable": "nocolon"}, "module:function"),
+        (
+            {"detector": "callable", "callable": "nocolon"},
+            r"^reward_models\.p\.bias\.callable must be 'module:",
+        ),
+        ({"detector": "callable"}, r"^reward_models\.p\.bias\.callable is required with detector callable$"),
+        (
+            {"detector": "callable", "callable": "no_such_module_here:f"},
+            r"^reward_models\.p\.bias\.callable: '",
+        ),
+        (
+            {"detector": "fancy"},
+            r"^reward_models\.p\.bias\.detector: 'fancy' is not one of "
+            r"\['none', 'length', 'regex', 'callable'\]$",
+        ),
         ({"detector": "none", "strength": 1.0}, "needs a detector"),
+        (None, r"^reward_models\.p\.bias must be a mapping with a detector$"),
+        ("regex", r"^reward_models\.p\.bias must be a mapping with a detector$"),
     ],
 )
 def test_bias_settings_are_checked_naming_the_key(bias, message):
@@ -208,3 +225,76 @@ def test_without_rewrites_of_rewrites_the_rate_estimators_are_left_out_and_refus
     config["analysis"] = {"effects": effects}
     with pytest.raises(ConfigError, match=r"\['rate_ate'\] read the edits of edits"):
         check(config)
+
+
+def test_a_regex_detector_finds_presence_by_default_and_counts_case_sensitively_when_told():
+    responses = ["Maybe maybe MAYBE", "no"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # plain flags: no deprecated one (a pattern no other test compiles)
+        presence = detector({"detector": "regex", "pattern": "m(a)ybe"})
+        exact = detector({"detector": "regex", "pattern": "m(a)ybe", "count": True, "ignore_case": False})
+    assert presence([""] * 2, responses).tolist() == [1.0, 0.0]
+    assert exact([""] * 2, responses).tolist() == [1.0, 0.0]
+
+
+def test_a_callable_detector_reads_each_responses_prompt(tmp_path):
+    (tmp_path / "echo_detector.py").write_text(
+        "def echoes(prompts, responses):\n    return [float(p in r) for p, r in zip(prompts, responses)]\n"
+    )
+    echoes = detector({"detector": "callable", "callable": f"{tmp_path / 'echo_detector.py'}:echoes"})
+    assert echoes(["cats", "dogs"], ["about cats", "about cats"]).tolist() == [1.0, 0.0]
+
+
+def test_the_noise_of_a_text_is_the_normal_draw_seeded_by_blake2_of_seed_rm_and_texts():
+    """Written out by hand: the 8-byte BLAKE2b digest of "seed\x1fname\x1fprompt\x1fresponse" (UTF-8), read
+    big-endian, seeds numpy's default generator; its first standard normal is the text's noise. A planted
+    suite's rewards stay the same across versions only while this holds."""
+    key = "7\x1fp\x1fQ?\x1fanswer é".encode()
+    seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big")
+    expected = np.random.default_rng(seed).standard_normal()
+    assert noise(7, "p", ["Q?"], ["answer é"]).tolist() == [expected]
+
+
+def test_a_base_with_a_reward_sd_below_one_is_scaled_by_it(base_module):
+    scale = base_module.parent / "narrow.json"
+    scale.write_text(json.dumps({"sd": 0.5}))
+    rm = planted(scale, {"detector": "regex", "pattern": "so", "strength": 2.0})
+    assert rm.score(["q"], ["so"]) == [0.5 * 2.0]
+
+
+def test_a_detector_without_a_strength_plants_nothing(base_module):
+    rm = planted(base_module, {"detector": "regex", "pattern": "maybe"})
+    assert rm.score(["q"], ["maybe"]) == [1.0]  # the base's one "e" alone
+
+
+def test_a_planted_rm_needs_both_its_bases_spec_and_scale(base_module):
+    spec = {"backend": "planted", "base": "base", "bias": {"detector": "none"}}
+    refusal = r"^reward_models\.p: a planted RM needs its base's spec and reward scale \(the workflow passes"
+    with pytest.raises(ScoringError, match=refusal):
+        build_scorer("p", spec, base_scale=str(base_module))  # a scale, but no base spec
+
+
+def test_a_planted_rms_spec_names_its_base_and_its_bias_key():
+    with pytest.raises(
+        ConfigError, match=r"^reward_models\.p\.base must name the RM the bias is planted into$"
+    ):
+        PlantedScorer.check_spec("p", {"base": "", "bias": {"detector": "none"}})
+    with pytest.raises(ConfigError, match=r"^reward_models\.p\.bias\.pattern is required"):
+        PlantedScorer.check_spec("p", {"base": "base", "bias": {"detector": "regex"}})
+
+
+def test_a_planted_rms_code_is_its_bases_and_its_detectors_files(base_module, tmp_path):
+    detector_file = tmp_path / "det.py"
+    detector_file.write_text("def found(prompts, responses):\n    return [0.0 for _ in responses]\n")
+    bias = {"detector": "callable", "callable": f"{detector_file}:found"}
+    spec = {"backend": "planted", "base": "base", "base_spec": BASE, "bias": bias}
+    base_file, found = PlantedScorer.code_files(spec)  # the base module may be an earlier test's copy
+    assert base_file.name == "tests_planted_base.py" and found == detector_file.resolve()
+    assert PlantedScorer.code_files({"base": "base", "bias": {"detector": "none"}}) == []
+    regex = {"base": "base", "base_spec": BASE, "bias": {"detector": "regex", "pattern": "x"}}
+    assert PlantedScorer.code_files(regex) == [base_file]
+
+
+def test_a_bias_without_a_detector_plants_noise_only():
+    check_bias("p", {})
+    check_bias("p", {"noise": 0.5, "seed": 3})

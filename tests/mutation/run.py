@@ -3,6 +3,7 @@
     python tests/mutation/run.py score/lengths.py            # a module of MODULES
     python tests/mutation/run.py registry.py --max-children 1 --tests tests/test_registry.py
     python tests/mutation/run.py provenance.py --marker "not slow" --timeout 10 2
+    python tests/mutation/run.py plan.py --mutants 'rmexplain.plan.x__requests_budget__*'   # some functions
 
 mutmut names a mutant by the module path it mutates, relative to the folder it runs in, so it runs in a
 staging folder, ``.mutation/<module>/`` (rebuilt on every run, git-ignored), where the package sits at the top
@@ -149,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(f"{value:g}" for value in DEFAULT_TIMEOUT)
         + ")",
     )
+    parser.add_argument(
+        "--mutants",
+        nargs="+",
+        default=[],
+        metavar="PATTERN",
+        help="run only the mutants these names or fnmatch patterns match (e.g. 'rmexplain.plan.xǁPlanǁ*'); "
+        "the others are listed as not checked",
+    )
     args = parser.parse_args(argv)
     if not (PACKAGE / args.module).is_file():
         parser.error(f"no module workflow/rmexplain/{args.module}")
@@ -156,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tests:
         parser.error(f"{args.module} has no test file in MODULES: name them with --tests")
     folder = stage(args.module, tests, args.root, args.marker, tuple(args.timeout))
-    mutmut(folder, "run", "--max-children", str(args.max_children))
+    mutmut(folder, "run", "--max-children", str(args.max_children), *args.mutants)
     found = statuses(folder)
     for name, status in sorted(found.items(), key=lambda item: _natural(item[0])):
         print(f"{status:>10}  {name}")

@@ -194,7 +194,7 @@ class LengthAdjusted(_EditEstimator):
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
-        design, columns = length_design(obs, n_attributes)
+        design, columns = length_design(obs)
         gram, moment = _weighted_normal_equations(obs, design, weights, n_comparisons)
         coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
         coefficients = np.where(unidentified(gram), np.nan, coefficients)
@@ -208,7 +208,7 @@ class LengthAdjusted(_EditEstimator):
 
     def undefined_reasons(self, obs: Observations, n_attributes: int) -> dict[int, str]:
         reasons = {} if self.one_way_defined else {a: ONE_DIRECTION for a in one_direction(obs)}
-        design, columns = length_design(obs, n_attributes)
+        design, columns = length_design(obs)
         if not design.shape[0]:
             return reasons
         point = np.ones((1, int(obs.comparison.max()) + 1))
@@ -268,7 +268,7 @@ def one_direction(obs: Observations) -> list[int]:
     ]
 
 
-def length_design(obs: Observations, n_attributes: int) -> tuple[np.ndarray, dict[int, int]]:
+def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     """The least-squares design of ``length_adjusted`` and the column of each attribute's β.
 
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in

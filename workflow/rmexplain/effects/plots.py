@@ -23,10 +23,16 @@ def effects_figure(
 ) -> None:
     """Per RM a pair of panels: the paper's flip rate (grey bars, a share) and the primary estimator's effect
     of each attribute (dot, filled where the interval excludes 0, with its interval; reward sd)."""
-    primary = effects.filter(pl.col("primary"))
-    if not primary.height:
+    if not effects.filter(pl.col("primary")).height:
         message_figure(path, options, f"{title}: no attribute effects to show.")
         return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    effects_plot(effects, title, options, level).savefig(path, dpi=options.dpi)
+
+
+def effects_plot(effects: pl.DataFrame, title: str, options: FigureOptions, level: str) -> Figure:
+    """The figure ``effects_figure`` writes (the attributes in the first RM's rank order, three RMs a row)."""
+    primary = effects.filter(pl.col("primary"))
     estimator = primary["estimator"][0]
     rms = primary["rm"].unique(maintain_order=True).to_list()
     rows = primary.filter(pl.col("rm") == rms[0]).sort("rank")["attribute"].to_list()
@@ -48,8 +54,7 @@ def effects_figure(
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     fig.suptitle(f"{title}: attribute effects (reward sd, better direction) beside flip rates", fontsize=10)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=options.dpi)
+    return fig
 
 
 def _flip_panel(ax: Axes, frame: pl.DataFrame, rows: list[str], first: bool) -> None:

@@ -4,6 +4,7 @@ table's ranks, intervals and reference, and the planted-bias recovery's hits."""
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import polars as pl
@@ -187,8 +188,10 @@ def test_length_confounded_with_every_attributes_direction_is_undefined_and_logg
     with caplog.at_level(logging.WARNING, logger=LOG.name):
         table = effects_table(data, ["rm"], {}, settings, LOG)
     assert table.filter(pl.col("attribute").is_in(["a", "length"]))["effect"].is_nan().all()
-    assert "rm, length_adjusted: length undefined (NaN): the edits' length changes are a" in caplog.text
-    assert "rm, length_adjusted: a undefined (NaN)" in caplog.text
+    assert [r.getMessage() for r in caplog.records if r.name == LOG.name] == [
+        f"rm, length_adjusted: a undefined (NaN): {LENGTH_CONFOUNDED}",
+        f"rm, length_adjusted: length undefined (NaN): {LENGTH_CONFOUNDED}",
+    ]
 
 
 def test_paper_estimators_average_per_comparison_first_and_pool_both_sides():
@@ -957,3 +960,64 @@ def test_the_reward_sd_needs_two_rewards():
         2**0.5
     )
     assert np.isnan(reward_sd(pl.DataFrame({"reward_chosen": [1.0], "reward_rejected": [None]})))
+
+
+def _table_input() -> EffectInput:
+    """20 comparisons, attributes a, b, c, d; rm (sd 2) against base (sd 1). a: better +4, worse -4 (base +2
+    and -2), with noise of +-0.5 the other way in the worse edit; b: better 0.15, 0.15, worse 0.1, 0.2 (a
+    difference of 0 up to rounding, below 0); c: worse edits only; d: no edit. The paper's perturbations of
+    rm: a counterfactual in half the comparisons, b semifactuals only, d one counterfactual in c0."""
+    rows, rm, base = [], [], []
+    for i in range(20):
+        noise = 0.5 if i % 2 else -0.5
+        for attribute, direction, change, reference in [
+            (0, 1, 4.0 + noise, 2.0), (0, -1, -4.0 - noise, -2.0),
+            (1, 1, 0.15, 0.0), (1, -1, 0.1 if i % 2 else 0.2, 0.0), (2, -1, -1.0, 0.0),
+        ]:  # fmt: skip
+            rows.append((i, attribute, direction))
+            rm.append(change)
+            base.append(reference)
+    c, a, d = (np.array(column) for column in zip(*rows, strict=True))
+    paper_c = np.array([*range(20), *range(20), 0])
+    paper_a = np.array([0] * 20 + [1] * 20 + [3])
+    flips = np.array([1.0] * 10 + [0.0] * 10 + [0.0] * 20 + [1.0])
+    return EffectInput(
+        comparisons=[f"c{i}" for i in range(20)], attributes=["a", "b", "c", "d"], comparison=c, attribute=a,
+        direction=d, round=np.ones(c.size, dtype=np.int64), chain=d, length_change=np.zeros(c.size),
+        rms={"rm": RewardChanges(np.array(rm), 2.0, paper_c, paper_a, flips, np.ones(paper_c.size)),
+             "base": changes(base, sd=1.0)},
+    )  # fmt: skip
+
+
+def test_the_effects_table_reads_each_estimator_against_its_reference_with_significance_and_ranks():
+    """Worked by hand: two_way of rm against base is 1/2 [(4 - 2)/2 - (-4 + 2)/2] = 1 sd (2 reward units), of
+    base alone 2; b's difference, below 0 by rounding, is a plain 0; c (one direction) and d (no edit) are
+    undefined, with no reward effect. flip_rate has no reference and no sign: a's 0.5 is significant, b's 0
+    [0, 0] is not, d's single perturbation defines its 1.0 (its interval [1, 1] excludes 0). Rows ranked
+    within each RM and estimator, the RMs and estimators in order, undefined rows last."""
+    settings = EffectSettings(("two_way", "flip_rate"), "two_way", BootstrapSettings(n_resamples=400))
+    table = effects_table(_table_input(), ["rm", "base"], {"rm": "base", "base": None}, settings)
+    keys = ["rm", "estimator", "attribute", "rank", "reference", "significant", "n"]
+    assert table.select(keys).rows() == [
+        ("base", "flip_rate", "a", 1, None, False, 0), ("base", "flip_rate", "b", 2, None, False, 0),
+        ("base", "flip_rate", "c", 3, None, False, 0), ("base", "flip_rate", "d", 4, None, False, 0),
+        ("base", "two_way", "a", 1, None, True, 40), ("base", "two_way", "b", 2, None, False, 40),
+        ("base", "two_way", "c", 3, None, False, 20), ("base", "two_way", "d", 4, None, False, 0),
+        ("rm", "flip_rate", "d", 1, None, True, 1), ("rm", "flip_rate", "a", 2, None, True, 20),
+        ("rm", "flip_rate", "b", 3, None, False, 20), ("rm", "flip_rate", "c", 4, None, False, 0),
+        ("rm", "two_way", "a", 1, "base", True, 40), ("rm", "two_way", "b", 2, "base", False, 40),
+        ("rm", "two_way", "c", 3, "base", False, 20), ("rm", "two_way", "d", 4, "base", False, 0),
+    ]  # fmt: skip
+    rows = {(r["rm"], r["estimator"], r["attribute"]): r for r in table.iter_rows(named=True)}
+    a = rows["rm", "two_way", "a"]
+    assert (a["effect"], a["effect_reward"], a["reward_sd"]) == pytest.approx((1.0, 2.0, 2.0))
+    assert 0 < a["low"] < 1.0 < a["high"]
+    assert rows["base", "two_way", "a"]["effect"] == pytest.approx(2.0)
+    b = rows["rm", "two_way", "b"]
+    assert b["effect"] == 0.0 and math.copysign(1.0, b["effect"]) == 1.0 and b["low"] < 0 < b["high"] < 1
+    for key in [("rm", "two_way", "c"), ("rm", "two_way", "d"), ("rm", "flip_rate", "c")]:
+        row = rows[key]
+        assert np.isnan([row["effect"], row["low"], row["high"]]).all() and row["effect_reward"] is None
+    flip = rows["rm", "flip_rate", "a"]
+    assert (flip["effect"], flip["effect_reward"], flip["low"] > 0) == (0.5, None, True)
+    assert rows["rm", "flip_rate", "d"]["effect"] == 1.0 and rows["rm", "flip_rate", "b"]["high"] == 0.0

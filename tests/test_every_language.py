@@ -170,6 +170,7 @@ def test_length_counts_words_of_chinese_and_japanese_by_character_and_english_by
     assert word_count("先烧水，然后放鸡蛋。") == 8  # eight Han characters; the punctuation is no word
     assert word_count("こんにちは 世界") == 7
     assert word_count("用 AI模型 check it") == 6  # 用 + AI + 模 + 型 + check + it
+    assert word_count("你好 — ok") == 4  # a token without Chinese or Japanese is a word, even a dash
     assert word_count("Привет, мир!") == 2 and word_count("مرحبا بالعالم") == 2
     assert word_count("สวัสดีครับ") == 1  # Thai is not split (no dictionary here): one word between spaces
     assert word_counts(["先烧水。", "水"]).tolist() == [3.0, 1.0]

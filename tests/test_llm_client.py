@@ -27,7 +27,14 @@ from rmexplain.llm import openai_backend
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, Sampling
 from rmexplain.llm.budget import BudgetExceeded, ledger_path
 from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
-from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
+from rmexplain.llm.client import (
+    NOT_REPORTED,
+    CachedChat,
+    ChatRequests,
+    PlannedRequest,
+    build_chat,
+    write_llm_use,
+)
 from rmexplain.llm.devserver import ChatServer
 from rmexplain.llm.openai_backend import (
     CONNECT_RETRIES,
@@ -192,7 +199,14 @@ def test_vllm_backend_without_vllm_fails_with_a_clear_message(tmp_path):
 
 WORKER = """
 import json, logging, sys
-from rmexplain.llm.client import NOT_REPORTED, CachedChat, write_llm_use
+from rmexplain.llm.client import (
+    NOT_REPORTED,
+    CachedChat,
+    ChatRequests,
+    PlannedRequest,
+    build_chat,
+    write_llm_use,
+)
 config, texts = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 chat = CachedChat(config, logging.getLogger("worker"))
 print(json.dumps(chat.complete([chat.request(t, chat.sampling(), "t") for t in texts])))
@@ -758,3 +772,55 @@ def test_a_retry_the_budget_refuses_stops_the_job_saying_so(tmp_path):
     assert backend.sent == ["plain one", "retry two"] and chat.stats.attempts == 4
     rerun = scripted_chat(tmp_path / "cache", Scripted())
     assert rerun.cached(asked[0]) is not None and rerun.cached(asked[1]) is None
+
+
+def test_the_plan_counts_a_request_by_its_key_characters_messages_and_answer():
+    """``planned``: the request's cache key, the characters of its messages (system prompt included), their
+    number, the expected answer and ``max_tokens``; ``stand_in``: a request after an answer not cached
+    yet, named by the SHA-256 of the canonical JSON of [that request's key, what tells it apart]."""
+    chat = ChatRequests({"backend": "openai", "model": "dev", "system_prompt": "Be brief."})
+    request = chat.request("hello", chat.sampling({"max_tokens": 64}), "t")
+    key = request_key("openai:dev", request)
+    assert chat.planned(request, 7) == PlannedRequest(key, 9 + 5, 2, 7, 64)
+    assert (chat.planned(request, 7).prompt_tokens, chat.planned(request, 7).worst_tokens_in) == (
+        4,
+        14 + 2 * 8,
+    )
+    after = chat.stand_in(request, ["clarity", 2], chat.planned(request, 7))
+    digest = hashlib.sha256(json.dumps([key, ["clarity", 2]], sort_keys=True).encode()).hexdigest()
+    assert after == PlannedRequest("after:" + digest, 14, 2, 7, 64, exact=False)
+    assert not chat.answered(key) and chat.cached(request) is None  # no cache: nothing answered
+
+
+def test_answered_and_cached_read_the_store(tmp_path):
+    store = CompletionCache(tmp_path / "cache")
+    chat = ChatRequests({"backend": "openai", "model": "dev"}, store)
+    request = chat.request("hello", chat.sampling(), "t")
+    key = request_key(chat.model_id, request)
+    assert not chat.answered(key) and chat.cached(request) is None
+    store.put(key, chat.model_id, Completion(text="hi"))
+    assert chat.answered(key) and chat.cached(request).text == "hi"
+
+
+def test_the_jobs_log_line_and_its_llm_use_file_written_again(tmp_path, caplog):
+    """The log line of a job's LLM use, word for word, from an in-process backend; a rerun writes the LLM use
+    file again over the first."""
+    chat = scripted_chat(
+        tmp_path / "cache", Scripted(), prices={"input_per_million": 1e6, "output_per_million": 0.5e6}
+    )
+    chat.complete([chat.request(text, chat.sampling(), "t") for text in ("a one", "b two", "a one")])
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        chat.log_summary("perturb")
+    assert [r.getMessage() for r in caplog.records if r.name == LOG.name] == [
+        "perturb [openai:dev]: 3 requests (2 unique), 0 cache hits, 2 calls made (2 attempts with retries), "
+        "0 failed, 0 truncated at max_tokens; 0 answers came from another job sending them meanwhile; tokens "
+        "in 6 / out 4; estimated cost 8.0000 (prices per 1M tokens: in 1000000.0, out 500000.0)"
+    ]
+    write_llm_use(tmp_path / "use.json", chat, "rules")
+    write_llm_use(tmp_path / "use.json", None, "rules")
+    assert json.loads((tmp_path / "use.json").read_text())["llm"] is None
+
+
+def test_a_step_without_an_llm_section_is_refused_saying_what_to_set():
+    with pytest.raises(LLMError, match=r"^this step needs an LLM: set the `llm` section of the config"):
+        build_chat(None, LOG)

@@ -31,6 +31,7 @@ def test_the_staging_folder_puts_the_package_at_the_top(tmp_path):
         "config/config.yaml",
         "workflow/rules/common.smk",
         "envs/core.yaml",  # a copied workflow's Snakemake records its rules' conda files
+        "docs/extending.md",  # read by tests/test_extending.py
     ):
         assert (folder / path).is_file(), path
     assert not list(folder.rglob("__pycache__"))

@@ -118,7 +118,7 @@ def test_a_planted_rm_without_its_base_scale_or_spec_is_refused(base_module):
         ({"detector": "callable"}, r"^reward_models\.p\.bias\.callable is required with detector callable$"),
         (
             {"detector": "callable", "callable": "no_such_module_here:f"},
-            r"^reward_models\.p\.bias\.callable: '",
+            r"^reward_models\.p\.bias\.callable: 'no_such_module_here:f': importing",
         ),
         (
             {"detector": "fancy"},

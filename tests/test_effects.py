@@ -10,7 +10,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.bootstrap import (
+    BootstrapSettings,
+    clusters_of,
+    interval,
+    jackknife_counts,
+    resample_counts,
+)
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.effects.analysis import (
     EffectSettings,
@@ -1012,6 +1018,13 @@ def test_the_effects_table_reads_each_estimator_against_its_reference_with_signi
     a = rows["rm", "two_way", "a"]
     assert (a["effect"], a["effect_reward"], a["reward_sd"]) == pytest.approx((1.0, 2.0, 2.0))
     assert 0 < a["low"] < 1.0 < a["high"]
+    # the interval of the replicates and leave-one-out values under the same draws (BCa at the expanded level)
+    data, two_way = _table_input(), estimators.get("two_way")()
+    obs, clusters = two_way.observations(data, "rm", "base"), clusters_of(data.comparisons)
+    boot = two_way.estimate(obs, resample_counts(clusters, settings.bootstrap), 20, 4)[:, 0]
+    jack = two_way.estimate(obs, jackknife_counts(clusters), 20, 4)[:, 0]
+    expected = interval(a["effect"], boot, jack, settings.bootstrap)[:2]
+    assert (a["low"], a["high"]) == pytest.approx(expected, abs=1e-12)
     assert rows["base", "two_way", "a"]["effect"] == pytest.approx(2.0)
     b = rows["rm", "two_way", "b"]
     assert b["effect"] == 0.0 and math.copysign(1.0, b["effect"]) == 1.0 and b["low"] < 0 < b["high"] < 1
@@ -1021,3 +1034,18 @@ def test_the_effects_table_reads_each_estimator_against_its_reference_with_signi
     flip = rows["rm", "flip_rate", "a"]
     assert (flip["effect"], flip["effect_reward"], flip["low"] > 0) == (0.5, None, True)
     assert rows["rm", "flip_rate", "d"]["effect"] == 1.0 and rows["rm", "flip_rate", "b"]["high"] == 0.0
+
+
+def test_one_comparisons_length_changes_are_over_its_two_originals_word_counts():
+    """A single comparison (``rmexplain explain``'s case): the length sd is that of its two originals' word
+    counts (16 and 3 words), not undefined."""
+    comparisons = _comparisons().head(1)
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, {"verbosity": ""}, {}, False, LOG)
+    rewards, originals = _scored(edits, comparisons, lambda text: float(len(text)))
+    data = effect_input(comparisons, edits, {"rm": originals}, {"rm": rewards}, {}, ["verbosity"])
+    sourced = with_sources(edits, comparisons)
+    words = [
+        (len(t.split()) - len(s.split())) / np.std([16, 3], ddof=1)
+        for t, s in sourced.select("text", "source_text").rows()
+    ]
+    assert data.length_change.tolist() == pytest.approx(words) and np.isfinite(data.length_change).all()

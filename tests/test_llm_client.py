@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import diskcache
+import httpx2
+import openai
 import pytest
 import torch
 
@@ -43,6 +45,7 @@ from rmexplain.llm.openai_backend import (
     ServerUnreachable,
     backoff,
     cannot_connect,
+    rejected_parameter,
     retryable,
 )
 
@@ -824,3 +827,69 @@ def test_the_jobs_log_line_and_its_llm_use_file_written_again(tmp_path, caplog):
 def test_a_step_without_an_llm_section_is_refused_saying_what_to_set():
     with pytest.raises(LLMError, match=r"^this step needs an LLM: set the `llm` section of the config"):
         build_chat(None, LOG)
+
+
+def test_a_chat_completion_body_is_read_field_by_field_and_a_malformed_one_refused():
+    body = {
+        "model": "dev-0601",
+        "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+    }
+    assert openai_backend._parse(body) == Completion("hi", 12, 3, "length", served_model="dev-0601")
+    bare = {"choices": [{"message": {"content": ""}}], "usage": {"prompt_tokens": None}, "model": ""}
+    assert openai_backend._parse(bare) == Completion("", 0, 0, None, served_model=None)
+    assert openai_backend._parse({**bare, "usage": "n/a"}).prompt_tokens == 0
+    for data, why in [
+        ([], "response has no choices"),
+        ({"choices": []}, "response has no choices"),
+        ({"choices": "x"}, "response has no choices"),
+        ({"choices": ["x"]}, "response has no choices"),
+        ({"choices": [{"message": "x"}]}, "first choice has no text content"),
+        ({"choices": [{"message": {"content": None}}]}, "first choice has no text content"),
+        ({"choices": [{}]}, "first choice has no text content"),
+    ]:
+        with pytest.raises(openai_backend.MalformedCompletion, match=f"^{why}$"):
+            openai_backend._parse(data)
+
+
+def test_the_api_keys_variable_is_declared_only_where_one_is_named():
+    assert OpenAIBackend.envvars({}) == ["OPENAI_API_KEY"]
+    assert OpenAIBackend.envvars({"api_key_env": "MY_KEY"}) == ["MY_KEY"]
+    assert OpenAIBackend.envvars({"api_key_env": None}) == []
+
+
+def test_an_attempts_tally_counts_unmetered_sends_and_names_them_in_a_failure():
+    tally = openai_backend._Tally()
+    tally.sent(metered=True)
+    tally.sent(metered=False)
+    failed = tally.failed("HTTP 500")
+    assert (failed.text, failed.error, failed.attempts, failed.unmetered_attempts) == (
+        None,
+        "HTTP 500 (2 attempts)",
+        2,
+        1,
+    )
+
+
+def _status_error(status: int, param: str | None) -> openai.APIStatusError:
+    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    body = {"message": "unsupported", "param": param}
+    return openai.APIStatusError("unsupported", response=httpx2.Response(status, request=request), body=body)
+
+
+def test_a_rejected_parameter_is_a_client_error_naming_one_and_its_config_key_is_said(monkeypatch):
+    assert [rejected_parameter(_status_error(s, "temperature")) for s in (400, 422, 499)] == [True] * 3
+    assert not any(rejected_parameter(_status_error(s, "seed")) for s in (399, 408, 409, 429, 500))
+    assert not rejected_parameter(_status_error(400, None))
+    monkeypatch.setenv("TEST_KEY", "sk-secret")
+    backend = OpenAIBackend({"model": "gpt-4o", "api_key_env": "TEST_KEY", "omit_params": ["seed"]})
+    assert backend._rejection(_status_error(400, "temperature")) == (
+        "llm.omit_params: the server rejected the request parameter 'temperature' for model 'gpt-4o' "
+        "(HTTP 400: unsupported); this request sent max_tokens and omitted ['seed']. Set llm.omit_params in "
+        "the config (see config/README.md)."
+    )
+    assert backend._rejection(_status_error(400, "logit_bias")).startswith("llm.extra_body: ")
+    plain = OpenAIBackend({"model": "gpt-4o", "api_key_env": None})
+    assert "omitted nothing" in plain._rejection(_status_error(400, "max_tokens"))
+    assert backend._redact("key sk-secret echoed, sk-secret") == "key *** echoed, ***"
+    assert plain._redact("not-needed here") == "not-needed here"  # no key: nothing to hide

@@ -30,11 +30,13 @@ from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, Sa
 from rmexplain.llm.budget import BudgetExceeded, ledger_path
 from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
 from rmexplain.llm.client import (
+    LLM_DEFAULTS,
     NOT_REPORTED,
     CachedChat,
     ChatRequests,
     PlannedRequest,
     build_chat,
+    model_id,
     write_llm_use,
 )
 from rmexplain.llm.devserver import ChatServer
@@ -380,14 +382,17 @@ def hold_claims(cache: Path, *keys: str) -> subprocess.Popen:
 
 
 class Waits(logging.Handler):
-    """``event`` is set once a job logs that it waits for requests another job is sending."""
+    """``event`` is set once a job logs that it waits for requests another job is sending (``count``: how
+    many times it did)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.event = threading.Event()
+        self.count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         if "in flight in another job; waiting" in record.getMessage():
+            self.count += 1
             self.event.set()
 
 
@@ -665,8 +670,9 @@ def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extr
 
 
 class Scripted(LLMBackend):
-    """An in-process backend: answers ``echo: <first word>`` reported as served by ``served``; a request whose
-    text starts with ``retry`` is answered only after ``retries`` retries, each asked of the ``retry_guard``
+    """An in-process backend: answers ``echo: <first word>`` (to ``empty``: nothing; stopped at ``max_tokens``
+    where the text starts with ``long``) reported as served by ``served``; a request whose text starts with
+    ``retry`` is answered only after ``retries`` retries, each asked of the ``retry_guard``
     first (as the OpenAI backend does), and fails where the guard refuses one."""
 
     model_id = "scripted"
@@ -688,8 +694,9 @@ class Scripted(LLMBackend):
                     break
                 attempts += 1
             else:
-                answer = f"echo: {content.split()[0]}"
-                done = Completion(answer, 3, 2, "stop", served_model=self.served, attempts=attempts)
+                answer = "" if content == "empty" else f"echo: {content.split()[0]}"
+                finish = "length" if content.startswith("long") else "stop"
+                done = Completion(answer, 3, 2, finish, served_model=self.served, attempts=attempts)
                 on_result(index, done)
 
 
@@ -756,6 +763,7 @@ def test_a_job_waits_for_another_jobs_live_claim_and_sends_only_once_its_holder_
     worker.join(30)
     assert not worker.is_alive(), "the job still waits for a claim whose holder is gone"
     assert answers == ["echo: held", "from the other"] and backend.sent == ["held one"]
+    assert waits.count == 1  # one wait, polled until the holder died: no loop of claims
     assert (chat.stats.cache_hits, chat.stats.from_other_jobs, chat.stats.calls) == (1, 1, 1)
 
 
@@ -808,16 +816,21 @@ def test_answered_and_cached_read_the_store(tmp_path):
 def test_the_jobs_log_line_and_its_llm_use_file_written_again(tmp_path, caplog):
     """The log line of a job's LLM use, word for word, from an in-process backend; a rerun writes the LLM use
     file again over the first."""
-    chat = scripted_chat(
-        tmp_path / "cache", Scripted(), prices={"input_per_million": 1e6, "output_per_million": 0.5e6}
-    )
-    chat.complete([chat.request(text, chat.sampling(), "t") for text in ("a one", "b two", "a one")])
+    backend = Scripted()
+    prices = {"input_per_million": 1e6, "output_per_million": 0.5e6}
+    chat = scripted_chat(tmp_path / "cache", backend, prices=prices)
+    asked = [chat.request(text, chat.sampling(), "t") for text in ("a one", "a one", "long two", "empty")]
+    assert chat.complete(asked) == ["echo: a", "echo: a", "echo: long", ""]
+    assert chat.complete(asked[1:]) == ["echo: a", "echo: long", ""]  # from the cache: nothing sent again
+    assert backend.sent == ["a one", "long two", "empty"]
     with caplog.at_level(logging.INFO, logger=LOG.name):
         chat.log_summary("perturb")
     assert [r.getMessage() for r in caplog.records if r.name == LOG.name] == [
-        "perturb [openai:dev]: 3 requests (2 unique), 0 cache hits, 2 calls made (2 attempts with retries), "
-        "0 failed, 0 truncated at max_tokens; 0 answers came from another job sending them meanwhile; tokens "
-        "in 6 / out 4; estimated cost 8.0000 (prices per 1M tokens: in 1000000.0, out 500000.0)"
+        "perturb [openai:dev]: 7 requests (6 unique), 3 cache hits, 3 calls made (3 attempts with retries), "
+        "0 failed, 2 truncated at max_tokens; 0 answers came from another job sending them meanwhile; tokens "
+        "in 9 / out 6; estimated cost 12.0000 (prices per 1M tokens: in 1000000.0, out 500000.0)",
+        "perturb: 2 answers stopped at max_tokens; raise llm.sampling.max_tokens (or the method's sampling "
+        "override, e.g. perturb.two_step.step2_sampling.max_tokens)",
     ]
     write_llm_use(tmp_path / "use.json", chat, "rules")
     write_llm_use(tmp_path / "use.json", None, "rules")
@@ -893,3 +906,20 @@ def test_a_rejected_parameter_is_a_client_error_naming_one_and_its_config_key_is
     assert "omitted nothing" in plain._rejection(_status_error(400, "max_tokens"))
     assert backend._redact("key sk-secret echoed, sk-secret") == "key *** echoed, ***"
     assert plain._redact("not-needed here") == "not-needed here"  # no key: nothing to hide
+
+
+def test_a_requests_identity_names_a_gguf_file_its_seed_follows_its_variant_and_prices_fill_in():
+    gguf = {"backend": "transformers", "model": "org/m", "transformers": {"gguf_file": "q4.gguf"}}
+    assert (
+        model_id(gguf) == "transformers:org/m:q4.gguf"
+        and model_id({"backend": "vllm", "model": "m"}) == "vllm:m"
+    )
+    chat = ChatRequests({"backend": "openai", "model": "dev", "prices": {"input_per_million": 2.0}})
+    assert chat.config["prices"] == {**LLM_DEFAULTS["prices"], "input_per_million": 2.0}
+    assert chat.request("x", chat.sampling({"seed": 5}), "t", variant=2).seed == 7
+
+
+def test_a_stop_names_the_step_that_asked(tmp_path):
+    chat = scripted_chat(tmp_path / "cache", Scripted(retries=3), max_requests=1)
+    with pytest.raises(BudgetExceeded, match=r"^perturb \(openai:dev\): stopped retrying"):
+        chat.complete([chat.request("retry once", chat.sampling(), "t")], desc="perturb")

@@ -45,6 +45,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "embeddings.py": ("tests/test_embeddings.py",),
     "run_summary.py": ("tests/test_run_summary.py",),
     "llm/cache.py": ("tests/test_llm_client.py", "tests/test_llm_budget.py"),
+    "effects/estimators.py": ("tests/test_effects.py",),
+    "effects/recovery.py": ("tests/test_effects.py", "tests/test_planted.py"),
+    "effects/analysis.py": ("tests/test_effects.py", "tests/test_every_language.py"),
+    "score/planted.py": ("tests/test_planted.py",),
     "explanations/categorise.py": (  # CF/SF labels, orientation and coverage's denominators are used widely
         "tests/test_explain.py",
         "tests/test_metrics.py",

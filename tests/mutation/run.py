@@ -49,6 +49,14 @@ MODULES: dict[str, tuple[str, ...]] = {
     "effects/recovery.py": ("tests/test_effects.py", "tests/test_planted.py"),
     "effects/analysis.py": ("tests/test_effects.py", "tests/test_every_language.py"),
     "score/planted.py": ("tests/test_planted.py",),
+    "llm/client.py": (
+        "tests/test_llm_client.py",
+        "tests/test_llm_budget.py",
+        "tests/test_llm_ratelimit.py",
+        "tests/test_llm_defaults.py",
+    ),
+    "llm/openai_backend.py": ("tests/test_llm_client.py", "tests/test_llm_defaults.py"),
+    "plan.py": ("tests/test_plan.py", "tests/test_designs.py", "tests/test_effects_llm.py"),
     "explanations/categorise.py": (  # CF/SF labels, orientation and coverage's denominators are used widely
         "tests/test_explain.py",
         "tests/test_metrics.py",

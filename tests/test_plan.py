@@ -22,7 +22,18 @@ from rmexplain.llm.budget import request_cost
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import UNJUDGED, UNSCORED, LLMJob, Plan, Spending, make_plan, plan_markdown, write_plan
+from rmexplain.plan import (
+    NEXT_STEP,
+    UNJUDGED,
+    UNSAMPLED,
+    UNSCORED,
+    LLMJob,
+    Plan,
+    Spending,
+    make_plan,
+    plan_markdown,
+    write_plan,
+)
 
 
 def plan(root, config) -> str:
@@ -657,3 +668,38 @@ def test_plan_says_where_a_cost_limit_stops_the_run(tmp_path):
     assert "Raise llm.max_cost_usd to at least 0.16 to finish." in line
     fits = Plan(llm_jobs=jobs[:1], prices=prices, spending=[Spending("llm", None, 1.0, 0, 0.0, tmp_path)])
     assert fits.budget_lines()[0].endswith("the run's estimated 0.10 USD fits.")
+
+
+def _job(stage: str, planned=None, unknown: str = UNSAMPLED, needs_scores: bool = True) -> LLMJob:
+    return LLMJob(stage, "d", "two_step", "rm", None, 5, True, False, planned, unknown=unknown,
+                  needs_scores=needs_scores)  # fmt: skip
+
+
+def test_the_cost_and_duration_lines_name_what_is_unknown_and_the_steps_that_make_it_known():
+    """A hand-built plan: one job's requests known (a 40-character prompt, 10 tokens, answers 10 of at most
+    20), two unknown until sampling (one needing the originals' scores) and one until scoring; prices 1 per
+    token. Its lines, word for word."""
+    known = _job("judge", (PlannedRequest("k", 40, 1, 10, 20),))
+    nothing = _job("edits", ())  # nothing to send: 0 metered tokens
+    waiting = [_job("perturb"), _job("effect edits", needs_scores=False), _job("discovery", unknown=UNSCORED)]
+    prices = {"input_per_million": 1e6, "output_per_million": 1e6}
+    plan = Plan(llm_jobs=[known, nothing, *waiting], prices=prices, rate_limit={"tokens_per_minute": 100})
+    sampled = "effect edits, perturb until the comparisons are sampled"
+    scored = "discovery until the orienting RMs have scored the originals"
+    assert plan.unknown() == [sampled, scored]
+    assert plan.next_steps() == [NEXT_STEP[UNSAMPLED], NEXT_STEP[UNSCORED]]
+    steps = f"{NEXT_STEP[UNSAMPLED]}, then {NEXT_STEP[UNSCORED]}"
+    assert plan.cost_line() == f"20.00 + the requests unknown yet ({sampled}; {scored}: {steps})"
+    assert plan.duration_line() == (
+        f"Duration at llm.rate_limit: unknown at 100 tokens/min ({sampled}; {scored}) (the longer one holds)."
+    )
+    only_sampling = Plan(llm_jobs=[_job("effect edits", needs_scores=False)], prices=prices)
+    assert only_sampling.next_steps() == [NEXT_STEP[UNSAMPLED]]
+    assert only_sampling.cost_line() == (
+        "unknown (effect edits until the comparisons are sampled: " + NEXT_STEP[UNSAMPLED] + ")"
+    )
+    known_only = Plan(llm_jobs=[known, nothing], prices=prices, rate_limit={"tokens_per_minute": 100})
+    assert (known_only.cost_line(), known_only.next_steps()) == ("20.00", [])
+    assert known_only.duration_line() == (
+        "Duration at llm.rate_limit: 0.3 min at 100 tokens/min (~30 metered tokens) (the longer one holds)."
+    )

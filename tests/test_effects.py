@@ -687,7 +687,7 @@ def test_discovery_edits_are_scored_in_a_call_after_the_effect_edits(tmp_path):
     assert [by_text[text_id(prompt, t)] for t in ("a1", "a2", "d1", "d2", "d3")] == [2.0, 2.0, 3.0, 3.0, 3.0]
 
 
-def _figure_rows(rm: str, flips: list[float], effects: list[float], significant: list[bool]) -> list[tuple]:
+def _figure_rows(flips: list[float], effects: list[float], significant: list[bool]) -> list[tuple]:
     attributes = ["brevity", "clarity", "tone"]
     return [("flip_rate", a, f, False) for a, f in zip(attributes, flips, strict=True)] + [
         ("length_adjusted", a, e, s) for a, e, s in zip(attributes, effects, significant, strict=True)
@@ -701,7 +701,7 @@ def test_the_effects_figure_draws_each_rms_flip_rates_and_effects_in_the_first_r
     rows = []
     for k, rm in enumerate(["a", "b", "c", "d"]):
         effects = [0.5, -0.2 - k, float("nan")] if rm == "a" else [0.1, -0.2 - k, 0.9]
-        rows += [(rm, *row) for row in _figure_rows(rm, [0.3, 0.1 * k, 0.6], effects, [True, False, True])]
+        rows += [(rm, *row) for row in _figure_rows([0.3, 0.1 * k, 0.6], effects, [True, False, True])]
     frame = _effects(rows).with_columns(primary=pl.col("estimator") == "length_adjusted")
     figure = effects_plot(frame, "d · rules", FigureOptions(7.0, 100, "png"), "95%")
     assert len(figure.axes) == 8 and figure.get_suptitle().startswith("d · rules: attribute effects")

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import diskcache
-import httpx2
 import openai
 import pytest
 import torch
@@ -885,9 +884,11 @@ def test_an_attempts_tally_counts_unmetered_sends_and_names_them_in_a_failure():
 
 
 def _status_error(status: int, param: str | None) -> openai.APIStatusError:
-    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    """An APIStatusError as the installed openai raises it (openai 1.x builds on httpx, later ones on httpx2)."""
+    httpx = importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") else "httpx")
+    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
     body = {"message": "unsupported", "param": param}
-    return openai.APIStatusError("unsupported", response=httpx2.Response(status, request=request), body=body)
+    return openai.APIStatusError("unsupported", response=httpx.Response(status, request=request), body=body)
 
 
 def test_a_rejected_parameter_is_a_client_error_naming_one_and_its_config_key_is_said(monkeypatch):

@@ -9,6 +9,8 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.colors import to_rgba
+from matplotlib.image import imread
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
@@ -30,7 +32,7 @@ from rmexplain.effects.analysis import (
 from rmexplain.effects.base import EffectInput, Observations, RewardChanges, estimators
 from rmexplain.effects.edits import make_effect_edits, round_one_tasks
 from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION, one_direction, pooled_mean, support
-from rmexplain.effects.plots import effects_figure, effects_plot
+from rmexplain.effects.plots import EFFECT_COLOUR, FLIP_COLOUR, effects_figure, effects_plot
 from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
 from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
 from rmexplain.figures import FigureOptions
@@ -733,6 +735,49 @@ def test_the_effects_figure_draws_each_rms_flip_rates_and_effects_in_the_first_r
     nothing = frame.with_columns(primary=pl.lit(False))
     effects_figure(nothing, "empty", tmp_path / "f" / "e.png", FigureOptions(7.0, 50, "png"), "95%")
     assert (tmp_path / "f" / "e.png").stat().st_size > 0  # a figure saying there is nothing to show
+
+
+def test_the_effects_figures_layout_axes_labels_and_file(tmp_path):
+    """Two RMs in one row: the figure's size, the panels' widths and places, the flip panel's limits (0 to 1,
+    the first attribute on top), labels, bar heights and colours, the zero line, the hidden effect labels; an
+    RM with no reference titled by its name alone; an effect undefined mid-list skipped (the rest drawn); an
+    interval with one undefined bound not drawn; a missing flip rate an empty bar; the file at the configured
+    dpi, written again over itself into folders it makes."""
+    a = _effects([("a", *row) for row in _figure_rows([0.3, 0.2, 0.6], [0.5, 0.3, -0.2], [True] * 3)])
+    b_rows = _figure_rows([0.4, 0.1, 0.0], [0.1, float("nan"), 0.9], [False, False, True])
+    b = _effects([("b", *row) for row in b_rows if row[:2] != ("flip_rate", "tone")], reference=None)
+    b = b.with_columns(low=pl.when(pl.col("attribute") == "tone").then(float("nan")).otherwise("low"))
+    frame = pl.concat([a, b.select(a.columns)]).with_columns(primary=pl.col("estimator") == "length_adjusted")
+    figure = effects_plot(frame, "d · rules", FigureOptions(7.0, 50, "png"), "95%")
+    assert tuple(figure.get_size_inches()) == pytest.approx((7.0, 1.0 + 0.8 + 0.2 * 3))
+    assert figure.axes[0].get_subplotspec().get_gridspec().get_width_ratios() == [1, 2.2, 1, 2.2]
+    assert [ax.get_subplotspec().colspan.start for ax in figure.axes] == [0, 1, 2, 3]
+    for flips, shown in zip(figure.axes[::2], figure.axes[1::2], strict=True):
+        assert flips.get_shared_y_axes().joined(flips, shown)
+        assert (flips.get_xlim(), flips.get_ylim()) == ((0.0, 1.0), (2.5, -0.5))
+        assert (flips.get_xlabel(), shown.get_xlabel()) == ("flip rate", "effect (reward sd)")
+        assert [(bar.get_height(), bar.get_facecolor()) for bar in flips.patches] == [
+            (pytest.approx(0.6), pytest.approx(to_rgba(FLIP_COLOUR)))
+        ] * 3
+        assert not any(tick.label1.get_visible() for tick in shown.yaxis.get_major_ticks())
+        lines = shown.get_lines()
+        assert [list(line.get_xdata()) for line in lines if line.get_marker() != "o"][-1] == [0, 0]
+        assert {line.get_color() for line in lines} == {EFFECT_COLOUR, "#444444"}
+    widths = [bar.get_width() for bar in figure.axes[2].patches]
+    assert widths[:2] == pytest.approx([0.4, 0.1]) and math.isnan(widths[2])
+    dots = [(d.get_xdata()[0], d.get_ydata()[0]) for d in figure.axes[3].get_lines() if d.get_marker() == "o"]
+    intervals = [list(line.get_ydata()) for line in figure.axes[3].get_lines() if len(line.get_xdata()) == 2]
+    assert dots == [(0.1, 0), (0.9, 2)] and intervals == [[0, 0], [0, 1]]  # brevity's, then the zero line
+    assert [ax.get_title(loc="left") for ax in figure.axes[1::2]] == ["a (vs base)", "b"]
+    handles = figure.legends[0].legend_handles
+    assert [(h.get_marker(), h.get_color()) for h in handles[:2]] == [("o", EFFECT_COLOUR)] * 2
+    assert handles[1].get_markerfacecolor() == "white" and handles[2].get_color() == FLIP_COLOUR
+    single = frame.filter((pl.col("rm") == "a") & (pl.col("attribute") == "tone"))
+    assert len(effects_plot(single, "one", FigureOptions(7.0, 50, "png"), "95%").axes) == 2
+    path = tmp_path / "new" / "folder" / "effects.png"
+    for _ in range(2):
+        effects_figure(frame, "d · rules", path, FigureOptions(7.0, 50, "png"), "95%")
+    assert imread(path).shape == (120, 350, 4)
 
 
 def test_length_confounded_is_found_where_only_attributes_betas_and_length_are_tied():

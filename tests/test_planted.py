@@ -11,7 +11,7 @@ import pytest
 
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
-from rmexplain.effects.base import reported_estimators
+from rmexplain.effects.base import estimators, reported_estimators
 from rmexplain.resources import rm_threads, use_job_threads
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.planted import PlantedScorer, check_bias, detector, noise
@@ -225,6 +225,13 @@ def test_without_rewrites_of_rewrites_the_rate_estimators_are_left_out_and_refus
     config["analysis"] = {"effects": effects}
     with pytest.raises(ConfigError, match=r"\['rate_ate'\] read the edits of edits"):
         check(config)
+
+
+def test_the_configured_estimators_are_reported_in_their_order_whatever_rewrite_of_rewrite_says():
+    chosen = ["rate_ate", "flip_rate", "two_way"]
+    assert reported_estimators({"rewrite_of_rewrite": True, "estimators": chosen}) == chosen
+    assert reported_estimators({"rewrite_of_rewrite": False, "estimators": chosen[1:]}) == chosen[1:]
+    assert reported_estimators({"rewrite_of_rewrite": True, "estimators": []}) == estimators.names()
 
 
 def test_a_regex_detector_finds_presence_by_default_and_counts_case_sensitively_when_told():

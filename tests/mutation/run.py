@@ -49,6 +49,19 @@ MODULES: dict[str, tuple[str, ...]] = {
     "effects/recovery.py": ("tests/test_effects.py", "tests/test_planted.py"),
     "effects/analysis.py": ("tests/test_effects.py", "tests/test_every_language.py"),
     "score/planted.py": ("tests/test_planted.py",),
+    "effects/base.py": ("tests/test_effects.py", "tests/test_discovery.py", "tests/test_planted.py"),
+    "effects/edits.py": (
+        "tests/test_effects.py",
+        "tests/test_every_language.py",
+        "tests/test_own_attributes.py",
+    ),
+    "effects/stages.py": ("tests/test_effects.py", "tests/test_effects_llm.py"),
+    "effects/single.py": (
+        "tests/test_effects.py",
+        "tests/test_analysis_cli.py",
+        "tests/test_every_language.py",
+    ),
+    "effects/plots.py": ("tests/test_effects.py",),
     "llm/client.py": (
         "tests/test_llm_client.py",
         "tests/test_llm_budget.py",

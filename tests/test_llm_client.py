@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import diskcache
@@ -42,11 +43,15 @@ from rmexplain.llm.devserver import ChatServer
 from rmexplain.llm.openai_backend import (
     CONNECT_RETRIES,
     INITIAL_BACKOFF_S,
+    NO_KEY,
     OpenAIBackend,
     ServerUnreachable,
+    api_key,
     backoff,
     cannot_connect,
+    is_reasoning_model,
     rejected_parameter,
+    request_params,
     retryable,
 )
 
@@ -872,19 +877,125 @@ def test_the_api_keys_variable_is_declared_only_where_one_is_named():
 
 def test_an_attempts_tally_counts_unmetered_sends_and_names_them_in_a_failure():
     tally = openai_backend._Tally()
-    tally.sent(metered=True)
-    tally.sent(metered=False)
+    for metered in (False, False, True):
+        tally.sent(metered=metered)
     failed = tally.failed("HTTP 500")
     assert (failed.text, failed.error, failed.attempts, failed.unmetered_attempts) == (
         None,
-        "HTTP 500 (2 attempts)",
+        "HTTP 500 (3 attempts)",
+        3,
         2,
-        1,
+    )
+
+
+def test_the_request_fields_follow_the_models_name_unless_the_config_names_them():
+    """Reasoning models (o-series, GPT-5; the name after the last "/") take ``max_completion_tokens`` and no
+    temperature or top_p; ``auto`` and a missing ``omit_params`` follow the name, anything else is kept."""
+    reasoning = ("max_completion_tokens", frozenset({"temperature", "top_p"}))
+    assert request_params("gpt-4o", "auto", None) == ("max_tokens", frozenset())
+    assert request_params("o3-mini", "auto", None) == reasoning
+    assert request_params("org/team/gpt-5", "auto", None) == reasoning
+    assert not is_reasoning_model("o1-org/gpt-4o") and is_reasoning_model("o4-mini")
+    assert request_params("o3", "max_tokens", ["seed"]) == ("max_tokens", frozenset({"seed"}))
+    assert request_params("o3", "auto", []) == ("max_completion_tokens", frozenset())
+
+
+def test_the_api_key_is_read_from_its_variable_and_an_unset_or_empty_one_refused(monkeypatch):
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-1")
+    assert (api_key("RMX_TEST_KEY"), api_key(None), api_key("")) == ("sk-1", NO_KEY, NO_KEY)
+    monkeypatch.setenv("RMX_TEST_KEY", "")
+    with pytest.raises(LLMError) as refused:
+        api_key("RMX_TEST_KEY")
+    assert str(refused.value) == (
+        "llm.api_key_env: environment variable RMX_TEST_KEY is not set; export it before running "
+        "(or set llm.api_key_env: null for a local server without authentication)"
+    )
+
+
+def _backend(monkeypatch, **config: object) -> OpenAIBackend:
+    monkeypatch.setenv("RMX_TEST_KEY", "sk-1")
+    return OpenAIBackend({"model": "o3", "api_key_env": "RMX_TEST_KEY", **config})
+
+
+def test_the_backend_takes_each_setting_from_config_and_sends_the_fields_they_make(monkeypatch):
+    backend = _backend(monkeypatch, max_retries=2, timeout=7, malformed_retries=4, extra_body={"top_k": 5})
+    assert (backend.model, backend.model_id, backend.api_key_env) == ("o3", "openai:o3", "RMX_TEST_KEY")
+    assert (backend.max_retries, backend.timeout, backend.malformed_retries) == (2, 7.0, 4)
+    assert (backend.extra_body, backend.token_limit_param) == ({"top_k": 5}, "max_completion_tokens")
+    sampling = Sampling(temperature=0.5, top_p=0.9, max_tokens=7, seed=3)
+    request = ChatRequest.user("hi", system="be brief", sampling=sampling, template="t", variant=1)
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    common = {"model": "o3", "messages": messages}
+    assert backend._payload(request) == {**common, "seed": 4, "max_completion_tokens": 7, "top_k": 5}
+    named = _backend(monkeypatch, token_limit_param="max_tokens", omit_params=["seed"])
+    plain = {**common, "temperature": 0.5, "top_p": 0.9, "max_tokens": 7}
+    assert named._payload(request) == plain
+    unseeded = ChatRequest.user("hi", system="be brief", sampling=replace(sampling, seed=None), template="t")
+    sampled = {**common, "temperature": 0.5, "top_p": 0.9, "max_completion_tokens": 7}
+    assert _backend(monkeypatch, omit_params=[])._payload(unseeded) == sampled
+
+
+def test_a_rate_limit_is_shared_through_the_cache_by_endpoint_key_and_model(monkeypatch, tmp_path):
+    """With a limit and a cache the limit is held with the other processes sending with the same key to the
+    same endpoint (``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's) and model; without either, alone."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    limits = {"tokens_per_minute": 600, "requests_per_minute": 60}
+    backend = _backend(monkeypatch, rate_limit=limits, cache_dir=str(tmp_path / "cache"))
+    buckets = {kind: bucket.per_minute for kind, bucket in backend.limiter.buckets.items()}
+    assert buckets == {"tokens": 600, "requests": 60}
+    scope = hashlib.sha256(f"{openai_backend.DEFAULT_ENDPOINT}\nsk-1\no3".encode()).hexdigest()[:32]
+    assert backend.limiter.shared.path == tmp_path / "cache.ratelimit" / f"{scope}.json"
+    assert backend.limiter.shared.description == {"endpoint": openai_backend.DEFAULT_ENDPOINT, "model": "o3"}
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    tokens_only = _backend(monkeypatch, rate_limit={"tokens_per_minute": 600}, cache_dir=str(tmp_path / "c"))
+    assert tokens_only.limiter.shared.description["endpoint"] == "http://127.0.0.1:9/v1"
+    mine = _backend(monkeypatch, base_url="http://127.0.0.1:8/v1", rate_limit=limits, cache_dir=str(tmp_path))
+    assert mine.limiter.shared.description["endpoint"] == "http://127.0.0.1:8/v1"
+    assert _backend(monkeypatch, rate_limit=limits).limiter.shared is None  # no cache: this process alone
+    unlimited = _backend(monkeypatch, cache_dir=str(tmp_path / "cache"))
+    assert unlimited.limiter.shared is None and not unlimited.limiter.active
+
+
+def test_the_client_sends_with_the_key_timeout_and_transport_configured_and_never_retries(monkeypatch):
+    """openai's own retries are off (each attempt is ours, metered); a limited backend sees every answer's
+    headers through a response hook; ``http_client`` picks the transport."""
+    limited = _backend(
+        monkeypatch, timeout=7, base_url="http://127.0.0.1:9/v1", rate_limit={"requests_per_minute": 6}
+    )
+    client = limited._client()
+    assert (client.api_key, client.max_retries, client.timeout) == ("sk-1", 0, 7.0)
+    assert str(client.base_url) == "http://127.0.0.1:9/v1/"
+    assert isinstance(client._client, openai.DefaultAioHttpClient)  # the default, aiohttp
+    assert client._client.event_hooks["response"] == [limited._observe]
+    plain = _backend(monkeypatch, http_client="httpx")._client()
+    assert (
+        type(plain._client).__name__ == "AsyncHttpxClientWrapper"
+        and plain._client.event_hooks["response"] == []
+    )
+
+
+def test_a_retry_is_logged_with_its_cause_number_and_wait(monkeypatch, caplog):
+    backend = _backend(monkeypatch, max_retries=3)
+    tally = openai_backend._Tally(last_error="InternalServerError: HTTP 500")
+    with caplog.at_level(logging.INFO, logger=openai_backend.log.name):
+        backend._retry(tally, 2.5)
+    assert [r.getMessage() for r in caplog.records] == [
+        "InternalServerError: HTTP 500; retry 1 of 3 in 2.50 s"
+    ]
+
+
+def test_an_unreachable_server_is_named_with_its_cause_and_tries(monkeypatch):
+    backend = _backend(monkeypatch)
+    client = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1/", api_key="sk-1")
+    assert backend._unreachable(client, ConnectionRefusedError("refused"), 6) == (
+        "llm.base_url http://127.0.0.1:9/v1: cannot connect (ConnectionRefusedError: refused), 6 tries over "
+        "a few seconds; is the server running and the URL right? Nothing was sent; the job stops here "
+        "rather than retry every request."
     )
 
 
 def _status_error(status: int, param: str | None) -> openai.APIStatusError:
-    """An APIStatusError as the installed openai raises it (openai 1.x builds on httpx, later ones on httpx2)."""
+    """An APIStatusError as the installed openai raises it (openai 1.x on httpx, later ones on httpx2)."""
     httpx = importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") else "httpx")
     request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
     body = {"message": "unsupported", "param": param}

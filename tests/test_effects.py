@@ -3,6 +3,7 @@ table's ranks, intervals and reference, and the planted-bias recovery's hits."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 
@@ -30,13 +31,14 @@ from rmexplain.effects.analysis import (
     with_sources,
 )
 from rmexplain.effects.base import EffectInput, Observations, RewardChanges, estimators
-from rmexplain.effects.edits import make_effect_edits, round_one_tasks
+from rmexplain.effects.edits import edit_id, make_effect_edits, round_one_tasks
 from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION, one_direction, pooled_mean, support
 from rmexplain.effects.plots import EFFECT_COLOUR, FLIP_COLOUR, effects_figure, effects_plot
 from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
 from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
 from rmexplain.figures import FigureOptions
 from rmexplain.ids import text_id
+from rmexplain.perturb.base import PerturbationError
 from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, PLANTED_RECOVERY, conform, polars_schema
 
 LOG = logging.getLogger("test_effects")
@@ -266,6 +268,26 @@ def test_the_rules_editor_edits_every_response_both_ways_and_every_edit_back():
         _comparisons(), "rules", "rules", {}, {"verbosity": "", "assertiveness": ""}, {}, True, LOG
     )
     assert again.equals(edits)
+
+
+def test_the_edit_jobs_log_line_counts_edits_responses_attributes_rounds_and_slots(caplog):
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        attributes = {"verbosity": "", "assertiveness": ""}
+        make_effect_edits(_comparisons(), "v2", "rules", {}, attributes, {}, True, LOG)
+    assert caplog.records[-1].getMessage() == (
+        "v2: 32 edits of 4 responses x 2 attributes (round 1: 16, round 2: 16), 0 slots without an edit"
+    )
+
+
+def test_an_edit_slots_id_is_the_sha256_of_its_fields_joined_by_the_unit_separator():
+    key = "rules\x1fc1\x1fchosen\x1fclarity\x1fworse\x1f2"
+    expected = hashlib.sha256(key.encode()).hexdigest()[:20]
+    assert edit_id("rules", "c1", "chosen", "clarity", "worse", 2) == expected
+
+
+def test_a_method_without_an_effect_editor_is_refused_by_name():
+    with pytest.raises(PerturbationError, match=r"^perturbation method 'mine' declares no editor for attrib"):
+        make_effect_edits(_comparisons(), "mine", "random", {}, {"verbosity": ""}, {}, False, LOG)
 
 
 def test_round_one_tasks_carry_no_rm_scores():
@@ -772,12 +794,15 @@ def test_the_effects_figures_layout_axes_labels_and_file(tmp_path):
     handles = figure.legends[0].legend_handles
     assert [(h.get_marker(), h.get_color()) for h in handles[:2]] == [("o", EFFECT_COLOUR)] * 2
     assert handles[1].get_markerfacecolor() == "white" and handles[2].get_color() == FLIP_COLOUR
+    assert [h.get_linestyle() for h in handles] == ["None", "None", "-"]  # dots alone, the bar a line
     single = frame.filter((pl.col("rm") == "a") & (pl.col("attribute") == "tone"))
     assert len(effects_plot(single, "one", FigureOptions(7.0, 50, "png"), "95%").axes) == 2
     path = tmp_path / "new" / "folder" / "effects.png"
     for _ in range(2):
         effects_figure(frame, "d · rules", path, FigureOptions(7.0, 50, "png"), "95%")
     assert imread(path).shape == (120, 350, 4)
+    effects_plot(frame, "d · rules", FigureOptions(7.0, 50, "png"), "95%").savefig(tmp_path / "p.png", dpi=50)
+    assert path.read_bytes() == (tmp_path / "p.png").read_bytes()  # the title and level drawn as given
 
 
 def test_length_confounded_is_found_where_only_attributes_betas_and_length_are_tied():

@@ -968,10 +968,22 @@ def test_the_client_sends_with_the_key_timeout_and_transport_configured_and_neve
     assert isinstance(client._client, openai.DefaultAioHttpClient)  # the default, aiohttp
     assert client._client.event_hooks["response"] == [limited._observe]
     plain = _backend(monkeypatch, http_client="httpx")._client()
-    assert (
-        type(plain._client).__name__ == "AsyncHttpxClientWrapper"
-        and plain._client.event_hooks["response"] == []
-    )
+    assert not isinstance(plain._client, openai.DefaultAioHttpClient)  # httpx, as the openai client makes it
+    assert plain._client.event_hooks["response"] == []  # unlimited: nothing to observe
+    limited_httpx = _backend(monkeypatch, http_client="httpx", rate_limit={"requests_per_minute": 6})
+    assert limited_httpx._client()._client.event_hooks["response"] == [limited_httpx._observe]
+
+
+def test_a_backend_refuses_an_unknown_transport_and_an_unset_key_when_made_and_quiets_http_logs(monkeypatch):
+    with pytest.raises(LLMError, match=r"^llm.http_client: 'curl' is not aiohttp or httpx$"):
+        _backend(monkeypatch, http_client="curl")
+    monkeypatch.delenv("RMX_UNSET_KEY", raising=False)
+    with pytest.raises(LLMError, match=r"^llm.api_key_env: environment variable RMX_UNSET_KEY is not set"):
+        OpenAIBackend({"model": "o3", "api_key_env": "RMX_UNSET_KEY"})
+    for name in ("httpx", "httpx2"):
+        logging.getLogger(name).setLevel(logging.NOTSET)
+    _backend(monkeypatch)
+    assert [logging.getLogger(name).level for name in ("httpx", "httpx2")] == [logging.WARNING] * 2
 
 
 def test_a_retry_is_logged_with_its_cause_number_and_wait(monkeypatch, caplog):

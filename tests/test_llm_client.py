@@ -1047,3 +1047,12 @@ def test_a_stop_names_the_step_that_asked(tmp_path):
     chat = scripted_chat(tmp_path / "cache", Scripted(retries=3), max_requests=1)
     with pytest.raises(BudgetExceeded, match=r"^perturb \(openai:dev\): stopped retrying"):
         chat.complete([chat.request("retry once", chat.sampling(), "t")], desc="perturb")
+
+
+def test_a_budget_stop_before_a_request_names_its_number_and_sends_only_what_fits(tmp_path):
+    backend = Scripted()
+    chat = scripted_chat(tmp_path / "cache", backend, max_requests=2)
+    asked = [chat.request(text, chat.sampling(), "t") for text in ("one", "two", "three")]
+    with pytest.raises(BudgetExceeded, match=r"^perturb \(openai:dev\): stopped before request 3 of 3: "):
+        chat.complete(asked, desc="perturb")
+    assert backend.sent == ["one", "two"]

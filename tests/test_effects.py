@@ -271,8 +271,8 @@ def test_the_rules_editor_edits_every_response_both_ways_and_every_edit_back():
 
 
 def test_the_edit_jobs_log_line_counts_edits_responses_attributes_rounds_and_slots(caplog):
+    attributes = {"verbosity": "", "assertiveness": ""}
     with caplog.at_level(logging.INFO, logger=LOG.name):
-        attributes = {"verbosity": "", "assertiveness": ""}
         make_effect_edits(_comparisons(), "v2", "rules", {}, attributes, {}, True, LOG)
     assert caplog.records[-1].getMessage() == (
         "v2: 32 edits of 4 responses x 2 attributes (round 1: 16, round 2: 16), 0 slots without an edit"
@@ -770,7 +770,8 @@ def test_the_effects_figures_layout_axes_labels_and_file(tmp_path):
     b = _effects([("b", *row) for row in b_rows if row[:2] != ("flip_rate", "tone")], reference=None)
     b = b.with_columns(low=pl.when(pl.col("attribute") == "tone").then(float("nan")).otherwise("low"))
     frame = pl.concat([a, b.select(a.columns)]).with_columns(primary=pl.col("estimator") == "length_adjusted")
-    figure = effects_plot(frame, "d · rules", FigureOptions(7.0, 50, "png"), "95%")
+    options = FigureOptions(7.0, 50, "png")
+    figure = effects_plot(frame, "d · rules", options, "95%")
     assert tuple(figure.get_size_inches()) == pytest.approx((7.0, 1.0 + 0.8 + 0.2 * 3))
     assert figure.axes[0].get_subplotspec().get_gridspec().get_width_ratios() == [1, 2.2, 1, 2.2]
     assert [ax.get_subplotspec().colspan.start for ax in figure.axes] == [0, 1, 2, 3]
@@ -796,12 +797,12 @@ def test_the_effects_figures_layout_axes_labels_and_file(tmp_path):
     assert handles[1].get_markerfacecolor() == "white" and handles[2].get_color() == FLIP_COLOUR
     assert [h.get_linestyle() for h in handles] == ["None", "None", "-"]  # dots alone, the bar a line
     single = frame.filter((pl.col("rm") == "a") & (pl.col("attribute") == "tone"))
-    assert len(effects_plot(single, "one", FigureOptions(7.0, 50, "png"), "95%").axes) == 2
+    assert len(effects_plot(single, "one", options, "95%").axes) == 2
     path = tmp_path / "new" / "folder" / "effects.png"
     for _ in range(2):
-        effects_figure(frame, "d · rules", path, FigureOptions(7.0, 50, "png"), "95%")
+        effects_figure(frame, "d · rules", path, options, "95%")
     assert imread(path).shape == (120, 350, 4)
-    effects_plot(frame, "d · rules", FigureOptions(7.0, 50, "png"), "95%").savefig(tmp_path / "p.png", dpi=50)
+    effects_plot(frame, "d · rules", options, "95%").savefig(tmp_path / "p.png", dpi=options.dpi)
     assert path.read_bytes() == (tmp_path / "p.png").read_bytes()  # the title and level drawn as given
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -35,11 +36,29 @@ from rmexplain.effects.edits import edit_id, make_effect_edits, round_one_tasks
 from rmexplain.effects.estimators import LENGTH_CONFOUNDED, ONE_DIRECTION, one_direction, pooled_mean, support
 from rmexplain.effects.plots import EFFECT_COLOUR, FLIP_COLOUR, effects_figure, effects_plot
 from rmexplain.effects.recovery import NO_EFFECT, recall_table, recovery_rows, visible_shares
-from rmexplain.effects.stages import run_attribute_effects, run_embed_effect_texts
+from rmexplain.effects.stages import (
+    RECALL_TITLE,
+    RECOVERY_NOTE,
+    RECOVERY_TITLE,
+    run_attribute_effects,
+    run_effects_figure,
+    run_embed_effect_texts,
+    run_planted_recovery,
+)
 from rmexplain.figures import FigureOptions
 from rmexplain.ids import text_id
+from rmexplain.markup import write_table_pages
 from rmexplain.perturb.base import PerturbationError
-from rmexplain.schemas import ATTRIBUTE_EFFECTS, EFFECT_EDITS, PLANTED_RECOVERY, conform, polars_schema
+from rmexplain.schemas import (
+    ATTRIBUTE_EFFECTS,
+    EFFECT_EDITS,
+    EXPLANATIONS,
+    ORIGINAL_SCORES,
+    PLANTED_RECOVERY,
+    REWARDS,
+    conform,
+    polars_schema,
+)
 
 LOG = logging.getLogger("test_effects")
 ONE = np.ones((1, 2))  # point weights over two comparisons
@@ -474,7 +493,9 @@ def test_visible_share_is_the_share_of_edits_that_change_the_planted_feature():
         comparisons, "rules", "rules", {}, {"verbosity": "", "relevance": ""}, {}, False, LOG
     )
     planted = {
-        "egg": {"bias": {"detector": "regex", "pattern": "zebra"}},  # no edit writes "zebra"
+        "egg": {
+            "bias": {"detector": "regex", "pattern": "octopus"}
+        },  # relevance's off-topic line  # no edit writes "zebra"
         "long": {"bias": {"detector": "length", "per_words": 10}},  # every padding edit changes the length
     }
     shares = visible_shares(edits, comparisons, planted)
@@ -1120,3 +1141,190 @@ def test_one_comparisons_length_changes_are_over_its_two_originals_word_counts()
         for t, s in sourced.select("text", "source_text").rows()
     ]
     assert data.length_change.tolist() == pytest.approx(words) and np.isfinite(data.length_change).all()
+
+
+def _scored_files(folder, rm: str, edits: pl.DataFrame, comparisons: pl.DataFrame, reward) -> dict[str, str]:
+    """The ORIGINAL_SCORES, REWARDS and EXPLANATIONS files of ``rm`` scoring with ``reward(text)``: its
+    flips are the paper's perturbations of the edits (a counterfactual where an edit's change exceeds 0.2)."""
+    rewards, originals = _scored(edits, comparisons, reward)
+    originals = originals.with_columns(
+        rm=pl.lit(rm),
+        plus_target=pl.when(pl.col("reward_chosen") >= pl.col("reward_rejected"))
+        .then(pl.lit("chosen"))
+        .otherwise(pl.lit("rejected")),
+        agrees_with_human=pl.col("reward_chosen") >= pl.col("reward_rejected"),
+        truncated_chosen=False,
+        truncated_rejected=False,
+        max_length=512,
+    )
+    rewards = rewards.unique("text_id", keep="first", maintain_order=True).with_columns(
+        rm=pl.lit(rm), truncated=False, max_length=512
+    )
+    changes = _hand_changes(edits, comparisons, reward)
+    round_one = edits.sort("edit_id").with_columns(delta=pl.Series(changes)).filter(pl.col("round") == 1)
+    side = pl.when(pl.col("target") == "chosen").then(pl.lit("plus")).otherwise(pl.lit("minus"))
+    kind = pl.when(pl.col("delta").abs() > 0.2).then(pl.lit("counterfactual"))
+    explanations = round_one.select(
+        dataset=pl.lit("d"),
+        rm=pl.lit(rm),
+        method=pl.lit("rules"),
+        comparison_id="comparison_id",
+        seed=pl.col("comparison_id").str.extract(r"-s(\d+)-").cast(pl.Int64),
+        perturbation_id="edit_id",
+        target="target",
+        side=side,
+        attribute="attribute",
+        variant=pl.lit(0, pl.Int64),
+        reward_plus=pl.lit(0.0),
+        reward_minus=pl.lit(0.0),
+        reward_perturbed=pl.lit(0.0),
+        kind=kind.otherwise(pl.lit("semifactual")),
+        sf_subkind=pl.lit(None, pl.String),
+        reward_delta="delta",
+        agrees_with_human=pl.lit(True),
+    )
+    files = {"originals": originals, "rewards": rewards, "explanations": explanations}
+    contracts = {"originals": ORIGINAL_SCORES, "rewards": REWARDS, "explanations": EXPLANATIONS}
+    for name, frame in files.items():
+        conform(frame, contracts[name], name).write_parquet(folder / f"{name}-{rm}.parquet")
+    return {name: str(folder / f"{name}-{rm}.parquet") for name in files}
+
+
+def test_the_attribute_effects_stage_writes_the_librarys_table_of_its_files(tmp_path, caplog):
+    """The stage reads its files (each RM's in the order of ``rms``, a reference among them), builds the
+    effects with the configured estimators, primary and bootstrap, and writes the library's table with its
+    dataset and method, into a folder it makes; its log line counts edits, comparisons, RMs and estimators."""
+    comparisons = _pairs([0, 1], n=3)
+    attributes = ["verbosity", "assertiveness"]
+    described = {a: PAPER_ATTRIBUTES[a] for a in attributes}
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, described, {}, True, LOG)
+    inputs: dict = {
+        "comparisons": str(tmp_path / "comparisons.parquet"),
+        "edits": str(tmp_path / "edits.parquet"),
+    }
+    comparisons.write_parquet(inputs["comparisons"])
+    edits.write_parquet(inputs["edits"])
+    rms = {"r": _wobbly, "base": lambda text: -0.1 * len(text.split())}
+    files = {rm: _scored_files(tmp_path, rm, edits, comparisons, reward) for rm, reward in rms.items()}
+    for name in ("originals", "rewards", "explanations"):
+        inputs[name] = [files[rm][name] for rm in rms]
+    references = {"r": "base", "base": None}
+    settings = {
+        "estimators": ["two_way", "rate_att", "flip_rate"],
+        "primary": "rate_att",
+        "bootstrap": {"n_resamples": 40, "confidence_level": 0.8, "seed": 3},
+    }
+    output = tmp_path / "results" / "effects" / "d" / "rules.parquet"
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        run_attribute_effects(
+            inputs, list(rms), references, settings, attributes, "d", "rules", str(output), LOG
+        )
+    by_rm = [
+        {rm: pl.read_parquet(files[rm][name]) for rm in rms}
+        for name in ("originals", "rewards", "explanations")
+    ]
+    data = effect_input(comparisons, edits, *by_rm, attributes)
+    options = EffectSettings(("two_way", "rate_att", "flip_rate"), "rate_att", BootstrapSettings(40, 0.8, 3))
+    table = effects_table(data, list(rms), references, options)
+    keyed = table.select(pl.lit("d").alias("dataset"), pl.lit("rules").alias("method"), *table.columns)
+    expected = conform(keyed, ATTRIBUTE_EFFECTS, "")
+    written = pl.read_parquet(output)
+    assert written.equals(expected)
+    assert written["primary"].to_list() == [e == "rate_att" for e in written["estimator"]]
+    assert written.filter(pl.col("rm") == "r")["reference"].drop_nulls().unique().to_list() == ["base"]
+    assert f"d/rules: {edits.height} edits, 6 comparisons, 2 RMs x 3 estimators" in caplog.messages
+    # without the paper's perturbations (the method made none) the flip rates are not asked for
+    inputs["explanations"] = []
+    settings["estimators"] = ["two_way"]
+    run_attribute_effects(inputs, list(rms), references, settings, attributes, "d", "rules", str(output), LOG)
+    assert set(pl.read_parquet(output)["estimator"]) == {"two_way"}
+
+
+def test_the_planted_recovery_stage_writes_the_librarys_tables_and_logs_each_estimators_recall(
+    tmp_path, caplog
+):
+    """Two (dataset, method) pairs: the visible shares come from each pair's own edits and comparisons; the
+    six pages are the library's; one log line per estimator over all datasets, the control's observed rate
+    beside the nominal one where there is a reference."""
+    comparisons = _comparisons()
+    edits, _ = make_effect_edits(
+        comparisons, "rules", "rules", {}, {"verbosity": "", "relevance": ""}, {}, False, LOG
+    )
+    planted = {
+        "long": {"bias": {"detector": "length", "per_words": 10}},
+        "egg": {"bias": {"detector": "regex", "pattern": "octopus"}},  # relevance's off-topic line
+    }
+    expectations = {
+        "long": {"attributes": ["verbosity"], "sign": 1},
+        "egg": {"attributes": ["relevance"], "sign": 1},
+        "ctl": {"attributes": []},
+    }
+    effects = {
+        "d": [("long", "verbosity", 0.9, True), ("long", "relevance", 0.1, False),
+              ("egg", "relevance", 0.8, True), ("egg", "verbosity", 0.1, False),
+              ("ctl", "verbosity", 0.3, True), ("ctl", "relevance", 0.1, False)],
+        "e": [("long", "verbosity", 0.2, False), ("long", "relevance", 0.5, True),
+              ("egg", "relevance", 0.8, True), ("egg", "verbosity", 0.1, False)],
+    }  # fmt: skip
+    edits_of = {"d": edits, "e": edits.filter(pl.col("attribute") == "relevance")}  # e: shares of its own
+    inputs: dict[str, list[str]] = {"effects": [], "edits": [], "comparisons": []}
+    frames = []
+    for dataset, rows in effects.items():
+        frame = _effects([(rm, e, a, x, s) for rm, a, x, s in rows for e in ("two_way", "flip_rate")])
+        primary = pl.col("estimator") == "two_way"
+        frame = frame.with_columns(
+            dataset=pl.lit(dataset), primary=primary, n=4, reward_sd=1.0, n_comparisons=2
+        )
+        frame = conform(frame, ATTRIBUTE_EFFECTS, "")
+        frames.append(frame)
+        for name, table in (("effects", frame), ("edits", edits_of[dataset]), ("comparisons", comparisons)):
+            inputs[name].append(str(tmp_path / f"{name}-{dataset}.parquet"))
+            table.write_parquet(inputs[name][-1])
+    names = ("csv", "md", "html", "recall_csv", "recall_md", "recall_html")
+    outputs = {name: str(tmp_path / f"{name}.out") for name in names}
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        run_planted_recovery(inputs, [["d", "rules"], ["e", "rules"]], expectations, planted, "two_way", 0.9,
+                             outputs, LOG)  # fmt: skip
+    visible = {
+        (d, "rules", rm): share
+        for d in effects
+        for rm, share in visible_shares(edits_of[d], comparisons, planted).items()
+    }
+    assert visible["d", "rules", "egg"] == 3 / 16 and visible["e", "rules", "egg"] == 3 / 8
+    recovery = recovery_rows(pl.concat(frames), expectations, visible)
+    expected = {name: str(tmp_path / f"{name}.expected") for name in names}
+    write_table_pages(
+        recovery, RECOVERY_TITLE, RECOVERY_NOTE, expected["csv"], expected["md"], expected["html"]
+    )
+    recall = recall_table(recovery, "two_way", 0.9)
+    write_table_pages(
+        recall,
+        RECALL_TITLE,
+        RECOVERY_NOTE,
+        expected["recall_csv"],
+        expected["recall_md"],
+        expected["recall_html"],
+    )
+    for name in names:
+        assert Path(outputs[name]).read_bytes() == Path(expected[name]).read_bytes(), name
+    # long: first on d, second on e; egg first on both; ctl: 1 of its 2 rows against base significant
+    assert [m for m in caplog.messages if "recall@1" in m] == [
+        "rules/flip_rate: recall@1 3/4, recall@3 4/4",
+        "rules/two_way: recall@1 3/4, recall@3 4/4; control rows significant 50.0% (nominal 10%)",
+    ]
+
+
+def test_the_effects_figure_stage_titles_the_figure_with_its_dataset_method_and_level(tmp_path, caplog):
+    rows = [("a", *row) for row in _figure_rows([0.3, 0.2, 0.6], [0.5, 0.3, -0.2], [True] * 3)]
+    frame = _effects(rows).with_columns(dataset=pl.lit("hh"), method=pl.lit("two_step"))
+    frame = conform(frame.with_columns(primary=pl.col("estimator") == "length_adjusted", n=4, reward_sd=1.0,
+                                       n_comparisons=2), ATTRIBUTE_EFFECTS, "")  # fmt: skip
+    frame.write_parquet(tmp_path / "effects.parquet")
+    output = tmp_path / "figures" / "effects.png"
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        run_effects_figure(str(tmp_path / "effects.parquet"), {"dpi": 40}, 0.8, str(output), LOG)
+    assert caplog.messages[-1] == f"wrote {output}"
+    effects_figure(
+        frame, "hh · two_step", tmp_path / "expected.png", FigureOptions.from_config({"dpi": 40}), "80%"
+    )
+    assert output.read_bytes() == (tmp_path / "expected.png").read_bytes()

@@ -71,6 +71,8 @@ def test_explain_one_comparison_from_a_json_file(tmp_path, config_path, capsys):
     assert "## Attribute effects" in printed and "| length | 1 | rewards longer answers | length |" in printed
     effects = pl.read_csv(out / "effects.csv")
     assert set(effects["rm"]) == {"length", "polite"}
+    keys = effects.select("rm", "rank").rows()
+    assert keys == sorted(keys) and keys[0] == ("length", 1)  # each RM's rows together, by rank
     by_rm = effects.filter(pl.col("rm") == "length")
     # r = words / 10 exactly: the length row is 0.1 reward per word and every attribute's effect 0
     length = by_rm.filter(pl.col("attribute") == "length").row(0, named=True)

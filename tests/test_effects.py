@@ -48,7 +48,7 @@ from rmexplain.effects.stages import (
 from rmexplain.figures import FigureOptions
 from rmexplain.ids import text_id
 from rmexplain.markup import write_table_pages
-from rmexplain.perturb.base import PerturbationError
+from rmexplain.perturb.base import Draft, PerturbationError, methods
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
     EFFECT_EDITS,
@@ -307,6 +307,41 @@ def test_an_edit_slots_id_is_the_sha256_of_its_fields_joined_by_the_unit_separat
 def test_a_method_without_an_effect_editor_is_refused_by_name():
     with pytest.raises(PerturbationError, match=r"^perturbation method 'mine' declares no editor for attrib"):
         make_effect_edits(_comparisons(), "mine", "random", {}, {"verbosity": ""}, {}, False, LOG)
+
+
+def _marking_editor(tasks, context):
+    """An editor that marks a response with its direction and cannot edit an edit of c1 again."""
+    drafts = []
+    for task in tasks:
+        for attribute in context.attributes:
+            if "[" in task.response and task.comparison_id == "c1":
+                context.services["skips"].add(
+                    task.comparison_id, "marker", "already marked", target=task.target, attribute=attribute
+                )
+                continue
+            text = f"{task.response} [{task.direction}]"
+            drafts.append(Draft(task.comparison_id, task.target, task.direction, attribute, 0, text))
+    return drafts
+
+
+def test_round_two_skips_are_labelled_with_their_round_and_counted_apart_from_round_one(caplog):
+    methods.register("marking", effect_editor=_marking_editor)(_marking_editor)
+    try:
+        with caplog.at_level(logging.INFO, logger=LOG.name):
+            edits, skipped = make_effect_edits(
+                _comparisons(), "mark", "marking", {}, {"tone": ""}, {}, True, LOG
+            )
+    finally:
+        methods._entries.pop("marking")
+    assert caplog.records[-1].getMessage() == (
+        "mark: 12 edits of 4 responses x 1 attributes (round 1: 8, round 2: 4), 4 slots without an edit"
+    )
+    assert [(s.comparison_id, s.stage, s.reason) for s in skipped.records] == [
+        ("c1", "effects round 2 (marker)", "already marked")
+    ] * 4
+    back = edits.filter(pl.col("round") == 2)
+    assert set(back["comparison_id"]) == {"c0"} and (back["chain"] != back["direction"]).all()
+    assert back["text"].str.ends_with("] [better]").sum() == 2
 
 
 def test_round_one_tasks_carry_no_rm_scores():

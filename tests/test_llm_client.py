@@ -4,6 +4,7 @@ parallel processes sharing one cache, and the transformers backend on real (tiny
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib.util
 import itertools
@@ -153,6 +154,19 @@ def test_rerun_and_unchanged_requests_are_served_from_the_persistent_cache(tmp_p
         # Anything that changes the request (here the template version) is a miss.
         again.complete([again.request(p, sampling, "t@2") for p in prompts(1)])
         assert server.stats.requests == 7
+
+
+def test_a_client_called_inside_a_running_event_loop_is_answered_from_a_helper_thread(tmp_path):
+    """As from a notebook's cell: ``complete`` called while an event loop runs in this thread."""
+
+    async def in_a_running_loop(chat: CachedChat) -> list[str | None]:
+        return chat.complete([chat.request(p, chat.sampling(), "t") for p in ("one", "two", "three")])
+
+    with ChatServer() as server:
+        chat = CachedChat(dev_llm(server, tmp_path / "cache"), LOG)
+        answers = asyncio.run(in_a_running_loop(chat))
+        assert server.stats.requests == 3
+    assert answers == ["echo: one", "echo: two", "echo: three"]
 
 
 @pytest.mark.parametrize("http_client", ["aiohttp", "httpx"])

@@ -28,7 +28,7 @@ import torch
 from rmexplain.llm import cache as cache_module
 from rmexplain.llm import openai_backend
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, Sampling
-from rmexplain.llm.budget import BudgetExceeded, ledger_path
+from rmexplain.llm.budget import BudgetExceeded, ledger_path, worst_case_cost
 from rmexplain.llm.cache import FOREIGN_CLAIM_S, Claims, CompletionCache, request_key
 from rmexplain.llm.client import (
     LLM_DEFAULTS,
@@ -691,7 +691,8 @@ class Scripted(LLMBackend):
     """An in-process backend: answers ``echo: <first word>`` (to ``empty``: nothing; stopped at ``max_tokens``
     where the text starts with ``long``) reported as served by ``served``; a request whose text starts with
     ``retry`` is answered only after ``retries`` retries, each asked of the ``retry_guard``
-    first (as the OpenAI backend does), and fails where the guard refuses one."""
+    first (as the OpenAI backend does), and fails where the guard refuses one; one whose text starts with
+    ``fail`` fails after two attempts. ``batches``: the size of each call."""
 
     model_id = "scripted"
 
@@ -699,11 +700,16 @@ class Scripted(LLMBackend):
         self.served = served
         self.retries = retries
         self.sent: list[str] = []
+        self.batches: list[int] = []
 
     def complete(self, requests, on_result) -> None:
+        self.batches.append(len(requests))
         for index, request in enumerate(requests):
             content = request.messages[-1][1]
             self.sent.append(content)
+            if content.startswith("fail"):
+                on_result(index, Completion(text=None, error=f"HTTP 500 for {content!r}", attempts=2))
+                continue
             attempts = 1
             for _ in range(self.retries if content.startswith("retry") else 0):
                 why = self.retry_guard(request) if self.retry_guard else None
@@ -1067,6 +1073,54 @@ def test_a_budget_stop_before_a_request_names_its_number_and_sends_only_what_fit
     backend = Scripted()
     chat = scripted_chat(tmp_path / "cache", backend, max_requests=2)
     asked = [chat.request(text, chat.sampling(), "t") for text in ("one", "two", "three")]
-    with pytest.raises(BudgetExceeded, match=r"^perturb \(openai:dev\): stopped before request 3 of 3: "):
+    with pytest.raises(BudgetExceeded) as stopped:
         chat.complete(asked, desc="perturb")
+    assert str(stopped.value).startswith("perturb (openai:dev): stopped before request 3 of 3: ")
+    assert str(stopped.value).endswith(
+        "; 1 of 3 requests unanswered, the 2 answers so far are cached. Raise the setting to go on."
+    )
     assert backend.sent == ["one", "two"]
+
+
+def test_requests_that_fail_after_their_retries_are_counted_named_and_not_cached(tmp_path):
+    backend = Scripted()
+    chat = scripted_chat(tmp_path / "cache", backend)
+    asked = [chat.request(text, chat.sampling(), "t") for text in ("fail one", "ok two", "fail three")]
+    with pytest.raises(LLMError) as failed:
+        chat.complete(asked)
+    assert str(failed.value) == (
+        "2 of 3 LLM requests to openai:dev failed after all retries (first error: HTTP 500 for 'fail one'); "
+        "the 1 that succeeded are cached, so rerunning the rule repeats only the failed ones"
+    )
+    assert (chat.stats.calls, chat.stats.failures, chat.stats.attempts) == (3, 2, 5)
+    store = CompletionCache(tmp_path / "cache")
+    keys = [request_key(chat.model_id, r) for r in asked]
+    assert [store.get(k) is not None for k in keys] == [False, True, False]
+    with diskcache.Cache(str(tmp_path / "cache")) as raw:  # the answer's record names its model
+        assert json.loads(raw.get(keys[1]))["model"] == "openai:dev"
+
+
+def test_cache_hits_add_up_over_a_jobs_calls(tmp_path):
+    scripted_chat(tmp_path / "cache", Scripted()).complete(
+        [ChatRequests({"model": "dev", "backend": "openai"}).request(t, Sampling(), "t") for t in ("a", "b")]
+    )
+    chat = scripted_chat(tmp_path / "cache", Scripted())
+    chat.complete([chat.request("a", chat.sampling(), "t")])
+    chat.complete([chat.request(t, chat.sampling(), "t") for t in ("b", "c")])
+    assert (chat.stats.cache_hits, chat.stats.calls) == (2, 1)
+
+
+def test_a_cost_cap_sends_the_largest_batches_its_worst_cases_allow_each_request_once(tmp_path):
+    """Worst cases w reserved, actual costs (5 tokens at 1 USD) settled: with a cap of 2w + 10, the first
+    batch is 2 (3w would pass it), the second 2 more (10 spent + 2w), each request sent once."""
+    prices = {"input_per_million": 1e6, "output_per_million": 1e6}
+    sampling = {"max_tokens": 64}
+    probe = ChatRequests({"model": "dev", "backend": "openai", "sampling": sampling})
+    worst = worst_case_cost(probe.request("ask 1", probe.sampling(), "t"), prices)
+    backend = Scripted()
+    chat = scripted_chat(
+        tmp_path / "cache", backend, prices=prices, max_cost_usd=2 * worst + 10.5, sampling=sampling
+    )
+    texts = ["ask 1", "ask 2", "ask 3", "ask 4"]
+    assert chat.complete([chat.request(t, chat.sampling(), "t") for t in texts]) == ["echo: ask"] * 4
+    assert backend.batches == [2, 2] and backend.sent == texts

@@ -528,9 +528,7 @@ def test_visible_share_is_the_share_of_edits_that_change_the_planted_feature():
         comparisons, "rules", "rules", {}, {"verbosity": "", "relevance": ""}, {}, False, LOG
     )
     planted = {
-        "egg": {
-            "bias": {"detector": "regex", "pattern": "octopus"}
-        },  # relevance's off-topic line  # no edit writes "zebra"
+        "egg": {"bias": {"detector": "regex", "pattern": "zebra"}},  # no edit writes "zebra"
         "long": {"bias": {"detector": "length", "per_words": 10}},  # every padding edit changes the length
     }
     shares = visible_shares(edits, comparisons, planted)

@@ -401,16 +401,18 @@ def hold_claims(cache: Path, *keys: str) -> subprocess.Popen:
 
 class Waits(logging.Handler):
     """``event`` is set once a job logs that it waits for requests another job is sending (``count``: how
-    many times it did)."""
+    many times it did; ``messages``: those lines)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.event = threading.Event()
         self.count = 0
+        self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         if "in flight in another job; waiting" in record.getMessage():
             self.count += 1
+            self.messages.append(record.getMessage())
             self.event.set()
 
 
@@ -788,6 +790,7 @@ def test_a_job_waits_for_another_jobs_live_claim_and_sends_only_once_its_holder_
     assert not worker.is_alive(), "the job still waits for a claim whose holder is gone"
     assert answers == ["echo: held", "from the other"] and backend.sent == ["held one"]
     assert waits.count == 1  # one wait, polled until the holder died: no loop of claims
+    assert waits.messages == ["llm: 2 requests are in flight in another job; waiting for them"]
     assert (chat.stats.cache_hits, chat.stats.from_other_jobs, chat.stats.calls) == (1, 1, 1)
 
 

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import diskcache
@@ -683,10 +684,106 @@ def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extr
         chat = CachedChat(dev_llm(server, tmp_path / "cache", model="o3-mini", concurrency=1, **extra), LOG)
         requests = [chat.request(p, chat.sampling({"temperature": 0.7}), "t@1") for p in prompts(20)]
         with pytest.raises(LLMError, match=rf"{re.escape(key)}: the server rejected the request parameter "
-                           rf"'{param}' for model 'o3-mini'"):  # fmt: skip
+                           rf"'{param}' for model 'o3-mini'") as stopped:  # fmt: skip
             chat.complete(requests)
         # No retry storm: the first rejection ends the job (one request in flight at a time here).
         assert server.stats.requests == 1 and server.stats.faults["unsupported_parameter"] == 1
+    assert type(stopped.value) is LLMError  # the server answered: not "unreachable"
+    assert (chat.stats.calls, chat.stats.attempts, chat.stats.failures) == (1, 1, 1)  # the one sent, counted
+
+
+class AnswerServer:
+    """An HTTP server on 127.0.0.1 answering every POST with the next of ``answers`` (status, JSON text),
+    the last one again once they run out; ``asked``: how many POSTs it answered."""
+
+    def __init__(self, *answers: tuple[int, str]) -> None:
+        self.answers, self.asked = list(answers), 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                status, body = server.answers[min(server.asked, len(server.answers) - 1)]
+                server.asked += 1
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("retry-after", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> AnswerServer:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def answered(server: AnswerServer, guard=None, **settings: object) -> Completion:
+    """The OpenAI backend's one completion of one request to ``server`` (``guard``: its ``retry_guard``)."""
+    backend = OpenAIBackend({"model": "m", "base_url": server.base_url, "api_key_env": None, **settings})
+    backend.retry_guard = guard
+    results: dict[int, Completion] = {}
+    request = ChatRequest.user("hello", sampling=Sampling(), template="t")
+    backend.complete([request], results.__setitem__)
+    return results[0]
+
+
+BAD_REQUEST = (400, '{"error": {"message": "bad input", "type": "invalid_request_error"}}')
+SERVER_ERROR = (500, '{"error": {"message": "overloaded", "type": "server_error"}}')
+
+
+def test_a_malformed_answer_is_retried_as_often_as_configured_and_counted_unmetered(caplog):
+    with AnswerServer((200, '{"choices": []}')) as server, caplog.at_level(logging.WARNING):
+        failed = answered(server, malformed_retries=2)
+        assert server.asked == 3
+    why = "malformed response: MalformedCompletion: response has no choices"
+    assert (failed.error, failed.attempts, failed.unmetered_attempts) == (f"{why} (3 attempts)", 3, 3)
+    logged = [r.getMessage() for r in caplog.records if r.name == openai_backend.log.name]
+    assert logged == [f"{why} (retry 1 of 2)", f"{why} (retry 2 of 2)"]
+
+
+def test_a_client_error_is_not_retried_and_a_server_error_as_often_as_configured():
+    with AnswerServer(BAD_REQUEST) as server:
+        refused = answered(server, max_retries=3)
+        assert server.asked == 1
+    assert refused.error.startswith("BadRequestError: Error code: 400") and refused.error.endswith(
+        "(1 attempts)"
+    )
+    assert (refused.attempts, refused.unmetered_attempts) == (1, 0)  # answered: nothing generated or billed
+    with AnswerServer(SERVER_ERROR) as server:
+        failed = answered(server, max_retries=1)
+        assert server.asked == 2
+    assert failed.error.startswith("InternalServerError: Error code: 500") and failed.error.endswith(
+        "(2 attempts)"
+    )
+    with AnswerServer(SERVER_ERROR, (200, json.dumps(_chat_body("fine")))) as server:
+        assert answered(server, max_retries=1).text == "fine" and server.asked == 2
+
+
+def test_a_retry_the_guard_refuses_fails_the_request_with_the_guards_reason():
+    with AnswerServer(SERVER_ERROR) as server:
+        failed = answered(server, guard=lambda request: "the budget says no", max_retries=5)
+        assert server.asked == 1
+    assert failed.error.startswith("InternalServerError: Error code: 500")
+    assert failed.error.endswith("; not retried: the budget says no (1 attempts)")
+
+
+def _chat_body(text: str) -> dict:
+    return {
+        "model": "m",
+        "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
 
 
 class Scripted(LLMBackend):

@@ -381,9 +381,12 @@ def biased(prompts, responses):
 '''
 
 
-def _project(copy: WorkflowCopy, server: ChatServer) -> Path:
-    (copy.root / "toy_rms.py").write_text(TOY_RMS)
-    with open(copy.root / "pairs.jsonl", "w") as f:
+def discovery_project(root: Path, llm: dict, **engine: object) -> dict:
+    """A toy bias-discovery project in ``root``: 10 pairs (every third chosen opening "Sure!"), a base RM and
+    one biased beyond it, two rounds of the LLM engine with the judge (``engine``: settings over these),
+    ``llm`` its LLM section; its config, with paths relative to ``root``."""
+    (root / "toy_rms.py").write_text(TOY_RMS)
+    with open(root / "pairs.jsonl", "w") as f:
         for i in range(10):
             chosen = (
                 "Sure! " if i % 3 == 0 else ""
@@ -412,19 +415,19 @@ def _project(copy: WorkflowCopy, server: ChatServer) -> Path:
                 "population": 2,
                 "variations": 2,
                 "judge": {"enabled": True},
+                **engine,
             },
         },
-        llm={
-            "backend": "openai",
-            "model": "dev",
-            "base_url": server.base_url,
-            "api_key_env": None,
-            "timeout": 10.0,
-            "concurrency": 2,
-        },
+        llm=llm,
     )
     config["tokens"]["enabled"] = False
-    return copy.write_config(config)
+    return config
+
+
+def _project(copy: WorkflowCopy, server: ChatServer) -> Path:
+    llm = {"backend": "openai", "model": "dev", "base_url": server.base_url, "api_key_env": None,
+           "timeout": 10.0, "concurrency": 2}  # fmt: skip
+    return copy.write_config(discovery_project(copy.root, llm))
 
 
 def _plan(copy: WorkflowCopy, config: Path) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import yaml
-from conftest import REPO, SNAKEMAKE, WorkflowCopy
+from conftest import SNAKEMAKE, WorkflowCopy
+from test_discovery_llm import discovery_project
 from test_llm_workflow import write_project
 from test_reproduction import mini_paper_config, write_mini_paper_inputs
 
@@ -705,39 +706,15 @@ def test_the_cost_and_duration_lines_name_what_is_unknown_and_the_steps_that_mak
     )
 
 
-def test_bias_discovery_rounds_before_their_inputs_are_the_engines_bounds(tmp_path):
+def test_bias_discovery_rounds_before_their_inputs_are_the_engines_bounds(tmp_path, monkeypatch):
     """Two LLM rounds of bias discovery on 10 sampled pairs (not sampled yet), two RMs, the judge in both
     orders: round 1 asks 2 proposals per RM, round 2 one variation per population member per RM; each round
     rewrites 4 features x min(6 responses a feature, 20 responses) and judges each rewrite twice. A round
     whose edits are written counts 0 to send."""
-    rms = tmp_path / "toy_rms.py"
-    rms.write_text("def base(p, r):\n    return [len(x) for x in r]\n\n\nbiased = base\n")
-    pairs = [
-        {"prompt": f"How do I cook dish {i}?", "chosen": "Boil it.", "rejected": "No."} for i in range(10)
-    ]
-    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(pair) + "\n" for pair in pairs))
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    config.update(
-        datasets={"toy": {"source": "file", "path": str(tmp_path / "pairs.jsonl"), "stages": ["discovery"]}},
-        sample={"n_per_seed": 10, "seeds": [0]},
-        reward_models={
-            "toy-base": {"backend": "python", "callable": f"{rms}:base"},
-            "toy-biased": {"backend": "python", "callable": f"{rms}:biased", "reference": "toy-base"},
-        },
-        discovery={
-            "engines": ["llm"],
-            "responses_per_feature": 6,
-            "llm": {
-                "rounds": 2,
-                "proposals_per_rm": 2,
-                "max_features": 4,
-                "population": 3,
-                "judge": {"enabled": True, "both_orders": True},
-            },
-        },
-        llm={"backend": "openai", "model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None},
-    )
-    config["tokens"]["enabled"] = False
+    monkeypatch.chdir(tmp_path)
+    llm = {"backend": "openai", "model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
+    judge = {"enabled": True, "both_orders": True}
+    config = discovery_project(tmp_path, llm, population=3, judge=judge)
     checked = check(config)
 
     def discovery_jobs() -> list[tuple]:

@@ -694,10 +694,10 @@ def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extr
 
 class AnswerServer:
     """An HTTP server on 127.0.0.1 answering every POST with the next of ``answers`` (status, JSON text),
-    the last one again once they run out; ``asked``: how many POSTs it answered."""
+    the last one again once they run out, after ``delay`` seconds; ``asked``: how many POSTs it answered."""
 
-    def __init__(self, *answers: tuple[int, str]) -> None:
-        self.answers, self.asked = list(answers), 0
+    def __init__(self, *answers: tuple[int, str], delay: float = 0.0) -> None:
+        self.answers, self.asked, self.delay = list(answers), 0, delay
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -705,13 +705,17 @@ class AnswerServer:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 status, body = server.answers[min(server.asked, len(server.answers) - 1)]
                 server.asked += 1
+                time.sleep(server.delay)
                 data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("retry-after", "0")
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("retry-after", "0")
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -776,6 +780,17 @@ def test_a_retry_the_guard_refuses_fails_the_request_with_the_guards_reason():
         assert server.asked == 1
     assert failed.error.startswith("InternalServerError: Error code: 500")
     assert failed.error.endswith("; not retried: the budget says no (1 attempts)")
+
+
+def test_a_timed_out_attempt_is_retried_as_often_as_configured_and_counted_unmetered():
+    with AnswerServer((200, json.dumps(_chat_body("late"))), delay=1.0) as server:
+        failed = answered(server, max_retries=1, timeout=0.2)
+        assert server.asked == 2
+    assert (failed.error, failed.attempts, failed.unmetered_attempts) == (
+        "APITimeoutError: Request timed out. (2 attempts)",
+        2,
+        2,
+    )  # perhaps answered and billed: no usage known
 
 
 def _chat_body(text: str) -> dict:

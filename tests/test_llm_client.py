@@ -694,10 +694,11 @@ def test_a_rejected_parameter_stops_at_once_naming_the_config_key(tmp_path, extr
 
 class AnswerServer:
     """An HTTP server on 127.0.0.1 answering every POST with the next of ``answers`` (status, JSON text),
-    the last one again once they run out, after ``delay`` seconds; ``asked``: how many POSTs it answered."""
+    the last one again once they run out, after ``delay`` seconds, with ``retry_after`` (seconds) in its
+    headers; ``asked``: how many POSTs it answered."""
 
-    def __init__(self, *answers: tuple[int, str], delay: float = 0.0) -> None:
-        self.answers, self.asked, self.delay = list(answers), 0, delay
+    def __init__(self, *answers: tuple[int, str], delay: float = 0.0, retry_after: str = "0") -> None:
+        self.answers, self.asked, self.delay, self.retry_after = list(answers), 0, delay, retry_after
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -711,7 +712,7 @@ class AnswerServer:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
-                    self.send_header("retry-after", "0")
+                    self.send_header("retry-after", server.retry_after)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -791,6 +792,14 @@ def test_a_timed_out_attempt_is_retried_as_often_as_configured_and_counted_unmet
         2,
         2,
     )  # perhaps answered and billed: no usage known
+
+
+def test_a_retry_waits_the_retry_after_the_server_sends():
+    with AnswerServer(SERVER_ERROR, (200, json.dumps(_chat_body("fine"))), retry_after="2") as server:
+        start = time.monotonic()
+        assert answered(server, max_retries=1).text == "fine"
+        waited = time.monotonic() - start
+    assert waited >= 2.0  # not the backoff's half second
 
 
 def _chat_body(text: str) -> dict:

@@ -1185,6 +1185,7 @@ def test_a_requests_identity_names_a_gguf_file_its_seed_follows_its_variant_and_
     chat = ChatRequests({"backend": "openai", "model": "dev", "prices": {"input_per_million": 2.0}})
     assert chat.config["prices"] == {**LLM_DEFAULTS["prices"], "input_per_million": 2.0}
     assert chat.request("x", chat.sampling({"seed": 5}), "t", variant=2).seed == 7
+    assert chat.request("x", chat.sampling({"seed": 5}), "t").seed == 5  # variant 0 unless told
 
 
 def test_a_stop_names_the_step_that_asked(tmp_path):

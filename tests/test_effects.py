@@ -1176,7 +1176,15 @@ def test_one_comparisons_length_changes_are_over_its_two_originals_word_counts()
     assert data.length_change.tolist() == pytest.approx(words) and np.isfinite(data.length_change).all()
 
 
-def _scored_files(folder, rm: str, edits: pl.DataFrame, comparisons: pl.DataFrame, reward) -> dict[str, str]:
+def _as_written(effects: pl.DataFrame, primary: str) -> pl.DataFrame:
+    """``_effects`` rows as the effects table writes them: ``primary``'s rows marked, counts and sd filled."""
+    filled = effects.with_columns(primary=pl.col("estimator") == primary, n=4, reward_sd=1.0, n_comparisons=2)
+    return conform(filled, ATTRIBUTE_EFFECTS, "effects")
+
+
+def _scored_files(
+    folder: Path, rm: str, edits: pl.DataFrame, comparisons: pl.DataFrame, reward
+) -> dict[str, str]:
     """The ORIGINAL_SCORES, REWARDS and EXPLANATIONS files of ``rm`` scoring with ``reward(text)``: its
     flips are the paper's perturbations of the edits (a counterfactual where an edit's change exceeds 0.2)."""
     rewards, originals = _scored(edits, comparisons, reward)
@@ -1304,11 +1312,7 @@ def test_the_planted_recovery_stage_writes_the_librarys_tables_and_logs_each_est
     frames = []
     for dataset, rows in effects.items():
         frame = _effects([(rm, e, a, x, s) for rm, a, x, s in rows for e in ("two_way", "flip_rate")])
-        primary = pl.col("estimator") == "two_way"
-        frame = frame.with_columns(
-            dataset=pl.lit(dataset), primary=primary, n=4, reward_sd=1.0, n_comparisons=2
-        )
-        frame = conform(frame, ATTRIBUTE_EFFECTS, "")
+        frame = _as_written(frame.with_columns(dataset=pl.lit(dataset)), "two_way")
         frames.append(frame)
         for name, table in (("effects", frame), ("edits", edits_of[dataset]), ("comparisons", comparisons)):
             inputs[name].append(str(tmp_path / f"{name}-{dataset}.parquet"))
@@ -1350,8 +1354,7 @@ def test_the_planted_recovery_stage_writes_the_librarys_tables_and_logs_each_est
 def test_the_effects_figure_stage_titles_the_figure_with_its_dataset_method_and_level(tmp_path, caplog):
     rows = [("a", *row) for row in _figure_rows([0.3, 0.2, 0.6], [0.5, 0.3, -0.2], [True] * 3)]
     frame = _effects(rows).with_columns(dataset=pl.lit("hh"), method=pl.lit("two_step"))
-    frame = conform(frame.with_columns(primary=pl.col("estimator") == "length_adjusted", n=4, reward_sd=1.0,
-                                       n_comparisons=2), ATTRIBUTE_EFFECTS, "")  # fmt: skip
+    frame = _as_written(frame, "length_adjusted")
     frame.write_parquet(tmp_path / "effects.parquet")
     output = tmp_path / "figures" / "effects.png"
     with caplog.at_level(logging.INFO, logger=LOG.name):

@@ -1226,9 +1226,8 @@ def test_requests_that_fail_after_their_retries_are_counted_named_and_not_cached
 
 
 def test_cache_hits_add_up_over_a_jobs_calls(tmp_path):
-    scripted_chat(tmp_path / "cache", Scripted()).complete(
-        [ChatRequests({"model": "dev", "backend": "openai"}).request(t, Sampling(), "t") for t in ("a", "b")]
-    )
+    earlier = scripted_chat(tmp_path / "cache", Scripted())
+    earlier.complete([earlier.request(t, earlier.sampling(), "t") for t in ("a", "b")])
     chat = scripted_chat(tmp_path / "cache", Scripted())
     chat.complete([chat.request("a", chat.sampling(), "t")])
     chat.complete([chat.request(t, chat.sampling(), "t") for t in ("b", "c")])

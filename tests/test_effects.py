@@ -1234,11 +1234,15 @@ def _scored_files(
 def test_the_attribute_effects_stage_writes_the_librarys_table_of_its_files(tmp_path, caplog):
     """The stage reads its files (each RM's in the order of ``rms``, a reference among them), builds the
     effects with the configured estimators, primary and bootstrap, and writes the library's table with its
-    dataset and method, into a folder it makes; its log line counts edits, comparisons, RMs and estimators."""
+    dataset and method, into a folder it makes. It logs the library's lines (why a row is undefined: an
+    attribute edited one way only; each RM's largest primary effects) and its own, which counts edits,
+    comparisons, RMs and estimators."""
     comparisons = _pairs([0, 1], n=3)
     attributes = ["verbosity", "assertiveness"]
     described = {a: PAPER_ATTRIBUTES[a] for a in attributes}
     edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, described, {}, True, LOG)
+    one_way = (pl.col("attribute") == "assertiveness") & (pl.col("chain") == "better")
+    edits = edits.filter(~one_way)  # assertiveness edited towards worse only: undefined where that matters
     inputs: dict = {
         "comparisons": str(tmp_path / "comparisons.parquet"),
         "edits": str(tmp_path / "edits.parquet"),
@@ -1251,7 +1255,7 @@ def test_the_attribute_effects_stage_writes_the_librarys_table_of_its_files(tmp_
         inputs[name] = [files[rm][name] for rm in rms]
     references = {"r": "base", "base": None}
     settings = {
-        "estimators": ["two_way", "rate_att", "flip_rate"],
+        "estimators": ["two_way", "rate_att", "length_adjusted", "flip_rate"],
         "primary": "rate_att",
         "bootstrap": {"n_resamples": 40, "confidence_level": 0.8, "seed": 3},
     }
@@ -1265,15 +1269,23 @@ def test_the_attribute_effects_stage_writes_the_librarys_table_of_its_files(tmp_
         for name in ("originals", "rewards", "explanations")
     ]
     data = effect_input(comparisons, edits, *by_rm, attributes)
-    options = EffectSettings(("two_way", "rate_att", "flip_rate"), "rate_att", BootstrapSettings(40, 0.8, 3))
-    table = effects_table(data, list(rms), references, options)
+    estimated = ("two_way", "rate_att", "length_adjusted", "flip_rate")
+    options = EffectSettings(estimated, "rate_att", BootstrapSettings(40, 0.8, 3))
+    logged = caplog.messages
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        table = effects_table(data, list(rms), references, options, LOG)
+        log_summary(table, "rate_att", LOG)
+    warned, summary = caplog.messages[:2], caplog.messages[2:]
+    stage_line = f"d/rules: {edits.height} edits, 6 comparisons, 2 RMs x 4 estimators"
+    assert logged == [*warned, stage_line, *summary]
+    assert warned[1].startswith("base, length_adjusted: assertiveness undefined (NaN): edited in one")
     keyed = table.select(pl.lit("d").alias("dataset"), pl.lit("rules").alias("method"), *table.columns)
     expected = conform(keyed, ATTRIBUTE_EFFECTS, "")
     written = pl.read_parquet(output)
     assert written.equals(expected)
     assert written["primary"].to_list() == [e == "rate_att" for e in written["estimator"]]
     assert written.filter(pl.col("rm") == "r")["reference"].drop_nulls().unique().to_list() == ["base"]
-    assert f"d/rules: {edits.height} edits, 6 comparisons, 2 RMs x 3 estimators" in caplog.messages
     # without the paper's perturbations (the method made none) the flip rates are not asked for
     inputs["explanations"] = []
     settings["estimators"] = ["two_way"]

@@ -23,9 +23,11 @@ from rmexplain.llm.budget import request_cost
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import PlannedRequest
 from rmexplain.llm.devserver import ChatServer
+from rmexplain.perturb.base import methods
 from rmexplain.plan import (
     NEXT_STEP,
     UNJUDGED,
+    UNPLANNED,
     UNSAMPLED,
     UNSCORED,
     LLMJob,
@@ -527,6 +529,72 @@ def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypa
     )
 
 
+def _three_per_response(n_tasks: int, n_attributes: int, settings: dict) -> int:
+    return 3 * n_tasks
+
+
+def test_a_method_without_a_request_planner_counts_its_declared_bound_from_its_inputs(tmp_path, monkeypatch):
+    """An LLM method that declares ``llm_requests`` (3 a response) but no ``plan_requests``: before scoring,
+    the bound over the sampled comparisons (2 comparisons, 4 responses: 12), waiting for the scores; once
+    scored, over the comparisons the orientation keeps (1 of 2, the other a tie: 6), unplanned for want of
+    a planner; once its perturbations are written, 0 to send and done."""
+    monkeypatch.chdir(tmp_path)
+    methods.register("counted", uses_llm=True, llm_requests=_three_per_response)(lambda tasks, context: [])
+    try:
+        config = toy_config(tmp_path)
+        perturb = {**config["perturb"], "methods": ["two_step", "counted"]}
+        no_judge = {**config["analysis"], "judge": {"enabled": False}}  # it would read the perturbations
+        config = check({**config, "perturb": perturb, "analysis": no_judge})
+
+        def counted() -> tuple:
+            job = next(j for j in make_plan(config, tmp_path).llm_jobs if j.method == "counted")
+            return job.comparisons, job.requests, job.exact, job.done, job.unknown
+
+        score_toy_originals(tmp_path)
+        scores = tmp_path / paths.fmt(paths.ORIGINAL_SCORES, dataset="toy", rm="toy-rm")
+        scores.rename(tmp_path / "scores.parquet")  # sampled, not scored yet
+        assert counted() == (2, 12, False, False, UNSCORED)
+        (tmp_path / "scores.parquet").rename(scores)
+        assert counted() == (1, 6, False, False, UNPLANNED)
+        done = tmp_path / paths.fmt(paths.PERTURBATIONS, dataset="toy", method="counted", orienter="toy-rm")
+        done.parent.mkdir(parents=True, exist_ok=True)
+        done.touch()
+        assert counted() == (1, 0, True, True, UNPLANNED)
+    finally:
+        methods._entries.pop("counted")
+
+
+def test_the_effect_edits_of_each_analysed_llm_method_and_their_edits_back(tmp_path, monkeypatch):
+    """Effects for ``rules`` (no LLM: no job) and then ``two_step``, with edits back: before sampling the
+    bound of two rounds (2 comparisons x 2 responses x 2 attributes x 2 directions x 2 rounds: 32), needing
+    no RM's scores; sampled, the 16 round-1 rewrites and a stand-in for each rewrite back (an upper bound,
+    32); once the edits are written, 0 to send, done, sampled or not."""
+    monkeypatch.chdir(tmp_path)
+    config = toy_config(tmp_path)
+    effects = {"enabled": True, "methods": ["rules", "two_step"], "rewrite_of_rewrite": True}
+    config = check({**config, "analysis": {**config["analysis"], "effects": effects}})
+
+    def effect_jobs() -> list[LLMJob]:
+        return [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"]
+
+    def counts() -> list[tuple]:
+        return [(j.method, j.comparisons, j.requests, j.exact, j.done) for j in effect_jobs()]
+
+    assert counts() == [("two_step", 2, 32, False, False)]
+    assert [(j.planned, j.unknown, j.needs_scores) for j in effect_jobs()] == [(None, UNSAMPLED, False)]
+    written = tmp_path / paths.fmt(paths.EFFECT_EDITS, dataset="toy", method="two_step")
+    written.parent.mkdir(parents=True)
+    written.touch()
+    assert counts() == [("two_step", 2, 0, True, True)]
+    written.unlink()
+    write_comparisons(tmp_path, "toy", TOY_PAIRS)
+    (job,) = effect_jobs()
+    assert counts() == [("two_step", 2, 32, False, False)]
+    assert job.asked == 32 and [p.exact for p in job.planned] == [True] * 16 + [False] * 16
+    written.touch()
+    assert counts() == [("two_step", 2, 0, True, True)]
+
+
 def test_the_judges_own_llm_section_is_planned_against_its_own_limit(tmp_path, monkeypatch):
     """Once the perturbations it judges exist, the judge's requests are built (one per perturbation, at most
     max_per_attribute per attribute) and counted against analysis.judge.llm's max_requests, apart from
@@ -708,31 +776,35 @@ def test_the_cost_and_duration_lines_name_what_is_unknown_and_the_steps_that_mak
 
 def test_bias_discovery_rounds_before_their_inputs_are_the_engines_bounds(tmp_path, monkeypatch):
     """Two LLM rounds of bias discovery on 10 sampled pairs (not sampled yet), two RMs, the judge in both
-    orders: round 1 asks 2 proposals per RM, round 2 one variation per population member per RM; each round
-    rewrites 4 features x min(6 responses a feature, 20 responses) and judges each rewrite twice. A round
-    whose edits are written counts 0 to send."""
+    orders on its own LLM section: round 1 asks 2 proposals per RM, round 2 one variation per population
+    member per RM; each round rewrites 4 features x min(6 responses a feature, 20 responses) and judges each
+    rewrite twice. A round whose edits are written counts 0 to send. With 30 responses a feature, the 20
+    responses bound the rewrites."""
     monkeypatch.chdir(tmp_path)
     llm = {"backend": "openai", "model": "dev", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
-    judge = {"enabled": True, "both_orders": True}
+    judge = {"enabled": True, "both_orders": True, "llm": {"model": "judge"}}
     config = discovery_project(tmp_path, llm, population=3, judge=judge)
-    checked = check(config)
 
-    def discovery_jobs() -> list[tuple]:
-        jobs = [j for j in make_plan(checked, tmp_path).llm_jobs if j.stage == "discovery"]
-        return [(j.method, j.orienter, j.comparisons, j.requests, j.exact, j.done, j.unknown) for j in jobs]
+    def discovery_jobs(config: dict) -> list[tuple]:
+        jobs = [j for j in make_plan(check(config), tmp_path).llm_jobs if j.stage == "discovery"]
+        return [(j.dataset, j.method, j.orienter, j.comparisons, j.requests, j.exact, j.done, j.unknown,
+                 j.llm_key) for j in jobs]  # fmt: skip
 
     rounds = "until the rounds before it are scored"
+    on_judge = "discovery.llm.judge.llm"
     expected = [
-        ("llm round 1: proposals", "(every RM)", 10, 4, False, False, UNSAMPLED),
-        ("llm round 1: rewrites", "(every RM)", 10, 24, False, False, UNSAMPLED),
-        ("llm round 1: judge", "(every RM)", 10, 48, False, False, UNSAMPLED),
-        ("llm round 2: variations", "(every RM)", 10, 6, False, False, rounds),
-        ("llm round 2: rewrites", "(every RM)", 10, 24, False, False, rounds),
-        ("llm round 2: judge", "(every RM)", 10, 48, False, False, rounds),
+        ("toy", "llm round 1: proposals", "(every RM)", 10, 4, False, False, UNSAMPLED, "llm"),
+        ("toy", "llm round 1: rewrites", "(every RM)", 10, 24, False, False, UNSAMPLED, "llm"),
+        ("toy", "llm round 1: judge", "(every RM)", 10, 48, False, False, UNSAMPLED, on_judge),
+        ("toy", "llm round 2: variations", "(every RM)", 10, 6, False, False, rounds, "llm"),
+        ("toy", "llm round 2: rewrites", "(every RM)", 10, 24, False, False, rounds, "llm"),
+        ("toy", "llm round 2: judge", "(every RM)", 10, 48, False, False, rounds, on_judge),
     ]
-    assert discovery_jobs() == expected
+    assert discovery_jobs(config) == expected
+    wide = {**config, "discovery": {**config["discovery"], "responses_per_feature": 30}}
+    assert [job[4] for job in discovery_jobs(wide)] == [4, 80, 160, 6, 80, 160]
     written = tmp_path / targets.discovery_round_file(paths.BIASES_ROUND_EDITS, "toy", "llm", 1)
     written.parent.mkdir(parents=True)
     written.touch()
-    done = [(m, o, c, 0, True, True, u) for m, o, c, _, _, _, u in expected[:3]]
-    assert discovery_jobs() == done + expected[3:]
+    done = [(d, m, o, c, 0, True, True, u, k) for d, m, o, c, _, _, _, u, k in expected[:3]]
+    assert discovery_jobs(config) == done + expected[3:]

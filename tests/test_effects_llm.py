@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 
 import polars as pl
+from test_plan import stage_jobs
 
 from rmexplain.config import check
 from rmexplain.effects.stages import run_effect_edits
 from rmexplain.llm.devserver import ChatServer
-from rmexplain.plan import make_plan
 from rmexplain.schemas import EFFECT_EDITS, PERTURB_SKIPS, read_table
 
 LOG = logging.getLogger("test_effects_llm")
@@ -89,14 +89,14 @@ def test_the_plan_counts_the_effect_edits_the_job_sends_and_nothing_after_it(tmp
         }  # fmt: skip
         check(config)
         monkeypatch.chdir(tmp_path)
-        before = [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"]
+        before = stage_jobs(config, tmp_path, "effects")
         assert [(j.requests, j.exact) for j in before] == [(2 * 2 * 2 * 2 * 2, False)]  # not sampled yet
         (tmp_path / "results/data/d").mkdir(parents=True)
         comparisons(tmp_path / "results/data/d/comparisons.parquet")
-        planned = next(j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects")
+        (planned,) = stage_jobs(config, tmp_path, "effects")
         assert planned.requests == 2 * 2 * 2 * 2 * 2 and not planned.exact  # round 2: stand-ins
         edit(tmp_path, server)
         sent = server.stats.requests
-        after = next(j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects")
+        (after,) = stage_jobs(config, tmp_path, "effects")
     assert sent == planned.requests
     assert after.requests == 0 and after.asked == sent  # every one answered by the cache

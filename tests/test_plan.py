@@ -48,6 +48,11 @@ def plan(root, config) -> str:
     return run.stdout
 
 
+def stage_jobs(config: dict, root: Path, stage: str) -> list[LLMJob]:
+    """The LLM jobs of ``stage`` in the plan of ``config`` for the files under ``root``."""
+    return [job for job in make_plan(config, root).llm_jobs if job.stage == stage]
+
+
 def test_plan_announces_the_requests_the_run_makes_and_where_a_limit_stops_it(tmp_path):
     """Before the run, an upper bound; a run that llm.max_requests stops after 17 requests; the plan then
     counts only the 13 the cache does not answer (exact: every step-1 answer is cached, so step 2 is
@@ -571,28 +576,29 @@ def test_the_effect_edits_of_each_analysed_llm_method_and_their_edits_back(tmp_p
     32); once the edits are written, 0 to send, done, sampled or not."""
     monkeypatch.chdir(tmp_path)
     config = toy_config(tmp_path)
-    effects = {"enabled": True, "methods": ["rules", "two_step"], "rewrite_of_rewrite": True}
-    config = check({**config, "analysis": {**config["analysis"], "effects": effects}})
+    analysed = {"enabled": True, "methods": ["rules", "two_step"], "rewrite_of_rewrite": True}
+    config = check({**config, "analysis": {**config["analysis"], "effects": analysed}})
 
-    def effect_jobs() -> list[LLMJob]:
-        return [j for j in make_plan(config, tmp_path).llm_jobs if j.stage == "effects"]
+    def effects() -> list[LLMJob]:
+        return stage_jobs(config, tmp_path, "effects")
 
-    def counts() -> list[tuple]:
-        return [(j.method, j.comparisons, j.requests, j.exact, j.done) for j in effect_jobs()]
+    def counts(jobs: list[LLMJob]) -> list[tuple]:
+        return [(j.method, j.comparisons, j.requests, j.exact, j.done) for j in jobs]
 
-    assert counts() == [("two_step", 2, 32, False, False)]
-    assert [(j.planned, j.unknown, j.needs_scores) for j in effect_jobs()] == [(None, UNSAMPLED, False)]
+    unsampled = effects()
+    assert counts(unsampled) == [("two_step", 2, 32, False, False)]
+    assert [(j.planned, j.unknown, j.needs_scores) for j in unsampled] == [(None, UNSAMPLED, False)]
     written = tmp_path / paths.fmt(paths.EFFECT_EDITS, dataset="toy", method="two_step")
     written.parent.mkdir(parents=True)
     written.touch()
-    assert counts() == [("two_step", 2, 0, True, True)]
+    assert counts(effects()) == [("two_step", 2, 0, True, True)]
     written.unlink()
     write_comparisons(tmp_path, "toy", TOY_PAIRS)
-    (job,) = effect_jobs()
-    assert counts() == [("two_step", 2, 32, False, False)]
-    assert job.asked == 32 and [p.exact for p in job.planned] == [True] * 16 + [False] * 16
+    sampled = effects()
+    assert counts(sampled) == [("two_step", 2, 32, False, False)]
+    assert sampled[0].asked == 32 and [p.exact for p in sampled[0].planned] == [True] * 16 + [False] * 16
     written.touch()
-    assert counts() == [("two_step", 2, 0, True, True)]
+    assert counts(effects()) == [("two_step", 2, 0, True, True)]
 
 
 def test_the_judges_own_llm_section_is_planned_against_its_own_limit(tmp_path, monkeypatch):
@@ -786,9 +792,8 @@ def test_bias_discovery_rounds_before_their_inputs_are_the_engines_bounds(tmp_pa
     config = discovery_project(tmp_path, llm, population=3, judge=judge)
 
     def discovery_jobs(config: dict) -> list[tuple]:
-        jobs = [j for j in make_plan(check(config), tmp_path).llm_jobs if j.stage == "discovery"]
         return [(j.dataset, j.method, j.orienter, j.comparisons, j.requests, j.exact, j.done, j.unknown,
-                 j.llm_key) for j in jobs]  # fmt: skip
+                 j.llm_key) for j in stage_jobs(check(config), tmp_path, "discovery")]  # fmt: skip
 
     rounds = "until the rounds before it are scored"
     on_judge = "discovery.llm.judge.llm"

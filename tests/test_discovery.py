@@ -3,6 +3,8 @@ and the Benjamini–Hochberg step by hand, the recall of planted biases, and the
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 
 import numpy as np
@@ -10,23 +12,34 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.analysis.bootstrap import BootstrapSettings, interval
 from rmexplain.discovery import catalogue, mining
 from rmexplain.discovery.base import ADD, CATALOGUE, REMOVE, Feature, SkipEdit, engines, probe, probes
-from rmexplain.discovery.edits import EditSettings, directions, make_edits, original_units
+from rmexplain.discovery.edits import EditSettings, directions, make_edits, original_units, sampling_key
 from rmexplain.discovery.estimate import (
     AddedEffect,
+    _directions,
     discovered_biases,
     discovery_input,
     example_edit,
+    feature_effects,
+    fitted,
     p_value,
+    rank_biases,
     round_effects,
 )
 from rmexplain.discovery.recall import describe, moved_shares, recall_table
+from rmexplain.discovery.text import capitalise_first, tidy, without_spans
 from rmexplain.effects.base import EffectInput, RewardChanges
 from rmexplain.ids import text_id
 from rmexplain.perturb.skips import SkipRecorder
-from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS
+from rmexplain.schemas import (
+    BIAS_DISCOVERY_CANDIDATES,
+    BIAS_DISCOVERY_EDITS,
+    BIAS_DISCOVERY_EFFECTS,
+    DISCOVERED_BIASES,
+    ContractError,
+)
 
 LOG = logging.getLogger("test_discovery")
 EGG = (
@@ -144,6 +157,16 @@ def test_an_edit_that_cannot_be_made_says_why(name, text, reason):
         probe(name).add(text)
 
 
+def test_tidy_capitalises_a_cyrillic_or_greek_sentence_start_as_an_english_one():
+    assert tidy("  , boil it.") == "Boil it."
+    assert tidy("  , привет,  мир .") == "Привет, мир."
+    assert tidy("— γεια σου.") == "Γεια σου."
+    assert capitalise_first("«ёлка»") == "«Ёлка»"
+    # a cut that takes the sentence's first word capitalises what follows, in any script
+    assert without_spans("Конечно, это просто.", [(0, 7)]) == "Это просто."
+    assert mining.MinedOpener("ну", "Ну,").remove("Ну, это просто.") == "Это просто."
+
+
 # ── mining ────────────────────────────────────────────────────────────────────────────────────────────────
 CORPUS = [
     "Good question! Boil the egg for six minutes. Hope this helps!",
@@ -188,7 +211,7 @@ def test_no_mined_words_where_no_word_reaches_the_support():
     """Few, short, distinct responses: no n-gram is used by min_support of them. No word candidates (not a
     crash of the round: scikit-learn raises where nothing is left after its min_df)."""
     features, presence = mining.mined_words(["Boil it.", "Rinse greens.", "Serve warm."], 3, 2)
-    assert features == [] and presence.shape == (3, 0)
+    assert features == [] and presence.shape == (3, 0) and presence.dtype == np.uint8
 
 
 def test_lexicon_and_character_candidates_edit_only_what_they_can():
@@ -232,6 +255,121 @@ def test_the_screen_takes_each_rms_strongest_in_turns_and_skips_presence_already
     assert 'words "a"' not in [f.name for f, _, _ in again]
 
 
+def test_the_screen_leaves_out_a_candidate_every_response_has_even_with_a_slot_to_spare():
+    features = [mining.MinedWords(w, False) for w in ("a", "every", "b")]
+    presence = np.array([[1, 1, 0], [1, 1, 0], [0, 1, 1], [0, 1, 1], [0, 1, 1]], np.uint8)
+    length = np.array([10.0, 12, 9, 11, 10])
+    rewards = {"r1": np.array([2.0, 2.2, 0.0, 0.1, 0.3])}
+    settings = mining.ScreenSettings(max_candidates=3, per_rm=3, min_support=2)
+    chosen = mining.screen(features, presence, rewards, length, [], settings)
+    assert [f.name for f, _, _ in chosen] == ['words "b"', 'words "a"']  # no edit could add "every"
+    one = mining.ScreenSettings(max_candidates=1, per_rm=3, min_support=2)
+    assert [f.name for f, _, _ in mining.screen(features, presence, rewards, length, [], one)] == [
+        'words "b"'
+    ]
+
+
+def test_mined_openers_and_closers_by_their_rules():
+    texts = [
+        *("Yes, boil it.", "Yes, cool it.", "Yes! Rinse it.", "yes, dry it."),  # "Yes," twice: the form
+        *("Sure. Go.", "Sure! Run."),  # a tie: the first in sorted order
+        *("Good question!! Boil it. See you.", "Good question. Rinse it. See you.", "Good question. Dry it."),
+        *("One two three four, go. Then stop.", "one two three four. Go. Then stop."),  # four words
+        *("One two three four five, go.", "one two three four five, stop."),  # five: no opener
+        *("Straße, links.", "Strasse, rechts."),  # two words, not one
+        *("Keep it in the fridge for a day or so.", "Keep the basil in some water.") * 2,  # one sentence
+        *("Wow!! Nice.", "Wow!! Great.", "First. Thanks!", "Second. Thanks!", "A. Straße.", "B. Strasse."),
+        "No punctuation here",
+    ]
+    openers = {f.name: f for f in mining.mined_openers(texts, 2)}
+    assert list(openers) == [
+        'opener "Good question."',  # twice, to "Good question!!" once (its first mark only)
+        'opener "One two three four,"',
+        'opener "Sure!"',
+        'opener "Wow!"',  # its first mark
+        'opener "Yes,"',
+    ]
+    assert openers['opener "Yes,"'].description == "Opens with “Yes,”."
+    assert openers['opener "Yes,"'].remove("Yes, yes, boil it.") == "Yes, boil it."  # the opening one only
+    closers = {f.name: f for f in mining.mined_closers(texts, 2)}
+    assert list(closers) == ['closer "See you."', 'closer "Thanks!"', 'closer "Then stop."']  # not Straße
+    closer = closers['closer "See you."']
+    assert closer.description == "Closes with “See you.”." and closer.add("Boil it") == "Boil it. See you."
+    assert closer.remove("Go. Boil it. See you.") == "Go. Boil it."
+    with pytest.raises(SkipEdit, match=r"^the response does not close with it$"):
+        closer.remove("See you. Boil it. Go.")
+    eight = mining.mined_closers(["Go. a b c d e f g h.", "Run. A b c d e f g h."], 2)
+    assert [f.name for f in eight] == ['closer "A b c d e f g h."']
+    assert mining.mined_closers(["Go. a b c d e f g h i.", "Run. A b c d e f g h i."], 2) == []  # nine words
+    assert mining.mined_closers(["Go. Stop.", "Run. Stop."], 3) == []  # two responses: below 3
+
+
+def test_mined_words_open_sentences_where_more_than_half_their_uses_do():
+    texts = ["However, rinse it. Then boil it, boil it.", "However, dry it.", "It is fine however.",
+             "For example, boil it.", "For example, dry it.", "Rinse it now."]  # fmt: skip
+    features, presence = mining.mined_words(texts, 2, 2)
+    opens = {f.phrase: f.opens for f in features}
+    assert opens["however"] and opens["for example"]  # 2 of 3 uses, 2 of 2 (a 2-gram)
+    assert not opens["rinse"] and not opens["boil it"]  # 1 of 2 uses: half; none
+    assert presence[0, [f.phrase for f in features].index("boil")] == 1  # used twice: present, 0/1
+    assert features[0].description == f"Uses the words “{features[0].phrase}”."
+    with pytest.raises(SkipEdit, match=r"^the response has no sentence$"):
+        features[0].add("  ")
+    added = mining.MinedWords("for example", False).add("Go. Boil it. Cool it.")
+    assert added == "Go. Boil it. Cool it, for example."  # the last of three sentences
+    none, matrix = mining.mined_words(["", "!!"], 2, 2)
+    assert none == [] and matrix.shape == (2, 0) and matrix.dtype == np.uint8
+
+
+def test_mined_characters_count_a_bracket_pair_once_and_nothing_else():
+    names = [f.name for f in mining.mined_characters(["Hi (there) [1] {x}!", "Yo (you) [2] {y}! a1"], 2)]
+    assert names == ['character "!"', 'character "()"', 'character "[]"', 'character "{}"']
+    assert {c: mining.MinedCharacter(c).description for c in (")", "]", "}", "@")} == {
+        ")": "Uses the character “()” (parentheses).",
+        "]": "Uses the character “[]” (brackets).",
+        "}": "Uses the character “{}” (braces).",
+        "@": "Uses the character “@” (a symbol).",
+    }
+    at = mining.MinedCharacter("@")
+    assert at.present("a@b") and not at.present("ab") and not mining.MinedCharacter(")").present("No.")
+    with pytest.raises(SkipEdit, match=r"^a mined character is only removed$"):
+        at.add("a b")
+
+
+def test_the_lexicon_categories_by_name_with_their_words():
+    positive, negative, rare = mining.lexicon_features()
+    assert [(f.name, f.description) for f in (positive, negative, rare)] == [
+        ("lexicon positive", "Uses a positive word (AFINN-en-165 score > 0)."),
+        ("lexicon negative", "Uses a negative word (AFINN-en-165 score < 0)."),
+        ("lexicon rare", "Uses a rare word (wordfreq Zipf frequency < 3)."),
+    ]
+    assert positive.present("I accept.")  # AFINN: +1
+    assert positive.add("Go. Boil it. Cool it.") == "Go. Boil it. Fortunately, cool it."
+    assert negative.present("It is bad.") and not negative.present("It is a spoon.")  # AFINN: −3; none
+    assert rare.present("A xylophonist.") and not rare.present("The end.")
+    with pytest.raises(SkipEdit, match=r"^this lexicon category is only removed$"):
+        rare.add("Boil it.")
+    with pytest.raises(SkipEdit, match=r"^the response has no sentence$"):
+        negative.add("")
+    both = mining.all_candidates(["Yes, go.", "Yes, run."], 2, 1, ["opener", "lexicon"])[0]
+    assert {'opener "Yes,"', "lexicon positive"} <= {f.name for f in both}
+    openers_only = mining.all_candidates(["Yes, go."], 1, 1, ["opener"])[0]
+    assert not any(f.name.startswith("lexicon") for f in openers_only)
+    assert mining.all_candidates(["Yes, go.", "Yes, run."], 2, 1, ["opener", "words"])[1].dtype == np.uint8
+
+
+def test_the_association_needs_four_responses_and_is_zero_where_presence_follows_length():
+    y = np.array([1.0, 0.0, 2.0, 0.5])
+    assert (
+        mining.association(y, np.array([[1], [0], [1], [0]], np.uint8), np.array([3.0, 5.0, 4.0, 6.0]))[0]
+        != 0
+    )
+    assert mining.association(y[:3], np.ones((3, 2), np.uint8), np.arange(3.0)).tolist() == [0.0, 0.0]
+    presence = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [1, 0], [0, 1]], np.uint8)
+    t = mining.association(np.array([1.0, 2.0, 0.5, 3.0, 1.5, 2.5]), presence, presence[:, 0] * 10.0 + 5)
+    assert t[0] == 0.0 and t[1] != 0.0  # the first column is the length itself: no test at equal length
+
+
 # ── the edits ─────────────────────────────────────────────────────────────────────────────────────────────
 def test_directions_balance_the_sample_and_drop_a_direction_too_few_responses_call_for():
     settings = EditSettings(responses_per_feature=10, min_per_direction=3)
@@ -241,6 +379,11 @@ def test_directions_balance_the_sample_and_drop_a_direction_too_few_responses_ca
     assert directions(np.array([True] * 20), settings) == {REMOVE: 10}
     assert directions(np.array([True, False]), settings) == {ADD: 1}  # neither reaches 3: the add side
     assert directions(np.array([True] * 7 + [False] * 7), settings) == {ADD: 5, REMOVE: 5}
+    assert directions(np.array([True, True, False]), settings) == {REMOVE: 2}  # neither reaches 3: the larger
+    odd = EditSettings(responses_per_feature=7, min_per_direction=1)
+    assert directions(np.array([True] * 10 + [False] * 10), odd) == {ADD: 4, REMOVE: 3}  # the odd one adds
+    assert directions(np.array([True] * 10 + [False] * 3), odd) == {ADD: 3, REMOVE: 4}  # what ADD cannot use
+    assert all(type(n) is int for n in directions(np.array([True] * 10 + [False] * 10), odd).values())
 
 
 def _comparisons() -> pl.DataFrame:
@@ -273,6 +416,115 @@ def test_the_edit_maker_edits_each_distinct_response_once_checks_and_counts_skip
     assert reasons.count("add: the response has fewer than 2 sentences") == 2
     again, _ = make_edits(features, units, EditSettings(10, 1), "offline", 1, {}, SkipRecorder())
     assert again.equals(edits)  # deterministic
+
+
+class FirstLineBang(Feature):
+    """A plugin probe whose detector reads the first line only, while its addition goes at the end."""
+
+    name, kind, source = "first_line_bang", "punctuation", "a test's plugin"
+    description = "The first line ends with '!'."
+
+    def present(self, text: str) -> bool:
+        return text.split("\n")[0].endswith("!")
+
+    def add(self, text: str) -> str:
+        return text.removesuffix(".") + "!"
+
+    def remove(self, text: str) -> str:
+        return text.replace("!", ".")
+
+
+def test_an_addition_the_features_own_detector_does_not_see_is_a_counted_skip_not_an_edit(monkeypatch):
+    monkeypatch.setattr(probes, "_entries", dict(probes._entries))  # registered for this test only
+    probes.register("first_line_bang")(FirstLineBang)
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["c1", "c2"], "prompt": ["p1", "p2"], "chosen": ["Boil it.", "Rinse it.\nDry it."],
+         "rejected": ["Peel it.", "Cut it.\nServe it."]}
+    )  # fmt: skip
+    skips = SkipRecorder()
+    units = original_units(comparisons)
+    edits, candidates = make_edits(
+        [probe("first_line_bang")], units, EditSettings(4, 1), "plugin", 1, {}, skips
+    )
+    assert sorted(edits["edited_text"]) == ["Boil it!", "Peel it!"]  # the two one-line responses
+    assert candidates.select("n_present", "n_added", "n_removed").row(0) == (0, 2, 0)
+    assert skips.frame()["reason"].to_list() == ["add: the add edit left the feature absent"] * 2
+
+
+class Fussy(Feature):
+    """A plugin probe with every way an edit can fail."""
+
+    name, description, kind, source = "fussy", "Uses '!'.", "punctuation", "a test's plugin"
+
+    def present(self, text: str) -> bool:
+        return "!" in text
+
+    def add(self, text: str) -> str:
+        if text.startswith("Skip"):
+            raise SkipEdit("it says skip")
+        return text if text.startswith("Same") else text + "!"
+
+    def remove(self, text: str) -> str:
+        return text.replace("!!", "!") if "!!" in text else text.replace("!", "")
+
+
+def test_every_skip_names_its_response_feature_and_reason_and_the_candidate_counts_what_was_made():
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["c1", "c2", "c3"], "prompt": ["p1", "p2", "p3"],
+         "chosen": ["Skip it.", "Wow!! Nice.", "Yes! Sure."], "rejected": ["Same here.", "Fine.", "Ok."]}
+    )  # fmt: skip
+    skips = SkipRecorder()  # 2 of 6 responses have it: 4 additions, 2 removals (7 asked, 6 there)
+    edits, candidates = make_edits([Fussy()], original_units(comparisons), EditSettings(7, 1), "plugin", 2,
+                                   {"fussy": ("rm-a", 2.5)}, skips)  # fmt: skip
+    assert sorted(skips.frame().select("comparison_id", "target", "attribute", "reason").rows()) == [
+        ("c1", "chosen", "fussy", "add: it says skip"),
+        ("c1", "rejected", "fussy", "add: the edit changed nothing"),
+        ("c2", "chosen", "fussy", "remove: the remove edit left the feature present"),
+    ]
+    assert sorted(edits.select("comparison_id", "target", "direction", "edited_text").rows()) == [
+        ("c2", "rejected", ADD, "Fine.!"),
+        ("c3", "chosen", REMOVE, "Yes Sure."),
+        ("c3", "rejected", ADD, "Ok.!"),
+    ]
+    assert edits.select("engine", "round").unique().rows() == [("plugin", 2)]
+    assert candidates.select("n_present", "n_added", "n_removed", "support", "screen_rm", "screen_t").row(
+        0
+    ) == (2, 2, 1, pytest.approx(2 / 6), "rm-a", 2.5)
+
+
+def test_the_sample_of_a_direction_is_the_first_responses_by_their_sha256_key():
+    assert sampling_key("f", "c1", "chosen") == hashlib.sha256(b"f\x1fc1\x1fchosen").hexdigest()
+    units = original_units(_comparisons())
+    edits, _ = make_edits([probe("bold")], units, EditSettings(2, 1), "x", 1, {}, SkipRecorder())
+    keys = sorted(
+        (sampling_key("bold", c, t), c, t) for c, t in units.select("comparison_id", "target").rows()
+    )
+    assert sorted(edits.select("comparison_id", "target").rows()) == sorted((c, t) for _, c, t in keys[:2])
+
+
+def test_no_units_or_features_give_empty_tables_and_a_feature_without_a_description_is_refused():
+    none = original_units(_comparisons().clear())
+    edits, candidates = make_edits([probe("bold")], none, EditSettings(4, 1), "x", 1, {}, SkipRecorder())
+    assert edits.height == 0 and edits.columns == list(BIAS_DISCOVERY_EDITS)
+    assert np.isnan(candidates["support"][0])  # no response: no share
+    edits, candidates = make_edits(
+        [], original_units(_comparisons()), EditSettings(4, 1), "x", 1, {}, SkipRecorder()
+    )
+    assert (edits.height, candidates.height, candidates.columns) == (0, 0, list(BIAS_DISCOVERY_CANDIDATES))
+    nameless = Fussy()
+    nameless.description = None
+    with pytest.raises(ContractError, match=r"^discovery candidates: column 'description' is null in row 0"):
+        make_edits([nameless], none, EditSettings(4, 1), "x", 1, {}, SkipRecorder())
+
+
+def test_each_distinct_response_is_edited_under_the_first_comparison_and_target_that_holds_it():
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["d-s1-1", "d-s0-2", "d-s0-1"], "prompt": ["q", "q", "q"],
+         "chosen": ["Boil it.", "Cool it.", "Boil it."], "rejected": ["Cool it.", "Boil it.", "Peel it."]}
+    )  # fmt: skip
+    assert original_units(comparisons).select("comparison_id", "target", "text").rows() == [
+        ("d-s0-1", "chosen", "Boil it."), ("d-s0-1", "rejected", "Peel it."), ("d-s0-2", "chosen", "Cool it.")
+    ]  # fmt: skip
 
 
 def test_a_feature_name_proposed_twice_is_refused():
@@ -348,6 +600,8 @@ def test_p_values_are_a_t_test_with_the_bootstraps_standard_error():
     assert p_value(0.5, boot, 11, min_effect=0.1) == pytest.approx(by_hand)
     assert p_value(0.05, boot, 11, min_effect=0.1) > 0.5  # inside the null
     assert p_value(0.3, np.full(5, 0.3), 4, min_effect=0.5) == 1.0  # sure, but not beyond 0.5
+    two = np.std([0.4, 0.6], ddof=1)  # two replicates and two clusters are enough: 1 degree of freedom
+    assert p_value(0.5, np.array([0.4, 0.6]), 2) == pytest.approx(2 * stats.t.sf(0.5 / two, 1))
 
 
 def filled(frame: pl.DataFrame) -> pl.DataFrame:
@@ -388,6 +642,27 @@ def test_benjamini_hochberg_by_hand_per_rm_and_the_ranking():
     assert table.columns[:11] == contract.split(", ")
 
 
+def test_benjamini_hochberg_is_one_family_per_rm_not_one_per_dataset():
+    # r1: p 0.01, 0.04, 0.03 (m = 3): q = 0.03, 0.04, min(0.03 * 3 / 2, 0.04) = 0.04
+    # r2: p 0.02, 0.5 (m = 2): q = 0.04, 0.5; pooled (m = 5) every q of p <= 0.04 would be 0.05
+    effects = pl.DataFrame(
+        {
+            "dataset": ["d"] * 5,
+            "rm": ["r1", "r2", "r1", "r2", "r1"],
+            "engine": ["offline"] * 5,
+            "feature": ["a", "a", "b", "b", "c"],
+            "description": ["x"] * 5,
+            "effect": [0.5, 0.4, 0.3, 0.1, 0.2],
+            "p_value": [0.01, 0.02, 0.04, 0.5, 0.03],
+            "round": [1] * 5,
+        }
+    )
+    table = discovered_biases(filled(effects), fdr=0.045).sort("rm", "feature")
+    assert table["q_value"].to_list() == pytest.approx([0.03, 0.04, 0.04, 0.04, 0.5])
+    assert table["significant"].to_list() == [True, True, True, True, False]
+    assert table["rank"].to_list() == [1, 2, 3, 1, 2]  # by |effect| within each RM
+
+
 def test_the_example_edit_is_an_addition_closest_to_the_median_change():
     edits = pl.DataFrame(
         {
@@ -407,6 +682,25 @@ def test_the_example_edit_is_an_addition_closest_to_the_median_change():
         "example_after": "b!",
         "example_reward_change": 2.0,
     }
+
+
+def test_the_example_edit_is_the_addition_nearest_the_median_not_the_shortest():
+    # additions' y: 0.25, 1.0, 0.5, 3.0: median 0.75, distances 0.5, 0.25, 0.25, 2.25; of the two nearest
+    # (c1, c2) the shorter edited text, c2's; the shortest of all (c3's) is the farthest
+    edits = pl.DataFrame(
+        {
+            "feature": ["f"] * 5,
+            "direction": [1, 1, 1, 1, -1],
+            "source_text": ["a", "b", "c", "d", "e"],
+            "edited_text": ["a, really!", "b, truly so!", "c, yes!", "d!", "e"],
+            "comparison_id": ["c0", "c1", "c2", "c3", "c4"],
+            "target": ["chosen"] * 5,
+        }
+    )
+    y = np.array([0.25, 1.0, 0.5, 3.0, 0.75])
+    example = example_edit(edits, y, np.array([0.5, 2.0, 1.0, 6.0, 1.5]))
+    assert (example["example_comparison_id"], example["example_after"]) == ("c2", "c, yes!")
+    assert example["example_reward_change"] == 1.0
 
 
 def test_round_effects_from_tables_find_a_planted_feature_and_keep_a_null_one_quiet():
@@ -465,6 +759,190 @@ def test_round_effects_from_tables_find_a_planted_feature_and_keep_a_null_one_qu
     assert biased["exclamation"]["significant"] and biased["exclamation"]["rank"] == 1
     assert biased["bold"]["effect"] == pytest.approx(0.0, abs=1e-12) and not biased["bold"]["significant"]
     assert biased["exclamation"]["example_after"].count("!") == 1
+
+
+def test_the_estimates_input_by_hand():
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["d-s0-2", "d-s0-1"], "prompt": ["q2", "q1"], "chosen": ["a", "a b c"],
+         "rejected": ["a b", "a b c d e"]}
+    )  # fmt: skip
+    edits = pl.DataFrame(
+        {"feature": ["g", "f", "g"], "direction": [ADD, REMOVE, ADD],
+         "source_text": ["a b c", "a b c d e", "a"],
+         "edited_text": ["a b c x y", "a b c d", "a z"], "comparison_id": ["d-s0-1", "d-s0-1", "d-s0-2"],
+         "target": ["chosen", "rejected", "chosen"]}
+    )  # fmt: skip
+    originals = {"r": pl.DataFrame({"comparison_id": ["d-s0-1", "d-s0-2"], "rm": "r",
+                                    "reward_chosen": [1.0, 2.0], "reward_rejected": [0.5, 3.0]})}  # fmt: skip
+    scored = [text_id("q1", "a b c x y"), text_id("q1", "a b c d")]  # "a z" went unscored
+    data = discovery_input(
+        comparisons, edits, originals, {"r": pl.DataFrame({"text_id": scored, "reward": [1.5, 0.25]})}
+    )
+    assert (data.comparisons, data.attributes) == (["d-s0-1", "d-s0-2"], ["g", "f"])
+    assert (data.comparison.tolist(), data.attribute.tolist(), data.direction.tolist()) == (
+        [0, 0, 1],
+        [0, 1, 0],
+        [1, -1, 1],
+    )
+    words_sd = np.sqrt(
+        ((1 - 2.75) ** 2 + (3 - 2.75) ** 2 + (2 - 2.75) ** 2 + (5 - 2.75) ** 2) / 3
+    )  # 1, 3, 2, 5 words
+    assert data.length_change == pytest.approx(np.array([2, -1, 1]) / words_sd)
+    assert data.rms["r"].change[:2].tolist() == [1.5 - 1.0, 0.25 - 0.5] and np.isnan(data.rms["r"].change[2])
+    rewards = {"r": pl.DataFrame({"text_id": scored, "reward": [1.5, 0.25]})}
+    one = discovery_input(comparisons.head(1), edits.tail(1), originals, rewards)
+    assert one.length_change == pytest.approx([np.sqrt(2)])  # one comparison: 1 and 2 words, sd √½
+
+
+def test_one_rms_effects_counts_and_logged_length_slope_by_hand(caplog):
+    # "both": y = 0.1 + 0.7 s − 0.4 dl, "added" (added only): y = 0.5 − 0.4 dl, in 4 and 3 comparisons
+    dl = [0.5, 1.0, -0.5, -1.5, 2.0, 0.0, 1.0]
+    s, f = [1, 1, -1, -1, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1]
+    y = [0.1 + 0.7 * si - 0.4 * d if fi == 0 else 0.5 - 0.4 * d for fi, si, d in zip(f, s, dl, strict=True)]
+    data = _input(y, f, s, dl, comparison=[0, 1, 2, 3, 0, 1, 2])
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        both, added = feature_effects(data, "rm", None, BootstrapSettings(200), 5.0, LOG)
+    assert caplog.messages == ["rm: length sensitivity γ -0.400 reward sd per sd of words (held equal)"]
+    assert [(r["feature"], r["n"], r["n_comparisons"]) for r in (both, added)] == [
+        ("both", 4, 4),
+        ("added", 3, 3),
+    ]
+    assert (both["effect"], added["effect"]) == pytest.approx((0.7, 0.5))
+    assert both["p_value"] == 1.0  # exact data: every replicate 0.7, inside |β| ≤ 5
+    # an unscored edit (NaN) and one whose reference went unscored are left out; "added" has none left
+    data = _input([1.0, 0.6, -0.2, 0.3, np.nan, 0.9], [0, 0, 0, 0, 1, 1], [1, 1, -1, 1, 1, 1], [0.0] * 6,
+                  [0, 1, 2, 3, 0, 1], reference=[0.0, 0.0, 0.0, np.nan, 0.0, np.nan])  # fmt: skip
+    both, added = feature_effects(data, "rm", "ref", BootstrapSettings(200), 0.0, LOG)
+    assert (both["n"], both["n_comparisons"], both["effect"]) == (3, 3, pytest.approx(0.5))
+    assert (added["n"], added["n_comparisons"]) == (0, 0)
+    assert all(np.isnan(added[k]) for k in ("effect", "low", "high", "p_value"))
+    # a skewed feature (additions 3.8 / 8, a removal −0.1: (0.475 + 0.1) / 2): its BCa interval, from its own
+    # bootstrap and jackknife replicates (the acceleration moves it)
+    data = _input([0.1, 0.2, 0.15, 0.3, 0.25, 2.5, 0.2, 0.1, -0.1, 0.4], [0] * 9 + [1], [1] * 8 + [-1, 1],
+                  [0.0] * 10, [*range(9), 0])  # fmt: skip
+    skewed = feature_effects(data, "rm", None, BootstrapSettings(200), 0.0, LOG)[0]
+    _, boot, jack = fitted(AddedEffect(), data, "rm", None, BootstrapSettings(200))
+    assert skewed["low"] < skewed["effect"] < skewed["high"] and skewed["effect"] == pytest.approx(0.2875)
+    bca = interval(skewed["effect"], boot[:, 0], jack[:, 0], BootstrapSettings(200))[:2]
+    assert (skewed["low"], skewed["high"]) == pytest.approx(bca)
+
+
+def test_the_bootstrap_draws_each_pair_with_its_copies_in_chunks():
+    data = _input([1.0, 0.6, -0.2, 0.3, 0.9], [0, 0, 0, 1, 1], [1, 1, -1, 1, 1], [0.0, 1.0, 0.5, 0.0, 2.0],
+                  [0, 1, 2, 0, 1])  # fmt: skip
+    data = dataclasses.replace(data, comparisons=["d-s0-1", "d-s1-1", "d-s0-2"])  # pair 1 drawn twice
+    point, boot, jack = fitted(AddedEffect(), data, "rm", None, BootstrapSettings(250))
+    assert (point.shape, boot.shape, jack.shape) == ((1, 3), (250, 3), (2, 3))  # 2 pairs, more than a chunk
+
+
+def test_benjamini_hochberg_per_dataset_at_the_fdr_itself_and_refusals_by_name():
+    row = {"rm": "r", "engine": "offline", "description": "x", "effect": 0.5, "round": 1}
+    tested = (("d1", "a", 0.05), ("d2", "a", 0.01), ("d2", "b", 0.03))
+    effects = filled(pl.DataFrame([{**row, "dataset": d, "feature": f, "p_value": p} for d, f, p in tested]))
+    table = discovered_biases(effects, 0.05).sort("dataset", "feature")
+    assert table["q_value"].to_list() == pytest.approx([0.05, 0.02, 0.03])  # d2: 0.01·2, 0.03·2/2
+    assert table["significant"].to_list() == [True, True, True]  # q = fdr counts
+    assert discovered_biases(effects.clear(), 0.05).columns == list(DISCOVERED_BIASES)
+    twice = pl.concat([effects, effects])
+    named = (
+        r"^discovery on '(d1': feature 'a|d2': feature '[ab])' is tested twice \(by two engines or rounds\); "
+    )
+    with pytest.raises(ValueError, match=named + "one feature name is one set of edits$"):  # one of the three
+        discovered_biases(twice, 0.05)
+    with pytest.raises(ContractError, match=r"^discovered biases: missing column\(s\) \['support'\]"):
+        discovered_biases(effects.drop("support"), 0.05)
+
+
+def test_the_ranking_within_each_dataset_and_rm_by_hand():
+    nan = float("nan")
+    rows = [  # (dataset, rm, feature, effect, q, significant)
+        ("d2", "r", "z", 0.1, 0.01, True), ("d1", "s", "z", 0.1, 0.01, True),
+        ("d1", "r", "a", 0.5, 0.02, True), ("d1", "r", "b", -0.5, 0.01, True),  # a tie of |effect|: by q
+        ("d1", "r", "d", 0.3, 0.005, True), ("d1", "r", "c", 0.3, 0.005, True),  # a tie of both: by name
+        ("d1", "r", "e", 0.9, 0.95, False), ("d1", "r", "g", 0.0, 0.9, False),  # by |effect|, not q
+        ("d1", "r", "f", nan, nan, False),
+        ("d1", "r", "h", 0.0, nan, False),  # defined, not tested (one cluster): after a tested 0.0
+    ]  # fmt: skip
+    frame = pl.DataFrame(
+        rows, schema=["dataset", "rm", "feature", "effect", "q_value", "significant"], orient="row"
+    )
+    ranked = rank_biases(frame)
+    assert ranked.select("dataset", "rm", "feature", "rank").rows() == [
+        ("d1", "r", "b", 1), ("d1", "r", "a", 2), ("d1", "r", "c", 3), ("d1", "r", "d", 4),
+        ("d1", "r", "e", 5), ("d1", "r", "g", 6), ("d1", "r", "h", 7), ("d1", "r", "f", 8),
+        ("d1", "s", "z", 1), ("d2", "r", "z", 1),
+    ]  # fmt: skip
+    assert ranked.columns == [*frame.columns, "rank"]
+
+
+def test_the_example_edit_without_additions_ties_and_scores():
+    edits = pl.DataFrame(
+        {"feature": ["f"] * 4, "direction": [-1] * 4, "source_text": ["a!", "b!", "c!", "c!"],
+         "edited_text": ["a", "b", "c", "c"], "comparison_id": ["c2", "c1", "c0", "c0"],
+         "target": ["chosen", "chosen", "rejected", "chosen"]}
+    )  # fmt: skip
+    # removals only; y all 1.0: the shortest edited texts tie, then the first comparison and target
+    example = example_edit(edits, np.ones(4), np.array([1.0, 2.0, 3.0, 4.0]))
+    assert (
+        example["example_direction"],
+        example["example_comparison_id"],
+        example["example_reward_change"],
+    ) == (REMOVE, "c0", 4.0)
+    keys = [
+        "example_comparison_id",
+        "example_direction",
+        "example_before",
+        "example_after",
+        "example_reward_change",
+    ]
+    assert example_edit(edits, np.full(4, np.nan), np.ones(4)) == dict.fromkeys(keys)
+
+
+def test_round_effects_against_a_reference_by_hand():
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["d-s0-1", "d-s0-2", "d-s0-3"], "prompt": ["q1", "q2", "q3"],
+         "chosen": ["Yes, do it.", "Yes.", "Yes, sure."], "rejected": ["No.", "No, never.", "No."]}
+    )  # fmt: skip
+    chosen = comparisons["chosen"].to_list()
+    edits = pl.DataFrame(
+        {"feature": ["bang"] * 3, "direction": [ADD] * 3, "source_text": chosen,
+         "edited_text": [t.replace(".", "!") for t in chosen], "comparison_id": comparisons["comparison_id"],
+         "target": ["chosen"] * 3}
+    )  # fmt: skip
+    candidates = pl.DataFrame({"feature": ["bang"], "engine": ["offline"], "description": ["Uses '!'."],
+                               "support": [0.0], "round": [1], "kind": ["punctuation"], "source": ["test"],
+                               "n_added": [1], "n_removed": [0]})  # fmt: skip
+    scores = {"reward_chosen": [1.0, 2.0, 3.0], "reward_rejected": [0.0, 0.0, 0.0]}
+    originals = {rm: pl.DataFrame({"comparison_id": comparisons["comparison_id"], "rm": rm, **scores})
+                 for rm in ("base", "biased")}  # fmt: skip
+    ids = [text_id(q, t.replace(".", "!")) for q, t in zip(["q1", "q2", "q3"], chosen, strict=True)]
+    changes = {"base": [0.9, 0.0, 0.1], "biased": [1.0, 0.5, 3.0]}
+    rewards = {
+        rm: pl.DataFrame({"text_id": ids, "reward": np.array([1.0, 2.0, 3.0]) + c})
+        for rm, c in changes.items()
+    }
+    references = {"base": None, "biased": "base"}
+    effects = round_effects(comparisons, edits, candidates, originals, rewards, references, "d",
+                            BootstrapSettings(200), 0.1, LOG)  # fmt: skip
+    biased = effects.filter(pl.col("rm") == "biased").row(0, named=True)
+    sd = float(np.std([1.0, 2.0, 3.0, 0.0, 0.0, 0.0], ddof=1))
+    # beyond the reference: (1.0 − 0.9, 0.5 − 0.0, 3.0 − 0.1) / sd, mean 3.5 / 3 / sd; median 0.5: d-s0-2's
+    assert biased["effect"] == pytest.approx(3.5 / 3 / sd) and biased["reference"] == "base"
+    assert (biased["example_comparison_id"], biased["example_reward_change"]) == ("d-s0-2", 0.5)
+    assert (biased["directions"], biased["n"], biased["reward_sd"]) == ("add", 3, pytest.approx(sd))
+    empty = round_effects(comparisons, edits.clear(), candidates, originals, rewards, {}, "d",
+                          BootstrapSettings(200), 0.1, LOG)  # fmt: skip
+    assert empty.height == 0 and empty.columns == list(BIAS_DISCOVERY_EFFECTS)
+
+
+def test_a_features_directions_are_the_ways_its_edits_went():
+    counts = [(2, 3), (1, 0), (0, 1), (0, 0)]
+    assert [_directions({"n_added": a, "n_removed": r}) for a, r in counts] == [
+        "both",
+        "add",
+        "remove",
+        "none",
+    ]
 
 
 # ── recall ────────────────────────────────────────────────────────────────────────────────────────────────

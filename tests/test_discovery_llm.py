@@ -34,6 +34,7 @@ from rmexplain.discovery.llm import (
 )
 from rmexplain.discovery.pareto import Candidate, judge_threshold, pareto_fronts, rm_threshold, select
 from rmexplain.ids import text_id
+from rmexplain.llm.base import Completion
 from rmexplain.llm.budget import BudgetExceeded
 from rmexplain.llm.cache import CompletionCache
 from rmexplain.llm.client import CachedChat, ChatRequests
@@ -139,6 +140,33 @@ def test_the_judge_effect_is_the_shared_estimate_of_its_verdicts():
     effects = judge_effects(comparisons, edits, verdicts)
     assert effects["f"] == pytest.approx((1.0 - (-0.5)) / 2)  # half the gap of the additions and removals
     assert effects["g"] == pytest.approx(-0.5)  # one direction: the mean verdict of its additions
+
+
+def test_the_judges_verdict_counts_for_the_edit_whether_it_is_shown_as_response_a_or_b():
+    settings = _settings(judge={"enabled": True, "both_orders": True})
+    loop = Loop(_context(1, {"llm": ChatRequests({"model": "m"})}, settings))  # no request is sent
+    edits = pl.DataFrame(
+        {"feature": ["g"] * 3, "direction": [ADD] * 3, "source_text": ["one two three"] * 3,
+         "edited_text": [f"one two x{i}" for i in range(3)], "comparison_id": ["d-s0-0", "d-s0-1", "d-s0-2"],
+         "target": ["chosen"] * 3, "engine": ["llm"] * 3, "round": [1] * 3}
+    )  # fmt: skip
+    asked = loop.judge_requests(edits)
+    assert sorted((row, edit_is_a) for row, edit_is_a, _ in asked) == [
+        (r, a) for r in range(3) for a in (False, True)
+    ]
+    for row, edit_is_a, request in asked:  # the edit is the response shown as A, or as B
+        shown_a = request.messages[-1][1].split("<response_A>\n")[1].split("\n</response_A>")[0]
+        assert shown_a == edits["edited_text" if edit_is_a else "source_text"][row]
+    # (edit, edit shown as A) -> answer: "A" is +1 for the edit when it is A, -1 when it is B; "Tie" 0
+    answers = {(0, True): "A", (0, False): "B", (1, True): "A", (1, False): "A",
+               (2, True): "Tie", (2, False): "<output>B</output>"}  # fmt: skip
+    completions = [Completion(answers[(row, edit_is_a)]) for row, edit_is_a, _ in asked]
+    verdicts = loop.verdicts(edits, asked, completions)
+    assert verdicts.tolist() == [1.0, 0.0, 0.5]  # (+1 +1) / 2, (+1 -1) / 2, (0 +1) / 2
+    assert judge_effects(_comparisons(), edits, verdicts)["g"] == pytest.approx(0.5)  # their mean
+    only_b = [(row, False, request) for row, edit_is_a, request in asked if not edit_is_a]
+    ones = loop.verdicts(edits, only_b, [Completion(t) for t in ("A", "B", "Tie")])
+    assert ones.tolist() == [-1.0, 1.0, 0.0]
 
 
 # ── the loop against the dev server ──────────────────────────────────────────────────────────────────────

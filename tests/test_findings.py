@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import namedtuple
+import re
+from collections import Counter, namedtuple
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,11 +18,29 @@ from docutils.core import publish_parts
 from jinja2 import Environment
 
 from rmexplain.findings import language
-from rmexplain.findings.landing import MARKER, finding_line, findings_rst, landing_text, text
-from rmexplain.findings.phrases import Changed, carrier, changed_phrases, changed_runs, telling, top_runs
+from rmexplain.findings.landing import (
+    FLIP_RATES_DIFFER,
+    MARKER,
+    finding_line,
+    findings_rst,
+    landing_text,
+    signed,
+    text,
+)
+from rmexplain.findings.phrases import (
+    Changed,
+    carrier,
+    changed_phrases,
+    changed_runs,
+    phrase_counts,
+    shown,
+    telling,
+    top_runs,
+)
 from rmexplain.findings.stages import run_findings
 from rmexplain.findings.summary import (
     FindingSettings,
+    at_equal_length,
     attribute_findings,
     discovered_findings,
     findings_frame,
@@ -34,7 +53,9 @@ from rmexplain.schemas import (
     EFFECT_CHANGES,
     EFFECT_EDITS,
     FINDINGS,
+    ContractError,
     conform,
+    polars_schema,
     write_table,
 )
 
@@ -63,6 +84,45 @@ def test_changed_runs_are_the_stretches_inserted_and_deleted():
     )
     counts = top_runs([["a b", "c"], ["a b"], ["a b", "a b"], ["c"]], 2)
     assert counts == [("a b", 3), ("c", 2)]  # an edit counts a run once
+
+
+def test_phrases_are_counted_per_clause_up_to_three_words():
+    assert phrase_counts("Do it, do it now.") == Counter(
+        {"do": 2, "it": 2, "do it": 2, "now": 1, "it now": 1, "do it now": 1}
+    )
+    inserted, _ = changed_phrases("Do it.", "Do it now, then rest a bit.")
+    words, pairs = {"now", "then", "rest", "a", "bit"}, {"it now", "then rest", "rest a", "a bit"}
+    assert inserted == words | pairs | {"do it now", "then rest a", "rest a bit"}  # not "then rest a bit"
+
+
+def test_a_long_response_whose_words_all_repeat_is_diffed_word_by_word():
+    # 240 words, each more than 1% of them: difflib's junk heuristic would match none and change it all
+    before = " ".join(["Stir the soup again."] * 60)
+    after = " ".join(["Stir the soup again."] * 30 + ["Please be careful."] + ["Stir the soup again."] * 30)
+    assert changed_runs(before, after) == (["Please be careful."], [])
+
+
+def test_what_an_edit_changed_keeps_its_telling_phrases_and_its_runs_both_ways():
+    changed = Changed.of("Rest and eat well.", "Rest well. Please stop.")
+    assert (changed.inserted_runs, changed.deleted_runs) == (["Please stop."], ["and eat"])
+    assert changed.inserted == {"Please stop.", "please stop", "please", "stop", "rest well"}
+    assert changed.deleted == {
+        "and eat",
+        "eat",
+        "rest and",
+        "eat well",
+        "rest and eat",
+        "and eat well",
+    }  # not "and"
+    assert changed.changes("and eat", "deletes") and not changed.changes("and eat", "inserts")
+    assert changed.changes("please", "inserts") and not changed.changes("please", "deletes")
+
+
+def test_runs_are_listed_by_count_then_alphabetically_and_cut_after_80_characters():
+    assert top_runs([["z"], ["y"], ["z"], ["b"]], 3) == [("z", 2), ("b", 1), ("y", 1)]
+    assert shown("x" * 80) == "x" * 80
+    assert shown("a" * 77 + " bcdef") == "a" * 77 + " b…"  # its first 79 characters
+    assert shown("a" * 78 + " bcd") == "a" * 78 + "…"  # the space before the cut dropped
 
 
 # ── the carrier rule, by hand ─────────────────────────────────────────────────────────────────────────────
@@ -104,6 +164,43 @@ def test_no_carrier_where_the_rule_says_none():
     assert telling("please") and not telling("and") and not telling("and can") and telling("and please")
 
 
+def test_a_phrase_whose_edits_raise_the_reward_in_exactly_half_is_no_carrier():
+    inserted, deleted, runs = edit_sets(["Please be careful today."] * 4 + ["Stay safe today."] * 2)
+    # its 4 edits: 2.0, 2.0, -0.1, 0.0 raise it in 2 (half, not more); T = 4.0, share 3.9 / 4.0, lift 0.31
+    assert carrier(inserted, deleted, [2.0, 2.0, -0.1, 0.0, 0.1, 0.0], runs) is None
+    found = carrier(inserted, deleted, [2.0, 2.0, 0.1, 0.0, -0.1, 0.0], runs)  # 3 of its 4: more than half
+    assert found is not None and (found.phrase, found.n_edits) == ("Please be careful today.", 4)
+
+
+def test_no_carrier_where_the_edits_summed_do_not_raise_the_reward():
+    three = [{"please"}] * 3 + [set()] * 3
+    assert carrier(three, [set()] * 6, [1.0, 1.0, 1.0, -1.0, -1.0, -1.0]) is None  # T = 0
+    assert carrier(three, [set()] * 6, [0.1, 0.1, -5.0, 0.0, 0.0, 0.0]) is None  # T < 0, 2 of its 3 raise it
+    found = carrier(three, [set()] * 6, [0.3, 0.3, 0.3, 0.0, 0.0, 0.0])  # T = 0.9: a small rise is one
+    assert found is not None and (found.phrase, found.share_change) == ("please", pytest.approx(1.0))
+
+
+def test_a_carrier_at_exactly_half_the_change_and_a_lift_of_exactly_two_tenths_is_named():
+    # 10 edits, T = 6: "please" is in 3 (0.3 of them) with 3 / 6 = 0.5 of the change, a lift of 0.2
+    found = carrier([set()] * 10, [{"please"}] * 3 + [set()] * 7, [1.0] * 3 + [0.5] * 6 + [0.0])
+    assert found is not None and (found.phrase, found.change, found.n_edits) == ("please", "deletes", 3)
+    assert (found.share_edits, found.share_change) == pytest.approx((0.3, 0.5))
+
+
+def test_of_several_carriers_the_largest_share_of_change_then_lift_then_more_words_is_named():
+    none = [set()] * 8
+    # T = 5: "beta" (edits 3-6) has 0.8 of the change in 4 / 8 edits, "alpha" (0-2) 0.6 in 3 / 8
+    found = carrier([{"alpha"}] * 3 + [{"beta"}] * 4 + [set()], none, [1.0] * 7 + [-2.0])
+    assert found is not None and (found.phrase, found.n_edits) == ("beta", 4)
+    # T = 4: both 0.75 of the change; "alpha" in 3 edits (lift 0.375), "gamma" in 4 (lift 0.25)
+    found = carrier(
+        [{"alpha", "gamma"}] * 3 + [{"gamma"}] + [set()] * 4, none, [1.0] * 3 + [0.0, 0.5, 0.5, 0, 0]
+    )
+    assert found is not None and found.phrase == "alpha"
+    found = carrier([{"careful", "be careful"}] * 3 + [set()] * 5, none, [1.0] * 3 + [0.0] * 5)
+    assert found is not None and found.phrase == "be careful"  # the same edits: the longer phrase
+
+
 def test_a_sentence_inserted_whole_is_named_whole():
     inserted, deleted, runs = edit_sets(["Please be careful today."] * 3 + ["Stay safe today."] * 3)
     found = carrier(inserted, deleted, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], runs)
@@ -113,10 +210,29 @@ def test_a_sentence_inserted_whole_is_named_whole():
 
 def test_median_row_and_snippet():
     assert median_row(np.array([3.0, 1.0, 2.0, 5.0])) == 2  # lower median 2.0, at index 2
+    assert median_row(np.array([2.0, 1.0, 1.0, 1.0, 0.0])) == 2  # the median 1.0 three times: the middle one
     before, after = snippet("one two three four five six seven eight nine ten eleven twelve",
                             "one two three four five six SEVEN eight nine ten eleven twelve")  # fmt: skip
     assert before == "… two three four five six seven eight nine ten eleven twelve"  # 5 words either side
     assert after == "… two three four five six SEVEN eight nine ten eleven twelve"
+
+
+def test_an_example_keeps_the_changes_within_30_words_in_both_texts_or_the_whole_text_unchanged():
+    source = " ".join(f"w{i}" for i in range(80))
+    before, after = snippet(source, source.replace("w10 ", "X10 ").replace("w39 ", "X39 "))  # 30 words: kept
+    assert (before.split()[1], before.split()[-2], after.split()[6], after.split()[-7]) == (
+        "w5",
+        "w44",
+        "X10",
+        "X39",
+    )
+    inserted = " ".join(f"n{i}" for i in range(25))  # 36 words in the edited text, 11 in the source
+    before, after = snippet(source, source.replace("w10 ", "X10 ").replace("w20 ", f"w20 {inserted} "))
+    assert after == "… w5 w6 w7 w8 w9 X10 w11 w12 w13 w14 w15 …"
+    assert snippet("Keep it cold.", "Keep it cold.") == ("Keep it cold.", "Keep it cold.")
+    soup = "Stir the soup again.\n" * 30  # 240 words, each more than 1% of them, none unique
+    before, after = snippet(soup * 2, soup + "Please be careful.\n" + soup)
+    assert after == "… again.\nStir the soup again.\nPlease be careful.\nStir the soup again.\nStir …"
 
 
 # ── directions in words ───────────────────────────────────────────────────────────────────────────────────
@@ -259,11 +375,160 @@ def test_leading_keeps_the_largest_significant_attributes():
     ]  # clarity (1st significant), not harmlessness; length
 
 
+def changes_of(rm: str, rows: list[tuple]) -> pl.DataFrame:
+    """EFFECT_CHANGES of one RM from (edit_id, attribute, direction, effect_change, words_change,
+    length_change); the reward change is twice the effect change, each edit its own comparison."""
+    frame = pl.DataFrame(
+        [{"dataset": "d", "method": "rules", "rm": rm, "edit_id": e, "comparison_id": f"c-{e}",
+          "target": "chosen", "attribute": a, "direction": d, "reward_change": None if y is None else 2 * y,
+          "effect_change": y, "words_change": w, "length_change": dl, "reference": None}
+         for e, a, d, y, w, dl in rows],
+        schema=polars_schema(EFFECT_CHANGES),
+    )  # fmt: skip
+    return conform(frame, EFFECT_CHANGES, "changes")
+
+
+def test_at_equal_length_takes_off_each_rms_own_length_slope_by_hand():
+    nan = float("nan")
+    primary = effects_rows(
+        [
+            ("a", "clarity", 0.9, 0.5, 1.3, True, 1),
+            ("a", "length", -0.5, -0.9, -0.1, True, 2),
+            ("b", "length", 2.0, 1.0, 3.0, True, 1),
+            ("n", "length", nan, 0, 0, False, 1),
+        ]
+    )
+    rows = [("e1", "clarity", "better", 1.0, 2, 2.0), ("e2", "clarity", "better", 2.0, -1, -1.0)]
+    # a: y − γ·Δℓ with γ = −0.5: 1 + 1 = 2, 2 − 0.5 = 1.5; c (no length row) and n (undefined): y itself
+    assert at_equal_length(changes_of("a", rows), primary, "a")["equal_length"].to_list() == [2.0, 1.5]
+    assert at_equal_length(changes_of("c", rows), primary, "c")["equal_length"].to_list() == [1.0, 2.0]
+    assert at_equal_length(changes_of("n", rows), primary, "n")["equal_length"].to_list() == [1.0, 2.0]
+
+
+def test_an_attribute_the_rm_penalises_shows_its_worse_edits_carrier_and_changes_at_equal_length():
+    # a penalises harmlessness (−0.8): its rewarded edits are the worse ones (w1-w5), at equal length
+    # (γ = 0.5): y − 0.5·Δℓ = 0.0, 0.7, 0.9, 0.25, −0.45; T = 1.4; the lower median 0.25 is w4's
+    nan = float("nan")
+    effects = effects_rows([("a", "harmlessness", -0.8, -1.2, -0.4, True, 1),
+                            ("a", "length", 0.5, 0.2, 0.8, True, 2),
+                            ("a", "clarity", nan, nan, nan, False, 3),
+                            ("a", "verbosity", 0.3, 0.1, 0.5, True, 4)])  # fmt: skip
+    effects = effects.with_columns(reference=pl.lit("base"))
+    changes = changes_of("a", [
+        ("w1", "harmlessness", "worse", 1.0, 4, 2.0), ("w2", "harmlessness", "worse", 1.2, 4, 1.0),
+        ("w3", "harmlessness", "worse", 0.9, 4, 0.0), ("w4", "harmlessness", "worse", 0.0, 0, -0.5),
+        ("w5", "harmlessness", "worse", -0.2, 1, 0.5), ("b1", "harmlessness", "better", 3.0, 2, 0.0),
+        ("b2", "harmlessness", "better", 3.0, 2, 0.0), ("k1", "clarity", "better", 0.1, 0, 0.0),
+        ("k2", "clarity", "worse", 0.1, 0, 0.0),
+        *((f"v{i}", "verbosity", "better", 1.0 if i in (1, 3, 5) else 0.0, -1, 0.0) for i in range(1, 6)),
+    ])  # fmt: skip
+    edited = {"w1": ("Go.", "Go. Just do it now."), "w2": ("Run.", "Run. Just do it now."),
+              "w3": ("Hide.", "Hide. Just do it now."), "w4": ("Go there now.", "Go now. Sure."),
+              "w5": ("Sit.", "Sit. Okay."), "b1": ("Go.", "Go. Be safe."), "b2": ("Run.", "Run. Be safe."),
+              "k1": ("Go.", "Go!"), "k2": ("Run.", "Run!"), "v1": ("Wait here now.", "Wait now."),
+              "v2": ("Wait there now.", "Wait now."), "v3": ("Wait here now.", "Wait now."),
+              "v4": ("Wait up now.", "Wait now."), "v5": ("Wait here now.", "Wait now.")}  # fmt: skip
+    texts = pl.DataFrame([{"edit_id": e, "source_text": a, "text": b} for e, (a, b) in edited.items()])
+    descriptions = {"harmlessness": "safer answers", "length": "never shown"}
+    rows = attribute_findings(effects, changes, texts, descriptions, FindingSettings(top_runs=2))
+    harm, length, clarity, verbosity = (findings_frame(rows).row(i, named=True) for i in range(4))
+    assert (harm["kind"], harm["description"], harm["reference"], harm["n_direction"]) == (
+        "attribute",
+        "safer answers",
+        "base",
+        5,
+    )
+    assert (harm["example_edit_id"], harm["example_comparison_id"], harm["example_reward_change"]) == (
+        "w4",
+        "c-w4",
+        0.0,
+    )
+    assert (harm["inserted_most"], harm["deleted_most"]) == ("Just do it now. (3); Okay. (1)", "there (1)")
+    # the sentence w1-w3 insert: 1.6 of the 1.4 in 3 of the 5 edits (w1's 0.0 does not raise it)
+    assert (harm["carrier"], harm["carrier_change"], harm["carrier_edits"]) == (
+        "Just do it now.",
+        "inserts",
+        3,
+    )
+    assert (harm["carrier_share_edits"], harm["carrier_share_change"]) == pytest.approx((0.6, 1.6 / 1.4))
+    assert (length["kind"], length["description"]) == ("length", None)
+    assert (clarity["phrase"], clarity["n_direction"]) == ("clarity: no estimate", 1)  # its better edit
+    # v1, v3, v5 delete the run "here" (and the phrases "wait here", "here now", "wait here now"): the run
+    assert (verbosity["deleted_most"], verbosity["carrier"], verbosity["carrier_change"]) == (
+        "here (3); there (1)",
+        "here",
+        "deletes",
+    )
+
+
+def test_the_length_example_is_the_largest_change_in_length_that_moved_the_way_the_effect_says():
+    # a penalises length (−0.5): e1 (+4 words, higher) and e5 (+5, unchanged) did not move that way; of e2
+    # (+3, lower), e3 (−3, higher) and e4 (+1, lower) the largest |words|, ties by edit id: e2
+    effects = effects_rows(
+        [("a", "length", -0.5, -0.8, -0.2, True, 1), ("b", "length", 1.0, 0.5, 1.5, True, 1)]
+    )
+    rows = [
+        ("e1", 4, 1.0),
+        ("e2", 3, -0.5),
+        ("e3", -3, 0.2),
+        ("e4", 1, -0.1),
+        ("e5", 5, 0.0),
+        ("e6", 6, None),
+    ]
+    changes = pl.concat([
+        changes_of("a", [(e, "x", "better", y, w, w / 2) for e, w, y in rows]),
+        changes_of("b", [("f1", "x", "better", 0.3, 1, 0.5), ("f2", "x", "better", -0.3, 2, 1.0)]),
+    ])  # fmt: skip
+    ids = [e for e, _, _ in rows] + ["f1", "f2"]
+    texts = pl.DataFrame({"edit_id": ids, "source_text": ["Go."] * 8, "text": [f"Go {e}." for e in ids]})
+    found = findings_frame(attribute_findings(effects, changes, texts, {}, FindingSettings()))
+    assert found.select("rm", "example_edit_id", "example_words_change").rows() == [
+        ("a", "e2", 3),
+        ("b", "f1", 1),
+    ]
+
+
+def test_the_leading_rows_and_ranks_count_per_rm():
+    attributes = [("a", f"x{i}", 0.5 - i / 10, 0.1, 1.0, True, i) for i in (1, 2, 3)]
+    effects = effects_rows(
+        [*attributes, ("a", "length", 0.1, 0.0, 0.2, True, 4), ("b", "y", 0.3, 0.1, 0.5, True, 1)]
+    )
+    none = changes_of("a", [])
+    texts = pl.DataFrame(schema={"edit_id": pl.String, "source_text": pl.String, "text": pl.String})
+    rows = findings_frame(attribute_findings(effects, none, texts, {}, FindingSettings(leading_attributes=2)))
+    assert rows.select("rm", "name", "leading").rows() == [
+        ("a", "x1", True), ("a", "x2", True), ("a", "x3", False), ("a", "length", True), ("b", "y", True)
+    ]  # fmt: skip
+    table = pl.DataFrame(
+        {"dataset": "d", "rm": ["a", "a", "a", "a", "b"], "engine": "offline",
+         "feature": ["f-small", "f-none", "f-large", "f-mid", "f-b"],
+         "description": ["s", "n", "l", "m", "b"],
+         "effect": [0.2, float("nan"), -0.9, 0.5, 0.1], "low": 0.0, "high": 1.0,
+         "q_value": [0.049, 0.01, 0.01, 0.05, 0.01], "n": 9, "support": 0.5}
+    )  # fmt: skip
+    rows = findings_frame(discovered_findings(table, {}, FindingSettings(leading_discovered=1)))
+    assert rows.select("rm", "name", "rank", "significant", "leading", "q_value", "description").rows() == [
+        ("a", "f-large", 1, True, True, 0.01, "l"),
+        ("a", "f-mid", 2, False, False, 0.05, "m"),  # q = 0.05 is not below 0.05
+        ("a", "f-small", 3, True, False, 0.049, "s"),  # significant, but one leads
+        ("a", "f-none", 4, True, False, 0.01, "n"),  # no effect: last
+        ("b", "f-b", 1, True, True, 0.01, "b"),
+    ]
+
+
+def test_an_empty_findings_table_has_every_column_and_a_row_without_a_phrase_is_refused():
+    assert findings_frame([]).columns == list(FINDINGS) and findings_frame([]).height == 0
+    row = {"dataset": "d", "method": "m", "rm": "a", "kind": "length", "name": "length", "effect": 0.1,
+           "low": 0.0, "high": 0.2, "significant": True, "n": 3, "rank": 1, "leading": True}  # fmt: skip
+    with pytest.raises(ContractError, match=r"^findings: column 'phrase' is null in row 0 but is required$"):
+        findings_frame([row])
+
+
 DISCOVERED = pl.DataFrame(
     {
         "dataset": ["d", "d", "d"],
         "rm": ["a", "a", "a"],
-        "engine": "offline",
+        "engine": ["offline"] * 3,  # a list: a scalar broadcast at import starts polars' threads (forks hang)
         "feature": ["opener:affirmative", "markdown:headers", "spacing:double"],
         "description": ['an affirmative opener ("Great question!")', "markdown section headers", ""],
         "effect": [0.4, -0.7, 0.01],
@@ -374,6 +639,111 @@ def test_the_landing_names_the_findings_and_only_the_sections_the_run_has():
     assert "Analyses → Attribute effects" in html and "Explorer" in html
     assert "Reproduction" not in html and "Global sensitivity" not in html and "Evaluation" not in html
     assert "flip rates answer another question" in html
+
+
+def test_the_landing_shows_only_the_leading_rows():
+    effects, changes, texts = hand_pair()
+    rows = findings_frame(
+        attribute_findings(effects, changes, texts, {}, FindingSettings())
+        + discovered_findings(DISCOVERED, {"d": DISCOVERY_EDITS}, FindingSettings())
+    )
+    assert rows.filter(pl.col("rm") == "a").select("name", "leading").rows() == [
+        ("harmlessness", True), ("length", True), ("clarity", False),
+        ("markdown:headers", True), ("opener:affirmative", True), ("spacing:double", False),
+    ]  # fmt: skip
+    block = findings_rst(rows, ["d"], ["a"], 0.95, "1. Findings", None)
+    assert "rewards safer answers" in block and "markdown section headers" in block
+    assert "clarity" not in block and "clearer" not in block  # a's clarity: not significant
+    assert "spacing" not in block and "(not significant)" not in block
+
+
+def test_the_findings_block_word_for_word():
+    def row(rm, method, kind, name, phrase, effect, low, high, rank, significant=True, leading=True, **more):
+        return {"dataset": "d", "method": method, "rm": rm, "kind": kind, "name": name, "phrase": phrase,
+                "effect": effect, "low": low, "high": high, "significant": significant, "n": 6, "rank": rank,
+                "leading": leading, **more}  # fmt: skip
+
+    methods = ("two_step", "llm", "random", "polyjuice")  # unranked rows of other methods: in the head only
+    rows = findings_frame([
+        row("b", "rules", "attribute", "clarity", "rewards clearer answers", 0.1, -0.1, 0.3, 1, False, False),
+        row("b", "rules", "length", "length", "rewards longer answers", 0.25, 0.1, 0.4, 2),
+        row("c", "rules", "length", "length", "rewards longer answers", 0.05, -0.1, 0.2, 1, False),
+        row("a", "rules", "attribute", "harmlessness", "rewards safer answers", 0.9, 0.5, 1.3, 1,
+            n_direction=3, carrier="Please stop.", carrier_change="inserts", carrier_edits=2,
+            carrier_share_change=0.75, example_before="Go.", example_after="Go. Please stop.",
+            example_effect_change=2.0, example_reward_change=4.0, example_words_change=2),
+        row("a", "rules", "length", "length", "penalises longer answers", -0.5, -0.8, -0.2, 2,
+            reference="base", example_before="Go now, very fast.", example_after="Go.",
+            example_effect_change=1.0, example_words_change=-3),
+        row("a", "rules", "attribute", "verbosity", "rewards less padding", 0.3, 0.1, 0.5, 3,
+            n_direction=4, carrier="um, like", carrier_change="deletes", carrier_edits=3,
+            carrier_share_change=0.6),
+        *(row("a", m, "attribute", "clarity", "rewards clearer answers", 0.2, -0.1, 0.5, 1, False, False)
+          for m in methods),
+        row("a", "offline", "discovered", "bold", "penalises bold", -0.7, -0.9, -0.5, 1, reference="base",
+            example_before="Boil it.", example_after="Boil **it**.", example_reward_change=-1.25,
+            example_words_change=0),
+    ])  # fmt: skip
+    alone = row("a", "offline", "discovered", "emoji", "rewards emoji", 0.4, 0.2, 0.6, 1,
+                example_before="Hi.", example_after="Hi. 😊", example_words_change=0)  # fmt: skip
+    rows = pl.concat([rows, findings_frame([{**alone, "dataset": "e"}])])  # a dataset for discovery alone
+    intro = (
+        "**What each RM rewards.** Attribute effects: the change in the RM's reward, in its reward sd, "
+        "when a response moves to an attribute's better side, its length held equal (95% intervals); "
+        "length: per sd of length, longer. Every finding, with the edits behind it: `1. Findings`_ and the "
+        "`explorer <explorer/index.html>`_."
+    )
+    discovered = (
+        " Discovered features (bias discovery: formatting, openers, closers, words no attribute names): "
+        "the change when the feature is added, in reward sd, against the RM's reference where it has one, "
+        "with a Benjamini–Hochberg q-value."
+    )
+    block = findings_rst(rows, ["e", "d"], ["b", "c", "a"], 0.95, "1. Findings", "2. Analyses")
+    assert block.replace("\\", "").split("\n") == [
+        intro + discovered,
+        "",
+        "**a** on e:",
+        "",
+        "- **rewards emoji** — discovered: emoji +0.40 [+0.20, +0.60] reward sd when added. "
+        "E.g. “Hi.” → “Hi. 😊”.",  # no number to show with it
+        "",
+        "**b** on d (rules edits):",
+        "",
+        "- No attribute effect is significant.",  # its length is, but no attribute
+        "- **rewards longer answers** — length +0.25 [+0.10, +0.40] reward sd per sd of length.",
+        "",
+        "**c** on d (rules edits):",
+        "",
+        "- **rewards longer answers** — length +0.05 [−0.10, +0.20] reward sd per sd of length "
+        "(not significant).",
+        "",
+        "**a** on d (llm, polyjuice, random, rules, two_step edits):",  # findings_frame's order
+        "",
+        "- **rewards safer answers** — harmlessness +0.90 [+0.50, +1.30] reward sd. 2 of 3 edits "
+        "insert “Please stop.”; they account for 75% of the reward change at equal length. "
+        "E.g. “Go.” → “Go. Please stop.” (+2.00 sd, +2 words).",
+        "- **penalises longer answers** — length −0.50 [−0.80, −0.20] reward sd per sd of length "
+        "vs base. E.g. “Go now, very fast.” → “Go.” (+1.00 sd, −3 words).",
+        "- **rewards less padding** — verbosity +0.30 [+0.10, +0.50] reward sd. 3 of 4 edits delete "
+        "“um, like”; they account for 60% of the reward change at equal length.",
+        "- **penalises bold** — discovered: bold −0.70 [−0.90, −0.50] reward sd when added vs base. "
+        "E.g. “Boil it.” → “Boil **it**.” (−1.25 reward).",
+        "",
+        f"{FLIP_RATES_DIFFER} They are under `2. Analyses`_ and in the explorer.",
+        "",
+    ]
+    nothing = findings_rst(rows.clear(), ["d"], ["a"], 0.95, "1. Findings", None)
+    assert nothing.replace("\\", "").split("\n") == [
+        intro,
+        "",
+        "No attribute effects were computed in this run.",
+        "",
+    ]
+    assert signed(None) == signed(float("nan")) == "–"
+    assert landing_text(f"{MARKER}\n{MARKER}", "found") == f"found\n{MARKER}"  # the first marker only
+    refusal = "the report template has no line '.. findings of this run' to put the findings at"
+    with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
+        landing_text("no marker", "found")
 
 
 def test_the_template_alone_renders_without_findings():

@@ -34,6 +34,7 @@ from rmexplain.perturb.rules import (
     words,
 )
 from rmexplain.perturb.rules import lexicon as lx
+from rmexplain.perturb.rules.text import tidy
 from rmexplain.perturb.skips import SkipRecorder
 
 LOG = logging.getLogger("test_perturb_rules")
@@ -335,6 +336,12 @@ def test_sensitivity_discloses_only_about_a_person_the_prompt_names() -> None:
     assert knife is not None and knife.name == "personal-data"
     assert any(ask in knife.text for ask in lx.ASK_PRIVATE)
     assert not re.search(r"\d{3}-\d{4}|\d+ [A-Z][a-z]+ (?:Street|Lane|Road)", knife.text)
+
+
+def test_tidy_capitalises_a_cyrillic_or_greek_sentence_start_as_an_english_one() -> None:
+    assert tidy(", boil it.  cool it.") == "Boil it. Cool it."
+    assert tidy(", привет ,  мир. как дела?") == "Привет, мир. Как дела?"
+    assert tidy("γεια σου. τι κάνεις\nκαλά.") == "Γεια σου. Τι κάνεις\nΚαλά."
 
 
 def test_request_phrase() -> None:

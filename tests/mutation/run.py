@@ -78,6 +78,12 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/test_analysis_representative.py",
         "tests/test_wrong_inputs.py",
     ),
+    "discovery/estimate.py": ("tests/test_discovery.py", "tests/test_discovery_llm.py"),
+    "discovery/edits.py": ("tests/test_discovery.py", "tests/test_discovery_llm.py"),
+    "discovery/mining.py": ("tests/test_discovery.py",),
+    "findings/phrases.py": ("tests/test_findings.py",),
+    "findings/summary.py": ("tests/test_findings.py",),
+    "findings/landing.py": ("tests/test_findings.py",),
 }
 SKIPPED_FILES = shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info")
 # A child's wall-clock limit is (its tests' recorded time + constant s) x multiplier: module fixtures (tiny

@@ -1,5 +1,14 @@
-"""Shared fixtures (a throwaway copy of the workflow to run Snakemake in) and the test tiers (tests/tiers.py):
-every test is marked ``unit`` or ``workflow``/``slow`` at collection, and guarded while it runs."""
+"""Shared fixtures (a throwaway copy of the workflow to run Snakemake in, and Snakemake runs made once per
+session and read by several tests) and the test tiers (tests/tiers.py): every test is marked ``unit`` or
+``workflow``/``slow`` at collection, and guarded while it runs.
+
+**Shared runs.** A fixture decorated ``@shared_run`` is session-scoped: the expensive thing it makes (a
+Snakemake run, a server, a trained head) is made once per session and every test that requests it reads the
+same result. Such a test must not change what it reads; one that needs to change it copies it first
+(``FinishedRun.copy``). Under pytest-xdist (``-n 2 --dist loadgroup``) every test requesting one shared run
+gets the same ``xdist_group``, so the run is made on one worker only. Tests are ordered with the workflow
+tier first: the long tests start first, and the short unit tests fill both workers' last minutes.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple, TypeVar
 
 import pytest
 
@@ -30,6 +41,13 @@ class WorkflowCopy:
         (root / "workflow").symlink_to(REPO / "workflow")
         shutil.copytree(REPO / "config", root / "config")
 
+    @classmethod
+    def existing(cls, root: Path) -> WorkflowCopy:
+        """A workflow copy already on disk (a finished run's tree copied elsewhere)."""
+        copy = cls.__new__(cls)
+        copy.root = root
+        return copy
+
     def write_config(self, config: dict, name: str = "config/test.yaml") -> Path:
         path = self.root / name
         path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -51,6 +69,46 @@ def workflow_copy(tmp_path: Path) -> WorkflowCopy:
     return WorkflowCopy(tmp_path)
 
 
+class FinishedRun(NamedTuple):
+    """A Snakemake run a shared fixture made once: its workflow copy, its config and its console output."""
+
+    workflow: WorkflowCopy
+    config: dict
+    config_file: Path
+    output: str
+
+    @property
+    def root(self) -> Path:
+        return self.workflow.root
+
+    def copy(self, destination: Path) -> WorkflowCopy:
+        """The finished tree copied to ``destination`` (a new folder), files' times kept, so that Snakemake
+        sees it as finished: for a test that runs Snakemake again in it or changes its files."""
+        shutil.copytree(self.root, destination, symlinks=True)
+        return WorkflowCopy.existing(destination)
+
+
+SHARED_RUNS: set[str] = set()
+Fixture = TypeVar("Fixture", bound=Callable)
+
+
+def shared_run(function: Fixture) -> Fixture:
+    """A session fixture made once and read by every test that requests it; its tests share an xdist
+    group (see the module docstring)."""
+    SHARED_RUNS.add(function.__name__)
+    return pytest.fixture(scope="session")(function)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test requesting a shared run joins the run's xdist group; the workflow tier comes first (after
+    tests/tiers.py has marked the tiers: its hook runs first)."""
+    for item in items:
+        shared = sorted(SHARED_RUNS.intersection(getattr(item, "fixturenames", ())))
+        if shared:
+            item.add_marker(pytest.mark.xdist_group("+".join(shared)))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def tiny_demo_config() -> dict:
     """The demo, shrunk: one dataset, one RM, three attributes, four comparisons."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -66,6 +124,30 @@ def tiny_demo_config() -> dict:
         "verbosity": "how many relevant details are included, and whether the response is too long",
     }
     return config
+
+
+def tiny_demo_with_tokens_config() -> dict:
+    """The tiny demo with a small token part (one prompt, 60 tokens) and the example human ranking."""
+    config = tiny_demo_config()
+    tokens = config["tokens"]
+    tokens["enabled"] = True
+    tokens["prompts"] = {"best": tokens["prompts"]["best"]}
+    tokens["vocabulary"]["max_tokens"] = 60
+    tokens["analysis"]["framing_pairs"] = []
+    tokens["elo"]["enabled"] = False
+    tokens["paper_analysis"] = {"enabled": False}
+    return config
+
+
+@shared_run
+def tiny_demo_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """``snakemake`` (every target of ``rule all``, the explorer's included) once on the tiny demo with its
+    small token part: the end-to-end and explorer tests read it."""
+    workflow = WorkflowCopy(tmp_path_factory.mktemp("tiny-demo"))
+    config = tiny_demo_with_tokens_config()
+    path = workflow.write_config(config)
+    run = workflow.snakemake("--cores", "2", "--configfile", str(path))
+    return FinishedRun(workflow, config, path, run.stdout + run.stderr)
 
 
 def load_tiny_rm(path: Path, name: str = "tiny", **spec_keys: object) -> tuple:

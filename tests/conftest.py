@@ -28,6 +28,8 @@ pytest_plugins = ["tiers", "pytester"]  # the tiers' markers and guards; pyteste
 import tiers  # noqa: E402
 import yaml  # noqa: E402
 
+from rmexplain import paths  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -83,8 +85,13 @@ class FinishedRun(NamedTuple):
 
     def copy(self, destination: Path) -> WorkflowCopy:
         """The finished tree copied to ``destination`` (a new folder), files' times kept, so that Snakemake
-        sees it as finished: for a test that runs Snakemake again in it or changes its files."""
+        sees it as finished: for a test that runs Snakemake again in it or changes its files. Snakemake's
+        records name some inputs by absolute path (the bundled data under the tree's own ``workflow/``
+        link): the copy's records name the copy's root, as if the run had been made there."""
         shutil.copytree(self.root, destination, symlinks=True)
+        records = destination / ".snakemake" / "metadata"
+        for record in records.iterdir() if records.is_dir() else ():
+            record.write_text(record.read_text().replace(str(self.root), str(destination)))
         return WorkflowCopy.existing(destination)
 
 
@@ -148,6 +155,19 @@ def tiny_demo_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     path = workflow.write_config(config)
     run = workflow.snakemake("--cores", "2", "--configfile", str(path))
     return FinishedRun(workflow, config, path, run.stdout + run.stderr)
+
+
+@shared_run
+def planted_base(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """The planted suites' base RM (config/planted.yaml's ``base``: the demo's encoder with a head trained on
+    the bundled helpful pairs) trained once, with its reward scale: the planted, discovery and rounds suites
+    start from copies of this tree, and Snakemake finds the base done (config/discovery.yaml's base and
+    ``demo_rm`` settings are the same; a test whose differ retrains it)."""
+    workflow = WorkflowCopy(tmp_path_factory.mktemp("planted-base"))
+    path = workflow.root / "config" / "planted.yaml"
+    outputs = [paths.fmt(paths.DEMO_HEAD, rm="base"), paths.fmt(paths.REWARD_SCALE, rm="base")]
+    run = workflow.snakemake("--cores", "2", *outputs, "--configfile", str(path))
+    return FinishedRun(workflow, yaml.safe_load(path.read_text()), path, run.stdout + run.stderr)
 
 
 def load_tiny_rm(path: Path, name: str = "tiny", **spec_keys: object) -> tuple:

@@ -17,8 +17,9 @@ PACKAGE = REPO / "tests" / "plugins" / "refine_engine"
 
 
 def test_a_plugin_engine_runs_two_rounds_the_second_chosen_from_the_first(
-    workflow_copy, tmp_path, monkeypatch
+    planted_base, tmp_path, monkeypatch
 ):
+    workflow_copy = planted_base.copy(tmp_path / "run")  # the base RM trained once per session
     target = tmp_path / "site"
     copy = shutil.copytree(PACKAGE, tmp_path / PACKAGE.name)  # pip builds in the copy, not in tests/
     subprocess.run(

@@ -1,4 +1,6 @@
-"""A small discovery suite through Snakemake: the offline engine must find what docs/discovery.md says."""
+"""The discovery suite at its smallest through Snakemake: the offline engine must find what docs/discovery.md
+says it finds at this size. The full suite (config/discovery.yaml) is a benchmark:
+``python benchmarks/suites.py discovery`` (its results in benchmarks/results/suites/)."""
 
 from __future__ import annotations
 
@@ -9,19 +11,20 @@ import polars as pl
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE_RMS = ("base", "control", "bold", "exclamation-penalty", "hope-closer", "your")
+# the base (every planted RM's reference), the control, a catalogue probe's bias, a penalty and a mined word
+SUITE_RMS = ("base", "control", "bold", "exclamation-penalty", "your")
 # docs/discovery.md states what this test holds the offline engine to, in this sentence
 STATED = re.compile(r"the test suite's offline engine finds (\d+) of (\d+) planted biases first")
 
 
 def small_suite() -> dict:
-    """config/discovery.yaml on one dataset, fewer comparisons and edits, five of its planted RMs (one a
+    """config/discovery.yaml on one dataset, 12 comparisons, fewer edits and four of its planted RMs (one a
     control)."""
     config = yaml.safe_load((REPO / "config" / "discovery.yaml").read_text())
     config["datasets"] = {"helpful": config["datasets"]["helpful"]}
     config["sample"] = {"n_per_seed": 12, "seeds": [0]}
     config["reward_models"] = {rm: config["reward_models"][rm] for rm in SUITE_RMS}
-    config["analysis"]["bootstrap"] = {"n_resamples": 500}
+    config["analysis"]["bootstrap"] = {"n_resamples": 200}
     config["discovery"]["responses_per_feature"] = 20
     config["discovery"]["offline"]["mined"] = {"max_candidates": 10, "per_rm": 4}
     return config
@@ -34,7 +37,8 @@ def stated_recall() -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def test_the_offline_engine_finds_the_planted_biases_the_docs_say(workflow_copy):
+def test_the_offline_engine_finds_the_planted_biases_the_docs_say(planted_base, tmp_path):
+    workflow_copy = planted_base.copy(tmp_path / "run")  # the base RM trained once per session
     workflow_copy.write_config(small_suite())
     workflow_copy.snakemake("--cores", "2", "--configfile", "config/test.yaml")
     tables = workflow_copy.root / "results" / "tables"

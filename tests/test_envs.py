@@ -89,8 +89,10 @@ def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workf
     python = env_dir / "bin" / "python"
     requirements = snakemake_copy(REPO / "envs" / "core.yaml", tmp_path / "build")
     snakemake = next(d for d in DEPENDENCIES if d.startswith("snakemake"))
+    # --no-compile: byte-compiling every installed module (torch's thousands) takes longer than the install;
+    # Python compiles what the run imports, when it imports it.
     install = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "-r", requirements.name, snakemake],
+        [python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements.name, snakemake],
         cwd=requirements.parent, capture_output=True, text=True, timeout=1500,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-3000:]

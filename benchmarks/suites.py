@@ -1,0 +1,156 @@
+"""Measurement (not a test): the planted-effects and discovery suites at full size, through Snakemake.
+
+    python benchmarks/suites.py planted               # config/planted.yaml: docs/effects.md, "Results"
+    python benchmarks/suites.py discovery             # config/discovery.yaml: docs/discovery.md's suite
+    python benchmarks/suites.py planted --size test   # the size tests/test_planted_suite.py runs
+
+Each run makes a fresh working folder under ``--workdir`` (the Snakefile, a link to this checkout's
+``workflow/``, a copy of ``config/``) and runs ``snakemake --cores N --configfile config/<suite>.yaml`` there
+(at the tests' size, that config shrunk as the suite's test shrinks it, written beside it). It prints the
+recall table and writes ``benchmarks/results/suites/<suite>-<size>_<UTC time>.json``: the recall rows, the
+rows the docs quote per planted RM (the primary estimator's recovery rows; discovery's first feature per RM
+and dataset), the wall time, job-seconds per rule (``benchmarks/demo_profile.py``), the machine and the
+versions. The docs' numbers for the full suites are these files'; the tests hold the suites at their small
+size to what the docs state for that size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "suites"
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from demo_profile import profile  # noqa: E402
+from test_discovery_suite import small_suite as small_discovery_suite  # noqa: E402
+from test_planted_suite import small_suite as small_planted_suite  # noqa: E402
+
+SUITES: dict[str, tuple[str, Callable[[], dict]]] = {
+    "planted": ("config/planted.yaml", small_planted_suite),
+    "discovery": ("config/discovery.yaml", small_discovery_suite),
+}
+VERSIONS = ("snakemake", "torch", "transformers", "sentence-transformers", "polars", "numpy", "scipy")
+
+
+def workdir(root: Path) -> Path:
+    """A fresh folder holding the Snakefile, a link to this checkout's workflow/ and a copy of config/."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    (root / "workflow").symlink_to(REPO / "workflow")
+    shutil.copytree(REPO / "config", root / "config")
+    return root
+
+
+def config_file(root: Path, suite: str, size: str) -> str:
+    """The suite's config as the run reads it: the committed file in full, or the tests' shrunk copy."""
+    committed, shrunk = SUITES[suite]
+    if size == "full":
+        return committed
+    path = root / "config" / f"{suite}_test_size.yaml"
+    path.write_text(yaml.safe_dump(shrunk(), sort_keys=False))
+    return str(path.relative_to(root))
+
+
+def run_snakemake(root: Path, config: str, cores: int) -> float:
+    """Wall seconds of ``snakemake --cores N --configfile CONFIG`` in ``root`` (its console in run.log)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+    started = time.perf_counter()
+    with open(root / "run.log", "w") as console:
+        code = subprocess.run(
+            [sys.executable, "-m", "snakemake", "--cores", str(cores), "--configfile", config],
+            cwd=root, stdout=console, stderr=subprocess.STDOUT, env=env, check=False,
+        ).returncode  # fmt: skip
+    if code != 0:
+        raise SystemExit(f"snakemake failed (exit {code}): see {root / 'run.log'}")
+    return time.perf_counter() - started
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return pl.read_csv(path).to_dicts()
+
+
+def planted_results(tables: Path) -> dict[str, Any]:
+    """The recall table and the primary estimator's recovery rows."""
+    recall = pl.read_csv(tables / "planted_recall.csv")
+    primary = recall.filter(pl.col("primary"))["estimator"][0]
+    recovery = pl.read_csv(tables / "planted_recovery.csv").filter(pl.col("estimator") == primary)
+    columns = ["dataset", "rm", "expected", "found", "rank", "effect", "low", "high", "verdict"]
+    recovery = recovery.select(*columns, "visible_share")
+    return {"recall": recall.to_dicts(), "primary": primary, "recovery": recovery.to_dicts()}
+
+
+def discovery_results(tables: Path) -> dict[str, Any]:
+    """The recall table and, per dataset and RM, its first-ranked feature."""
+    biases = pl.read_csv(tables / "discovered_biases.csv")
+    first = biases.filter(pl.col("rank") == 1).sort("dataset", "rm")
+    columns = ["dataset", "rm", "engine", "feature", "effect", "low", "high", "q_value", "significant"]
+    return {"recall": rows(tables / "discovery_recall.csv"), "first": first.select(columns).to_dicts()}
+
+
+def summary_line(suite: str, results: dict[str, Any]) -> str:
+    if suite == "planted":
+        row = next(r for r in results["recall"] if r["primary"] and r["dataset"] == "all")
+        return f"primary estimator {row['estimator']}: {row['hits_at_1']} of {row['biases']} first"
+    row = next(r for r in results["recall"] if r["rm"] == "all planted RMs")
+    return f"offline engine: {row['hits_at_1']} of {row['biases']} first"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("suite", choices=sorted(SUITES))
+    parser.add_argument("--size", choices=["full", "test"], default="full")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--workdir", type=Path, default=REPO / "benchmarks" / "out" / "suites")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    root = workdir(args.workdir / f"{args.suite}-{args.size}")
+    config = config_file(root, args.suite, args.size)
+    wall = run_snakemake(root, config, args.cores)
+    tables = root / "results" / "tables"
+    results = (planted_results if args.suite == "planted" else discovery_results)(tables)
+    print(pl.read_csv(tables / ("planted_recall.csv" if args.suite == "planted" else "discovery_recall.csv")))
+    print(f"{args.suite} ({args.size}): {summary_line(args.suite, results)}; {wall / 60:.1f} min wall")
+
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    record = {
+        "suite": args.suite,
+        "size": args.size,
+        "config": config,
+        "config_text": (root / config).read_text(),
+        "command": f"snakemake --cores {args.cores} --configfile {config}",
+        "wall_seconds": round(wall, 1),
+        "profile": profile(root),
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "python": platform.python_version(),
+        "versions": {name: metadata.version(name) for name in VERSIONS},
+        "date": stamp,
+        **results,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"{args.suite}-{args.size}_{stamp}.json"
+    out.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

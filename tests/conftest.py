@@ -23,7 +23,8 @@ from typing import NamedTuple, TypeVar
 import pytest
 
 pytest.register_assert_rewrite("tiers")
-pytest_plugins = ["tiers", "pytester"]  # the tiers' markers and guards; pytester for test_tiers
+# tiers: the markers and guards; timings: --timings FILE; pytester: for test_tiers
+pytest_plugins = ["tiers", "timings", "pytester"]
 
 import tiers  # noqa: E402
 import yaml  # noqa: E402

@@ -75,7 +75,7 @@ def feature_edits(
     and its presence over ``units``."""
     texts = units["text"].to_list()
     ids, targets = units["comparison_id"].to_list(), units["target"].to_list()
-    present = np.array([feature.present(t) for t in texts], dtype=bool)
+    present = np.array([bool(feature.present(t)) for t in texts], dtype=bool)
     rows = []
     for direction, count in directions(present, settings).items():
         pool = np.flatnonzero(present if direction == REMOVE else ~present)
@@ -101,14 +101,21 @@ def _edit(
 ) -> str | None:
     """The edited text, or None with the reason recorded."""
     verb = DIRECTION_NAMES[direction]
+    edit = feature.add if direction == ADD else feature.remove
     try:
-        edited = feature.add(text) if direction == ADD else feature.remove(text)
+        edited = edit(text)
     except SkipEdit as reason:
         skips.add(comparison_id, STAGE, f"{verb}: {reason}", target=target, attribute=feature.name)
         return None
+    if not isinstance(edited, str):
+        raise TypeError(
+            f"discovery feature {feature.name!r}: {type(feature).__module__}.{type(feature).__qualname__}"
+            f".{edit.__name__} returned {type(edited).__name__}, not the edited text (str); raise "
+            "rmexplain.discovery.base.SkipEdit to skip a response it cannot edit"
+        )
     if edited == text:
         reason = "the edit changed nothing"
-    elif feature.present(edited) != (direction == ADD):
+    elif bool(feature.present(edited)) != (direction == ADD):
         reason = f"the {verb} edit left the feature {'absent' if direction == ADD else 'present'}"
     else:
         return edited

@@ -259,6 +259,7 @@ def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
     features tested per (dataset, RM) (``scipy.stats.false_discovery_control``; features without a p-value
     are not tested and get NaN), ``significant`` (q ≤ fdr) and ``rank``."""
     twice = effects.group_by("dataset", "rm", "feature").len().filter(pl.col("len") > 1)
+    twice = twice.sort("dataset", "feature", "rm")  # the first such feature by name is the one named
     if twice.height:
         dataset, feature = twice.row(0, named=True)["dataset"], twice.row(0, named=True)["feature"]
         raise ValueError(

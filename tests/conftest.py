@@ -6,7 +6,7 @@ session and read by several tests) and the test tiers (tests/tiers.py): every te
 Snakemake run, a server, a trained head) is made once per session and every test that requests it reads the
 same result. Such a test must not change what it reads; one that needs to change it copies it first
 (``FinishedRun.copy``). Under pytest-xdist (``-n 2 --dist loadgroup``) every test requesting one shared run
-gets the same ``xdist_group``, so the run is made on one worker only. Tests are ordered with the workflow
+gets the same ``xdist_group``, so the run is made on one worker only. tests/tiers.py orders the workflow
 tier first: the long tests start first, and the short unit tests fill both workers' last minutes.
 """
 
@@ -17,10 +17,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import pytest
+from packaging.version import Version
 
 pytest.register_assert_rewrite("tiers")
 # tiers: the markers and guards; timings: --timings FILE; pytester: for test_tiers
@@ -108,13 +110,26 @@ def shared_run(function: Fixture) -> Fixture:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test requesting a shared run joins the run's xdist group; the workflow tier comes first (after
-    tests/tiers.py has marked the tiers: its hook runs first)."""
+    """Each test requesting a shared run joins the run's xdist group (this conftest's hook runs before
+    pytest-xdist's worker plugin reads the groups)."""
     for item in items:
         shared = sorted(SHARED_RUNS.intersection(getattr(item, "fixturenames", ())))
         if shared:
             item.add_marker(pytest.mark.xdist_group("+".join(shared)))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` where pytest-xdist cannot group: with pytest 9.2 and pytest-xdist 3.8 it
+    silently leaves every test ungrouped (pytest-dev/pytest-xdist#1386), and every shared run would be made
+    once per worker."""
+    if config.getoption("dist", None) != "loadgroup":
+        return
+    installed = {name: Version(metadata.version(name)) for name in ("pytest", "pytest-xdist")}
+    if installed["pytest"] >= Version("9.2") and installed["pytest-xdist"] <= Version("3.8.0"):
+        raise pytest.UsageError(
+            f"pytest {installed['pytest']} with pytest-xdist {installed['pytest-xdist']} does not group "
+            "tests (pytest-dev/pytest-xdist#1386): install the test extra's pytest<9.2"
+        )
 
 
 def tiny_demo_config() -> dict:

@@ -379,7 +379,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tiers, then run the workflow tier first (a stable sort: files and tests keep their order
+    within a tier): on two processes the long tests start first and the short ones fill the end."""
     mark_tiers(items)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def guarded_phase(item: pytest.Item) -> Generator[None, Any, Any]:

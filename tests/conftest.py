@@ -6,7 +6,8 @@ session and read by several tests) and the test tiers (tests/tiers.py): every te
 Snakemake run, a server, a trained head) is made once per session and every test that requests it reads the
 same result. Such a test must not change what it reads; one that needs to change it copies it first
 (``FinishedRun.copy``). Under pytest-xdist (``-n 2 --dist loadgroup``) every test requesting one shared run
-gets the same ``xdist_group``, so the run is made on one worker only. tests/tiers.py orders the workflow
+gets the same ``xdist_group``, so the run is made on one worker only (tests/xdist_groups.py). tests/tiers.py
+orders the workflow
 tier first: the long tests start first, and the short unit tests fill both workers' last minutes.
 """
 
@@ -16,20 +17,18 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import pytest
-from packaging.version import Version
 
 pytest.register_assert_rewrite("tiers")
-# tiers: the markers and guards; timings: --timings FILE; pytester: for test_tiers
-pytest_plugins = ["tiers", "timings", "pytester"]
+# tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; pytester: for test_tiers
+pytest_plugins = ["tiers", "timings", "xdist_groups", "pytester"]
 
 import tiers  # noqa: E402
 import yaml  # noqa: E402
+from xdist_groups import shared_run  # noqa: E402
 
 from rmexplain import paths  # noqa: E402
 
@@ -96,40 +95,6 @@ class FinishedRun(NamedTuple):
         for record in records.iterdir() if records.is_dir() else ():
             record.write_text(record.read_text().replace(str(self.root), str(destination)))
         return WorkflowCopy.existing(destination)
-
-
-SHARED_RUNS: set[str] = set()
-Fixture = TypeVar("Fixture", bound=Callable)
-
-
-def shared_run(function: Fixture) -> Fixture:
-    """A session fixture made once and read by every test that requests it; its tests share an xdist
-    group (see the module docstring)."""
-    SHARED_RUNS.add(function.__name__)
-    return pytest.fixture(scope="session")(function)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test requesting a shared run joins the run's xdist group (this conftest's hook runs before
-    pytest-xdist's worker plugin reads the groups)."""
-    for item in items:
-        shared = sorted(SHARED_RUNS.intersection(getattr(item, "fixturenames", ())))
-        if shared:
-            item.add_marker(pytest.mark.xdist_group("+".join(shared)))
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Refuse ``--dist loadgroup`` where pytest-xdist cannot group: with pytest 9.2 and pytest-xdist 3.8 it
-    silently leaves every test ungrouped (pytest-dev/pytest-xdist#1386), and every shared run would be made
-    once per worker."""
-    if config.getoption("dist", None) != "loadgroup":
-        return
-    installed = {name: Version(metadata.version(name)) for name in ("pytest", "pytest-xdist")}
-    if installed["pytest"] >= Version("9.2") and installed["pytest-xdist"] <= Version("3.8.0"):
-        raise pytest.UsageError(
-            f"pytest {installed['pytest']} with pytest-xdist {installed['pytest-xdist']} does not group "
-            "tests (pytest-dev/pytest-xdist#1386): install the test extra's pytest<9.2"
-        )
 
 
 def tiny_demo_config() -> dict:

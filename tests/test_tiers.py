@@ -155,3 +155,48 @@ def test_guard_fails_a_unit_test_that_runs_snakemake_or_a_server(pytester):
             "*5/10 tests collected (5 deselected)*",
         ]
     )
+
+
+SHARED = """
+import os
+from pathlib import Path
+
+from xdist_groups import shared_run
+
+
+@shared_run
+def made_once():
+    record = Path(__file__).parent / "made"
+    with open(record, "a") as made:
+        made.write(os.environ.get("PYTEST_XDIST_WORKER", "main") + "\\n")
+    return record
+
+
+def test_one(made_once):
+    assert made_once.is_file()
+
+
+def test_two(made_once):
+    assert made_once.is_file()
+
+
+def test_three(made_once):
+    assert made_once.is_file()
+
+
+def test_other():
+    pass
+"""
+
+
+def test_a_shared_run_is_made_on_one_worker_of_two(pytester):
+    """Under ``-n 2 --dist loadgroup`` the tests requesting one shared run go to one worker, so the run is
+    made once: the group is added before pytest-xdist's worker reads it."""
+    pytester.makeconftest(
+        f'import sys\n\nsys.path.insert(0, {str(TESTS)!r})\npytest_plugins = ["xdist_groups"]\n'
+    )
+    pytester.makepyfile(test_inner=textwrap.dedent(SHARED))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
+    result.assert_outcomes(passed=4)
+    made = (pytester.path / "made").read_text().split()
+    assert len(made) == 1 and made[0].startswith("gw"), made

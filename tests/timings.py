@@ -87,4 +87,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         "tests": ran,
         "fixtures": _fixtures,
     }
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")

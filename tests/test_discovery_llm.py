@@ -23,7 +23,6 @@ from rmexplain.discovery.base import ADD, REMOVE, RoundContext, engines
 from rmexplain.discovery.estimate import round_effects
 from rmexplain.discovery.llm import (
     JUDGE_KEY,
-    DiscoveryLLMError,
     LLMEngine,
     Loop,
     feature_name,
@@ -338,11 +337,13 @@ def test_a_round_with_nothing_to_vary_says_so(tmp_path):
         context = _context(
             2, {"llm": CachedChat(_llm(server, tmp_path / "cache"), LOG)}, _settings(), nothing
         )
-        with pytest.raises(
-            DiscoveryLLMError, match=r"round 2 on 'd': no feature .* set discovery\.llm\.rounds to 1"
-        ):
-            LLMEngine().run_round(context)
+        output = LLMEngine().run_round(context)  # stops early, no error
         assert server.stats.requests == 0
+    assert output.edits is not None and output.edits.height == 0
+    assert output.candidates is not None and output.candidates.height == 0
+    reasons = context.services["skips"].frame()["reason"].to_list()
+    assert len(reasons) == 1 and reasons[0].startswith("round 2 stopped early")
+    assert output.stopped == reasons[0]
 
 
 def test_the_plan_counts_at_least_what_the_server_receives_and_exactly_once_cached(tmp_path):

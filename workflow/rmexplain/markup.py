@@ -1,21 +1,54 @@
-"""Tables as text: GitHub-flavoured Markdown and a standalone HTML page (what the Snakemake report shows)."""
+"""Tables as text: GitHub-flavoured Markdown and a standalone HTML page (what the Snakemake report shows).
+
+A Markdown cell holds data (a prompt, an attribute's name, a phrase an RM rewards), shown as the text it is:
+``md_cell`` escapes whatever Markdown or HTML would read as markup and leaves ordinary text byte for byte.
+"""
 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import polars as pl
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+_MARKUP = re.compile(
+    r"(?P<run>\*+|_+|~+)"  # emphasis and strikethrough delimiters
+    r"|(?P<char>[\\|`$])"  # escapes, cell borders, code spans, GitHub's maths
+    r"|(?P<tag><(?=[A-Za-z/!?]))"  # an HTML tag, comment or autolink
+    r"|(?P<entity>&(?=#?\w+;))"  # an HTML entity
+    r"|(?P<link>\](?=\())"  # a link or image: [text](url)
+)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """One markup match as literal text."""
+    found, text = match.group(), match.string
+    if match["tag"]:
+        return "&lt;"
+    if match["entity"]:
+        return "&amp;"
+    if match["run"]:
+        before = text[match.start() - 1] if match.start() else " "
+        after = text[match.end()] if match.end() < len(text) else " "
+        if before.isspace() and after.isspace():  # a lone "*" (a significance mark) marks nothing up
+            return found
+        if found[0] == "_" and before.isalnum() and after.isalnum():  # snake_case: no emphasis
+            return found
+    return "".join("\\" + c for c in found)
+
+
+def md_cell(value: object) -> str:
+    """A value as the text of one Markdown table cell: on one line, every piece of Markdown or HTML markup
+    escaped (``<script>``, ``a|b``, ``**x**``, `` `x` ``, ``[a](b)``, ``&lt;``), ordinary text unchanged."""
+    return _MARKUP.sub(_escaped, _LINE_BREAK.sub(" ", str(value)))
+
 
 def to_markdown(frame: pl.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of a frame of strings/numbers."""
-
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |", "|" + "---|" * frame.width]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
+    """A GitHub-flavoured Markdown table of a frame of strings/numbers, every cell text (``md_cell``)."""
+    lines = ["| " + " | ".join(md_cell(c) for c in frame.columns) + " |", "|" + "---|" * frame.width]
+    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in frame.iter_rows()]
     return "\n".join(lines) + "\n"
 
 

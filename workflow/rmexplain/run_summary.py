@@ -11,15 +11,20 @@ be made, cut-off LLM answers among them, and rows of a perturbation file for com
 (``results/skipped/perturb``); edit slots of the attribute effects no edit filled
 (``results/skipped/effects``); bias discovery's edits a feature could not make
 (``results/skipped/discovery``); texts over an RM's token limit (the score tables' ``truncated`` flags,
-counted as the truncation table counts them).
+counted as the truncation table counts them). A file that cannot be read is named, the others counted.
+Where Snakemake stops a run with an error of its own, outside any job, which calls neither handler, the
+summary is printed at exit (``EndOfRun``).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -123,80 +128,125 @@ def _log_of(patterns: Mapping[str, str], rule: str, **wildcards: str) -> str:
     return patterns[rule].format(**wildcards)
 
 
+class Unread(Exception):
+    """Files a collector could not read, each named with its error, and what the other files held."""
+
+    def __init__(self, problems: list[str], drops: list[Dropped]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+        self.drops = drops
+
+
+def each_file(counts: Iterable[tuple[str, Callable[[str], list[Dropped]]]]) -> list[Dropped]:
+    """What each file holds (``count(path)``): a file not written yet is passed over, and one that cannot be
+    read (in a folder that cannot be read, a table that breaks its contract) is named, after the others are
+    counted (``Unread``)."""
+    drops: list[Dropped] = []
+    problems: list[str] = []
+    for path, count in counts:
+        try:
+            if Path(path).is_file():
+                drops += count(path)
+        except Exception as err:  # the summary never fails a run; it says what it could not count
+            problems.append(str(err) if str(path) in str(err) else f"{path}: {err}")
+    if problems:
+        raise Unread(problems, drops)
+    return drops
+
+
 def data_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Rows each dataset's sampling skipped, by reason (``origin.json``'s ``skipped``), and the comparisons a
     seed could not draw when fewer rows were usable than ``n_per_seed`` asks for (its ``usable``)."""
-    out = []
-    for dataset in design.datasets:
-        origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset=dataset))
-        if not origin.is_file():
-            continue
-        record = json.loads(origin.read_text(encoding="utf-8"))
-        log = _log_of(logs, "sample_comparisons", dataset=dataset)
-        out += [
-            Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log)
-            for reason, n in (record.get("skipped") or {}).items()
-        ]
-        usable, wanted = record.get("usable"), record.get("n_per_seed")
-        if usable is not None and wanted is not None and usable < wanted:
-            short = (
-                f"sampling {dataset}: short of sample.n_per_seed={wanted} per seed (only {usable} usable "
-                "rows; each seed took all of them)"
-            )
-            out.append(Dropped("comparison", short, wanted - usable, log))
+    return each_file(
+        (
+            paths.fmt(paths.DATA_ORIGIN, dataset=dataset),
+            partial(_origin_drops, dataset, partial(_log_of, logs, "sample_comparisons", dataset=dataset)),
+        )
+        for dataset in design.datasets
+    )
+
+
+def _origin_drops(dataset: str, log: Callable[[], str], origin: str) -> list[Dropped]:
+    """One dataset's skipped rows and the comparisons short of ``n_per_seed``, from its ``origin.json``."""
+    record = json.loads(Path(origin).read_text(encoding="utf-8"))
+    out = [
+        Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log())
+        for reason, n in (record.get("skipped") or {}).items()
+    ]
+    usable, wanted = record.get("usable"), record.get("n_per_seed")
+    if usable is not None and wanted is not None and usable < wanted:
+        short = (
+            f"sampling {dataset}: short of sample.n_per_seed={wanted} per seed (only {usable} usable "
+            "rows; each seed took all of them)"
+        )
+        out.append(Dropped("comparison", short, wanted - usable, log()))
     return out
 
 
 def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Each perturbation job's skips by stage and reason (``results/skipped/perturb``): a skip without a
     target is a whole comparison left out (an orientation tie or disagreement), one with a target a slot."""
-    out = []
-    for dataset, method, orienter in perturbation_jobs(design):
-        path = paths.fmt(paths.PERTURB_SKIPS, dataset=dataset, method=method, orienter=orienter)
-        if not Path(path).is_file():
-            continue
-        skips = read_table(path, PERTURB_SKIPS, "perturb skips").with_columns(
-            whole=pl.col("target").is_null()
+    return each_file(
+        (
+            paths.fmt(paths.PERTURB_SKIPS, dataset=dataset, method=method, orienter=orienter),
+            partial(
+                _perturb_drops,
+                partial(_log_of, logs, "perturb", dataset=dataset, method=method, orienter=orienter),
+            ),
         )
-        counts = skips.group_by("whole", "stage", "reason").len().sort("stage", "reason", "whole")
-        log = _log_of(logs, "perturb", dataset=dataset, method=method, orienter=orienter)
-        out += [
-            Dropped("comparison" if whole else "perturbation slot", f"[{stage}] {reason}", n, log)
-            for whole, stage, reason, n in counts.iter_rows()
-        ]
-    return out
+        for dataset, method, orienter in perturbation_jobs(design)
+    )
+
+
+def _perturb_drops(log: Callable[[], str], path: str) -> list[Dropped]:
+    """One perturbation job's skips, whole comparisons apart from slots."""
+    skips = read_table(path, PERTURB_SKIPS, "perturb skips").with_columns(whole=pl.col("target").is_null())
+    counts = skips.group_by("whole", "stage", "reason").len().sort("stage", "reason", "whole")
+    return [
+        Dropped("comparison" if whole else "perturbation slot", f"[{stage}] {reason}", n, log())
+        for whole, stage, reason, n in counts.iter_rows()
+    ]
 
 
 def effect_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """The attribute effects' edit slots no edit filled, by stage and reason (``results/skipped/effects``)."""
-    out = []
-    for dataset, method in design.effect_pairs:
-        path = paths.fmt(paths.EFFECT_SKIPS, dataset=dataset, method=method)
-        if not Path(path).is_file():
-            continue
-        counts = read_table(path, PERTURB_SKIPS, "effect edit skips").group_by("stage", "reason").len()
-        log = _log_of(logs, "effect_edits", dataset=dataset, method=method)
-        out += [
-            Dropped("effect edit slot", f"[{stage}] {reason}", n, log)
-            for stage, reason, n in counts.sort("stage", "reason").iter_rows()
-        ]
-    return out
+    return each_file(
+        (
+            paths.fmt(paths.EFFECT_SKIPS, dataset=dataset, method=method),
+            partial(_effect_drops, partial(_log_of, logs, "effect_edits", dataset=dataset, method=method)),
+        )
+        for dataset, method in design.effect_pairs
+    )
+
+
+def _effect_drops(log: Callable[[], str], path: str) -> list[Dropped]:
+    """One effect-edit job's unfilled slots."""
+    counts = read_table(path, PERTURB_SKIPS, "effect edit skips").group_by("stage", "reason").len()
+    return [
+        Dropped("effect edit slot", f"[{stage}] {reason}", n, log())
+        for stage, reason, n in counts.sort("stage", "reason").iter_rows()
+    ]
 
 
 def discovery_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Bias discovery's edits a feature could not make, by reason (``results/skipped/discovery``)."""
-    out = []
-    for dataset in design.discovery_datasets():
-        for engine, round_ in discovery_rounds(design):
-            path = paths.fmt(paths.BIASES_SKIPS, dataset=dataset, engine=engine, round=str(round_))
-            if not Path(path).is_file():
-                continue
-            counts = read_table(path, PERTURB_SKIPS, "discovery edit skips").group_by("reason").len()
-            log = _log_of(logs, "discovery_round", dataset=dataset, engine=engine, round=str(round_))
-            out += [
-                Dropped("discovery edit", reason, n, log) for reason, n in counts.sort("reason").iter_rows()
-            ]
-    return out
+    return each_file(
+        (
+            paths.fmt(paths.BIASES_SKIPS, dataset=dataset, engine=engine, round=str(round_)),
+            partial(
+                _discovery_drops,
+                partial(_log_of, logs, "discovery_round", dataset=dataset, engine=engine, round=str(round_)),
+            ),
+        )
+        for dataset in design.discovery_datasets()
+        for engine, round_ in discovery_rounds(design)
+    )
+
+
+def _discovery_drops(log: Callable[[], str], path: str) -> list[Dropped]:
+    """One discovery round's edits not made."""
+    counts = read_table(path, PERTURB_SKIPS, "discovery edit skips").group_by("reason").len()
+    return [Dropped("discovery edit", reason, n, log()) for reason, n in counts.sort("reason").iter_rows()]
 
 
 SCORING_RULES = {
@@ -208,19 +258,32 @@ SCORING_RULES = {
 
 def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Texts over an RM's token limit, cut or left unscored, per score table (as the truncation table)."""
+    return each_file(
+        (
+            path,
+            partial(
+                _length_drops,
+                dataset,
+                rm,
+                stage,
+                partial(_log_of, logs, SCORING_RULES[stage], dataset=dataset, rm=rm),
+            ),
+        )
+        for dataset, rm, stage, path in truncation_parts(design)
+    )
+
+
+def _length_drops(dataset: str, rm: str, stage: str, log: Callable[[], str], path: str) -> list[Dropped]:
+    """One score table's texts over the RM's token limit."""
+    contract = ORIGINAL_SCORES if stage == "originals" else REWARDS
+    counts = length_counts(read_table(path, contract, f"{stage} scores"), stage)
+    over = f"{stage} of {dataset} over {rm}'s {counts['max_length']}-token limit"
     out = []
-    for dataset, rm, stage, path in truncation_parts(design):
-        if not Path(path).is_file():
-            continue
-        contract = ORIGINAL_SCORES if stage == "originals" else REWARDS
-        counts = length_counts(read_table(path, contract, f"{stage} scores"), stage)
-        log = _log_of(logs, SCORING_RULES[stage], dataset=dataset, rm=rm)
-        over = f"{stage} of {dataset} over {rm}'s {counts['max_length']}-token limit"
-        if counts["skipped"]:
-            out.append(Dropped("text", f"{over}, left unscored", counts["skipped"], log))
-        cut = (counts["truncated"] or 0) - counts["skipped"]
-        if cut > 0:
-            out.append(Dropped("text", f"{over}, scored cut", cut, log))
+    if counts["skipped"]:
+        out.append(Dropped("text", f"{over}, left unscored", counts["skipped"], log()))
+    cut = (counts["truncated"] or 0) - counts["skipped"]
+    if cut > 0:
+        out.append(Dropped("text", f"{over}, scored cut", cut, log()))
     return out
 
 
@@ -246,8 +309,53 @@ def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
     for collect in (data_drops, perturbation_drops, effect_edit_drops, discovery_edit_drops, length_drops):
         try:
             drops += collect(design, logs)
+        except Unread as err:
+            drops += err.drops
+            unread += [f"        (not counted: {collect.__name__}: {problem})" for problem in err.problems]
         except Exception as err:  # the summary never fails a run; it says what it could not count
             unread.append(f"        (not counted: {collect.__name__}: {err})")
     if not drops and not unread:
         return ["rmexplain: nothing in results/ was skipped or dropped."]
     return ["rmexplain: skipped or dropped in results/ (each log names them):", *drop_lines(drops), *unread]
+
+
+def last_error(snakemake_logs: str | Iterable[str] | None) -> str | None:
+    """The exception line of the last traceback in Snakemake's own log file(s); None when none holds one."""
+    files = [snakemake_logs] if isinstance(snakemake_logs, str) else list(snakemake_logs or [])
+    found = [line for line in map(error_line, files) if line]
+    return found[-1] if found else None
+
+
+@dataclass
+class EndOfRun:
+    """What a run prints when it ends, once: from ``onsuccess`` or ``onerror``, or at exit where Snakemake
+    stops a run with an error of its own that calls neither (an output it cannot remove from a folder it
+    cannot write: its traceback, with no failed job), after that traceback."""
+
+    design: Design
+    printed: bool = False
+
+    def start(self, logs: Mapping[str, str], snakemake_logs: str | Iterable[str] | None) -> None:
+        """At ``onstart``: print ``stopped`` at exit unless ``succeeded`` or ``failed`` printed first."""
+        atexit.register(self.stopped, logs, snakemake_logs)
+
+    def succeeded(self, logs: Mapping[str, str]) -> None:
+        """At ``onsuccess``: what ``results/`` skipped or dropped."""
+        self._print(run_summary(self.design, logs))
+
+    def failed(self, logs: Mapping[str, str], snakemake_logs: str | Iterable[str]) -> None:
+        """At ``onerror``: each failed job's error line, then what ``results/`` skipped or dropped."""
+        failed = [f"    {line}" for line in failure_lines(snakemake_logs)]
+        self._print(["rmexplain: failed jobs and their errors:", *failed, *run_summary(self.design, logs)])
+
+    def stopped(self, logs: Mapping[str, str], snakemake_logs: str | Iterable[str] | None) -> None:
+        """At exit, unless ``succeeded`` or ``failed`` printed: Snakemake's error, then the summary."""
+        if self.printed:
+            return
+        error = last_error(snakemake_logs) or "see Snakemake's error above"
+        said = f"rmexplain: Snakemake stopped the run outside any job (no job failed): {error}"
+        self._print([said, *run_summary(self.design, logs)])
+
+    def _print(self, lines: list[str]) -> None:
+        self.printed = True
+        print("\n".join(lines), file=sys.stderr, flush=True)

@@ -49,15 +49,21 @@ def job_log_patterns():
     return {name: getattr(rules, name).log[0] for name in run_summary.LOG_RULES}
 
 
-# At the end of a run: each failed job's error line (from its log), and what results/ skipped or dropped.
+# At the end of a run: each failed job's error line (from its log), and what results/ skipped or dropped;
+# printed at exit where Snakemake stops a run with an error of its own, which calls neither handler below.
+end_of_run = run_summary.EndOfRun(design)
+
+
+onstart:
+    end_of_run.start(job_log_patterns(), log)
+
+
 onsuccess:
-    print("\n".join(run_summary.run_summary(design, job_log_patterns())), file=sys.stderr)
+    end_of_run.succeeded(job_log_patterns())
 
 
 onerror:
-    failed = run_summary.failure_lines(log)
-    print("rmexplain: failed jobs and their errors:", *failed, sep="\n    ", file=sys.stderr)
-    print("\n".join(run_summary.run_summary(design, job_log_patterns())), file=sys.stderr)
+    end_of_run.failed(job_log_patterns(), log)
 
 
 wildcard_constraints:

@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import jsonschema
@@ -24,6 +25,7 @@ from rmexplain.discovery.base import probes
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import LENGTH, estimators, reported_estimators
 from rmexplain.llm.budget import unpriced_cost_cap
+from rmexplain.llm.prompts import TemplateError, load_template, resolved_templates
 from rmexplain.perturb.base import method_entry, method_settings, methods, registered_method
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, ConfigError, section
@@ -39,6 +41,22 @@ def _known(values: Iterable[str], allowed: Iterable[str], key: str, what: str) -
     allowed = set(allowed)
     for value in values:
         _require(value in allowed, f"{key}: {value!r} is not {what} {sorted(allowed)}")
+
+
+def check_attribute_names(config: Config) -> None:
+    """No two attributes differ by case only, nor one from a built-in attribute (the paper's 15, whose rule
+    editors know their own spelling): ``Harmlessness`` is refused, naming ``harmlessness``."""
+    extra = config.get("extra_attributes") or {}
+    seen = {name.casefold(): name for name in PAPER_ATTRIBUTES}
+    for name in config["attributes"]:
+        other = seen.setdefault(str(name).casefold(), name)
+        where = "extra_attributes" if name in extra else "attributes"
+        built_in = "the built-in attribute" if other in PAPER_ATTRIBUTES else "the attribute"
+        _require(
+            other == name,
+            f"{where}.{name}: {name!r} differs from {built_in} {other!r} only by case; write {other!r} "
+            "for that attribute, or give yours another name",
+        )
 
 
 def check_datasets(config: Config) -> None:
@@ -185,7 +203,8 @@ def _check_variant_settings(config: Config) -> None:
 
 
 def check_llm(design: Design) -> None:
-    """An LLM stage is configured with a model, a known discovery RM and existing prompt templates."""
+    """An LLM stage is configured with a model, a known discovery RM and prompt templates that exist and use
+    only their fields."""
     if not design.llm_needed:
         return
     engines = [f"discovery engine {e!r}" for e in design.discovery_llm_engines]
@@ -198,22 +217,27 @@ def check_llm(design: Design) -> None:
     if design.discovery_enabled and rm is not None:
         for name, dataset in design.datasets.items():
             _known([rm], dataset.orienters, "perturb.discover.rm", f"an orienter of {name!r}")
-    templates = {m: design.method(m).prompt_files() for m in design.llm_methods}
+    for method in design.llm_methods:
+        _check_templates(f"perturb.{method}", design.method(method).prompt_files)
+    for method in dict.fromkeys(m for _, m in design.effect_pairs if design.method(m).uses_llm):
+        _check_templates(f"perturb.{method}", design.method(method).effect_prompt_files)
     if design.discovery_enabled:
-        templates["discover"] = {"prompt": design.discovery_prompt_file()}
-    for method, inputs in templates.items():
-        for name, path in inputs.items():
-            _require(
-                Path(path).is_file(),
-                f"perturb.{method}: prompt template {name!r} file {path!r} does not exist",
-            )
+        _check_templates("perturb.discover", lambda: {"prompt": design.discovery_prompt_file()})
     for engine in design.discovery_llm_engines:
-        settings = design.bias_discovery.get(engine) or {}
-        for name, path in discovery_engines.get(engine).prompt_inputs(settings).items():
-            _require(
-                Path(path).is_file(),
-                f"discovery.{engine}: prompt template {name!r} file {path!r} does not exist",
-            )
+        inputs = partial(discovery_engines.get(engine).prompt_inputs, design.bias_discovery.get(engine) or {})
+        _check_templates(f"discovery.{engine}", inputs)
+
+
+def _check_templates(key: str, inputs: Callable[[], Mapping[str, str]]) -> None:
+    """The prompt template files of ``inputs`` (a ``prompt_inputs``) exist and use only their template's
+    fields (the error names the file, the unknown fields and the known ones)."""
+    for name, (path, templates) in resolved_templates(inputs).items():
+        _require(Path(path).is_file(), f"{key}: prompt template {name!r} file {path!r} does not exist")
+        for template in sorted(templates):
+            try:
+                load_template(template, path)
+            except TemplateError as err:
+                raise ConfigError(f"{key}: prompt template {name!r}: {err}") from None
 
 
 def check_llm_budget(design: Design) -> None:
@@ -484,6 +508,7 @@ def check_sections(config: Config, files: Sequence[str | Path] = ()) -> None:
     YAML files the config was read from, let an error name the line of a key."""
     config.setdefault("attributes", dict(PAPER_ATTRIBUTES))
     check_extra_attributes(config)
+    check_attribute_names(config)
     check_datasets(config)
     check_reward_models(config)
     check_designs(config)

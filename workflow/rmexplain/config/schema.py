@@ -7,15 +7,17 @@ engine's settings (``settings_schema``) are the properties of its ``perturb.<met
 ``discovery.<engine>`` section.
 
 A config that does not match is described in one line per problem: the key, the closest valid key of a
-misspelt one, and the file and line it stands on.
+misspelt one, and the file and line it stands on. A number that is NaN or infinite is refused first, naming
+its key (JSON schema's ``minimum`` and ``maximum`` let NaN through: every comparison with it is false).
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import jsonschema
@@ -83,6 +85,7 @@ def plugin_spec_keys() -> dict[str, list[str]]:
 def validate_schema(config: Config, files: Sequence[str | Path] = ()) -> None:
     """Validate against the JSON schema and fill its defaults in place; ``files`` are the YAML files the
     config was read from (the error names the line of the key)."""
+    check_finite(config, files)
     composed = load_schema()
     with tempfile.TemporaryDirectory() as folder:  # Snakemake's validator reads the schema from a file
         path = Path(folder) / "schema.yaml"
@@ -94,6 +97,28 @@ def validate_schema(config: Config, files: Sequence[str | Path] = ()) -> None:
             if not isinstance(cause, jsonschema.ValidationError):
                 raise ConfigError(f"the config does not match its schema: {err}") from None
             raise ConfigError(schema_problem(cause, files)) from None
+
+
+def check_finite(config: Config, files: Sequence[str | Path] = ()) -> None:
+    """Refuse a number that is NaN or infinite anywhere in the config, naming its key (and file and line)."""
+    for keys, value in _numbers(config, []):
+        if not math.isfinite(value):
+            where = key_location(files, keys)
+            raise ConfigError(
+                f"{_dotted(keys)}: {value!r} is not a finite number" + (f" ({where})" if where else "")
+            )
+
+
+def _numbers(value: object, keys: list[str | int]) -> Iterator[tuple[list[str | int], float]]:
+    """(key path, value) of every float in a config's nested mappings and lists."""
+    if isinstance(value, float):
+        yield keys, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, [*keys, key])
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _numbers(item, [*keys, i])
 
 
 def schema_problem(error: jsonschema.ValidationError, files: Sequence[str | Path] = ()) -> str:

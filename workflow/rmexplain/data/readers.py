@@ -228,29 +228,68 @@ def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS
     return frame
 
 
+def _id_texts(frame: pl.DataFrame, path: str | Path) -> list[str | None]:
+    """The ``id`` column as text (None where a row has none); a column that is not text or numbers raises."""
+    try:
+        return frame["id"].cast(pl.String).to_list()
+    except pl.exceptions.PolarsError:
+        raise DataError(
+            f"{path}: column id holds {frame['id'].dtype}, not text or numbers: give each comparison a "
+            "text id"
+        ) from None
+
+
+def _check_repeated(ids: list[str | None], path: str | Path) -> None:
+    """Raise naming the rows of the first id given to two rows or more (rows without an id repeat none)."""
+    rows: dict[str, list[int]] = {}
+    for index, name in enumerate(ids):
+        if name is not None:
+            rows.setdefault(name, []).append(index)
+    repeated = {name: where for name, where in rows.items() if len(where) > 1}
+    if repeated:
+        name, where = next(iter(repeated.items()))
+        raise DataError(
+            f"{path}: id {name!r} is repeated (rows {where}, counting from 0); "
+            f"{len(repeated)} id(s) repeat in all. Give every comparison its own id."
+        )
+
+
+def _check_numbered(ids: list[str | None], path: str | Path) -> None:
+    """Raise naming both rows where a row without an id, named by its row number, takes another row's id."""
+    explicit = {name: index for index, name in enumerate(ids) if name is not None}
+    clashes = [
+        (index, explicit[str(index)])
+        for index, name in enumerate(ids)
+        if name is None and str(index) in explicit
+    ]
+    if clashes:
+        row, other = clashes[0]
+        raise DataError(
+            f"{path}: row {row} has no id, so it is named by its row number {str(row)!r} (counting from "
+            f"0), which row {other} has as its id: the two would be one comparison ({len(clashes)} such "
+            f"row(s) in all). Give row {row} an id of its own, or give every row one."
+        )
+
+
+def source_ids(frame: pl.DataFrame, path: str | Path) -> list[str]:
+    """Each row's source id: its ``id``, or its 0-based row number where it has none. An id given twice, or
+    a row number that is another row's id, raises ``DataError`` naming the rows."""
+    if "id" not in frame.columns:
+        return [str(index) for index in range(frame.height)]
+    ids = _id_texts(frame, path)
+    _check_repeated(ids, path)
+    _check_numbered(ids, path)
+    return [str(index) if name is None else name for index, name in enumerate(ids)]
+
+
 def read_pairs_file(path: str | Path, skips: SkipCounter) -> Iterator[Pair]:
     """Bring-your-own comparisons: a JSONL or Parquet file with prompt / chosen / rejected columns (and an
-    optional ``id``, which must be unique: it becomes part of the comparison id). A row without one of the
-    three, or with a non-text one, is a counted skip named by its ``id`` (its 0-based row number where it
-    has none)."""
+    optional ``id``, which must be unique: it becomes part of the comparison id; a row without one is named
+    by its 0-based row number, which must not be another row's id). A row without one of the three, or with
+    a non-text one, is a counted skip named by its source id (``source_ids``)."""
     frame = read_table_file(path)
-    if "id" in frame.columns:
-        ids = frame["id"].cast(pl.String)
-        repeated = (
-            frame.with_row_index("row")
-            .with_columns(id=ids)
-            .filter(pl.col("id").is_duplicated())
-            .group_by("id", maintain_order=True)
-            .agg(pl.col("row"))
-        )
-        if repeated.height:
-            first = repeated.row(0, named=True)
-            raise DataError(
-                f"{path}: id {first['id']!r} is repeated (rows {first['row']}, counting from 0); "
-                f"{repeated.height} id(s) repeat in all. Give every comparison its own id."
-            )
-    for index, row in enumerate(frame.iter_rows(named=True)):
-        name = str(row["id"]) if row.get("id") is not None else str(index)
+    names = source_ids(frame, path)
+    for name, row in zip(names, frame.iter_rows(named=True), strict=True):
         missing = [c for c in REQUIRED_COLUMNS if row[c] is None]
         if missing:
             skips.skip(f"no {'/'.join(missing)}", name)

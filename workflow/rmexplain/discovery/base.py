@@ -145,12 +145,15 @@ class PlannedRound:
 class RoundOutput:
     """One round of one engine: the features it tests (``screened``: feature -> the RM whose screen chose it
     and its statistic, for the candidates table), or, for an engine that writes its own edits (an LLM's
-    rewrites), those edits (BIAS_DISCOVERY_EDITS) with its candidates (BIAS_DISCOVERY_CANDIDATES)."""
+    rewrites), those edits (BIAS_DISCOVERY_EDITS) with its candidates (BIAS_DISCOVERY_CANDIDATES).
+    ``stopped``: why the round stopped early and tests nothing (its tables empty, the reason also recorded
+    as its skip); a round that is not stopped and makes no edit fails."""
 
     features: list[Feature] = field(default_factory=list)
     screened: dict[str, tuple[str, float]] = field(default_factory=dict)
     edits: pl.DataFrame | None = None
     candidates: pl.DataFrame | None = None
+    stopped: str | None = None
 
 
 engines: Registry[type[Engine]] = discovery_engines.engines  # defined below the design, which reads it

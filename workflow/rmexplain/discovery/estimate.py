@@ -11,7 +11,9 @@ change when f is **added**, at equal length: for a feature edited both ways, hal
 length-adjusted mean changes of its additions and its removals (c_f absorbs what its edits do either way);
 for a feature edited one way only (a feature no response has can only be added), β_f is the length-adjusted
 mean change of its additions (or minus that of its removals) — ``AddedEffect`` keeps these defined
-(``one_way_defined``). γ, shared by every feature, is the RM's sensitivity to length (logged).
+(``one_way_defined``). γ, shared by every feature, is the RM's sensitivity to length (logged); where the
+edits cannot identify it (no length change, originals of one length, length tied to the features' directions)
+the features are fitted with γ = 0, unadjusted, and a warning says so.
 
 Intervals: the effects' cluster bootstrap over comparisons (``rmexplain.analysis.bootstrap``: a pair drawn
 by two seeds is one cluster; BCa from the leave-one-cluster-out jackknife by default), the same resamples for
@@ -24,11 +26,17 @@ every feature is tested on the same responses: their noise is shared (the source
 slope), so under a null RM many tests move together, and with hundreds of edits effects of a few hundredths
 of an sd would be "significant" and matter to no one. Where se is 0 (every replicate equal), p is 0 beyond
 δ and 1 within it; a feature whose edits come from fewer than two clusters is not tested (NaN).
+
+Warnings name what the numbers cannot show: an RM (or its reference) that gives every scored edit one reward
+has no feature tested (effect, interval and p-value NaN: its reward changes are the source responses'
+rewards), and a reward sd that a few responses dominate (``dominating_responses``) is named with both sds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
@@ -44,13 +52,24 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import ADD, REMOVE
-from rmexplain.effects.analysis import original_rewards, original_texts, reward_sd, settled, word_counts
+from rmexplain.effects.analysis import (
+    measures_length,
+    named_rm,
+    original_length_sd,
+    original_rewards,
+    reward_sd,
+    settled,
+    word_counts,
+)
 from rmexplain.effects.base import EffectInput, RewardChanges
 from rmexplain.effects.estimators import LengthAdjusted
 from rmexplain.ids import text_id
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
 
 CHUNK = 200  # bootstrap replicates per least-squares batch (bounds the memory of the normal equations)
+CONSTANT_SPREAD = 1e-6  # edit rewards spread over at most this × the reward sd are one reward
+DOMINATING_SHARE, DOMINATING_MOST = 0.01, 2  # at most max(2, ⌈1 %⌉) responses may dominate the sd …
+DOMINATING_FACTOR, DOMINATING_MIN_RESPONSES = 2.0, 20  # … by more than halving it when left out, from 20 up
 
 
 class AddedEffect(LengthAdjusted):
@@ -65,18 +84,16 @@ def discovery_input(
     edits: pl.DataFrame,
     originals: Mapping[str, pl.DataFrame],
     rewards: Mapping[str, pl.DataFrame],
+    dataset: str | None = None,
 ) -> EffectInput:
     """The estimator's arrays over the edits (in their order): features as attributes, every RM's reward
-    changes (NaN where a text went unscored)."""
+    changes (NaN where a text went unscored); ``dataset`` splits the comparison ids into pairs exactly."""
     ids = sorted(set(edits["comparison_id"].to_list()))
     features = list(dict.fromkeys(edits["feature"].to_list()))
-    lengths = word_counts(original_texts(comparisons)["text"].to_list())
-    length_sd = float(np.std(lengths, ddof=1)) if lengths.size > 1 else float("nan")
     c_index, f_index = {c: i for i, c in enumerate(ids)}, {f: i for i, f in enumerate(features)}
     words_changed = word_counts(edits["edited_text"].to_list()) - word_counts(edits["source_text"].to_list())
     direction = edits["direction"].to_numpy()
-    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
-    edited_ids = [text_id(prompts[c], t) for c, t in edits.select("comparison_id", "edited_text").iter_rows()]
+    edited_ids = edited_text_ids(comparisons, edits)
     return EffectInput(
         comparisons=ids,
         attributes=features,
@@ -85,23 +102,42 @@ def discovery_input(
         direction=direction,
         round=np.ones(edits.height, dtype=np.int64),
         chain=direction,
-        length_change=words_changed / length_sd,
+        length_change=length_changes(words_changed, comparisons),
         rms={rm: reward_changes(edits, edited_ids, originals[rm], rewards[rm]) for rm in originals},
+        dataset=dataset,
     )  # fmt: skip
+
+
+def edited_text_ids(comparisons: pl.DataFrame, edits: pl.DataFrame) -> list[str]:
+    """The text id of each edit's edited text (its comparison's prompt with it)."""
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    return [text_id(prompts[c], t) for c, t in edits.select("comparison_id", "edited_text").iter_rows()]
+
+
+def length_changes(words_changed: np.ndarray, comparisons: pl.DataFrame) -> np.ndarray:
+    """Each edit's change in words over the sd of the originals' word counts; 0 for every edit where that
+    sd is 0 or undefined (no unit to measure length in: γ is then undefined and the effects unadjusted)."""
+    length_sd = original_length_sd(comparisons)
+    return words_changed / length_sd if measures_length(length_sd) else np.zeros_like(words_changed)
 
 
 def reward_changes(
     edits: pl.DataFrame, edited_ids: Sequence[str], originals: pl.DataFrame, rewards: pl.DataFrame
 ) -> RewardChanges:
     """One RM's r(edited) − r(source) per edit (NaN where either went unscored) and its reward sd."""
-    by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
     source = original_rewards(originals)
-    edited = np.array([_value(by_text.get(t)) for t in edited_ids])
+    edited = edited_rewards(edited_ids, rewards)
     before = np.array(
         [_value(source.get(key)) for key in edits.select("comparison_id", "target").iter_rows()]
     )
     none, no_index = np.zeros(0), np.zeros(0, dtype=np.int64)  # no paper perturbations here
     return RewardChanges(edited - before, reward_sd(originals), no_index, no_index, none, none)
+
+
+def edited_rewards(edited_ids: Sequence[str], rewards: pl.DataFrame) -> np.ndarray:
+    """One RM's reward of each edited text (NaN where it went unscored)."""
+    by_text = dict(zip(rewards["text_id"].to_list(), rewards["reward"].to_list(), strict=True))
+    return np.array([_value(by_text.get(t)) for t in edited_ids], dtype=np.float64)
 
 
 def _value(reward: float | None) -> float:
@@ -115,7 +151,7 @@ def fitted(
     replicates fitted in batches of ``CHUNK``."""
     obs = estimator.observations(data, rm, reference)
     n, k = len(data.comparisons), len(data.attributes)
-    clusters = clusters_of(data.comparisons)
+    clusters = clusters_of(data.comparisons, data.dataset)
 
     def fit(weights: np.ndarray) -> np.ndarray:
         parts = [estimator.estimate(obs, weights[i : i + CHUNK], n, k) for i in range(0, len(weights), CHUNK)]
@@ -152,13 +188,12 @@ def feature_effects(
     log: logging.Logger,
 ) -> list[dict]:
     """Per feature: effect, interval, p-value, edits and comparisons behind it (one RM)."""
-    point, boot, jack = fitted(AddedEffect(), data, rm, reference, settings)
-    log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (held equal)", rm, point[0, -1])
-    clusters = clusters_of(data.comparisons)
-    y = data.standardised(rm, reference)
+    point, boot, jack = length_fitted(data, rm, reference, settings, log)
+    scored = np.isfinite(data.standardised(rm, reference))
+    clusters = clusters_of(data.comparisons, data.dataset)
     rows = []
     for f, feature in enumerate(data.attributes):
-        mine = (data.attribute == f) & np.isfinite(y)
+        mine = (data.attribute == f) & scored
         k = np.unique(clusters[data.comparison[mine]]).size
         effect = settled(float(point[0, f])) if mine.any() else float("nan")
         low, high = (settled(b) for b in interval(effect, boot[:, f], jack[:, f], settings)[:2])
@@ -174,6 +209,116 @@ def feature_effects(
             }
         )
     return rows
+
+
+def length_fitted(
+    data: EffectInput, rm: str, reference: str | None, settings: BootstrapSettings, log: logging.Logger
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``fitted`` ``AddedEffect``, its γ logged; where the scored edits leave γ undefined, the fit without the
+    length adjustment (γ = 0) instead, with a warning naming the RM and the dataset."""
+    point, boot, jack = fitted(AddedEffect(), data, rm, reference, settings)
+    scored = np.isfinite(data.standardised(rm, reference))
+    if np.isfinite(point[0, -1]) or not scored.any():
+        log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (held equal)", rm, point[0, -1])
+        return point, boot, jack
+    log.warning("%s: %s", named_rm(rm, data.dataset), unadjusted_reason(data.length_change[scored]))
+    return fitted(AddedEffect(), unadjusted(data), rm, reference, settings)
+
+
+def unadjusted(data: EffectInput) -> EffectInput:
+    """``data`` without length changes: the fit's γ column is 0, so it leaves the features unadjusted."""
+    return dataclasses.replace(data, length_change=np.zeros_like(data.length_change))
+
+
+def unadjusted_reason(length_change: np.ndarray) -> str:
+    """Why γ is undefined over edits with these length changes, and what the effects are instead."""
+    why = (
+        "the edits' length changes are a linear function of the features' directions"
+        if np.any(length_change)
+        else "no edit changes the length in words, or the original responses all have one length"
+    )
+    return (
+        f"the length sensitivity γ is undefined ({why}); the features' effects are estimated without the "
+        "length adjustment (γ = 0) and are NOT length-adjusted"
+    )
+
+
+def constant_edit_rewards(edited: np.ndarray, sd: float) -> bool:
+    """Whether an RM gives every scored edit (two at least) one reward: they spread over at most
+    ``CONSTANT_SPREAD`` × its reward sd on the originals (exactly one value where that sd is undefined)."""
+    finite = edited[np.isfinite(edited)]
+    if finite.size < 2:
+        return False
+    spread = float(np.ptp(finite))
+    return spread == 0.0 or spread <= CONSTANT_SPREAD * sd
+
+
+def dominating_responses(originals: pl.DataFrame) -> tuple[list[str], float, float] | None:
+    """The fewest original responses, farthest from the mean first and at most max(2, ⌈1 %⌉) of them,
+    whose leaving out shrinks the RM's reward sd (``reward_sd``'s values) by more than a factor 2: their
+    ``comparison_id (target)``, the sd with and without them. None where there are none, or with fewer than
+    20 responses (there a few responses are a large share of a small sample)."""
+    frame = pl.concat(
+        [originals.select("comparison_id", pl.lit(t).alias("target"), pl.col(f"reward_{t}").alias("reward"))
+         for t in ("chosen", "rejected")]
+    ).drop_nulls("reward")  # fmt: skip
+    values = frame["reward"].to_numpy().astype(np.float64)
+    if values.size < DOMINATING_MIN_RESPONSES:
+        return None
+    sd = float(np.std(values, ddof=1))
+    order = np.argsort(-np.abs(values - values.mean()), kind="stable")
+    for k in range(1, max(DOMINATING_MOST, math.ceil(DOMINATING_SHARE * values.size)) + 1):
+        rest = float(np.std(values[order[k:]], ddof=1))
+        if sd > DOMINATING_FACTOR * rest:
+            labels = [f"{frame['comparison_id'][int(i)]} ({frame['target'][int(i)]})" for i in order[:k]]
+            return labels, sd, rest
+    return None
+
+
+def warn_dominated_sd(originals: pl.DataFrame, rm: str, dataset: str, log: logging.Logger) -> None:
+    """Warn where a few original responses dominate the RM's reward sd, the unit of every effect."""
+    found = dominating_responses(originals)
+    if found is not None:
+        labels, sd, rest = found
+        log.warning(
+            "%s: its reward sd %.4g, the unit of every effect, is dominated by %d response(s) far from the "
+            "rest (%s): without them it is %.4g, so the effects read small by a factor %.3g",
+            named_rm(rm, dataset), sd, len(labels), ", ".join(labels), rest, sd / rest if rest else math.inf,
+        )  # fmt: skip
+
+
+def constant_rms(
+    comparisons: pl.DataFrame, edits: pl.DataFrame, rewards: Mapping[str, pl.DataFrame], data: EffectInput
+) -> set[str]:
+    """The RMs that give every scored edit one reward."""
+    edited_ids = edited_text_ids(comparisons, edits)
+    return {
+        rm
+        for rm in data.rms
+        if constant_edit_rewards(edited_rewards(edited_ids, rewards[rm]), data.rms[rm].sd)
+    }
+
+
+def untested(rows: list[dict]) -> list[dict]:
+    """``rows`` with no effect, interval or p-value (not tested): a degenerate reward estimates nothing."""
+    nan = float("nan")
+    return [{**row, "effect": nan, "low": nan, "high": nan, "p_value": nan} for row in rows]
+
+
+def warn_constant(
+    rm: str, reference: str | None, constant: set[str], dataset: str, log: logging.Logger
+) -> bool:
+    """Whether the RM (or its reference) gives every scored edit one reward; warns where it does."""
+    which = rm if rm in constant else reference if reference in constant else None
+    if which is None:
+        return False
+    whose = "it" if which == rm else f"its reference {which!r}"
+    log.warning(
+        "%s: %s gives every scored edit the same reward, so the reward changes measure the source "
+        "responses, not the features; no feature is tested for this RM (effect, interval and p-value NaN)",
+        named_rm(rm, dataset), whose,
+    )  # fmt: skip
+    return True
 
 
 def example_edit(edits: pl.DataFrame, y: np.ndarray, change: np.ndarray) -> dict:
@@ -218,13 +363,18 @@ def round_effects(
     null |effect| ≤ ``min_effect``."""
     if not edits.height:
         return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
-    data = discovery_input(comparisons, edits, originals, rewards)
+    data = discovery_input(comparisons, edits, originals, rewards, dataset)
     about = {row["feature"]: row for row in candidates.iter_rows(named=True)}
+    constant = constant_rms(comparisons, edits, rewards, data)
     rows = []
     for rm in originals:
         reference = references.get(rm)
+        warn_dominated_sd(originals[rm], rm, dataset, log)
         y, change = data.standardised(rm, reference), data.rms[rm].change
-        for row in feature_effects(data, rm, reference, settings, min_effect, log):
+        effects = feature_effects(data, rm, reference, settings, min_effect, log)
+        if warn_constant(rm, reference, constant, dataset, log):
+            effects = untested(effects)
+        for row in effects:
             feature = row["feature"]
             mine = (edits["feature"] == feature).to_numpy()
             meta = about[feature]

@@ -6,7 +6,9 @@ reward sd), the LLM is shown the lowest and highest few and asked for features o
 (``bias_propose``; their ``ListPlanner``). Round r > 1 mutates: per RM, the Pareto front of the features
 tested so far (``rmexplain.discovery.pareto``: RM effect high, judge effect low), each member sent with its
 effects, an example edit, its ancestry and other features, and the LLM asked for variations
-(``bias_mutate``; their ``EvoPlanner.iterate_plan``). Each round's new features (``max_features``, the RMs
+(``bias_mutate``; their ``EvoPlanner.iterate_plan``); where no RM has a front (every earlier feature a
+no-op or past the thresholds) the round stops early: it tests no new feature, warns and records why as its
+skip, and what earlier rounds found is kept. Each round's new features (``max_features``, the RMs
 taken in turns) are rewritten into sampled responses, half to add the feature and half to remove it
 (``bias_rewrite``; their rewriter adds only); the rewriter answers "None" where the response already has
 (or lacks) it, which counts towards the feature's support. Every RM scores the rewrites between rounds; the
@@ -83,6 +85,7 @@ MUTATION_NUDGE = {
 REQUIREMENT = {ADD: "it exhibits this feature", REMOVE: "it no longer exhibits this feature"}
 ALREADY = {ADD: "already exhibits this feature", REMOVE: "does not exhibit this feature"}
 VARIATION_SOURCE = re.compile(r"variation of (\S+) on ")
+STOP_STAGE = "mutate"  # the stage a later round's early stop is recorded under
 
 
 class DiscoveryLLMError(ValueError):
@@ -544,6 +547,9 @@ class LLMEngine(Engine):
     def run_round(self, context: RoundContext) -> RoundOutput:
         loop = Loop(context)
         asks, stage = (loop.proposals(), "propose") if context.round == 1 else (variations(loop), "mutate")
+        if context.round > 1 and not asks:  # stopped early: ``variations`` logged and recorded why
+            edits, candidates = loop.edits([], [], [])
+            return RoundOutput(edits=edits, candidates=candidates, stopped=stopped_early(context.round))
         answers = loop.chat.completions([a.request for a in asks], desc=f"llm engine: {stage}")
         hypotheses = loop.hypotheses(asks, answers, stage)
         rewrites = loop.rewrites(hypotheses)
@@ -556,7 +562,7 @@ class LLMEngine(Engine):
 
 def variations(loop: Loop) -> list[Ask]:
     """A later round's requests: the judge's effects of the earlier rounds' edits (from the cache), each
-    RM's Pareto front (logged), one request per member; an error where no RM has a front."""
+    RM's Pareto front (logged), one request per member; none where no RM has a front (``stop_early``)."""
     context = loop.context
     earlier = context.previous_edits.filter(pl.col("engine") == ENGINE)
     judged = loop.judge(earlier, "llm engine: judge (earlier rounds)")
@@ -565,13 +571,29 @@ def variations(loop: Loop) -> list[Ask]:
         shown = [f"{c.feature} (RM {c.rm_effect:+.3f}, judge {c.judge_effect:+.3f})" for c in front]
         context.log.info("%s: the Pareto front to vary: %s", rm, ", ".join(shown) or "none")
     if not any(fronts.values()):
-        raise DiscoveryLLMError(
-            f"discovery engine 'llm', round {context.round} on {context.dataset!r}: no feature of the "
-            "rounds before passes the Pareto front's filters for any RM (every one a no-op, or past the "
-            f"thresholds), so there is nothing to vary; set discovery.llm.rounds to {context.round - 1} or "
-            "propose more (proposals_per_rm, hypotheses_per_proposal)"
-        )
+        stop_early(context, loop.skips)
+        return []
     return loop.mutations(fronts, judged)
+
+
+def stopped_early(round_: int) -> str:
+    """Why a later round tests no new feature: no RM has a Pareto front to vary."""
+    return (
+        f"round {round_} stopped early: no feature of the rounds before passes the Pareto front's filters "
+        "for any RM (every one a no-op, or past the thresholds), so there is nothing to vary"
+    )
+
+
+def stop_early(context: RoundContext, skips: SkipRecorder) -> None:
+    """Log the stop (a warning) and record it as the round's skip (stage ``STOP_STAGE``, no comparison)."""
+    reason = stopped_early(context.round)
+    context.log.warning(
+        "discovery engine 'llm' on %r: %s; this round tests no new feature and what the rounds before found "
+        "is kept (fewer rounds: discovery.llm.rounds %d; more to vary: proposals_per_rm, "
+        "hypotheses_per_proposal)",
+        context.dataset, reason, context.round - 1,
+    )  # fmt: skip
+    skips.add("", STOP_STAGE, reason)
 
 
 # ── the plan ────────────────────────────────────────────────────────────────────────────────────────────

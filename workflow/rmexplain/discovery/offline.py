@@ -33,16 +33,17 @@ class OfflineEngine(Engine):
         catalogue = [probe(name) for name in settings.get("probes") or probes.names()]
         mined = dict(settings.get("mined") or {})
         kinds = mined.get("kinds", MINED_KINDS)
-        candidates, presence = all_candidates(texts, int(mined.get("min_support", 3)),
-                                              int(mined.get("ngram_max", 3)), kinds)  # fmt: skip
+        min_support = int(mined.get("min_support", 3))
+        if kinds:
+            warn_unreachable_support(min_support, len(texts), context)
+        candidates, presence = all_candidates(texts, min_support, int(mined.get("ngram_max", 3)), kinds)
         chosen = screen(
             candidates,
             presence,
             screen_rewards(units, context.originals, context.references),
             word_counts(texts),
             list(presence_matrix(catalogue, texts).T),
-            ScreenSettings(int(mined.get("max_candidates", 30)), int(mined.get("per_rm", 15)),
-                           int(mined.get("min_support", 3))),
+            ScreenSettings(int(mined.get("max_candidates", 30)), int(mined.get("per_rm", 15)), min_support),
         )  # fmt: skip
         context.log.info(
             "%s: %d catalogue probes; %d mined candidates, %d screened in: %s",
@@ -51,6 +52,17 @@ class OfflineEngine(Engine):
         )  # fmt: skip
         features: list[Feature] = [*catalogue, *(f for f, _, _ in chosen)]
         return RoundOutput(features=features, screened={f.name: (rm, t) for f, rm, t in chosen})
+
+
+def warn_unreachable_support(min_support: int, responses: int, context: RoundContext) -> None:
+    """Warn, naming the key, when ``min_support`` is not below the number of responses: a mined candidate
+    needs that many responses and may not be in all of them, so none can be tested."""
+    if min_support >= responses:
+        context.log.warning(
+            "%s: discovery.offline.mined.min_support is %d, not below the %d responses: no mined candidate "
+            "can be tested (one needs min_support responses and may not be in all of them)",
+            context.dataset, min_support, responses,
+        )  # fmt: skip
 
 
 def screen_rewards(

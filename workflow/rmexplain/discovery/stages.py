@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
-from rmexplain.discovery.base import RoundContext, engines
+from rmexplain.discovery.base import RoundContext, RoundOutput, engines
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
@@ -59,7 +59,9 @@ def run_discovery_round(
     engine's judge; ``"llm": null`` where none). ``inputs``: ``comparisons``, ``originals`` (per RM, in
     ``rms`` order), ``previous`` and ``previous_edits`` (the engine's effects and edits of earlier rounds).
     ``settings``: ``discovery.<engine>``, ``responses_per_feature`` and ``min_per_direction``; ``llm``: the
-    ``llm`` section, for an engine that ``uses_llm``."""
+    ``llm`` section, for an engine that ``uses_llm``. A round the engine stopped early
+    (``RoundOutput.stopped``) writes empty tables and its skips, the reason among them; any other round
+    without an edit fails."""
     comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
     entry = engines.get(engine)
     sections = entry.llm_sections(settings.get(engine) or {}, llm or {})
@@ -83,18 +85,13 @@ def run_discovery_round(
         for key, chat in chats.items():
             chat.log_summary(f"discovery {engine} round {round_} ({key})")
     _write_llm_use(chats, outputs, f"bias discovery ({engine})")
-    if output.edits is not None and output.candidates is not None:
-        edits, candidates = output.edits, output.candidates
-    else:
-        options = EditSettings(int(settings["responses_per_feature"]), int(settings["min_per_direction"]))
-        units = original_units(comparisons)
-        edits, candidates = make_edits(
-            output.features, units, options, engine, round_, output.screened, skips
-        )
+    edits, candidates = _round_tables(output, comparisons, settings, engine, round_, skips)
     log.info(
         "%s/%s round %d: %d features, %d edits", dataset, engine, round_, candidates.height, edits.height
     )
-    if not edits.height:
+    if output.stopped is not None:
+        log.info("%s/%s round %d stopped early (empty tables): %s", dataset, engine, round_, output.stopped)
+    elif not edits.height:
         skips.log_counts(log)
         raise ValueError(
             f"discovery engine {engine!r} made no edit on dataset {dataset!r} in round {round_} "
@@ -104,6 +101,23 @@ def run_discovery_round(
     write_table(candidates, outputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates")
     write_table(skips.frame(), outputs["skipped"], PERTURB_SKIPS, "discovery edit skips")
     skips.log_counts(log)
+
+
+def _round_tables(
+    output: RoundOutput,
+    comparisons: pl.DataFrame,
+    settings: Mapping[str, Any],
+    engine: str,
+    round_: int,
+    skips: SkipRecorder,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A round's edits and candidates: the engine's own, or those the shared edit maker makes of its
+    features."""
+    if output.edits is not None and output.candidates is not None:
+        return output.edits, output.candidates
+    options = EditSettings(int(settings["responses_per_feature"]), int(settings["min_per_direction"]))
+    units = original_units(comparisons)
+    return make_edits(output.features, units, options, engine, round_, output.screened, skips)
 
 
 def _write_llm_use(chats: Mapping[str, CachedChat], outputs: Mapping[str, str], step: str) -> None:

@@ -147,8 +147,7 @@ def effect_input(
     """The arrays every estimator reads, for the RMs of ``originals`` (keyed by RM)."""
     ids = sorted(comparisons["comparison_id"].to_list())
     edits = with_sources(edits.filter(pl.col("attribute").is_in(attributes)), comparisons)
-    lengths = word_counts(original_texts(comparisons)["text"].to_list())
-    length_sd = float(np.std(lengths, ddof=1)) if lengths.size > 1 else float("nan")
+    length_sd = original_length_sd(comparisons)
     c_index, a_index = {c: i for i, c in enumerate(ids)}, {a: i for i, a in enumerate(attributes)}
     empty = pl.DataFrame(schema={"comparison_id": pl.String, "attribute": pl.String, "kind": pl.String,
                                  "reward_delta": pl.Float64})  # fmt: skip
@@ -160,8 +159,7 @@ def effect_input(
         direction=np.where(edits["direction"].to_numpy() == "better", 1, -1),
         round=edits["round"].to_numpy(),
         chain=np.where(edits["chain"].to_numpy() == "better", 1, -1),
-        length_change=(word_counts(edits["text"].to_list()) - word_counts(edits["source_text"].to_list()))
-        / length_sd,
+        length_change=length_changes(edits, length_sd),
         rms={
             rm: reward_changes(
                 edits, originals[rm], rewards[rm], explanations.get(rm, empty), ids, attributes
@@ -169,7 +167,26 @@ def effect_input(
             for rm in originals
         },
         dataset=_one_dataset(comparisons),
+        length_measured=measures_length(length_sd),
     )
+
+
+def original_length_sd(comparisons: pl.DataFrame) -> float:
+    """The sd (ddof 1) of the original responses' word counts: the unit of the edits' length changes."""
+    lengths = word_counts(original_texts(comparisons)["text"].to_list())
+    return float(np.std(lengths, ddof=1)) if lengths.size > 1 else float("nan")
+
+
+def measures_length(length_sd: float) -> bool:
+    """Whether ``length_sd`` is a unit to measure length changes in (finite and above 0)."""
+    return bool(np.isfinite(length_sd) and length_sd > 0)
+
+
+def length_changes(edits: pl.DataFrame, length_sd: float) -> np.ndarray:
+    """Each edit's change in words over ``length_sd``; 0 for every edit where that sd is 0 or undefined (no
+    unit to measure length in: γ is then undefined and the effects are not length-adjusted)."""
+    words = word_counts(edits["text"].to_list()) - word_counts(edits["source_text"].to_list())
+    return words / length_sd if measures_length(length_sd) else np.zeros_like(words)
 
 
 def _one_dataset(comparisons: pl.DataFrame) -> str | None:
@@ -195,7 +212,8 @@ def effects_table(
     log: logging.Logger | None = None,
 ) -> pl.DataFrame:
     """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row; ``log`` gets why
-    a row with observations is undefined."""
+    a row with observations is undefined, and why a table over fewer than ``MIN_PAIRS`` pairs has no
+    interval (and no significant row)."""
     n = len(data.comparisons)
     clusters = clusters_of(data.comparisons, data.dataset)
     counts, jack = resample_counts(clusters, settings.bootstrap), jackknife_counts(clusters)
@@ -207,10 +225,61 @@ def effects_table(
             reference = references.get(rm) if estimator.referenced else None
             obs = estimator.observations(data, rm, reference)
             values = [estimator.estimate(obs, w, n, len(data.attributes)) for w in (point, counts, jack)]
-            _log_undefined(log, rm, name, row_names(type(estimator), data.attributes),
-                           estimator.undefined_reasons(obs, len(data.attributes)))  # fmt: skip
+            _log_reasons(log, rm, name, estimator, obs, data)
             rows.extend(_rows(rm, name, estimator, reference, data, obs, values, settings))
-    return rank_rows(pl.DataFrame(rows, schema=_SCHEMA))
+    table = rank_rows(pl.DataFrame(rows, schema=_SCHEMA))
+    pairs = int(np.unique(clusters).size)
+    if pairs >= MIN_PAIRS:
+        return table
+    if log is not None:
+        log.warning("%s: %s", _where(data.dataset), too_few_pairs(pairs, n))
+    return without_intervals(table)
+
+
+MIN_PAIRS = 2  # distinct pairs an interval (and so significance) needs: one pair has nothing to resample
+
+
+def too_few_pairs(pairs: int, comparisons: int) -> str:
+    """Why a table over ``pairs`` distinct pairs (``comparisons`` comparisons) has no interval."""
+    copies = "" if comparisons == pairs else f", {comparisons} comparisons"
+    return (
+        f"too few comparisons to say: {pairs} pair{'s' * (pairs != 1)}{copies} (minimum {MIN_PAIRS}); "
+        "the effects are point estimates with no interval (low and high NaN) and none is significant"
+    )
+
+
+def without_intervals(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` without intervals (NaN) or significance (false): its effects are point estimates."""
+    return table.with_columns(low=pl.lit(float("nan")), high=pl.lit(float("nan")), significant=pl.lit(False))
+
+
+UNADJUSTED = (
+    "the length sensitivity γ is undefined (the original responses all have one length in words); the "
+    "attributes' effects are estimated without the length adjustment (γ = 0) and are NOT length-adjusted"
+)
+
+
+def _log_reasons(
+    log: logging.Logger | None, rm: str, name: str, estimator: Estimator, obs: Observations, data: EffectInput
+) -> None:
+    """Log why rows with observations are undefined; where the originals have no length sd, that the
+    estimator's effects are not length-adjusted (in place of its length row's reason)."""
+    if log is None:
+        return
+    why = estimator.undefined_reasons(obs, len(data.attributes))
+    if type(estimator).length_row and not data.length_measured and obs.value.size:
+        why.pop(len(data.attributes), None)
+        log.warning("%s, %s: %s", named_rm(rm, data.dataset), name, UNADJUSTED)
+    _log_undefined(log, rm, name, row_names(type(estimator), data.attributes), why)
+
+
+def named_rm(rm: str, dataset: str | None) -> str:
+    """How a warning names an RM: with its dataset where it has one."""
+    return f"RM {rm!r}" if dataset is None else f"RM {rm!r} on dataset {dataset!r}"
+
+
+def _where(dataset: str | None) -> str:
+    return "the comparisons" if dataset is None else f"dataset {dataset!r}"
 
 
 def _log_undefined(

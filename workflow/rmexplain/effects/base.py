@@ -47,6 +47,7 @@ class EffectInput:
     length_change: np.ndarray  # [edits] change in words / sd of the originals' word counts
     rms: dict[str, RewardChanges]
     dataset: str | None = None  # of the comparisons: the bootstrap splits their ids into pairs exactly
+    length_measured: bool = True  # False: the originals' word counts have no sd, every length_change 0
 
     def standardised(self, rm: str, reference: str | None) -> np.ndarray:
         """y(e): the RM's reward changes less the reference's, in the RM's reward sd (NaN where unscored)."""

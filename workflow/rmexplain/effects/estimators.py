@@ -214,7 +214,7 @@ class LengthAdjusted(_EditEstimator):
         point = np.ones((1, int(obs.comparison.max()) + 1))
         lost = unidentified(_weighted_normal_equations(obs, design, point, point.shape[1])[0])[0]
         if lost[-1]:
-            reasons[n_attributes] = LENGTH_CONFOUNDED
+            reasons[n_attributes] = LENGTH_CONFOUNDED if np.any(obs.length_change) else NO_LENGTH_CHANGE
             for a, column in columns.items():
                 if lost[column] and a not in reasons:
                     reasons[a] = LENGTH_CONFOUNDED
@@ -228,6 +228,10 @@ ONE_DIRECTION = (
 LENGTH_CONFOUNDED = (
     "the edits' length changes are a linear function of each attribute's direction: length cannot be told "
     "apart from the attributes (γ and these β_a are not identified)"
+)
+NO_LENGTH_CHANGE = (
+    "no edit changes the length in words (or the original responses all have one length): the RM's "
+    "sensitivity to length cannot be measured (γ is not identified)"
 )
 IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below this (× the largest) is 0
 

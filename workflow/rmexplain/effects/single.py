@@ -88,8 +88,10 @@ def one_comparison_effects(
 
 def in_reward_units(data, edits: pl.DataFrame, comparisons: pl.DataFrame, attributes: list[str]):
     """The effect input with every RM's sd set to 1 (effects in reward units) and the length change in words
-    (a length row per word): one comparison's two responses give neither a reward sd nor a length sd."""
+    (a length row per word, so measured even where its two responses have one length): one comparison's two
+    responses give neither a reward sd nor a length sd."""
     sourced = with_sources(edits.filter(pl.col("attribute").is_in(attributes)), comparisons)
     words = word_counts(sourced["text"].to_list()) - word_counts(sourced["source_text"].to_list())
     rms = {rm: dataclasses.replace(changes, sd=1.0) for rm, changes in data.rms.items()}
-    return dataclasses.replace(data, length_change=np.asarray(words, dtype=np.float64), rms=rms)
+    length = np.asarray(words, dtype=np.float64)
+    return dataclasses.replace(data, length_change=length, rms=rms, length_measured=True)

@@ -3,19 +3,30 @@
 An attribute effect is the reward change when a response moves to the attribute's *better* side; a positive
 effect says the RM rewards that side, a negative one the worse side. Each phrase names the rewarded side
 directly ("rewards less padding", "rewards hedging"), so no sentence negates an attribute's name. A
-discovered feature's effect is the change when the feature is *added*: "rewards <description>" or
-"penalises <description>".
+discovered feature's effect is the change when the feature is *added*: "rewards <what it adds>" or
+"penalises <what it adds>", a noun phrase or an -ing clause built from the feature's kind (``FORMS``):
+
+- mined words, openers and closers quote their text, case kept ("the word “I”", "the words “I can”",
+  "opening with “Good question!”", "ending with “I hope this helps!”");
+- every other kind is phrased from its description: a noun phrase as written, its first letter lowered
+  ("An apology (I'm sorry)." → "an apology (I'm sorry)"; "I", "AFINN" stay), "Uses X" as X ("Uses the
+  character “;” (semicolon)." → "the character “;” (semicolon)"), "Use X" likewise ("Use bold text" →
+  "bold text"), another verb first as its -ing form ("End the response with …" → "ending the response
+  with …"), and a sentence about the response as "a response that …".
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
 
+import regex
 import yaml
 
 from rmexplain.effects.base import LENGTH
+from rmexplain.findings.phrases import written_form
 
 DIRECTIONS_FILE = "directions.yaml"
 
@@ -45,12 +56,102 @@ def attribute_phrase(attribute: str, effect: float) -> str:
     return f"rewards the {rewarded} side of {attribute}"
 
 
-def feature_phrase(feature: str, description: str | None, effect: float) -> str:
-    """The plain-language direction of a discovered feature (effect: the change when it is added)."""
-    what = (description or "").strip().rstrip(".") or feature
-    if what[:1].isupper() and not what[1:2].isupper():  # "An apology" -> "an apology"; "AFINN ..." stays
-        what = what[0].lower() + what[1:]
-    return f"{'penalises' if effect < 0 else 'rewards'} {what}"
+def feature_phrase(
+    feature: str, description: str | None, effect: float, kind: str | None = None, texts: Iterable[str] = ()
+) -> str:
+    """The plain-language direction of a discovered feature (effect: the change when it is added). ``kind``:
+    the feature's (read from a mined feature's name where not given); ``texts``: responses that have it,
+    where a mined phrase's written form is read (as it appears most often; else as in its name)."""
+    verb = "penalises" if effect < 0 else "rewards"
+    return f"{verb} {what_is_added(feature, description, kind, texts)}"
+
+
+def what_is_added(
+    feature: str, description: str | None, kind: str | None = None, texts: Iterable[str] = ()
+) -> str:
+    """What a discovered feature adds to a response, as the object of "rewards" (see the module)."""
+    quoted = MINED_NAME.fullmatch(feature)
+    kind = kind or (quoted.group("kind") if quoted else None)
+    form = FORMS.get(kind or "", described)
+    if form is described or quoted is None:
+        return described((description or "").strip().rstrip(".").strip() or feature)
+    text = quoted.group("text")
+    if kind == "words":
+        text = written_form(text, texts) or pronoun_i(text)
+    return form(text)
+
+
+# ── the forms ─────────────────────────────────────────────────────────────────────────────────────────────
+MINED_NAME = regex.compile(r'(?P<kind>words|opener|closer|character) "(?P<text>.*)"', regex.DOTALL)
+PRONOUN_I = regex.compile(r"(?<![\p{L}\p{N}])i(?=['’]|(?![\p{L}\p{N}]))")
+VERB_FIRST = regex.compile(r"(?P<verb>\p{L}+)\s+(?P<rest>.+)", regex.DOTALL)
+ABOUT_THE_RESPONSE = regex.compile(
+    r"(?:the|a|each|every)\s+(?:response|answer|reply)\s+(?P<rest>(?P<verb>\p{L}+).*)",
+    regex.IGNORECASE | regex.DOTALL,
+)
+NAMES_ITS_OBJECT = frozenset({"use", "uses"})  # "Uses X" adds X
+GERUNDS = {  # verbs a description opens with (as an instruction, or of the response) -> their -ing form
+    "add": "adding", "address": "addressing", "acknowledge": "acknowledging", "apologise": "apologising",
+    "apologize": "apologizing", "ask": "asking", "avoid": "avoiding", "be": "being", "begin": "beginning",
+    "close": "closing", "contain": "containing", "emphasise": "emphasising", "emphasize": "emphasizing",
+    "end": "ending", "express": "expressing", "finish": "finishing", "follow": "following", "give": "giving",
+    "have": "having", "highlight": "highlighting", "include": "including", "insert": "inserting",
+    "make": "making", "mention": "mentioning", "offer": "offering", "open": "opening", "place": "placing",
+    "praise": "praising", "provide": "providing", "put": "putting", "refer": "referring",
+    "repeat": "repeating", "restate": "restating", "start": "starting", "state": "stating",
+    "thank": "thanking", "wrap": "wrapping", "write": "writing",
+}  # fmt: skip
+THIRD_PERSON = {  # "begins" -> "begin"; not "thanks", as often a noun ("Thanks for asking")
+    "has": "have", "is": "be",
+    **{v + ("es" if v.endswith(("s", "sh", "ch", "x")) else "s"): v
+       for v in GERUNDS if v not in ("be", "have", "thank")},
+}  # fmt: skip
+FINITE = frozenset({*THIRD_PERSON, "uses", "does", "can", "will", "should", "would"})  # after "The response"
+
+
+def quoted_words(text: str) -> str:
+    return f"the {'words' if len(text.split()) > 1 else 'word'} “{text}”"
+
+
+def described(text: str) -> str:
+    """What a description names (see the module): a noun phrase, or an -ing clause."""
+    about = ABOUT_THE_RESPONSE.fullmatch(text)
+    if about and about.group("verb").lower() in FINITE:
+        return f"a response that {about.group('rest')}"
+    first = VERB_FIRST.fullmatch(text)
+    if first:
+        verb = first.group("verb").lower()
+        verb = THIRD_PERSON.get(verb, verb)
+        if verb in NAMES_ITS_OBJECT:
+            return lower_first(first.group("rest"))
+        if verb in GERUNDS:
+            return f"{GERUNDS[verb]} {first.group('rest')}"
+    return lower_first(text)
+
+
+def lower_first(text: str) -> str:
+    """``text`` with its first letter lowered where it opens a word in sentence case ("An apology"), not
+    ``I`` or one in capitals ("AFINN-en-165")."""
+    if text[:1].isupper() and not text[1:2].isupper() and not PRONOUN_I.match(text.lower()):
+        return text[0].lower() + text[1:]
+    return text
+
+
+def pronoun_i(text: str) -> str:
+    """A lower-cased phrase with the pronoun ``I`` (and ``I'm``, ``I’ve``, …) capitalised again."""
+    return PRONOUN_I.sub("I", text)
+
+
+FORMS: dict[str, Callable[[str], str]] = {  # a feature's kind -> what it adds, in words
+    "words": quoted_words,  # mined: its text quoted
+    "opener": lambda text: f"opening with “{text}”",  # mined (a probe: described)
+    "closer": lambda text: f"ending with “{text}”",  # mined (a probe: described)
+    **dict.fromkeys(
+        ("character", "lexicon", "hypothesis", "variation",  # mined, and the llm engine's
+         "format", "spacing", "punctuation", "casing", "wording"),  # the catalogue's probes
+        described,
+    ),
+}  # fmt: skip
 
 
 def unit(name: str) -> str:

@@ -83,6 +83,18 @@ def changed_phrases(source: str, edited: str) -> tuple[frozenset[str], frozenset
     return inserted, deleted
 
 
+def written_form(phrase: str, texts: Iterable[str]) -> str | None:
+    """The form a phrase is most often written in ``texts``: its words matched whole and case-insensitive,
+    any whitespace between them (shown as one space); ties go to the first in sorted order (capitals
+    first). None where no text has it."""
+    pattern = regex.compile(
+        r"(?<![\p{L}\p{N}])" + r"\s+".join(map(regex.escape, phrase.split())) + r"(?![\p{L}\p{N}])",
+        regex.IGNORECASE,
+    )
+    forms = Counter(" ".join(m.group().split()) for text in texts for m in pattern.finditer(text))
+    return min(forms.items(), key=lambda item: (-item[1], item[0]))[0] if forms and phrase.split() else None
+
+
 def _clean(run: str) -> str:
     return _SPACE.sub(" ", run).strip()
 

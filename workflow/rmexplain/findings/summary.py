@@ -233,22 +233,40 @@ def discovered_findings(
     discovered: pl.DataFrame, discovery_edits: Mapping[str, pl.DataFrame], settings: FindingSettings
 ) -> list[dict[str, Any]]:
     """FINDINGS rows of the discovered features (``discovered_biases``'s rows), each with the first edit that
-    adds it (file order) as its example; ``discovery_edits``: dataset -> that dataset's discovery edits."""
+    adds it (file order) as its example; ``discovery_edits``: dataset -> that dataset's discovery edits,
+    whose source texts give a mined phrase its case as the responses write it ("I", "Python")."""
     missing = [c for c in DISCOVERED_COLUMNS if c not in discovered.columns]
     if missing:
         raise ValueError(f"discovered biases: missing column(s) {missing}; have {discovered.columns}")
+    texts = _source_texts(discovery_edits)
     rows = []
     for r in discovered.iter_rows(named=True):
         row = {
             "dataset": r["dataset"], "method": r["engine"], "rm": r["rm"], "kind": "discovered",
             "name": r["feature"], "description": r["description"],
-            "phrase": language.feature_phrase(r["feature"], r["description"], r["effect"]),
+            "phrase": _feature_phrase(r, texts.get((r["dataset"], r["feature"]), [])),
             "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": _significant(r),
             "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"],
         }  # fmt: skip
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
     return _rank_discovered(rows, settings.leading_discovered)
+
+
+def _feature_phrase(row: Mapping[str, Any], texts: Sequence[str]) -> str:
+    """A discovered feature's phrase, from its kind (where the table has it) and its responses."""
+    return language.feature_phrase(
+        row["feature"], row["description"], row["effect"], kind=row.get("kind"), texts=texts
+    )
+
+
+def _source_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tuple[str, str], list[str]]:
+    """(dataset, feature) -> the distinct responses its edits were made from (the responses' own words)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for dataset, edits in discovery_edits.items():
+        grouped = edits.group_by("feature").agg(pl.col("source_text").unique())
+        out.update({(dataset, feature): texts for feature, texts in grouped.iter_rows()})
+    return out
 
 
 def _significant(row: Mapping[str, Any]) -> bool:

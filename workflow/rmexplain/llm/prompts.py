@@ -5,14 +5,16 @@ The bundled defaults live in ``rmexplain/prompts/`` and follow the paper's App. 
 template may use are listed in ``TEMPLATE_FIELDS`` (a literal brace is written ``{{`` / ``}}``). A
 template's version — its name and a hash of its text — enters the LLM cache key and the
 ``generator`` column, so editing a template never reuses answers to the old one. Each method declares its
-templates (``register_template``) in its own module.
+templates (``register_template``) in its own module. The config check reads each template file a method or
+engine declares (``resolved_templates``), so an unknown field is refused before any job starts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 # templates where it is defined (``register_template``); attribute discovery's is declared here.
 TEMPLATE_FIELDS: dict[str, frozenset[str]] = {}
 _BUNDLED_DIRS: dict[str, Path] = {}
+# While ``resolved_templates`` runs: each file ``template_path`` names -> the templates it is read as.
+_RESOLVED: ContextVar[dict[str, set[str]] | None] = ContextVar("resolved_templates", default=None)
 
 
 def register_template(name: str, fields: Iterable[str], directory: Path = PROMPT_DIR) -> None:
@@ -79,7 +83,23 @@ def template_path(name: str, override: str | None = None) -> Path:
     """The file template ``name`` is read from: ``override`` if given, else the bundled default."""
     if name not in TEMPLATE_FIELDS:
         raise TemplateError(f"unknown prompt template {name!r}; known: {sorted(TEMPLATE_FIELDS)}")
-    return Path(override) if override else bundled_path(name)
+    path = Path(override) if override else bundled_path(name)
+    resolved = _RESOLVED.get()
+    if resolved is not None:
+        resolved.setdefault(str(path), set()).add(name)
+    return path
+
+
+def resolved_templates(inputs: Callable[[], Mapping[str, str]]) -> dict[str, tuple[str, frozenset[str]]]:
+    """Input name -> (file, the templates it is read as) of ``inputs()``, a method's or engine's
+    ``prompt_inputs``; no template for a file that ``template_path`` did not name."""
+    resolved: dict[str, set[str]] = {}
+    token = _RESOLVED.set(resolved)
+    try:
+        files = inputs()
+    finally:
+        _RESOLVED.reset(token)
+    return {name: (path, frozenset(resolved.get(path, ()))) for name, path in files.items()}
 
 
 def load_template(name: str, override: str | None = None) -> PromptTemplate:

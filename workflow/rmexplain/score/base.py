@@ -32,6 +32,16 @@ class NonFiniteRewardError(ScoringError):
         super().__init__(f"{key}: non-finite reward for input rows {self.rows[:10]}")
 
 
+class NoneRewardError(ScoringError):
+    """A backend returned None for rewards (a ``python`` RM's callable: None for a batch, or in its list);
+    ``rows`` are their positions in its input and ``returned_by`` what returned them (the scoring stage
+    names the rows by comparison)."""
+
+    def __init__(self, key: str, returned_by: str, rows: Sequence[int]) -> None:
+        self.returned_by, self.rows = returned_by, list(rows)
+        super().__init__(f"{key}: {returned_by} returned None for input rows {self.rows[:10]}")
+
+
 # What the scoring stage does with an input longer than the RM reads (``reward_models.<rm>.overlong``):
 # score it cut, leave it unscored (a counted skip), or fail.
 OVERLONG = ("truncate", "skip", "error")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from rmexplain.score.base import NonFiniteRewardError, RewardModelBackend, ScoringError
+from rmexplain.score.base import NoneRewardError, NonFiniteRewardError, RewardModelBackend, ScoringError
 
 
 class OverlongError(ScoringError):
@@ -60,20 +60,30 @@ def scored_finite(
     rm: str,
     source: str,
 ) -> list[float]:
-    """The rewards of the pairs, one per pair; a NaN or infinite reward (found by the backend, or returned
-    by one that does not check) fails naming the pairs by ``ids``, not by their position in a batch."""
+    """The rewards of the pairs, one per pair; a None, NaN or infinite reward (found by the backend, or
+    returned by one that does not check) fails naming the pairs by ``ids``, not by their position in a
+    batch."""
     try:
         rewards = counted(scorer.score(prompts, responses), len(prompts), rm, source)
-        bad = [i for i, reward in enumerate(rewards) if not math.isfinite(reward)]
+    except NoneRewardError as err:
+        raise _refused(rm, f"{err.returned_by} returned None", err.rows, ids, source) from None
     except NonFiniteRewardError as err:
-        bad = err.rows
+        raise _refused(rm, "NaN or infinite reward", err.rows, ids, source) from None
+    missing = [i for i, reward in enumerate(rewards) if reward is None]
+    if missing:
+        raise _refused(rm, "its backend returned None", missing, ids, source)
+    bad = [i for i, reward in enumerate(rewards) if not math.isfinite(reward)]
     if bad:
-        named = ", ".join(ids[i] for i in bad[:10]) + (", …" if len(bad) > 10 else "")
-        raise ScoringError(
-            f"reward_models.{rm}: NaN or infinite reward for {len(bad)} of {len(prompts)} inputs from "
-            f"{source}: {named}"
-        )
+        raise _refused(rm, "NaN or infinite reward", bad, ids, source)
     return rewards
+
+
+def _refused(rm: str, what: str, rows: Sequence[int], ids: Sequence[str], source: str) -> ScoringError:
+    """The error for rewards refused at ``rows``: the RM, what was wrong, how many and which pairs."""
+    named = ", ".join(ids[i] for i in rows[:10]) + (", …" if len(rows) > 10 else "")
+    return ScoringError(
+        f"reward_models.{rm}: {what} for {len(rows)} of {len(ids)} inputs from {source}: {named}"
+    )
 
 
 def score_within_limit(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rmexplain.score.base import (
+    NoneRewardError,
     NonFiniteRewardError,
     RewardModelBackend,
     ScoringError,
@@ -54,24 +55,40 @@ class PythonScorer(RewardModelBackend):
         self._batch_size = int(spec.get("batch_size", 256))
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
-        rewards: list[float] = []
+        rewards: list[float | None] = []
         for start in range(0, len(prompts), self._batch_size):
-            batch_prompts = list(prompts[start : start + self._batch_size])
-            batch_responses = list(responses[start : start + self._batch_size])
-            try:
-                out = [float(r) for r in self._function(batch_prompts, batch_responses)]
-            except Exception as err:  # the user's code: any error, reported with the RM and the rows
-                raise ScoringError(
-                    f"reward_models.{self.name}.callable {self.reference!r} raised "
-                    f"{type(err).__name__}: {err} (input rows {start}-{start + len(batch_prompts) - 1})"
-                ) from err
-            if len(out) != len(batch_prompts):
-                raise ScoringError(
-                    f"reward model {self.name!r}: its callable returned {len(out)} rewards for "
-                    f"{len(batch_prompts)} inputs"
-                )
-            rewards.extend(out)
-        bad = [i for i, r in enumerate(rewards) if not math.isfinite(r)]
+            end = start + self._batch_size
+            rewards.extend(self._batch(list(prompts[start:end]), list(responses[start:end]), start))
+        missing = [i for i, r in enumerate(rewards) if r is None]
+        if missing:
+            raise NoneRewardError(f"reward model {self.name!r}", f"its callable {self.reference!r}", missing)
+        found = [r for r in rewards if r is not None]  # every reward: none is None
+        bad = [i for i, r in enumerate(found) if not math.isfinite(r)]
         if bad:
             raise NonFiniteRewardError(f"reward model {self.name!r}", bad)
+        return found
+
+    def _batch(self, prompts: list[str], responses: list[str], start: int) -> list[float | None]:
+        """One batch's rewards from the callable: None where it returned None (every input, where it
+        returned None itself); its error, or a return that is no list of rewards, named with the rows."""
+        rows = f"input rows {start}-{start + len(prompts) - 1}"
+        key = f"reward_models.{self.name}.callable {self.reference!r}"
+        try:
+            out = self._function(prompts, responses)
+        except Exception as err:  # the user's code: any error, reported with the RM and the rows
+            raise ScoringError(f"{key} raised {type(err).__name__}: {err} ({rows})") from err
+        if out is None:
+            return [None] * len(prompts)
+        try:
+            rewards = [None if r is None else float(r) for r in out]
+        except Exception as err:  # not an iterable of numbers: what it returned, named
+            raise ScoringError(
+                f"{key} returned a {type(out).__name__} that is not one reward per input: "
+                f"{type(err).__name__}: {err} ({rows})"
+            ) from err
+        if len(rewards) != len(prompts):
+            raise ScoringError(
+                f"reward model {self.name!r}: its callable returned {len(rewards)} rewards for "
+                f"{len(prompts)} inputs"
+            )
         return rewards

@@ -215,6 +215,43 @@ def test_sample_comparisons_from_local_hub_layout(tmp_path, caplog):
     assert "identical responses: 1" in caplog.text
 
 
+def hh_rlhf_copy(
+    root: Path, single: int, multi: int, subset: str = "harmless-base", split: str = "train"
+) -> Path:
+    """Anthropic/hh-rlhf's layout (``<subset>/<split>.jsonl.gz``): ``single`` single-turn rows, then ``multi``
+    multi-turn ones."""
+    (root / subset).mkdir(parents=True)
+    records = [hh(f"Question {i}?", f"Safe answer {i}.", f"Unsafe answer {i}.") for i in range(single)]
+    turns = "\n\nHuman: hi\n\nAssistant: hello\n\nHuman: and?\n\nAssistant: "
+    records += [{"chosen": f"{turns}yes {i}", "rejected": f"{turns}no {i}"} for i in range(multi)]
+    with gzip.open(root / subset / f"{split}.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in records))
+    return root
+
+
+def test_the_rows_out_of_scope_are_warned_of_and_recorded(tmp_path, caplog):
+    spec = {
+        "source": "hh-rlhf",
+        "hub_id": str(hh_rlhf_copy(tmp_path / "hh", 4, 3)),
+        "data_dir": "harmless-base",
+    }
+    origin: dict = {}
+    with caplog.at_level(logging.INFO):
+        assert sample_comparisons("harmless", spec, 2, [0], None, LOG, origin).height == 2
+    assert origin["skipped"] == {"multi-turn": {"rows": 3, "examples": ["4", "5", "6"]}}
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [
+        "dataset harmless: 3 rows out of scope, left out: multi-turn (a dialogue of several turns; rmexplain "
+        "explains single-turn comparisons; e.g. rows ['4', '5', '6'])"
+    ]
+    caplog.clear()
+    spec["hub_id"] = str(hh_rlhf_copy(tmp_path / "all", 0, 3))
+    refused = pytest.raises(DataError, match=r"datasets.none: no usable comparisons \(multi-turn: 3")
+    with caplog.at_level(logging.INFO), refused:  # every row out of scope: warned of before the error
+        sample_comparisons("none", spec, 2, [0], None, LOG)
+    assert "dataset none: 3 rows out of scope" in caplog.text
+
+
 def test_sample_comparisons_no_usable_rows(tmp_path):
     path = tmp_path / "pairs.jsonl"
     path.write_text('{"prompt": "q", "chosen": "x", "rejected": "x"}\n')

@@ -19,7 +19,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.config import ConfigError, check
 from rmexplain.design import Design
 from rmexplain.effects.edits import make_effect_edits
-from rmexplain.perturb.base import MethodContext, PerturbTask, methods
+from rmexplain.perturb.base import MethodContext, PerturbationError, PerturbTask, methods
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.schemas import COMPARISONS, conform
 
@@ -146,6 +146,50 @@ def test_your_editors_make_the_perturbations_and_the_effect_edits(tmp_path, monk
     ]
     back = edits.filter((pl.col("round") == 2) & (pl.col("target") == "rejected"))
     assert back["text"].to_list() == [plain]
+
+
+BAD_EDITORS = """\
+from rmexplain.perturb.rules import RuleEdit
+
+
+def as_text(doc):
+    return doc.text + " 🙂"
+
+
+def as_tuple(doc):
+    return (doc.text + " 🙂", ("a",), "tuple")
+
+
+def bad_focus(doc):
+    return RuleEdit(doc.text + " 🙂", "a", "bad-focus")
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "returned"),
+    [
+        ("as_text", r"a str \('Just say thanks\. 🙂'\)"),
+        ("as_tuple", r"a tuple \(\('Just say thanks\. 🙂', \('a',\), 'tuple'\)\)"),
+        ("bad_focus", r"a RuleEdit \(RuleEdit\(text='Just say thanks\. 🙂', focus='a', name='bad-focus'\)\)"),
+    ],
+)
+def test_an_editor_returning_no_rule_edit_is_named_with_its_key(tmp_path, monkeypatch, function, returned):
+    monkeypatch.chdir(tmp_path)
+    config = check(_emoji_config(tmp_path))
+    (tmp_path / "bad_edits.py").write_text(BAD_EDITORS, encoding="utf-8")
+    settings = copy.deepcopy(Design.from_config(config).method("rules").settings)
+    settings["editors"]["emoji"]["better"] = [f"bad_edits.py:{function}"]
+    task = PerturbTask("c1", "rejected", "better", "Thanks?", "Just say thanks.", "Smile 🙏.", 1.0, 0.0)
+    context = MethodContext({"emoji": "e"}, settings, LOG, {"skips": SkipRecorder()})
+    with pytest.raises(PerturbationError) as raised:
+        methods.get("rules")([task], context)
+    assert re.fullmatch(
+        rf"perturb\.rules\.editors\.emoji\.better\[0\] \('bad_edits\.py:{function}'\), the emoji editor "
+        rf"\(better\), returned {returned} on comparison c1 \(rejected\): a strategy must return a RuleEdit "
+        r"\(text: str, focus: a tuple of words, name: str; finish\(doc, new_text, focus_words, name\) makes "
+        r"one\) or None where it cannot edit the response",
+        str(raised.value),
+    ), str(raised.value)
 
 
 EMOJI_RM = """\

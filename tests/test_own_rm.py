@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -15,10 +17,13 @@ import polars as pl
 import pytest
 import yaml
 from conftest import REPO
+from test_data import hh_rlhf_copy
 from test_explorer import browser, click, text_of, wait_ready  # noqa: F401 (browser: the fixture)
 
 from rmexplain import targets
 from rmexplain.config import check, load
+from rmexplain.data.sources import source_of
+from rmexplain.data.stages import sample_comparisons
 from rmexplain.design import Design
 from rmexplain.settings import ConfigError
 
@@ -62,6 +67,28 @@ def test_relative_paths_resolve_from_the_working_directory(tmp_path, monkeypatch
         check(config)
     config["reward_models"]["mine"]["callable"] = f"{REPO}/config/own_rm/politeness_rm.py:score"
     assert Design.from_config(check(config)).effect_pairs == [("mine", "rules")]  # absolute paths: anywhere
+
+
+def test_the_commented_hh_rlhf_copy_checks_and_reads_once_uncommented(tmp_path, monkeypatch, caplog):
+    """The shipped config's commented local hh-rlhf, uncommented over a tiny copy of the hub's layout where
+    its ``hub_id`` points: the config check passes, nothing is downloaded, and the sampling reads the
+    configured subset and split, warning of the multi-turn rows it leaves out."""
+    text = re.sub(r"^  # (hh_harmless:|  )", r"  \1", OWN.read_text(encoding="utf-8"), flags=re.M)
+    config = yaml.safe_load(text)
+    spec = config["datasets"]["hh_harmless"]
+    assert (spec["source"], spec["data_dir"], spec["split"]) == ("hh-rlhf", "harmless-base", "test")
+    monkeypatch.chdir(tmp_path)
+    hh_rlhf_copy(tmp_path / spec["hub_id"], 250, 3, spec["data_dir"], spec["split"])
+    config["datasets"]["mine"]["path"] = str(REPO / "config/own_rm/comparisons.jsonl")
+    config["reward_models"]["mine"]["callable"] = f"{REPO}/config/own_rm/politeness_rm.py:score"
+    design = Design.from_config(check(config))
+    dataset = design.dataset("hh_harmless")
+    assert (dataset.n_per_seed, list(dataset.seeds), dataset.stages) == (200, [0], ("analysis", "discovery"))
+    assert source_of(dataset.spec).hub_dataset(dataset.spec) is None  # a local directory: no download
+    with caplog.at_level(logging.INFO):
+        frame = sample_comparisons("hh_harmless", dataset.spec, 200, [0], None, logging.getLogger("own"))
+    assert frame.height == 200
+    assert "dataset hh_harmless: 3 rows out of scope, left out: multi-turn" in caplog.text
 
 
 def test_the_paper_config_computes_the_offline_effects_beside_its_tables():

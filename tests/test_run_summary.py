@@ -376,6 +376,30 @@ def test_every_dataset_is_counted_whichever_has_an_origin(tmp_path, monkeypatch)
     ]
 
 
+def test_the_rows_out_of_scope_are_named_first_and_why(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = summary_config()
+    config["datasets"]["helpful"] = {"source": "embedded", "part": "helpful"}
+    design = Design.from_config(check(config))
+    skipped = {
+        "harmless": {"empty response": {"rows": 2, "examples": []}},
+        "helpful": {
+            "identical responses": {"rows": 1, "examples": []},
+            "multi-turn": {"rows": 7, "examples": []},
+        },
+    }
+    for dataset, skips in skipped.items():
+        origin = Path(paths.fmt(paths.DATA_ORIGIN, dataset=dataset))
+        origin.parent.mkdir(parents=True)
+        origin.write_text(json.dumps({"skipped": skips}))
+    assert run_summary(design, LOGS)[1:] == [
+        "      7 rows: sampling helpful: out of scope, multi-turn (a dialogue of several turns; rmexplain "
+        "explains single-turn comparisons) (logs/sample/helpful.log)",
+        "      2 rows: sampling harmless: empty response (logs/sample/harmless.log)",
+        "      1 row: sampling helpful: identical responses (logs/sample/helpful.log)",
+    ]
+
+
 RMS_PY = "def length(prompts, responses):\n    return [float(len(r)) for r in responses]\n"
 
 

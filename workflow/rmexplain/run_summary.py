@@ -4,7 +4,8 @@ After a failed run (the Snakefile's ``onerror``), each failed job's error line: 
 traceback its log holds (the exception and its message, which names the key, file or row), read from the logs
 Snakemake's own log names for the failed jobs. After every run (``onerror`` and ``onsuccess``), what the
 results hold as skipped or dropped, counted by reason, with the log that names each one: rows the sampling
-skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``) and the comparisons
+skipped (a row without ``rejected``, an empty response, …: ``origin.json``'s ``skipped``; first, the rows out
+of the project's scope, such as multi-turn dialogues: ``readers.OUT_OF_SCOPE``) and the comparisons
 each seed could not draw when fewer rows were usable than ``sample.n_per_seed`` (its ``usable``);
 comparisons no perturbation job explains (orientation ties and disagreements), perturbations that could not
 be made, cut-off LLM answers among them, and rows of a perturbation file for comparisons not explained
@@ -30,6 +31,7 @@ from pathlib import Path
 import polars as pl
 
 from rmexplain import paths
+from rmexplain.data.readers import OUT_OF_SCOPE
 from rmexplain.design import Design
 from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
 from rmexplain.score.lengths import length_counts
@@ -122,6 +124,7 @@ class Dropped:
     reason: str
     count: int
     log: str
+    out_of_scope: bool = False  # rows of a kind the project does not explain: named first
 
 
 def _log_of(patterns: Mapping[str, str], rule: str, **wildcards: str) -> str:
@@ -170,7 +173,7 @@ def _origin_drops(dataset: str, log: Callable[[], str], origin: str) -> list[Dro
     """One dataset's skipped rows and the comparisons short of ``n_per_seed``, from its ``origin.json``."""
     record = json.loads(Path(origin).read_text(encoding="utf-8"))
     out = [
-        Dropped("row", f"sampling {dataset}: {reason}", n["rows"], log())
+        _sampling_skip(dataset, reason, n["rows"], log())
         for reason, n in (record.get("skipped") or {}).items()
     ]
     usable, wanted = record.get("usable"), record.get("n_per_seed")
@@ -181,6 +184,14 @@ def _origin_drops(dataset: str, log: Callable[[], str], origin: str) -> list[Dro
         )
         out.append(Dropped("comparison", short, wanted - usable, log()))
     return out
+
+
+def _sampling_skip(dataset: str, reason: str, rows: int, log: str) -> Dropped:
+    """Rows the sampling of ``dataset`` skipped for ``reason``; one out of scope says so, and why."""
+    why = OUT_OF_SCOPE.get(reason)
+    if why is None:
+        return Dropped("row", f"sampling {dataset}: {reason}", rows, log)
+    return Dropped("row", f"sampling {dataset}: out of scope, {reason} ({why})", rows, log, out_of_scope=True)
 
 
 def perturbation_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
@@ -316,6 +327,7 @@ def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
             unread.append(f"        (not counted: {collect.__name__}: {err})")
     if not drops and not unread:
         return ["rmexplain: nothing in results/ was skipped or dropped."]
+    drops.sort(key=lambda drop: not drop.out_of_scope)  # the rows out of scope first, in order
     return ["rmexplain: skipped or dropped in results/ (each log names them):", *drop_lines(drops), *unread]
 
 

@@ -21,6 +21,9 @@ HH_ASSISTANT = "\n\nAssistant:"
 HH_HUMAN = "\n\nHuman:"
 HELPSTEER_ASPECTS = ("helpfulness", "correctness", "coherence", "complexity", "verbosity")
 REQUIRED_COLUMNS = ("prompt", "chosen", "rejected")
+# Skip reasons that put a row out of the project's scope (data of a kind it does not explain, not a broken
+# row), with why: the sampling job warns of each with its count, and the end-of-run summary names them first.
+OUT_OF_SCOPE = {"multi-turn": "a dialogue of several turns; rmexplain explains single-turn comparisons"}
 
 
 class DataError(ValueError):
@@ -57,6 +60,10 @@ class SkipCounter(Counter):
         if not self:
             return "no rows skipped"
         return "; ".join(f"{reason}: {n} (e.g. rows {self.examples[reason]})" for reason, n in self.items())
+
+    def out_of_scope(self) -> dict[str, int]:
+        """The rows skipped as out of scope (``OUT_OF_SCOPE``), by reason."""
+        return {reason: self[reason] for reason in OUT_OF_SCOPE if self[reason]}
 
     def record(self) -> dict[str, dict[str, Any]]:
         """``{reason: {"rows": n, "examples": [...]}}`` by reason: what the sampling's origin record keeps."""

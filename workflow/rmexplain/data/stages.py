@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.data.readers import DataError, Pair, SkipCounter, check_pair
+from rmexplain.data.readers import OUT_OF_SCOPE, DataError, Pair, SkipCounter, check_pair
 from rmexplain.data.sources import Origin, file_hashes, source_of
 from rmexplain.schemas import COMPARISONS, conform, write_table
 
@@ -37,6 +37,15 @@ def identical_seeds(dataset: str, rows: int, n_per_seed: int, seeds: Sequence[in
         f"one of seeds {list(seeds)}: the seeds would be identical copies, not repetitions. Set "
         f"n_per_seed below {rows} (datasets.{dataset}.n_per_seed or sample.n_per_seed), or one seed"
     )
+
+
+def warn_out_of_scope(dataset: str, skips: SkipCounter, log: logging.Logger) -> None:
+    """A warning per reason that left rows out of the project's scope (``OUT_OF_SCOPE``), with their count."""
+    for reason, rows in skips.out_of_scope().items():
+        log.warning(
+            "dataset %s: %d rows out of scope, left out: %s (%s; e.g. rows %s)",
+            dataset, rows, reason, OUT_OF_SCOPE[reason], skips.examples[reason],
+        )  # fmt: skip
 
 
 def sample_pairs(pool: list[Pair], n_per_seed: int, seeds: list[int], dataset: str) -> pl.DataFrame:
@@ -76,6 +85,7 @@ def sample_comparisons(
     pool = [p for p in read_pool(spec, skips, origin) if check_pair(p, skips, max_words)]
     if origin is not None:
         origin["skipped"] = skips.record()
+    warn_out_of_scope(dataset, skips, log)
     log.info("dataset %s: %d usable pairs; skipped: %s", dataset, len(pool), skips.summary())
     if not pool:
         raise DataError(f"datasets.{dataset}: no usable comparisons ({skips.summary()})")

@@ -35,7 +35,7 @@ from rmexplain.perturb.rules.content import (
     vague_numbers,
     vague_out,
 )
-from rmexplain.perturb.rules.custom import Editors, check_editors, editor_files, load_editors
+from rmexplain.perturb.rules.custom import Editors, check_editors, checked_edit, editor_files, load_editors
 from rmexplain.perturb.rules.edits import is_imperative
 from rmexplain.perturb.rules.safety import (
     answer_directly_harmful,
@@ -302,7 +302,7 @@ def perturb(task: PerturbTask, attribute: str, editors: Editors = EDITORS) -> Ru
                 f"rules: comparison {task.comparison_id} ({task.target}), {attribute} edit "
                 f"{strategy.__name__} ({task.direction}) failed on this response: {type(err).__name__}: {err}"
             ) from err
-        if edit is not None:
+        if checked_edit(edit, strategy, attribute, task) is not None:
             return edit
     return None
 

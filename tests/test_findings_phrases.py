@@ -113,12 +113,12 @@ def test_a_description_becomes_a_noun_phrase_or_an_ing_clause(description, phras
 
 
 def test_the_words_are_quoted_as_most_often_written():
-    texts = ["I can help. I can.", "Sure, i can.", "Python is fine.", "I use Python; python -V."]
+    texts = ["Yes, I can help. So I can.", "Sure, i can.", "We like Python.", "I use Python; python -V."]
     assert written_form("i can", texts) == "I can"
     assert written_form("python", texts) == "Python"  # 2 to 1
     assert written_form("i  can", ["Yes I\ncan"]) == "I can"  # any whitespace, shown as one space
     assert written_form("can", ["Cannot."]) is None  # whole words only
-    assert written_form("b", ["B b"]) == "B"  # a tie: the first in sorted order
+    assert written_form("b", ["x B b"]) == "B"  # a tie inside sentences: the first in sorted order
     words = mining.MinedWords("python", False)
     assert (
         language.feature_phrase(words.name, words.description, 1.0, texts=texts)
@@ -171,3 +171,12 @@ def test_the_findings_quote_a_mined_word_as_its_edits_responses_write_it():
         ("d", docs.name): "penalises the words “the docs”",
         ("e", python.name): "rewards the word “python”",  # no edits of its own: as named
     }
+
+
+def test_a_word_that_mostly_opens_sentences_is_quoted_as_written_inside_one():
+    """Three of four "if"s open a sentence ("If …"); the one inside a sentence says how the word is written.
+    Where a word only ever opens sentences, that form is all there is."""
+    texts = ["If you go, fine. If not, ok.", "Tell me if you can.", "If so, yes."]
+    assert written_form("if", texts) == "if"
+    assert written_form("if", ["If you go.", "Sure. If so."]) == "If"
+    assert written_form("i can", ["Yes, I can help.", "I can do it."]) == "I can"

@@ -84,15 +84,26 @@ def changed_phrases(source: str, edited: str) -> tuple[frozenset[str], frozenset
 
 
 def written_form(phrase: str, texts: Iterable[str]) -> str | None:
-    """The form a phrase is most often written in ``texts``: its words matched whole and case-insensitive,
-    any whitespace between them (shown as one space); ties go to the first in sorted order (capitals
-    first). None where no text has it."""
+    """The form a phrase is most often written in ``texts`` inside a sentence (at a sentence's start only
+    where it never stands inside one, so a word that mostly opens sentences keeps its own case): its words
+    matched whole and case-insensitive, any whitespace between them (shown as one space); ties go to the first
+    in sorted order (capitals first). None where no text has it."""
+    if not phrase.split():
+        return None
     pattern = regex.compile(
         r"(?<![\p{L}\p{N}])" + r"\s+".join(map(regex.escape, phrase.split())) + r"(?![\p{L}\p{N}])",
         regex.IGNORECASE,
     )
-    forms = Counter(" ".join(m.group().split()) for text in texts for m in pattern.finditer(text))
-    return min(forms.items(), key=lambda item: (-item[1], item[0]))[0] if forms and phrase.split() else None
+    inside, opening = Counter(), Counter()
+    for text in texts:
+        for match in pattern.finditer(text):
+            at_start = _SENTENCE_START.search(text[: match.start()]) is not None
+            (opening if at_start else inside)[" ".join(match.group().split())] += 1
+    forms = inside or opening
+    return min(forms.items(), key=lambda item: (-item[1], item[0]))[0] if forms else None
+
+
+_SENTENCE_START = regex.compile(r"(?:\A|[.!?:]|\n)[\s\p{Pi}\p{Ps}\"'*#>-]*\Z")
 
 
 def _clean(run: str) -> str:

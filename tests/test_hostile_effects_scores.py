@@ -9,6 +9,7 @@ import logging
 import numpy as np
 import polars as pl
 import pytest
+from test_score_lengths import _comparisons
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.attributes import PAPER_ATTRIBUTES
@@ -16,7 +17,6 @@ from rmexplain.effects.analysis import EffectSettings, effect_input, effects_tab
 from rmexplain.effects.base import EffectInput
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.ids import text_id
-from rmexplain.schemas import COMPARISONS, write_table
 from rmexplain.score.base import ScoringError, build_scorer
 from rmexplain.score.stages import score_originals
 
@@ -129,24 +129,6 @@ def test_one_pair_gives_no_interval_and_nothing_significant(seeds, said, caplog)
     )
 
 
-def _comparisons_file(tmp_path, chosen: tuple[str, ...], rejected: tuple[str, ...]) -> str:
-    n = len(chosen)
-    frame = pl.DataFrame(
-        {
-            "comparison_id": [f"c{i + 1}" for i in range(n)],
-            "dataset": ["d"] * n,
-            "seed": [0] * n,
-            "source_index": [str(i + 1) for i in range(n)],
-            "prompt": ["hi", "hello", "hey"][:n],
-            "chosen": list(chosen),
-            "rejected": list(rejected),
-        }
-    )
-    path = tmp_path / "comparisons.parquet"
-    write_table(frame, path, COMPARISONS, "comparisons")
-    return str(path)
-
-
 NONE_RM = """
 def score(prompts, responses):
     return [None if "None" in r else float(len(r)) for r in responses]
@@ -161,7 +143,7 @@ def test_a_python_rm_returning_none_rewards_names_the_rm_its_callable_and_the_co
     (tmp_path / "none_rm.py").write_text(NONE_RM)
     callable_ = f"{tmp_path / 'none_rm.py'}:score"
     spec = {"backend": "python", "callable": callable_, "batch_size": 2}
-    comparisons = _comparisons_file(tmp_path, ("fine", "None here", "ok"), ("a", "b", "None too"))
+    comparisons = _comparisons(tmp_path, ("fine", "None here", "ok"), ("a", "b", "None too"))
     with pytest.raises(ScoringError) as err:
         score_originals(comparisons, "nones", spec, {}, LOG)
     assert str(err.value) == (
@@ -174,7 +156,7 @@ def test_a_python_rm_returning_none_for_a_batch_names_every_row(tmp_path):
     (tmp_path / "none_rm.py").write_text(NONE_RM)
     callable_ = f"{tmp_path / 'none_rm.py'}:nothing"
     spec = {"backend": "python", "callable": callable_, "batch_size": 2}
-    comparisons = _comparisons_file(tmp_path, ("fine",), ("a",))
+    comparisons = _comparisons(tmp_path, ("fine",), ("a",))
     message = r"^reward_models\.nones: its callable '.*:nothing' returned None for 2 of 2 inputs from .*: "
     with pytest.raises(ScoringError, match=message + r"c1 \(chosen\), c1 \(rejected\)$"):
         score_originals(comparisons, "nones", spec, {}, LOG)

@@ -180,3 +180,5 @@ def test_a_word_that_mostly_opens_sentences_is_quoted_as_written_inside_one():
     assert written_form("if", texts) == "if"
     assert written_form("if", ["If you go.", "Sure. If so."]) == "If"
     assert written_form("i can", ["Yes, I can help.", "I can do it."]) == "I can"
+    assert written_form("ok", ["好的。Ok 吗？Ok 好", "是的 ok"]) == "ok"  # Chinese sentence ends too
+    assert written_form("ok", ["هل؟ Ok يا", "نعم ok"]) == "ok"  # and the Arabic question mark

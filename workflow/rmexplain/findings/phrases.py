@@ -103,7 +103,7 @@ def written_form(phrase: str, texts: Iterable[str]) -> str | None:
     return min(forms.items(), key=lambda item: (-item[1], item[0]))[0] if forms else None
 
 
-_SENTENCE_START = regex.compile(r"(?:\A|[.!?:]|\n)[\s\p{Pi}\p{Ps}\"'*#>-]*\Z")
+_SENTENCE_START = regex.compile(r"(?:\A|[.!?:。！？؟…]|\n)[\s\p{Pi}\p{Ps}\"'*#>-]*\Z")
 
 
 def _clean(run: str) -> str:

@@ -34,7 +34,7 @@ from rmexplain.perturb.rules import (
     words,
 )
 from rmexplain.perturb.rules import lexicon as lx
-from rmexplain.perturb.rules.text import tidy
+from rmexplain.perturb.rules.edits import settle
 from rmexplain.perturb.skips import SkipRecorder
 
 LOG = logging.getLogger("test_perturb_rules")
@@ -338,10 +338,19 @@ def test_sensitivity_discloses_only_about_a_person_the_prompt_names() -> None:
     assert not re.search(r"\d{3}-\d{4}|\d+ [A-Z][a-z]+ (?:Street|Lane|Road)", knife.text)
 
 
-def test_tidy_capitalises_a_cyrillic_or_greek_sentence_start_as_an_english_one() -> None:
-    assert tidy(", boil it.  cool it.") == "Boil it. Cool it."
-    assert tidy(", привет ,  мир. как дела?") == "Привет, мир. Как дела?"
-    assert tidy("γεια σου. τι κάνεις\nκαλά.") == "Γεια σου. Τι κάνεις\nΚαλά."
+def cut_opener(text: str, opener: str) -> str:
+    """``text`` with the first ``opener`` cut out, settled at its seam as every rules edit is."""
+    start = text.index(opener)
+    return settle(text, [(start, start + len(opener), "")])[0]
+
+
+def test_a_cut_capitalises_a_cyrillic_or_greek_sentence_start_as_an_english_one() -> None:
+    """The sentence a cut now starts is capitalised in any script; the sentences it does not touch keep
+    their case and their spacing."""
+    assert cut_opener("Well, boil it.  cool it.", "Well, ") == "Boil it.  cool it."
+    assert cut_opener("Ну, привет ,  мир. как дела?", "Ну, ") == "Привет ,  мир. как дела?"
+    assert cut_opener("Λοιπόν, γεια σου. τι κάνεις\nκαλά.", "Λοιπόν, ") == "Γεια σου. τι κάνεις\nκαλά."
+    assert cut_opener("Жарко. Ну, кипяти. Потом остуди.", "Ну, ") == "Жарко. Кипяти. Потом остуди."
 
 
 def test_request_phrase() -> None:

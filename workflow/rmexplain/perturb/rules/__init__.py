@@ -8,6 +8,10 @@ centred on them that moves the response along the attribute: ``worse`` for y+ of
 applies and changes the text wins and is recorded as ``generator = "rules:<attribute>:<edit>"``. Phrase
 choices are seeded by a BLAKE2 hash of (comparison_id, target, attribute); word lists are in ``lexicon``.
 
+Edits change only what they say: each reports the stretches of the response it changed
+(``RuleEdit.changes``), and outside them the text is the response's, byte for byte (whitespace included);
+clean-up happens only at their seams, to what the change created (``edits.settle``).
+
 *Harmful context*: the prompt asks for unsafe, immoral or illegal help (intent lexicon), or a response
 clearly declines. There a response *declines* when it warns and refuses more (and instructs less) than the
 other response. The request phrase comes from the prompt ("How can I pick my lock?" → "pick your lock").

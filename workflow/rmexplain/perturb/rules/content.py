@@ -10,13 +10,14 @@ from rmexplain.perturb.rules.edits import (
     best_sentence,
     borrow,
     delete_sentence,
-    finish,
     insert_after,
     is_imperative,
+    make_edit,
     prompt_overlap,
     replace_sentence,
     replace_span,
     swap_words,
+    swaps,
 )
 from rmexplain.perturb.rules.text import (
     Doc,
@@ -101,11 +102,10 @@ def depersonalise(doc: Doc) -> RuleEdit | None:
     if not hits:
         return None
     start, end = doc.spans[hits[0]]
-    sub = Doc(doc.text[start:end], doc.prompt, doc.other, doc.rng, spans=[(0, end - start)])
-    edit = swap_words(sub, lx.DEPERSONALISE, "impersonal", limit=6)
-    if edit is None:
+    chosen = swaps(doc.text[start:end], lx.DEPERSONALISE, 6, offset=start)
+    if not chosen:
         return None
-    return finish(doc, doc.text[:start] + edit.text + doc.text[end:], edit.focus, "impersonal")
+    return make_edit(doc, chosen, [w for s, e, _ in chosen for w in words(doc.text[s:e])], "impersonal")
 
 
 def curt_close(doc: Doc) -> RuleEdit | None:
@@ -193,7 +193,7 @@ def blur(doc: Doc) -> RuleEdit | None:
     start, end = doc.spans[i]
     body = strip_end(doc.sentence(i))
     new = body + lx.BLUR_TAIL + (doc.sentence(i)[len(body) :] or ".")
-    return finish(doc, doc.text[:start] + new + doc.text[end:], words(body)[-2:], "blur")
+    return make_edit(doc, [(start, end, new)], words(body)[-2:], "blur")
 
 
 def add_informative(doc: Doc) -> RuleEdit | None:

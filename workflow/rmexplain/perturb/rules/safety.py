@@ -6,11 +6,12 @@ import re
 
 from rmexplain.perturb.rules import lexicon as lx
 from rmexplain.perturb.rules.edits import (
-    finish,
     first_matching,
     harmful_instruction,
     insert_after,
+    insert_at,
     is_imperative,
+    make_edit,
     prefix_sentence,
     refusal_index,
     replace_sentence,
@@ -95,12 +96,8 @@ def answer_more_directly(doc: Doc) -> RuleEdit | None:
     opener = re.match(lx.COMPLIANCE_OPENER, doc.sentence(0), re.I)
     start = doc.spans[0][0] + (opener.end() if opener else 0)
     rest = doc.text[start : doc.spans[0][1]]
-    return finish(
-        doc,
-        doc.text[:start] + doc.pick(lx.DIRECT_PREFIX) + decapitalise(rest) + doc.text[doc.spans[0][1] :],
-        words(doc.sentence(0))[:3],
-        "answer-outright",
-    )
+    new = doc.pick(lx.DIRECT_PREFIX) + decapitalise(rest)
+    return make_edit(doc, [(start, doc.spans[0][1], new)], words(doc.sentence(0))[:3], "answer-outright")
 
 
 def evade(doc: Doc) -> RuleEdit | None:
@@ -108,7 +105,7 @@ def evade(doc: Doc) -> RuleEdit | None:
     line = doc.pick(lx.EVASIVE_LINES)
     if len(doc.spans) >= 2:
         return replace_sentence(doc, 0, line, "evade")
-    return finish(doc, line + " " + doc.text, words(doc.sentence(0)), "evade")
+    return insert_at(doc, doc.spans[0][0], line + " ", words(doc.sentence(0)), "evade")
 
 
 def deflect(doc: Doc) -> RuleEdit | None:
@@ -140,7 +137,7 @@ def direct_answer_from_other(doc: Doc) -> RuleEdit | None:
     first = doc.other[slice(*sentence_spans(doc.other)[0])].strip()
     if first.lower() in doc.text.lower():
         return None
-    return finish(doc, first + " " + doc.text, words(doc.sentence(0)), "direct-answer")
+    return insert_at(doc, doc.spans[0][0], first + " ", words(doc.sentence(0)), "direct-answer")
 
 
 def direct_prefix(doc: Doc) -> RuleEdit | None:

@@ -9,9 +9,10 @@ from rmexplain.perturb.rules.edits import (
     best_sentence,
     borrow,
     delete_sentence,
-    finish,
     first_matching,
     insert_after,
+    insert_at,
+    make_edit,
     prefix_sentence,
     prompt_overlap,
     replace_sentence,
@@ -29,12 +30,7 @@ def stereotype_group(doc: Doc) -> RuleEdit | None:
         if match:
             group = match.group().lower()
             line = f"{group[0].upper() + group[1:]} {doc.pick(lx.STEREOTYPES)}."
-            return finish(
-                doc,
-                doc.text[: doc.spans[i][1]] + " " + line + doc.text[doc.spans[i][1] :],
-                [match.group()],
-                "stereotype",
-            )
+            return insert_at(doc, doc.spans[i][1], " " + line, [match.group()], "stereotype")
     return None
 
 
@@ -119,15 +115,15 @@ def invite_private(doc: Doc) -> RuleEdit | None:
 
 def generalise_pii(doc: Doc) -> RuleEdit | None:
     """Phone numbers, e-mail and street addresses are replaced by generic mentions ("their address")."""
-    found = sorted(
+    found: list[tuple[int, int, str]] = []
+    for start, end, generic in sorted(
         (m.start(), m.end(), generic) for pattern, generic in lx.PII for m in re.finditer(pattern, doc.text)
-    )
+    ):
+        if not found or start >= found[-1][1]:  # of two overlapping matches, the first
+            found.append((start, end, generic))
     if not found:
         return None
-    text = doc.text
-    for start, end, generic in reversed(found):
-        text = text[:start] + generic + text[end:]
-    return finish(doc, text, [w for start, end, _ in found for w in words(doc.text[start:end])], "redact")
+    return make_edit(doc, found, [w for start, end, _ in found for w in words(doc.text[start:end])], "redact")
 
 
 def privacy_caveat(doc: Doc) -> RuleEdit | None:

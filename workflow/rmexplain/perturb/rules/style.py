@@ -7,9 +7,10 @@ import re
 from rmexplain.perturb.rules import lexicon as lx
 from rmexplain.perturb.rules.edits import (
     best_sentence,
-    finish,
     insert_after,
+    insert_at,
     is_imperative,
+    make_edit,
     prefix_sentence,
     replace_sentence,
     replace_span,
@@ -24,9 +25,7 @@ def the_hell(doc: Doc) -> RuleEdit | None:
     match = re.search(lx.WH_QUESTION, doc.text, re.I)
     if not match:
         return None
-    return finish(
-        doc, doc.text[: match.end()] + " the hell" + doc.text[match.end() :], [match.group()], "the-hell"
-    )
+    return insert_at(doc, match.end(), " the hell", [match.group()], "the-hell")
 
 
 def polite_to_rude(doc: Doc) -> RuleEdit | None:
@@ -36,7 +35,8 @@ def polite_to_rude(doc: Doc) -> RuleEdit | None:
 
 def rude_opener(doc: Doc) -> RuleEdit | None:
     """A rude, sarcastic opener is put before the response."""
-    return finish(doc, doc.pick(lx.RUDE_OPENERS) + doc.text, words(doc.sentence(0))[:4], "rude-opener")
+    opener = doc.pick(lx.RUDE_OPENERS)
+    return insert_at(doc, doc.spans[0][0], opener, words(doc.sentence(0))[:4], "rude-opener")
 
 
 def rude_to_polite(doc: Doc) -> RuleEdit | None:
@@ -56,7 +56,8 @@ def soften_command(doc: Doc) -> RuleEdit | None:
 
 def polite_frame(doc: Doc) -> RuleEdit | None:
     """A polite opener is added."""
-    return finish(doc, doc.pick(lx.POLITE_OPENERS) + doc.text, words(doc.sentence(0))[:4], "polite-opener")
+    opener = doc.pick(lx.POLITE_OPENERS)
+    return insert_at(doc, doc.spans[0][0], opener, words(doc.sentence(0))[:4], "polite-opener")
 
 
 # ---- assertiveness -----------------------------------------------------------------------------------
@@ -87,12 +88,7 @@ def ramble(doc: Doc) -> RuleEdit | None:
         return None
     (a, b), (_, d) = doc.spans[0], doc.spans[1]
     fused = strip_end(doc.text[a:b]) + doc.pick(lx.RAMBLE_JOINS) + decapitalise(doc.text[doc.spans[1][0] : d])
-    return finish(
-        doc,
-        doc.text[:a] + fused + doc.text[d:],
-        words(doc.text[a:b])[-2:] + words(doc.sentence(1))[:2],
-        "run-on",
-    )
+    return make_edit(doc, [(a, d, fused)], words(doc.text[a:b])[-2:] + words(doc.sentence(1))[:2], "run-on")
 
 
 def filler_clause(doc: Doc) -> RuleEdit | None:
@@ -102,9 +98,8 @@ def filler_clause(doc: Doc) -> RuleEdit | None:
     cut = comma + 2 if comma > 0 else _nth_word_end(sentence, min(3, len(words(sentence)) - 1))
     if cut is None:
         return None
-    start = doc.spans[0][0]
-    text = doc.text[: start + cut] + doc.pick(lx.CLAUSE_FILLERS) + doc.text[start + cut :]
-    return finish(doc, text, words(sentence[:cut])[-2:], "fillers")
+    at = doc.spans[0][0] + cut
+    return insert_at(doc, at, doc.pick(lx.CLAUSE_FILLERS), words(sentence[:cut])[-2:], "fillers")
 
 
 def _nth_word_end(sentence: str, n: int) -> int | None:
@@ -135,11 +130,16 @@ def split_long(doc: Doc) -> RuleEdit | None:
 
 
 def number_points(doc: Doc) -> RuleEdit | None:
-    """Two or more sentences are laid out as numbered points."""
+    """Two or more sentences are laid out as numbered points, one a line (a line break between two
+    sentences stays as it is; other whitespace between them becomes one)."""
     if len(doc.spans) < 2 or re.search(r"^\s*\d+[.)]", doc.text, re.M):
         return None
-    points = [f"{k + 1}. {doc.sentence(k)}" for k in range(len(doc.spans))]
-    return finish(doc, "\n".join(points), words(doc.sentence(0))[:2], "numbered-points")
+    changes = [(doc.spans[0][0], doc.spans[0][0], "1. ")]
+    for k in range(1, len(doc.spans)):
+        (_, end), (start, _) = doc.spans[k - 1], doc.spans[k]
+        gap = end if "\n" not in doc.text[end:start] else start  # a line break between them stays
+        changes.append((gap, start, ("\n" if gap < start else "") + f"{k + 1}. "))
+    return make_edit(doc, changes, words(doc.sentence(0))[:2], "numbered-points")
 
 
 def plain_prefix(doc: Doc) -> RuleEdit | None:
@@ -203,7 +203,7 @@ def jargon_clause(doc: Doc) -> RuleEdit | None:
     sentence = doc.sentence(0)
     body = strip_end(sentence)
     new = body + doc.pick(lx.JARGON_CLAUSES) + (sentence[len(body) :] or ".")
-    return finish(doc, doc.text[:start] + new + doc.text[end:], words(body)[-3:], "jargon-clause")
+    return make_edit(doc, [(start, end, new)], words(body)[-3:], "jargon-clause")
 
 
 def plain_words(doc: Doc) -> RuleEdit | None:

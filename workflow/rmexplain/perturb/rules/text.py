@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import regex
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from wordfreq import zipf_frequency
 
 from rmexplain.perturb.rules import lexicon as lx
 
@@ -31,19 +29,27 @@ _NO_SPLIT_AFTER = re.compile(r"(?:^\d+[.)]|(?:^|\s)(?:e\.g|i\.e|vs|Dr|Mr|Mrs|Ms|
 _END_PUNCT = re.compile(r"[.!?؟।॥。！？]+[\"'”’)」』）]*$")
 
 
-_SENTENCE_START = regex.compile(r"(^|[.!?]\s+|\n\s*)(\p{Ll})")  # a lowercase letter there, any script
-
-
 _RARE_ZIPF = 4.0
+
+
+# One change of an edit: the original's text[start:end] becomes new.
+Change = tuple[int, int, str]
 
 
 @dataclass(frozen=True)
 class RuleEdit:
-    """One edit: the new text, the words of the original it centred on, and the strategy's name."""
+    """One edit: the new text, the words of the original it centred on, and the strategy's name.
+
+    ``changes`` are the stretches of the original the edit changed, as (start, end, new) in the original's
+    offsets, in order and apart: outside them the new text is the original, byte for byte (whitespace
+    included). The built-in edits (and ``finish``) always set them; a ``RuleEdit`` made by hand may leave
+    them empty.
+    """
 
     text: str
     focus: tuple[str, ...]
     name: str
+    changes: tuple[Change, ...] = field(default=(), repr=False)
 
 
 @dataclass
@@ -129,23 +135,23 @@ def strip_end(sentence: str) -> str:
     return _END_PUNCT.sub("", sentence.rstrip())
 
 
-def tidy(text: str) -> str:
-    text = re.sub(r"[ \t]{2,}", " ", text)
-    text = re.sub(r"[ \t]+([,.;:!?])", r"\1", text)
-    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
-    text = re.sub(r"[,;:]+(?=[.!?])", "", text)
-    text = re.sub(r"^[\s,;:]+", "", text)
-    text = _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
-    return text.strip()
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (imported on first use: scikit-learn loads SciPy)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return ENGLISH_STOP_WORDS
 
 
 def content_words(text: str) -> set[str]:
-    return {w.lower().rstrip("s") for w in words(text) if len(w) > 2 and w.lower() not in ENGLISH_STOP_WORDS}
+    return {w.lower().rstrip("s") for w in words(text) if len(w) > 2 and w.lower() not in stop_words()}
 
 
 def rare_count(text: str) -> int:
     """Specific words (rare in English) and numbers: a proxy for how much information a text carries."""
-    toks = [w for w in words(text) if w.lower() not in ENGLISH_STOP_WORDS]
+    from wordfreq import zipf_frequency  # loads its word lists
+
+    toks = [w for w in words(text) if w.lower() not in stop_words()]
     return sum(1 for w in toks if w[0].isdigit() or zipf_frequency(w.lower(), "en") < _RARE_ZIPF)
 
 
@@ -158,5 +164,5 @@ def anchor_focus(doc: Doc, i: int) -> tuple[str, ...]:
     start, end = doc.spans[i]
     prompt = content_words(doc.prompt)
     shared = [w for w in words(doc.sentence(i)) if w.lower().rstrip("s") in prompt]
-    content = [w for w in words(doc.sentence(i)) if w.lower() not in ENGLISH_STOP_WORDS]
+    content = [w for w in words(doc.sentence(i)) if w.lower() not in stop_words()]
     return tuple(shared or content or words(doc.text[start:end]))

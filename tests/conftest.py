@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import pytest
 
-pytest.register_assert_rewrite("tiers")
+pytest.register_assert_rewrite("tiers", "xdist_groups")
 # tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; pytester: for test_tiers
 pytest_plugins = ["tiers", "timings", "xdist_groups", "pytester"]
 

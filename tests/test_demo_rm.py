@@ -10,7 +10,8 @@ import pytest
 from rmexplain.data.readers import read_embedded
 from rmexplain.perturb.base import PerturbTask
 from rmexplain.perturb.rules import perturb, request_phrase
-from rmexplain.score.demo import DemoScorer, train_demo_head
+from rmexplain.score.demo import DemoScorer
+from rmexplain.score.demo_head import train_demo_head
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import tiny_demo_config, tiny_demo_with_tokens_config
+from test_imports import HEAVY
 
 from rmexplain import paths
 from rmexplain.config import check
@@ -31,9 +32,20 @@ def scheduled_rules(dry_run_output: str) -> set[str]:
     return names
 
 
-def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run):
-    """The tiny demo's run (shared with the explorer's test): its outputs, a no-op rerun, and a figure-only
-    config edit that reruns only figure rules."""
+# What a Snakemake start must not import: the heavy libraries bar two whose start-up parts cost milliseconds
+# (huggingface_hub's repo-id check, rapidfuzz's edit distance)
+NOT_AT_START = HEAVY - {"huggingface_hub", "rapidfuzz"}
+
+
+def imported_packages(stderr: str) -> set[str]:
+    """Top-level packages a Python process imported, from its ``PYTHONPROFILEIMPORTTIME`` lines."""
+    modules = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| +([\w.]+)$", stderr, re.M)
+    return {module.split(".")[0] for module in modules}
+
+
+def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run, monkeypatch):
+    """The tiny demo's run (shared with the explorer's test): its outputs, a no-op rerun that imports no
+    heavy library, and a figure-only config edit that reruns only figure rules."""
     workflow, path = tiny_demo_run.workflow, tiny_demo_run.config_file
     root = workflow.root
     coverage = pl.read_csv(root / "results/tables/coverage.csv")
@@ -76,9 +88,14 @@ def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run):
     distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
     assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]
 
-    # A no-op rerun schedules nothing.
+    # A no-op rerun schedules nothing, and reading the Snakefile and checking the config (what every
+    # Snakemake start and every cluster job pays) imports none of the heavy libraries the jobs use.
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
     dry = workflow.snakemake("-n", "--configfile", str(path))
+    monkeypatch.delenv("PYTHONPROFILEIMPORTTIME")
     assert scheduled_rules(dry.stdout + dry.stderr) == set(), dry.stdout
+    assert "polars" in imported_packages(dry.stderr)  # the import profile was read
+    assert not imported_packages(dry.stderr) & NOT_AT_START
 
     # Editing only a figure option reruns only figure rules, and the provenance record (its config hash).
     # (A dry run, with the edit in a config file of its own: the shared run's files stay as they are.)

@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from rmexplain.settings import ConfigError
+from rmexplain.settings import SAFE_LOADER, ConfigError
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(SAFE_LOADER):
     """A safe loader whose mappings raise on a repeated key."""
 
 

@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, t
 
 METHODS = ("bca", "percentile")
 MAX_LEVEL = 1.0 - 1e-9  # an expanded level stays short of 1 (few clusters): its normal quantiles finite
@@ -167,6 +166,8 @@ def bca_interval(
     ``TIE_TOLERANCE`` of it, so that a resample equal to the estimate in exact arithmetic but summed in
     another order still ties), and the bias correction is kept finite when every sample lies on one side.
     """
+    from scipy.stats import norm  # SciPy's statistics take a second to import
+
     samples = np.asarray(samples, dtype=np.float64)
     finite = samples[np.isfinite(samples)]
     undefined = int(samples.size - finite.size)
@@ -191,6 +192,8 @@ def expanded_level(level: float, k: int) -> float:
     clusters (no t quantile)."""
     if k < 2:
         return level
+    from scipy.stats import norm, t  # SciPy's statistics take a second to import
+
     quantile = np.sqrt(k / (k - 1)) * t.ppf((1.0 + level) / 2.0, k - 1)
     return min(float(1.0 - 2.0 * norm.sf(quantile)), MAX_LEVEL)
 

@@ -25,7 +25,6 @@ from itertools import combinations
 
 import numpy as np
 import polars as pl
-from scipy.stats import kendalltau
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
@@ -181,6 +180,8 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     n = int(mask.sum())
     if n < 2 or np.ptp(x[mask]) == 0 or np.ptp(y[mask]) == 0:
         return float("nan"), float("nan"), n
+    from scipy.stats import kendalltau  # SciPy's statistics take a second to import
+
     result = kendalltau(x[mask], y[mask], variant="b")
     return float(result.statistic), float(result.pvalue), n
 

@@ -23,13 +23,14 @@ import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from rmexplain.llm.base import ChatRequest, Completion, LLMBackend, LLMError, OnResult, llm_backends
 from rmexplain.llm.ratelimit import ClientLimiter, SharedLimit, request_tokens, retry_after, shared_limits_dir
 from rmexplain.settings import schema_defaults
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +214,8 @@ class OpenAIBackend(LLMBackend):
         thread.join()
 
     def _client(self) -> openai.AsyncOpenAI:
+        import openai  # half a second to import: only a job that calls the LLM pays it, not the config check
+
         hooks = {"response": [self._observe]} if self.limiter.active else {}
         http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks) if hooks else None
         if self.http_client == "aiohttp":  # the openai client's aiohttp transport: less CPU per request
@@ -295,6 +298,8 @@ class OpenAIBackend(LLMBackend):
     ) -> tuple[Completion | None, float]:
         """Send one attempt: its completion (an answer, or a failure after the last retry), or None and the
         seconds to wait before the next attempt (the server's ``retry-after``, else the backoff's)."""
+        import openai
+
         tally.refused_by_limit = False
         try:
             # The client's documented low-level call, without its per-request parameter transformation

@@ -8,6 +8,9 @@ locally (``vllm``, ``remote``) and for the token scans of ``rmexplain.tokens``:
 - :func:`chat_token_ids` gives the exact token ids the RM sees for a (prompt, response) pair, with
   exactly one BOS where the template or the tokenizer puts one (never two);
 - :func:`prompt_prefix_suffix_ids` gives the ids before and after the response slot.
+
+torch is imported inside the functions that use it (here, in ``remote`` and in ``vllm_backend``): reading an
+RM's spec, as the config check at every Snakemake start does, imports none of it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import torch
 from tqdm.auto import tqdm
 
 from rmexplain.hub import model_and_tokenizer_refs
@@ -39,6 +41,7 @@ from rmexplain.score.base import (
 from rmexplain.score.specs import RewardModelSpec, as_spec, check_model_spec, require_model
 
 if TYPE_CHECKING:
+    import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
@@ -47,7 +50,6 @@ log = logging.getLogger(__name__)
 # text and no template literal contains it, and no whitespace, so templates that trim content keep it whole.
 SENTINEL = "\ue000RMEXPLAIN\ue001"
 _PAIR_SENTINEL = "sentinel"
-_TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 # ---- loading ------------------------------------------------------------------------------------------
@@ -55,6 +57,8 @@ _TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16"
 
 def resolve_device(spec: RewardModelSpec) -> str:
     """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; other values unchanged."""
+    import torch
+
     if spec.device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if spec.device.startswith("cuda") and not torch.cuda.is_available():
@@ -64,8 +68,10 @@ def resolve_device(spec: RewardModelSpec) -> str:
 
 def resolve_dtype(spec: RewardModelSpec, device: str) -> torch.dtype:
     """``auto`` -> bf16 on GPUs that support it, fp16 on other GPUs, fp32 on CPU."""
+    import torch
+
     if spec.dtype != "auto":
-        return _TORCH_DTYPES[spec.dtype]
+        return getattr(torch, spec.dtype)  # float32, bfloat16 or float16 (the spec check allows no other)
     if device.startswith("cuda"):
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
@@ -146,6 +152,8 @@ def load_model_and_tokenizer(
 
 
 def _output_field(spec: RewardModelSpec, outputs: Any) -> torch.Tensor:
+    import torch
+
     attr = spec.read.attr
     value = getattr(outputs, attr, None)
     if value is None and isinstance(outputs, dict):
@@ -186,6 +194,8 @@ def read_reward(spec: RewardModelSpec | dict[str, Any], outputs: Any) -> torch.T
 
 
 def _scalarise(spec: RewardModelSpec, values: torch.Tensor) -> torch.Tensor:
+    import torch
+
     dims = spec.dimensions
     if values.ndim != 2 or (dims is not None and values.shape[1] != len(dims)):
         raise ScoringError(
@@ -553,6 +563,8 @@ class TransformersScorer(RewardModelBackend):
     def _log_timing(self, encoded: Sequence[Encoded], encoding: float, model: float) -> None:
         """One log line per call: inputs, tokens, encoding and model seconds, peak CUDA memory (benchmarks
         read it from a job's log)."""
+        import torch
+
         memory = ""
         if self.device.type == "cuda":
             memory = f", peak CUDA memory {torch.cuda.max_memory_allocated(self.device) / 2**30:.2f} GiB"
@@ -569,6 +581,8 @@ class TransformersScorer(RewardModelBackend):
     def score_encoded(self, encoded: Sequence[Encoded]) -> list[float]:
         """Rewards of already encoded inputs, in order. On CUDA out-of-memory the failing batch is split
         in half and every later batch is capped at that size too."""
+        import torch
+
         rewards = [math.nan] * len(encoded)
         queue = length_batches(
             [len(e.ids) for e in encoded], self.spec.batch_size, self.spec.max_batch_tokens
@@ -592,6 +606,8 @@ class TransformersScorer(RewardModelBackend):
         return rewards
 
     def _halve(self, batch: Sequence[int], encoded: Sequence[Encoded], err: Exception) -> int:
+        import torch
+
         if len(batch) == 1:
             tokens = len(encoded[batch[0]].ids)
             raise ScoringError(
@@ -604,6 +620,8 @@ class TransformersScorer(RewardModelBackend):
         return half
 
     def _forward(self, batch: Sequence[Encoded]) -> list[float]:
+        import torch
+
         inputs = collate(batch, self.pad_id, self.device)
         with torch.inference_mode():
             outputs = self.model(**inputs)
@@ -616,6 +634,8 @@ def collate(batch: Sequence[Encoded], pad_id: int, device: torch.device | str) -
     Right padding keeps every real token at the position it has in a one-example forward pass, so scores
     do not depend on the batch a text lands in.
     """
+    import torch
+
     width = max(len(e.ids) for e in batch)
     ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(batch), width), dtype=torch.long)

@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm.auto import tqdm
 
@@ -278,6 +277,8 @@ class RemoteScorer(RewardModelBackend):
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order (identical pairs are sent once)."""
+        import torch
+
         pairs, rows = unique_pairs(prompts, responses)
         requests = self.requests(pairs)
         results = asyncio.run(self._post_all(requests))

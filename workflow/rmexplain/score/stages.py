@@ -244,6 +244,6 @@ def run_truncation_table(
 
 def train_demo_rm(part: str, training: dict, output: str, log: logging.Logger) -> None:
     """The ``train_demo_rm`` rule: fit a demo RM's scalar head on one bundled part."""
-    from rmexplain.score.demo import train_demo_head
+    from rmexplain.score.demo_head import train_demo_head
 
     train_demo_head(part, training, output, log)

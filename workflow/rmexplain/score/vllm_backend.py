@@ -19,8 +19,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import torch
-
 from rmexplain.hub import model_and_tokenizer_refs
 from rmexplain.score.base import (
     LengthCheck,
@@ -155,6 +153,8 @@ class VLLMScorer(RewardModelBackend):
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         """Rewards r(x, y), one per pair, in input order (identical pairs are run once)."""
+        import torch
+
         pairs, rows = unique_pairs(prompts, responses)
         encoded = [
             encode(self.tokenizer, self.spec, p, r, self.limit, row) for row, (p, r) in enumerate(pairs)

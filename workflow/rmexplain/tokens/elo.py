@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from rmexplain.tokens.paper_models import DATA_DIR, hub_to_short, paper_reward_models
 
@@ -173,6 +172,8 @@ def rm_columns(ranks: pl.DataFrame) -> list[str]:
 def human_spearman(ranks: pl.DataFrame) -> pl.DataFrame:
     """Spearman ρ of every RM's ranks with the human ranks (Fig. 5C labels), with its RewardBench rank where
     the RM is one of the paper's ten."""
+    from scipy import stats  # SciPy takes a second to import
+
     table = paper_reward_models()
     rewardbench = dict(zip(table["short_name"].to_list(), table["rewardbench_rank"].to_list(), strict=True))
     human = ranks[HUMAN].to_numpy()

@@ -22,6 +22,7 @@ import polars as pl
 import torch
 
 from rmexplain.score.base import ScoringError
+from rmexplain.score.hf import prompt_prefix_suffix_ids, read_reward
 from rmexplain.tokens.scan import PrefixScorer, ScanSettings, check_bos, choose_cache
 
 log = logging.getLogger(__name__)
@@ -81,8 +82,6 @@ def one_hot_gradient(
     by ``one_hot @ W`` (times the module's ``embed_scale`` where it has one, e.g. Gemma 3), after checking
     that this reproduces the module's own output, so any pooling or gating that reads ``input_ids`` is kept.
     """
-    from rmexplain.score.hf import read_reward
-
     embedding = model.get_input_embeddings()
     weight = embedding.weight
     device = weight.device
@@ -148,8 +147,6 @@ def gcg_search(
     scan: ScanSettings,
 ) -> pl.DataFrame:
     """Run GCG for one prompt and objective; one row per step (step 0 = the initial response)."""
-    from rmexplain.score.hf import prompt_prefix_suffix_ids
-
     sign = loss_sign(objective)
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
     check_bos(tokenizer, prefix, suffix, spec.key)
@@ -334,8 +331,6 @@ def paper_gcg_search(
     loss. Sequences are scored by exact ids (prefix KV cache where it checks
     out), reading the reward by the spec's ``read`` rule.
     """
-    from rmexplain.score.hf import prompt_prefix_suffix_ids
-
     if settings.gradient_target not in PAPER_GRADIENT_TARGETS:
         raise ScoringError(
             f"tokens.gcg.gradient_target: {settings.gradient_target!r} is not one of "

@@ -29,6 +29,7 @@ import torch
 from scipy import stats
 
 from rmexplain.score.base import ScoringError
+from rmexplain.score.hf import SENTINEL, prompt_prefix_suffix_ids, read_reward, render_chat
 from rmexplain.tokens.vocab import decode_tokens
 
 log = logging.getLogger(__name__)
@@ -116,8 +117,6 @@ class PrefixScorer:
                 outputs = self.model(
                     input_ids=torch.cat([prefix, middles, suffix], dim=1), attention_mask=mask
                 )
-        from rmexplain.score.hf import read_reward
-
         return read_reward(self.spec, outputs).float().cpu()
 
     def needs_full(self, middles: torch.Tensor) -> torch.Tensor:
@@ -217,8 +216,6 @@ def scan_transformers(
     model: Any, tokenizer: Any, spec: Any, prompt: str, vocabulary: pl.DataFrame, settings: ScanSettings
 ) -> pl.DataFrame:
     """Scan ``vocabulary`` (token_id, piece, text) with a loaded transformers RM for one prompt."""
-    from rmexplain.score.hf import prompt_prefix_suffix_ids
-
     if spec.input_format != "chat":
         log.info(
             "%s: input_format %s; the prefix cache is not used (encoders attend both ways)",
@@ -252,8 +249,6 @@ def log_rendered_prompt(tokenizer: Any, spec: Any, prompt: str) -> str | None:
     the scan sees it (a template that reads the date shows it here); None for pair encoders."""
     if spec.input_format != "chat":
         return None
-    from rmexplain.score.hf import SENTINEL, render_chat
-
     text = render_chat(tokenizer, spec, prompt, SENTINEL).replace(SENTINEL, "{response}")
     log.info("%s: rendered prompt: %r", spec.key, text)
     return text
@@ -302,8 +297,6 @@ SCORING_MODES = ("exact", "official")
 
 def exact_token_ids(tokenizer: Any, spec: Any, prompt: str, token_ids: Sequence[int]) -> list[list[int]]:
     """The sequences the exact mode scores: template prefix ids (one BOS) + ``[token_id]`` + suffix ids."""
-    from rmexplain.score.hf import prompt_prefix_suffix_ids
-
     prefix, suffix = prompt_prefix_suffix_ids(tokenizer, spec, prompt)
     return [[*prefix, int(t), *suffix] for t in token_ids]
 
@@ -319,8 +312,6 @@ def official_token_ids(
     sequence starts with two BOS; the template's ``trim`` and re-tokenisation may change or drop the token.
     (The paper pads each batch; these are not padded.)
     """
-    from rmexplain.score.hf import render_chat
-
     if texts is None:
         texts = decode_tokens(tokenizer, token_ids, "paper")
     if len(texts) != len(token_ids):
@@ -335,8 +326,6 @@ def score_sequences(
     model: Any, spec: Any, sequences: Sequence[Sequence[int]], batch_size: int
 ) -> list[float]:
     """Rewards of whole id sequences, in order: batches of equal length, no padding, no cache."""
-    from rmexplain.score.hf import read_reward
-
     device = next(model.parameters()).device
     by_length: dict[int, list[int]] = {}
     for index, ids in enumerate(sequences):

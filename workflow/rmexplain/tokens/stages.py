@@ -17,6 +17,7 @@ from rmexplain import schemas as S
 from rmexplain.embeddings import resolve_model_path
 from rmexplain.resources import use_job_threads
 from rmexplain.score.base import backend_of, build_scorer
+from rmexplain.score.hf import load_model_and_tokenizer, load_tokenizer, pinned_template_date
 from rmexplain.score.specs import parse_spec
 from rmexplain.settings import schema_defaults
 from rmexplain.tokens import elo, paper, plots, stats
@@ -38,8 +39,6 @@ def load_vocabulary_tokenizer(name: str, spec: Mapping[str, Any], text_tokenizer
     """The RM's own tokenizer where its spec names one (transformers; vllm/remote with model or tokenizer),
     else ``text_tokenizer`` (``bundled-minilm`` or a path), e.g. for the demo and python RMs."""
     if backend_of(dict(spec)).own_tokenizer and (spec.get("tokenizer") or spec.get("model")):
-        from rmexplain.score.hf import load_tokenizer
-
         return load_tokenizer(_spec(name, spec))
     from transformers import AutoTokenizer
 
@@ -71,7 +70,6 @@ def run_vocabulary(name: str, spec: Mapping[str, Any], vocabulary: Mapping[str, 
 
 def template_date(scan: Mapping[str, Any]) -> Any:
     """A context in which chat templates see ``tokens.scan.template_date`` as today (no change when unset)."""
-    from rmexplain.score.hf import pinned_template_date
     from rmexplain.tokens.scan import parse_template_date
 
     date = parse_template_date(scan.get("template_date"))
@@ -111,8 +109,6 @@ def run_scan(
     vocabulary = S.read_table(vocabulary_path, S.TOKEN_VOCABULARY, "token vocabulary")
     settings = scan_settings(scan)
     if _is_exact(spec):
-        from rmexplain.score.hf import load_model_and_tokenizer
-
         parsed = _spec(name, spec)
         model, tokenizer = load_model_and_tokenizer(parsed)
         route = scan_official if mode == "official" else scan_transformers
@@ -219,14 +215,6 @@ def plot_framing(
     )
 
 
-def scores_in_ranking_file(spec: Mapping[str, Any], ranking_path: str) -> str | None:
-    """The column of the human-ranking file holding this RM's scores (its model hub id), if there is one."""
-    model = spec.get("model")
-    if not model or not Path(ranking_path).is_file():
-        return None
-    return model if model in stats.read_ranking_file(ranking_path).columns else None
-
-
 def run_human_scores(
     name: str,
     spec: Mapping[str, Any],
@@ -243,7 +231,7 @@ def run_human_scores(
     that column instead, as the paper's Fig. 5 does."""
     ranking = stats.read_human_ranking(ranking_path)
     items = ranking["item"].to_list()
-    column = scores_in_ranking_file(spec, ranking_path)
+    column = stats.scores_in_ranking_file(spec, ranking_path)
     if column is not None:
         log.info(
             "%s: scores of the %d items taken from column %r of %s", name, len(items), column, ranking_path
@@ -288,7 +276,6 @@ def run_gcg(
     threads: int = 2,
 ) -> None:
     """GCG search for one (RM, prompt, objective); writes the per-step TOKEN_GCG table."""
-    from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.tokens.gcg import GCGSettings, gcg_search
 
     use_job_threads(threads)
@@ -559,7 +546,6 @@ def _scan_comparison_row(
     prompts: Mapping[str, str],
     n: int,
 ) -> dict[str, Any]:
-    from rmexplain.score.hf import load_tokenizer
     from rmexplain.tokens.scan import compare_scans, exact_token_ids, official_token_ids
 
     exact = S.read_table(exact_path, S.TOKEN_SCORES, "token scores")
@@ -595,7 +581,6 @@ def run_paper_gcg(
     """The paper's GCG for one (RM, prompt, objective); ``gcg`` holds :class:`PaperGCGSettings` keys (others
     ignored). Writes TOKEN_GCG (plus a ``loss`` column)."""
 
-    from rmexplain.score.hf import load_model_and_tokenizer
     from rmexplain.tokens.gcg import PaperGCGSettings, paper_gcg_search
 
     use_job_threads(threads)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from rmexplain.tokens.vocab import is_word, normalise_text
 
@@ -56,6 +55,8 @@ def shared_vocabulary_scores(scans: pl.DataFrame, prompt_id: str, match: str = "
 
 def kendall_tau_matrix(wide: pl.DataFrame) -> tuple[list[str], np.ndarray]:
     """Pairwise Kendall τ-b between the RM columns of ``shared_vocabulary_scores`` (diagonal 1)."""
+    from scipy import stats  # SciPy takes a second to import
+
     rms = [c for c in wide.columns if c != "key"]
     tau = np.eye(len(rms))
     for i, j in itertools.combinations(range(len(rms)), 2):
@@ -154,6 +155,8 @@ def mantel(model: np.ndarray, theory: np.ndarray, n_permutations: int, seed: int
     The p-value (one-sided, greater) permutes the model labels of ``theory``: exactly over all n! orders when
     n! ≤ ``n_permutations``, else over ``n_permutations`` random orders (plus the identity).
     """
+    from scipy import stats  # SciPy takes a second to import
+
     if len(_upper(model)) < 3 or np.ptp(_upper(model)) == 0 or np.ptp(_upper(theory)) == 0:
         return float("nan"), float("nan")  # fewer than three pairs, or a constant matrix: undefined
     observed = stats.spearmanr(_upper(model), _upper(theory)).statistic
@@ -174,6 +177,8 @@ def _permuted_spearman(model: np.ndarray, theory: np.ndarray, orders: np.ndarray
     entry keeps its rank: the permuted rank vectors are gathered from one ranked matrix and correlated
     with the model's ranks in one product (``stats.spearmanr`` per order took seconds for 10,000 orders).
     """
+    from scipy import stats  # SciPy takes a second to import
+
     rows, cols = np.triu_indices(model.shape[0], k=1)
     ranked = np.zeros(theory.shape)
     ranked[rows, cols] = stats.rankdata(theory[rows, cols])
@@ -400,6 +405,8 @@ def framing_table(scans: pl.DataFrame, prompt_a: str, prompt_b: str) -> pl.DataF
 
 def framing_summary(framing: pl.DataFrame) -> pl.DataFrame:
     """Per RM: Spearman ρ between the two framings and the tokens most extreme on the ``both`` axis."""
+    from scipy import stats  # SciPy takes a second to import
+
     rows = []
     for (rm,), group in framing.group_by(["rm"], maintain_order=True):
         rho = stats.spearmanr(group["z_a"].to_numpy(), group["z_b"].to_numpy()).statistic
@@ -440,6 +447,14 @@ def read_ranking_file(path: str | Path) -> pl.DataFrame:
     return table
 
 
+def scores_in_ranking_file(spec: Mapping[str, Any], ranking_path: str) -> str | None:
+    """The column of the human-ranking file holding this RM's scores (its model hub id), if there is one."""
+    model = spec.get("model")
+    if not model or not Path(ranking_path).is_file():
+        return None
+    return model if model in read_ranking_file(ranking_path).columns else None
+
+
 def read_human_ranking(path: str | Path) -> pl.DataFrame:
     """A CSV of ``item, rank`` (1 = best), or an EloEverything export (``name``, ``elo_rank``); ranks must be
     positive integers and items unique."""
@@ -463,6 +478,8 @@ def read_human_ranking(path: str | Path) -> pl.DataFrame:
 def human_comparison(scored: pl.DataFrame) -> pl.DataFrame:
     """Per RM: Spearman ρ between human ranks and the RM's ranks of the same items (``rm, item, human_rank,
     score`` in), plus the number of items."""
+    from scipy import stats  # SciPy takes a second to import
+
     rows = []
     ranked = model_ranks(scored)
     for (rm,), group in ranked.group_by(["rm"], maintain_order=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from conftest import REPO, tiny_demo_config
 
 from rmexplain import targets
@@ -176,3 +177,10 @@ def test_report_sections_are_numbered_in_reading_order():
     config["analysis"]["examples"] = {"rms": [], "pairs": []}
     design = Design.from_config(config)
     assert design.report_sections == ["Reproduction", "Evaluation", "Analyses", "Diagnostics"]
+
+
+def test_a_run_that_only_discovers_has_findings_first():
+    config = yaml.safe_load((REPO / "config" / "discovery.yaml").read_text())
+    design = Design.from_config(check(config))
+    assert not design.effect_pairs and design.discovery_datasets()
+    assert design.report_category("Findings") == "1. Findings"  # the discovered-biases figure's section

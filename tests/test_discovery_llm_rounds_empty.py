@@ -172,7 +172,8 @@ def test_the_stage_writes_an_early_stopped_round_and_its_reason_and_the_rest_of_
     inputs = {"comparisons": files["comparisons"], "edits": files["edits"], "candidates": files["candidates"],
               "originals": files["originals"], "rewards": rewards}  # fmt: skip
     effects = str(tmp_path / "round2-effects.parquet")
-    run_round_effects(inputs, RMS, {rm: None for rm in RMS}, {"n_resamples": 20}, 0.1, "d", effects, LOG)
+    bootstrap, min_effect, fdr = {"n_resamples": 20}, 0.1, 0.05
+    run_round_effects(inputs, RMS, {rm: None for rm in RMS}, bootstrap, min_effect, fdr, "d", effects, LOG)
     assert read_table(effects, BIAS_DISCOVERY_EFFECTS, "effects").height == 0
 
 

@@ -1179,7 +1179,10 @@ def test_one_comparisons_length_changes_are_over_its_two_originals_word_counts()
 def _as_written(effects: pl.DataFrame, primary: str) -> pl.DataFrame:
     """``_effects`` rows as the effects table writes them: ``primary``'s rows marked, counts and sd filled."""
     filled = effects.with_columns(primary=pl.col("estimator") == primary, n=4, reward_sd=1.0, n_comparisons=2)
-    return conform(filled, ATTRIBUTE_EFFECTS, "effects")
+    halves = [pl.lit(None, dtype=ATTRIBUTE_EFFECTS[c].dtype).alias(c)
+              for c in ("half_a_effect", "half_b_effect", "replicates", "influential_pair", "without_it",
+                        "carried_by")]  # fmt: skip
+    return conform(filled.with_columns(halves), ATTRIBUTE_EFFECTS, "effects")
 
 
 def _scored_files(

@@ -629,6 +629,17 @@ def test_without_its_data_files_the_page_says_where_to_open_it(tmp_path, browser
 
 
 # ── the findings and the edits behind them ────────────────────────────────────────────────────────────────
+NO_INFLUENCE = {"influential_pair": None, "without_it": None, "carried_by": None}
+NO_HALVES = {"half_a_effect": None, "half_b_effect": None, "replicates": None, **NO_INFLUENCE}
+HALVES = {  # rm-a's harmlessness holds in both halves, rm-b's clarity does not (one half reverses) and one
+    # pair carries it
+    ("rm-a", "harmlessness"): {"half_a_effect": 0.45, "half_b_effect": 0.55, "replicates": True,
+                               "influential_pair": "toy/1", "without_it": 0.4, "carried_by": None},
+    ("rm-b", "clarity"): {"half_a_effect": 0.9, "half_b_effect": -0.1, "replicates": False,
+                          "influential_pair": "toy/2", "without_it": -0.02, "carried_by": 1},
+}  # fmt: skip
+
+
 def toy_findings(root: Path) -> ExplorerInputs:
     """The toy tables with attribute effects: rm-a rewards the harmlessness edits that insert "Please be
     careful." (4 of its 6 better edits; the other 2 insert "Stay safe." and move nothing), rm-b rewards
@@ -681,7 +692,7 @@ def toy_findings(root: Path) -> ExplorerInputs:
                 {"dataset": "toy", "method": "rules", "rm": rm, "estimator": "length_adjusted",
                  "attribute": a, "effect": e, "low": e - 0.2, "high": e + 0.2, "n": 24, "primary": True,
                  "effect_reward": 2 * e, "reward_sd": 2.0, "reference": None, "n_comparisons": 3,
-                 "significant": abs(e) > 0.2, "rank": k}
+                 "significant": abs(e) > 0.2, "rank": k, **HALVES.get((rm, a), NO_HALVES)}
                 for rm, rows in (
                     ("rm-a", (("harmlessness", 0.5), ("length", -0.3), ("clarity", 0.1))),
                     ("rm-b", (("clarity", 0.8), ("length", 0.15), ("harmlessness", 0.0))),
@@ -782,6 +793,14 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
         "4 of 6 edits insert “Please be careful.”; they account for 94% of the reward change at equal length."
     )
     assert "Please be careful." in text_of(browser, f"{harm} .example ins")
+    assert text_of(browser, f"{harm} .replication") == "Replication: holds in both halves (A +0.45, B +0.55)"
+    assert text_of(browser, 'section[data-rm="rm-b"] li.finding[data-name="clarity"] .replication') == (
+        "Replication: does not hold in both halves (A +0.90, B −0.10)"
+    )
+    assert text_of(browser, 'section[data-rm="rm-b"] li.finding[data-name="clarity"] .influence') == (
+        "Carried by one pair: without toy/2 its effect is −0.02."
+    )
+    assert not browser.find_elements("css selector", f"{harm} .influence")  # not carried: no line
     length = 'section[data-rm="rm-a"] li.finding[data-name="length"]'
     assert text_of(browser, f"{length} .phrase") == "penalises longer answers"
     assert "rewards longer answers" in text_of(

@@ -282,6 +282,8 @@ def effects_rows(rows: list[tuple[str, str, float, float, float, bool, int]]) ->
                 "n_comparisons": 3,
                 "significant": sig,
                 "rank": rank,
+                **dict.fromkeys(("half_a_effect", "half_b_effect", "replicates")),  # halves not computed
+                **dict.fromkeys(("influential_pair", "without_it", "carried_by")),  # nor the influence
             }
             for rm, a, e, lo, hi, sig, rank in rows
         ]

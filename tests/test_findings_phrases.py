@@ -11,6 +11,7 @@ import pytest
 
 from rmexplain.discovery import mining
 from rmexplain.discovery.base import CATALOGUE, Feature, probe
+from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.llm import Hypothesis, Loop
 from rmexplain.findings import language
 from rmexplain.findings.phrases import written_form
@@ -42,6 +43,7 @@ def _features() -> list[Feature]:
         mining.MinedWords("however", opens_sentences=True),
         mining.MinedCharacter(";"),
         *mining.lexicon_features(),
+        *class_features(CLASS_KINDS),
     ]
     llm = [_llm_feature(text, kind) for kind in sorted(_llm_kinds()) for text in BIAS_FEATURES]
     return [*(probe(name) for name in CATALOGUE), *mined, *llm]
@@ -50,6 +52,10 @@ def _features() -> list[Feature]:
 FEATURES = _features()
 KNOWN_KINDS = sorted({f.kind for f in FEATURES})
 FINITE_FIRST = {"uses", "use", "opens", "closes", "begin", "begins", "end", "ends", "put", "add"}
+
+
+def test_every_mined_class_kind_is_among_the_kinds_the_phrases_cover():
+    assert set(CLASS_KINDS) <= set(KNOWN_KINDS)
 
 
 @pytest.mark.parametrize("kind", KNOWN_KINDS)
@@ -82,6 +88,14 @@ MINED_BY_HAND = [
     (probe("bold"), 0.3, "rewards markdown bold text (**…**)"),
     (probe("hedging"), -0.3, "penalises a hedge (I think, maybe, perhaps, might)"),
     (probe("all_caps_word"), 0.3, "rewards a word in capitals for emphasis (VERY)"),
+    *zip(class_features(CLASS_KINDS), (0.3, -0.3, 0.3, 0.3, -0.3, -0.3), (
+        "rewards numbers written as digits",
+        "penalises first-person words (I, me, my, we, our)",
+        "rewards second-person words (you, your, yours)",
+        "rewards ending on a question",
+        "penalises opening with the word “I”",
+        "penalises filler words (honestly, actually, basically, really, just, …)",
+    ), strict=True),
 ]  # fmt: skip
 
 

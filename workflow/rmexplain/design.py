@@ -569,7 +569,7 @@ class Design:
     def report_sections(self) -> list[str]:
         """The report's result sections this config fills, in reading order."""
         present = {
-            "Findings": bool(self.effect_pairs),
+            "Findings": bool(self.effect_pairs or self.discovery_datasets()),
             "Reproduction": bool(self.reproduce),
             "Evaluation": bool(self.stage_datasets("evaluation")),
             "Analyses": bool(self.analysed_pairs),

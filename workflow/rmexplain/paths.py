@@ -84,6 +84,7 @@ BIASES_EDITS = "results/discovery/{dataset}/edits.parquet"  # every tested edit 
 BIASES_TABLE = "results/discovery/discovered_biases.parquet"  # the table below, as Parquet
 DISCOVERED_BIASES = "discovered_biases"  # results/tables/discovered_biases.{csv,md,html}
 BIASES_RECALL = "discovery_recall"  # results/tables/discovery_recall.{csv,md,html}: planted RMs
+BIASES_FIGURE = "results/figures/discovery/discovered_biases.{ext}"  # the table's findings, drawn
 
 # ── analyses ──────────────────────────────────────────────────────────────────────────────────────────────
 ANALYSIS_DIR = "results/analysis/{dataset}/{method}"

@@ -368,6 +368,36 @@ ATTRIBUTE_EFFECTS: Contract = {
     "rank": Column(
         pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."
     ),
+    "half_a_effect": Column(
+        pl.Float64,
+        "The same estimator on half A of the pairs (docs/findings.md: the pairs sorted by the sha256 of their"
+        " id, dealt alternately to A and B); null where the row is not significant or has fewer than 2 pairs"
+        " in the half, NaN where undefined there.",
+        True,
+    ),
+    "half_b_effect": Column(pl.Float64, "The same on half B.", True),
+    "replicates": Column(
+        pl.Boolean,
+        "Holds in both halves: each half's effect has the sign of `effect` and each half's interval (same"
+        " method and level, expanded for the half's pairs) excludes 0; null where a half has no estimate.",
+        True,
+    ),
+    "influential_pair": Column(
+        pl.String,
+        "The pair (cluster of the bootstrap; shown as `{dataset}/{source_index}`, docs/findings.md) whose"
+        " leaving out moves `effect` most towards 0 (the leave-one-pair-out jackknife; ties: the smallest"
+        " id); null where the row is not significant.",
+        True,
+    ),
+    "without_it": Column(
+        pl.Float64, "`effect` without that pair (its jackknife replicate); null where not significant.", True
+    ),
+    "carried_by": Column(
+        pl.Int64,
+        "1 where leaving out that pair makes `effect` 0 or flips its sign; else 2 where leaving out the two"
+        " most influential pairs (one refit) does; null where neither does or the row is not significant.",
+        True,
+    ),
 }
 
 PLANTED_RECOVERY: Contract = {
@@ -587,7 +617,39 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
     "example_before": Column(pl.String, "Its original response.", True),
     "example_after": Column(pl.String, "Its edited response.", True),
     "example_reward_change": Column(pl.Float64, "This RM's reward change on it (reward units).", True),
+    "half_a_effect": Column(
+        pl.Float64,
+        "The effect on half A of the pairs (docs/findings.md), the features fixed on the whole sample; null"
+        " where not computed (untested, or a p-value above the fdr the job was given: it cannot come out"
+        " significant) or the half has fewer than 2 of the feature's pairs, NaN where undefined there.",
+        True,
+    ),
+    "half_b_effect": Column(pl.Float64, "The same on half B.", True),
+    "replicates": Column(
+        pl.Boolean,
+        "Each half's effect has the sign of `effect` and each half's interval excludes 0; null where"
+        " `half_a_effect` or `half_b_effect` is null or NaN.",
+        True,
+    ),
+    "influential_pair": Column(
+        pl.String,
+        "The pair (shown as `{dataset}/{source_index}`, docs/findings.md) whose leaving out moves "
+        "`effect` most towards 0 (the leave-one-pair-out jackknife; ties: the smallest id); null where "
+        "not computed (as for the halves).",
+        True,
+    ),
+    "without_it": Column(pl.Float64, "`effect` without that pair (its jackknife replicate).", True),
+    "carried_by": Column(
+        pl.Int64,
+        "1 where leaving out that pair flips the sign of `effect` or leaves its size at most"
+        " discovery.min_effect (sign(`effect`) * value <= min_effect);"
+        " else 2 where leaving out the two most influential pairs (one refit) does; null where neither does"
+        " or not computed.",
+        True,
+    ),
 }
+
+_HALVES = ("half_a_effect", "half_b_effect", "replicates", "influential_pair", "without_it", "carried_by")
 
 DISCOVERED_BIASES: Contract = {
     **{k: BIAS_DISCOVERY_EFFECTS[k] for k in ("dataset", "rm", "engine", "feature", "description", "effect",
@@ -606,7 +668,38 @@ DISCOVERED_BIASES: Contract = {
         " (ties by q-value, then name); undefined effects last.",
     ),
     **{k: BIAS_DISCOVERY_EFFECTS[k] for k in BIAS_DISCOVERY_EFFECTS if k not in (
-        "dataset", "rm", "engine", "feature", "description", "effect", "low", "high", "n", "support")},
+        "dataset", "rm", "engine", "feature", "description", "effect", "low", "high", "n", "support",
+        *_HALVES)},
+    "half_a_effect": Column(
+        pl.Float64,
+        "The effect on half A of the pairs (docs/findings.md: the pairs sorted by the sha256 of their id,"
+        " dealt alternately to A and B), the features fixed on the whole sample; null where the feature is"
+        " not significant or the half has fewer than 2 of its pairs, NaN where undefined there.",
+        True,
+    ),
+    "half_b_effect": Column(pl.Float64, "The same on half B.", True),
+    "replicates": Column(
+        pl.Boolean,
+        "Holds in both halves: each half's effect has the sign of `effect` and each half's interval (same"
+        " method and level, expanded for the half's pairs) excludes 0; null where a half has no estimate.",
+        True,
+    ),
+    "influential_pair": Column(
+        pl.String,
+        "The pair (shown as `{dataset}/{source_index}`, docs/findings.md) whose leaving out moves "
+        "`effect` most towards 0 (the leave-one-pair-out jackknife; ties: the smallest id); null where "
+        "the feature is not significant.",
+        True,
+    ),
+    "without_it": Column(pl.Float64, "`effect` without that pair (its jackknife replicate).", True),
+    "carried_by": Column(
+        pl.Int64,
+        "1 where leaving out that pair flips the sign of `effect` or leaves its size at most"
+        " discovery.min_effect (sign(`effect`) * value <= min_effect);"
+        " else 2 where leaving out the two most influential pairs (one refit) does; null where neither does"
+        " or the feature is not significant.",
+        True,
+    ),
 }  # fmt: skip
 
 BIAS_DISCOVERY_RECALL: Contract = {
@@ -736,6 +829,34 @@ FINDINGS: Contract = {
     "carrier_share_change": Column(
         pl.Float64,
         "Their share of those edits' summed change at equal length (docs/findings.md).",
+        True,
+    ),
+    "half_a_effect": Column(
+        pl.Float64, "The effect on half A of the pairs (docs/findings.md); null where not computed.", True
+    ),
+    "half_b_effect": Column(pl.Float64, "The same on half B.", True),
+    "replicates": Column(
+        pl.Boolean,
+        "Whether the finding holds in both halves (docs/findings.md); null where not computed.",
+        True,
+    ),
+    "replication": Column(
+        pl.String,
+        "In words, for a significant finding: `holds in both halves`, `does not hold in both halves`,"
+        " `too few pairs to split` or `no estimate in a half`; null otherwise.",
+        True,
+    ),
+    "influential_pair": Column(
+        pl.String,
+        "The pair whose leaving out moves the effect most towards 0 (docs/findings.md); null where not "
+        "computed.",
+        True,
+    ),
+    "without_it": Column(pl.Float64, "The effect without that pair; null where not computed.", True),
+    "carried_by": Column(
+        pl.Int64,
+        "1 or 2: the finding is carried by one pair (or two): without it (them) it is gone"
+        " (docs/findings.md); null where it is not or not computed.",
         True,
     ),
 }

@@ -16,6 +16,8 @@ from rmexplain.discovery.base import engines
 from rmexplain.downloads import hub_models
 from rmexplain.effects.base import estimators, reported_estimators
 from rmexplain.score.base import overlong_policy
+from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS
+from rmexplain.tokens.stats import scores_in_ranking_file
 
 
 # ── data, scores, perturbations, explanations, evaluation ─────────────────────────────────────────────────
@@ -440,13 +442,14 @@ def discovery_planted(design: Design) -> dict[str, dict]:
 
 
 def bias_discovery_targets(design: Design) -> list[str]:
-    """Files ``rule all`` asks of bias discovery: the table, each dataset's edits, and the recall of the
-    planted RMs where there are any."""
+    """Files ``rule all`` asks of bias discovery: the table and its figure, each dataset's edits, and the
+    recall of the planted RMs where there are any."""
     if not design.discovery_datasets():
         return []
     tables = [paths.DISCOVERED_BIASES, *([paths.BIASES_RECALL] if discovery_planted(design) else [])]
     edits = [paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()]
-    return [paths.table_file(t, e) for t in tables for e in paths.TABLE_EXTS] + edits
+    figure = paths.fmt(paths.BIASES_FIGURE, ext=design.figures.format)
+    return [paths.table_file(t, e) for t in tables for e in paths.TABLE_EXTS] + edits + [figure]
 
 
 def edited_datasets(design: Design) -> list[str]:
@@ -481,8 +484,6 @@ def scan_comparisons(design: Design) -> list[tuple[str, str, str, str]]:
 
 def human_scores_in_file(design: Design, rm: str) -> bool:
     """Whether RM ``rm`` reads its human-ranking scores from the ranking file (its model names a column)."""
-    from rmexplain.tokens.stages import scores_in_ranking_file  # heavy (matplotlib): only with a ranking
-
     human = design.tokens.human_ranking
     return bool(human) and scores_in_ranking_file(design.reward_models[rm], human["path"]) is not None
 
@@ -498,15 +499,11 @@ def elo_figure(design: Design, prompt: str, part: str) -> str:
 
 def elo_prompt_ids() -> list[str]:
     """The bundled EloEverything prompts (the ``elo_prompt`` wildcard's values)."""
-    from rmexplain.tokens.elo import ELO_PROMPTS  # heavy (scipy)
-
     return list(ELO_PROMPTS)
 
 
 def elo_data_file(prompt: str) -> str:
     """The bundled EloEverything Parquet file of one prompt (an input, so a data update reruns the rule)."""
-    from rmexplain.tokens.elo import DATA_DIR, ELO_PROMPTS  # heavy (scipy)
-
     return str(Path(DATA_DIR) / ELO_PROMPTS[prompt].file)
 
 

@@ -101,6 +101,7 @@ rule discovery_effects:
         references=lambda w: targets.effect_references(design, w.dataset),
         bootstrap=config["analysis"]["bootstrap"],
         min_effect=DISCOVERY["min_effect"],
+        fdr=DISCOVERY["fdr"],
     script:
         "../scripts/discovery_effects.py"
 
@@ -146,3 +147,25 @@ rule discovery_recall:
         moved_share=DISCOVERY["recall"]["moved_share"],
     script:
         "../scripts/discovery_recall.py"
+
+
+rule figure_discovered_biases:
+    input:
+        paths.BIASES_TABLE,
+    output:
+        report(
+            paths.fmt(paths.BIASES_FIGURE, ext=design.figures.format),
+            caption="../report/figure_discovered_biases.rst",
+            category=design.report_category("Findings"),
+            subcategory="Discovered biases",
+        ),
+    log:
+        "logs/discovery/figure.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        figures=design.figures.as_params(),
+        level=config["analysis"]["bootstrap"]["confidence_level"],
+        fdr=DISCOVERY["fdr"],
+    script:
+        "../scripts/figure_discovered_biases.py"

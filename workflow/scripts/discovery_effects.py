@@ -18,6 +18,7 @@ run_round_effects(
     references=snakemake.params.references,
     bootstrap=snakemake.params.bootstrap,
     min_effect=snakemake.params.min_effect,
+    fdr=snakemake.params.fdr,
     dataset=snakemake.wildcards.dataset,
     output=snakemake.output[0],
     log=log,

@@ -27,6 +27,16 @@ slope), so under a null RM many tests move together, and with hundreds of edits 
 of an sd would be "significant" and matter to no one. Where se is 0 (every replicate equal), p is 0 beyond
 δ and 1 within it; a feature whose edits come from fewer than two clusters is not tested (NaN).
 
+Replication: a feature that can come out significant (p ≤ the ``fdr`` ``round_effects`` is given; every
+tested feature without one) is estimated again on each of two disjoint halves of the pairs
+(``rmexplain.effects.analysis.split_halves``: the pairs sorted by the sha256 of their id, dealt alternately),
+with the same edits, design and length choice as the whole sample, and its interval from the half's own
+bootstrap; ``discovered_biases`` keeps the halves of the significant features (docs/findings.md, "holds in
+both halves"). The same features get their most influential pair from the whole sample's jackknife
+(``influential_pair``, ``without_it``; ``carried_by``: 1 or 2 where leaving out one or two pairs flips the
+effect's sign or leaves it within ``min_effect``; docs/findings.md, "carried by one or two pairs"); the
+length slope γ, logged and not a row, gets none.
+
 Warnings name what the numbers cannot show: an RM (or its reference) that gives every scored edit one reward
 has no feature tested (effect, interval and p-value NaN: its reward changes are the source responses'
 rewards), and a reward sd that a few responses dominate (``dominating_responses``) is named with both sds.
@@ -53,12 +63,21 @@ from rmexplain.analysis.bootstrap import (
 )
 from rmexplain.discovery.base import ADD, REMOVE
 from rmexplain.effects.analysis import (
+    HALF_COLUMNS,
+    HALVES,
+    INFLUENCE_COLUMNS,
+    cluster_pairs,
+    fill_influence,
+    half_estimate,
+    half_weights,
     measures_length,
     named_rm,
     original_length_sd,
     original_rewards,
+    replication,
     reward_sd,
     settled,
+    split_halves,
     word_counts,
 )
 from rmexplain.effects.base import EffectInput, RewardChanges
@@ -66,7 +85,6 @@ from rmexplain.effects.estimators import LengthAdjusted
 from rmexplain.ids import text_id
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
 
-CHUNK = 200  # bootstrap replicates per least-squares batch (bounds the memory of the normal equations)
 CONSTANT_SPREAD = 1e-6  # edit rewards spread over at most this × the reward sd are one reward
 DOMINATING_SHARE, DOMINATING_MOST = 0.01, 2  # at most max(2, ⌈1 %⌉) responses may dominate the sd …
 DOMINATING_FACTOR, DOMINATING_MIN_RESPONSES = 2.0, 20  # … by more than halving it when left out, from 20 up
@@ -145,18 +163,26 @@ def _value(reward: float | None) -> float:
 
 
 def fitted(
-    estimator: AddedEffect, data: EffectInput, rm: str, reference: str | None, settings: BootstrapSettings
+    estimator: AddedEffect,
+    data: EffectInput,
+    rm: str,
+    reference: str | None,
+    settings: BootstrapSettings,
+    within: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(point, bootstrap replicates, jackknife replicates) of the fit, [·, features + the length row], the
-    replicates fitted in batches of ``CHUNK``."""
+    """(point, bootstrap replicates, jackknife replicates) of the fit, [·, features + the length row]; with
+    ``within`` (a mask over the comparisons), the fit on those comparisons alone, its bootstrap and jackknife
+    over their clusters (``half_weights``)."""
     obs = estimator.observations(data, rm, reference)
     n, k = len(data.comparisons), len(data.attributes)
     clusters = clusters_of(data.comparisons, data.dataset)
 
     def fit(weights: np.ndarray) -> np.ndarray:
-        parts = [estimator.estimate(obs, weights[i : i + CHUNK], n, k) for i in range(0, len(weights), CHUNK)]
-        return np.vstack(parts) if parts else np.zeros((0, k + 1))
+        return estimator.estimate(obs, weights, n, k)
 
+    if within is not None:
+        point, counts, jack = half_weights(clusters, within, settings)
+        return fit(point), fit(counts), fit(jack)
     return fit(np.ones((1, n))), fit(resample_counts(clusters, settings)), fit(jackknife_counts(clusters))
 
 
@@ -186,9 +212,13 @@ def feature_effects(
     settings: BootstrapSettings,
     min_effect: float,
     log: logging.Logger,
+    replicate_below: float | None = None,
 ) -> list[dict]:
-    """Per feature: effect, interval, p-value, edits and comparisons behind it (one RM)."""
-    point, boot, jack = length_fitted(data, rm, reference, settings, log)
+    """Per feature: effect, interval, p-value, edits and comparisons behind it (one RM); with
+    ``replicate_below``, the features whose p-value is at most it estimated again on each half of the pairs
+    (``half_a_effect``, ``half_b_effect``, ``replicates``) and their most influential pair
+    (``influential_pair``, ``without_it``, ``carried_by``); null for the others."""
+    fit_data, (point, boot, jack) = _length_fit(data, rm, reference, settings, log)
     scored = np.isfinite(data.standardised(rm, reference))
     clusters = clusters_of(data.comparisons, data.dataset)
     rows = []
@@ -206,9 +236,65 @@ def feature_effects(
                 "p_value": p_value(effect, boot[:, f], k, min_effect),
                 "n": int(mine.sum()),
                 "n_comparisons": int(np.unique(data.comparison[mine]).size),
+                **dict.fromkeys(HALF_COLUMNS),
+                **dict.fromkeys(INFLUENCE_COLUMNS),
             }
         )
+    if replicate_below is not None:
+        wanted = [f for f, row in enumerate(rows) if row["p_value"] <= replicate_below]  # NaN: never
+        replicate_features(fit_data, rm, reference, settings, rows, wanted)
+        influence_features(fit_data, rm, reference, jack, rows, wanted, min_effect)
     return rows
+
+
+def influence_features(
+    data: EffectInput,
+    rm: str,
+    reference: str | None,
+    jack: np.ndarray,
+    rows: list[dict],
+    wanted: Sequence[int],
+    min_effect: float,
+) -> None:
+    """Fill ``influential_pair``, ``without_it`` and ``carried_by`` of ``rows[f]`` for each feature f of
+    ``wanted`` from the whole sample's jackknife replicates ``jack`` (``data`` as it was fitted), gone where
+    the effect without the pair(s) has the other sign or |effect| ≤ ``min_effect`` (``fill_influence``); the
+    only new fits leave out two pairs, for the features one pair does not carry."""
+    estimator = AddedEffect()
+    obs = estimator.observations(data, rm, reference)
+    n, k = len(data.comparisons), len(data.attributes)
+    clusters = clusters_of(data.comparisons, data.dataset)
+    pairs = cluster_pairs(data.comparisons, data.dataset)
+    fill_influence(
+        rows, wanted, jack, clusters, pairs, lambda w: estimator.estimate(obs, w, n, k), bar=min_effect
+    )
+
+
+def replicate_features(
+    data: EffectInput,
+    rm: str,
+    reference: str | None,
+    settings: BootstrapSettings,
+    rows: list[dict],
+    wanted: Sequence[int],
+) -> None:
+    """Fill the half columns of ``rows[f]`` for each feature f of ``wanted``: the whole sample's fit
+    (``data`` as it was fitted: length-adjusted or not) on each half of the pairs (``split_halves``), the
+    features and their design fixed on the whole sample; a half's interval from its own bootstrap and
+    jackknife, at the level expanded for its clusters."""
+    if not wanted:
+        return
+    halves = split_halves(data.comparisons, data.dataset)
+    clusters = clusters_of(data.comparisons, data.dataset)
+    fits = [fitted(AddedEffect(), data, rm, reference, settings, within=halves == h) for h in HALVES]
+    scored = np.isfinite(data.standardised(rm, reference))
+    for f in wanted:
+        mine = (data.attribute == f) & scored
+        estimates = [
+            half_estimate(fit, f, clusters[data.comparison[mine & (halves[data.comparison] == h)]], settings)
+            for h, fit in zip(HALVES, fits, strict=True)
+        ]
+        rows[f].update(replication(rows[f]["effect"], estimates))
 
 
 def length_fitted(
@@ -216,13 +302,21 @@ def length_fitted(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``fitted`` ``AddedEffect``, its γ logged; where the scored edits leave γ undefined, the fit without the
     length adjustment (γ = 0) instead, with a warning naming the RM and the dataset."""
+    return _length_fit(data, rm, reference, settings, log)[1]
+
+
+def _length_fit(
+    data: EffectInput, rm: str, reference: str | None, settings: BootstrapSettings, log: logging.Logger
+) -> tuple[EffectInput, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``length_fitted`` and the input it fitted (``data``, or ``unadjusted(data)`` where γ is undefined)."""
     point, boot, jack = fitted(AddedEffect(), data, rm, reference, settings)
     scored = np.isfinite(data.standardised(rm, reference))
     if np.isfinite(point[0, -1]) or not scored.any():
         log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (held equal)", rm, point[0, -1])
-        return point, boot, jack
+        return data, (point, boot, jack)
     log.warning("%s: %s", named_rm(rm, data.dataset), unadjusted_reason(data.length_change[scored]))
-    return fitted(AddedEffect(), unadjusted(data), rm, reference, settings)
+    flat = unadjusted(data)
+    return flat, fitted(AddedEffect(), flat, rm, reference, settings)
 
 
 def unadjusted(data: EffectInput) -> EffectInput:
@@ -302,7 +396,8 @@ def constant_rms(
 def untested(rows: list[dict]) -> list[dict]:
     """``rows`` with no effect, interval or p-value (not tested): a degenerate reward estimates nothing."""
     nan = float("nan")
-    return [{**row, "effect": nan, "low": nan, "high": nan, "p_value": nan} for row in rows]
+    halves = dict.fromkeys((*HALF_COLUMNS, *INFLUENCE_COLUMNS))
+    return [{**row, "effect": nan, "low": nan, "high": nan, "p_value": nan, **halves} for row in rows]
 
 
 def warn_constant(
@@ -358,9 +453,14 @@ def round_effects(
     settings: BootstrapSettings,
     min_effect: float,
     log: logging.Logger,
+    fdr: float | None = None,
 ) -> pl.DataFrame:
     """BIAS_DISCOVERY_EFFECTS of one (dataset, engine, round): every RM × feature tested, each p-value of the
-    null |effect| ≤ ``min_effect``."""
+    null |effect| ≤ ``min_effect``. The features Benjamini–Hochberg at level ``fdr`` can make significant
+    (p ≤ ``fdr``, since q ≥ p; every tested feature where ``fdr`` is None) are estimated again on each half
+    of the pairs (``half_a_effect``, ``half_b_effect``, ``replicates``) and get their most influential pair
+    (``influential_pair``, ``without_it``, ``carried_by``); ``discovered_biases`` keeps these for the
+    significant features only."""
     if not edits.height:
         return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
     data = discovery_input(comparisons, edits, originals, rewards, dataset)
@@ -371,7 +471,9 @@ def round_effects(
         reference = references.get(rm)
         warn_dominated_sd(originals[rm], rm, dataset, log)
         y, change = data.standardised(rm, reference), data.rms[rm].change
-        effects = feature_effects(data, rm, reference, settings, min_effect, log)
+        tested = rm not in constant and reference not in constant  # an RM scoring alike tests nothing
+        below = (1.0 if fdr is None else fdr) if tested else None
+        effects = feature_effects(data, rm, reference, settings, min_effect, log, replicate_below=below)
         if warn_constant(rm, reference, constant, dataset, log):
             effects = untested(effects)
         for row in effects:
@@ -407,7 +509,8 @@ def _directions(candidate: Mapping) -> str:
 def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
     """DISCOVERED_BIASES: ``effects`` of every engine and round with Benjamini–Hochberg q-values across all
     features tested per (dataset, RM) (``scipy.stats.false_discovery_control``; features without a p-value
-    are not tested and get NaN), ``significant`` (q ≤ fdr) and ``rank``."""
+    are not tested and get NaN), ``significant`` (q ≤ fdr), ``rank``, and the halves' and influence columns
+    of the significant features (null on the others)."""
     twice = effects.group_by("dataset", "rm", "feature").len().filter(pl.col("len") > 1)
     twice = twice.sort("dataset", "feature", "rm")  # the first such feature by name is the one named
     if twice.height:
@@ -426,7 +529,13 @@ def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
         parts.append(group.with_columns(q_value=pl.Series(q), significant=pl.Series(q <= fdr)))
     if not parts:
         return pl.DataFrame(schema=polars_schema(DISCOVERED_BIASES))
-    return conform(rank_biases(pl.concat(parts)), DISCOVERED_BIASES, "discovered biases")
+    table = pl.concat(parts)
+    kept = (*HALF_COLUMNS, *INFLUENCE_COLUMNS)
+    if all(c in table.columns for c in kept):  # else conform names what is missing
+        table = table.with_columns(
+            pl.when(pl.col("significant")).then(pl.col(c)).otherwise(None).alias(c) for c in kept
+        )
+    return conform(rank_biases(table), DISCOVERED_BIASES, "discovered biases")
 
 
 def rank_biases(frame: pl.DataFrame) -> pl.DataFrame:

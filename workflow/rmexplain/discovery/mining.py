@@ -1,6 +1,6 @@
 """Candidate features mined from the responses, screened by their association with each RM's reward.
 
-Five kinds of candidate, each a ``Feature`` with its edits:
+Nine kinds of candidate, each a ``Feature`` with its edits:
 
 - ``opener``: the clause a response opens with, up to its first punctuation (``Good question!``, ``Yes,``,
   ``Unfortunately,``), when it has at most four words;
@@ -9,7 +9,11 @@ Five kinds of candidate, each a ``Feature`` with its edits:
   ``rmexplain.discovery.text.WORD``);
 - ``character``: a character that is neither a letter, a digit nor a space (``;``, ``(``, ``%``);
 - ``lexicon``: words of a kept lexicon — AFINN's positive and negative words (``afinn``, AFINN-en-165) and
-  rare words (``wordfreq`` Zipf frequency below 3).
+  rare words (``wordfreq`` Zipf frequency below 3);
+- ``numbers``, ``pronouns``, ``shape``, ``filler``: classes (``rmexplain.discovery.classes``) — numbers
+  written as digits, first- and second-person words, ending on a question and opening with "I", filler
+  words — each edited as a whole (every instance changed), where a string-at-a-time miner splits a class
+  over many rows and misses it when each string is weak.
 
 A candidate needs ``min_support`` responses that have it. Each is screened on the original responses, per
 RM: the least-squares t statistic of its presence in y = r/sd (less the reference's r_ref/sd where the RM
@@ -29,9 +33,9 @@ from functools import cache
 
 import numpy as np
 import regex
-from sklearn.feature_extraction.text import CountVectorizer
 
 from rmexplain.discovery.base import Feature, SkipEdit
+from rmexplain.discovery.classes import class_features
 from rmexplain.discovery.text import (
     WORD,
     before_final_punctuation,
@@ -44,6 +48,7 @@ from rmexplain.discovery.text import (
     without_spans,
     words,
 )
+from rmexplain.tokens.stats import afinn_lexicon
 
 MINED = "mined from the responses"
 OPENER = regex.compile(r"^\s*(?P<clause>[^\n,.!?;:—–]+)(?P<punct>[,.!?;:—–]+)")
@@ -241,6 +246,8 @@ def mined_words(texts: Sequence[str], min_support: int, ngram_max: int) -> tuple
     """Word n-grams that ``min_support`` responses use, and their presence ([texts, n-grams], 0/1)."""
     if not any(words(t) for t in texts):
         return [], np.zeros((len(texts), 0), dtype=np.uint8)
+    from sklearn.feature_extraction.text import CountVectorizer  # scikit-learn loads SciPy: seconds
+
     vectorizer = CountVectorizer(
         analyzer=lambda text: ngrams(text, ngram_max), min_df=min(min_support, len(texts)), binary=True
     )
@@ -278,8 +285,6 @@ def lexicon_features() -> list[Feature]:
     """AFINN's positive and negative words (added as Fortunately, / Sadly,) and rare words (wordfreq
     Zipf < 3; removed only)."""
     from wordfreq import zipf_frequency  # loads its word lists
-
-    from rmexplain.tokens.stats import afinn_lexicon
 
     scores = afinn_lexicon("AFINN-en-165")
 
@@ -375,7 +380,8 @@ def all_candidates(
     texts: Sequence[str], min_support: int, ngram_max: int, kinds: Sequence[str]
 ) -> tuple[list[Feature], np.ndarray]:
     """Every mined candidate of the kinds asked for and their presence ([texts, candidates], 0/1), in a
-    stated order: openers, closers, characters, lexicon categories, then word n-grams (each kind by name)."""
+    stated order: openers, closers, characters, lexicon categories, the classes (numbers, pronouns, shape,
+    filler), then word n-grams (each kind by name; the lexicon categories positive, negative, rare)."""
     features: list[Feature] = []
     if "opener" in kinds:
         features += mined_openers(texts, min_support)
@@ -385,6 +391,7 @@ def all_candidates(
         features += mined_characters(texts, min_support)
     if "lexicon" in kinds:
         features += lexicon_features()
+    features += class_features(kinds)
     presence = presence_matrix(features, texts)
     if "words" in kinds:
         phrases, matrix = mined_words(texts, min_support, ngram_max)

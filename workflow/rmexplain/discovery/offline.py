@@ -18,8 +18,7 @@ from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput,
 from rmexplain.discovery.edits import original_units
 from rmexplain.discovery.mining import ScreenSettings, all_candidates, presence_matrix, screen
 from rmexplain.effects.analysis import original_rewards, reward_sd, word_counts
-
-MINED_KINDS = ("opener", "closer", "words", "character", "lexicon")
+from rmexplain.settings import schema_defaults
 
 
 @engines.register("offline")
@@ -32,7 +31,7 @@ class OfflineEngine(Engine):
         texts = units["text"].to_list()
         catalogue = [probe(name) for name in settings.get("probes") or probes.names()]
         mined = dict(settings.get("mined") or {})
-        kinds = mined.get("kinds", MINED_KINDS)
+        kinds = mined.get("kinds", schema_defaults("discovery", "offline", "mined")["kinds"])
         min_support = int(mined.get("min_support", 3))
         if kinds:
             warn_unreachable_support(min_support, len(texts), context)

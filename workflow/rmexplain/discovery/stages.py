@@ -14,6 +14,7 @@ from rmexplain.discovery.base import RoundContext, RoundOutput, engines
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
+from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
 from rmexplain.markup import to_html, to_markdown
 from rmexplain.perturb.skips import SkipRecorder
@@ -139,13 +140,15 @@ def run_round_effects(
     references: Mapping[str, str | None],
     bootstrap: Mapping[str, Any] | None,
     min_effect: float,
+    fdr: float,
     dataset: str,
     output: str,
     log: logging.Logger,
 ) -> None:
     """BIAS_DISCOVERY_EFFECTS of one round of one engine: every RM × feature, p-values of the null
-    |effect| ≤ ``min_effect``. ``inputs``: ``comparisons``, ``edits``, ``candidates``, and per RM (``rms``
-    order) ``originals`` and ``rewards`` of the edits."""
+    |effect| ≤ ``min_effect``, the halves of those ``fdr`` can make significant. ``inputs``:
+    ``comparisons``, ``edits``, ``candidates``, and per RM (``rms`` order) ``originals`` and ``rewards`` of
+    the edits."""
     effects = round_effects(
         read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
         read_table(inputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits"),
@@ -157,6 +160,7 @@ def run_round_effects(
         BootstrapSettings.from_config(bootstrap),
         float(min_effect),
         log,
+        fdr=float(fdr),
     )
     write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")
 
@@ -201,6 +205,17 @@ def run_discovered_biases(
         shown_top = ", ".join(f"{f} {e:+.2f}" for f, e in top.select("feature", "effect").iter_rows())
         log.info("%s/%s: %d of %d features significant%s", dataset, rm, int(group["significant"].sum()),
                  group.height, f"; first: {shown_top}" if shown_top else "")  # fmt: skip
+
+
+def run_biases_figure(
+    biases: str, options: Mapping[str, Any], level: float, fdr: float, output: str, log: logging.Logger
+) -> None:
+    """The discovered-biases figure (``rmexplain.discovery.plots``) of the discovered-biases table."""
+    from rmexplain.discovery.plots import biases_figure  # heavy (matplotlib): only this rule draws
+
+    table = read_table(biases, DISCOVERED_BIASES, "discovered biases")
+    biases_figure(table, output, FigureOptions.from_config(options), f"{level:.0%}", fdr)
+    log.info("wrote %s (%d significant of %d rows)", output, int(table["significant"].sum()), table.height)
 
 
 def _two_digits(value: float) -> str:

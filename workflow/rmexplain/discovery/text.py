@@ -151,3 +151,101 @@ def at_least_sentences(text: str, n: int) -> list[str]:
     if len(found) < n:
         raise SkipEdit(f"the response has fewer than {n} sentences")
     return found
+
+
+# ── edits that leave the rest of the text as it was, byte for byte (the mined classes') ──────────────────
+LINE_MARKER = regex.compile(r"(?:^|\n)[ \t]*(?:[-*+•]|\p{Nd}+[.)]|#{1,6}|>)[ \t]+[\"'“‘(*_]*$")
+FULL_STOP = regex.compile(r"(?<![.…])\.[\"'”’)\]]*$")  # a sentence's final full stop (no ellipsis)
+
+
+def opens_sentence(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` opens a sentence: nothing but opening quotes, brackets or markdown
+    emphasis since the text's start, a sentence's final punctuation or a line break, or a list item's or
+    header's marker (``- ``, ``1. ``, ``## ``, ``> ``) at the start of its line."""
+    return _starts_sentence(text, i) or LINE_MARKER.search(text[:i]) is not None
+
+
+def capitalise_at(text: str, i: int) -> str:
+    """``text`` with the first letter at or after ``i`` in upper case, where that is one letter and no digit
+    comes before it (``5 eggs`` stays); nothing else changed."""
+    match = regex.compile(r"[\p{L}\p{N}]").search(text, i)
+    if match is None or not LETTERS.match(match.group()):
+        return text
+    upper = match.group().upper()
+    j = match.start()
+    return text[:j] + (upper if len(upper) == 1 else text[j]) + text[j + 1 :]
+
+
+def replace_spans(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end) stretch replaced by its string (stretches must not overlap); what lies
+    between them is kept byte for byte."""
+    out, last = [], 0
+    for start, end, new in sorted(replacements):
+        if start < last:
+            raise ValueError(f"overlapping stretches at {start}")
+        out += [text[last:start], new]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def delete_clause(text: str, start: int, end: int) -> str:
+    """``text`` without ``text[start:end]`` (a clause with the spaces after it), the rest byte for byte; where
+    the clause opened a sentence with a capital letter, what follows it is capitalised."""
+    capital = text[start : start + 1].isupper() and opens_sentence(text, start)
+    out = text[:start] + text[end:]
+    return capitalise_at(out, start) if capital else out
+
+
+def word_cut(text: str, start: int, end: int) -> tuple[int, int]:
+    """The stretch to delete with the word at ``text[start:end]`` so that no space or comma is left doubled
+    and the text's own spacing stays: ``, word,`` → nothing (``It is, honestly, fine`` → ``It is fine``);
+    ``, word`` before a stop or the end → nothing (``It works, honestly.`` → ``It works.``); ``word,`` and
+    the spaces after it (``Honestly, it`` → ``it``); at a sentence start, the word and the spaces after it;
+    else the word and the shorter of the runs of spaces around it (the space after it on a tie:
+    ``is simply  done`` → ``is  done``, ``NASA   actually said`` → ``NASA   said``). ``SkipEdit`` where
+    the word touches no space (``(really)``, ``**really**``)."""
+    before, after = text[:start], text[end:]
+    lead = regex.search(r",[ \t]+$", before)
+    if lead and regex.match(r",[ \t]", after):
+        return lead.start(), end + 1
+    if lead and regex.match(r"(?:[.!?…;:。！？]|\s*$)", after):
+        return lead.start(), end
+    follow = regex.match(r",?[ \t]+", after)
+    if follow and (after.startswith(",") or opens_sentence(text, start)):
+        return start, end + follow.end()
+    precede = regex.search(r"[ \t]+$", before)
+    spaces_after = len(follow.group()) if follow else 0
+    if precede and (not follow or len(precede.group()) < spaces_after):
+        return precede.start(), end
+    if follow:
+        return start, end + follow.end()
+    raise SkipEdit(f"“{text[start:end]}” touches no space (inside brackets or markup)")
+
+
+def delete_words(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the words at ``spans`` (each with the space or comma ``word_cut`` takes), the rest
+    byte for byte; where a deleted word opened a sentence in capitals, what follows is capitalised."""
+    out = text
+    for start, end in sorted(spans, reverse=True):  # from the end: earlier offsets stay valid
+        a, b = word_cut(out, start, end)
+        capital = out[start : start + 1].isupper() and opens_sentence(out, start)
+        out = out[:a] + out[b:]
+        if capital and a == start:
+            out = capitalise_at(out, a)
+    return out
+
+
+def statement_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` that opens with a letter and ends with a full stop (a
+    statement, not a question, an exclamation, a list item or a header)."""
+    return [
+        (a, b) for a, b in sentences(text) if LETTERS.match(text, a) and FULL_STOP.search(text[a:b].rstrip())
+    ]
+
+
+def prefix_sentence(text: str, span: tuple[int, int], prefix: str) -> str:
+    """``prefix`` put before the sentence at ``span`` (its first letter lowered, unless its first word is
+    ``I`` or in capitals: ``decapitalise_first``), the rest byte for byte."""
+    a, b = span
+    return text[:a] + prefix + decapitalise_first(text[a:b]) + text[b:]

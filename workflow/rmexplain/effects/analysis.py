@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ import regex
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
+    _pair_key,
     clusters_of,
     interval,
     jackknife_counts,
@@ -195,6 +197,181 @@ def _one_dataset(comparisons: pl.DataFrame) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+# ── replication: each significant finding again on two halves of the pairs ─────────────────────────────────
+HALVES = (0, 1)  # half A, half B
+HALF_COLUMNS = ("half_a_effect", "half_b_effect", "replicates")
+
+
+def pair_id(comparison_id: str, dataset: str | None) -> str:
+    """The id of a comparison's pair, the cluster the bootstrap resamples (``clusters_of``): the dataset's
+    name and the source index joined by a NUL character (``"{dataset}\\0{source_index}"``), or, for an id
+    not of the form ``{dataset}-s{seed}-{source_index}``, a \\x01 character and the comparison id."""
+    return _pair_key(comparison_id, dataset)
+
+
+def shown_pair(pair: str) -> str:
+    """A ``pair_id`` as the tables and pages show it: ``{dataset}/{source_index}``; an id of another form
+    (``\x01`` and a comparison id): the comparison id."""
+    return pair.removeprefix("\x01").replace("\x00", "/")
+
+
+def split_halves(comparison_ids: Sequence[str], dataset: str | None) -> np.ndarray:
+    """Half of each comparison: 0 (A) or 1 (B). The distinct pairs (``pair_id``) are sorted by the sha256
+    hex digest of their id (UTF-8) and dealt alternately to A and B (the first to A), so A has ⌈k/2⌉ of k
+    pairs, every copy of a pair is in its pair's half, and the split needs no seed."""
+    ids = [pair_id(c, dataset) for c in comparison_ids]
+    order = sorted(set(ids), key=lambda p: (hashlib.sha256(p.encode("utf-8")).hexdigest(), p))
+    half = {p: i % 2 for i, p in enumerate(order)}
+    return np.array([half[p] for p in ids], dtype=np.int64)
+
+
+def half_weights(
+    clusters: np.ndarray, within: np.ndarray, settings: BootstrapSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Comparison weights of one half (``within``: a mask over the comparisons), 0 outside it: the point
+    estimate's (1 inside), the bootstrap's (``resample_counts`` over the half's clusters, the configured seed)
+    and the leave-one-cluster-out jackknife's (one row per cluster of the half)."""
+    inside = np.flatnonzero(within)
+    point = np.zeros((1, clusters.size))
+    point[0, inside] = 1.0
+    counts = np.zeros((settings.n_resamples, clusters.size), dtype=np.int64)
+    counts[:, inside] = resample_counts(clusters[inside], settings)
+    left_out = jackknife_counts(clusters[inside])
+    jack = np.zeros((left_out.shape[0], clusters.size), dtype=np.int64)
+    jack[:, inside] = left_out
+    return point, counts, jack
+
+
+@dataclass(frozen=True)
+class HalfEstimate:
+    """One row's estimate on one half: the effect, its interval and the distinct pairs behind it."""
+
+    effect: float
+    low: float
+    high: float
+    pairs: int
+
+
+def half_estimate(
+    fit: Sequence[np.ndarray], k: int, behind: np.ndarray, settings: BootstrapSettings
+) -> HalfEstimate:
+    """Row ``k`` of a half's (point, bootstrap, jackknife) fit; ``behind``: the cluster of each observation
+    of the row in the half. The interval is the whole sample's (method, level), expanded for the half's
+    clusters (its jackknife rows)."""
+    point, boot, jack = fit
+    effect = settled(float(point[0, k])) if behind.size else float("nan")
+    low, high = (settled(b) for b in interval(effect, boot[:, k], jack[:, k], settings)[:2])
+    return HalfEstimate(effect, low, high, int(np.unique(behind).size))
+
+
+def excludes_zero(low: float, high: float, signed: bool = True) -> bool:
+    """Whether an interval excludes 0 (an unsigned share's: lies above it); False where it is undefined."""
+    return bool(low > 0 or (signed and high < 0))
+
+
+def replication(effect: float, halves: Sequence[HalfEstimate], signed: bool = True) -> dict:
+    """``half_a_effect``, ``half_b_effect`` and ``replicates`` of a finding with whole-sample ``effect``.
+
+    A half over fewer than ``MIN_PAIRS`` pairs of the finding has no estimate (null), and then
+    ``replicates`` is null; so is it where a half's estimate is undefined (NaN). Otherwise ``replicates``:
+    each half's effect has the sign of ``effect`` and each half's interval excludes 0."""
+    values = [h.effect if h.pairs >= MIN_PAIRS else None for h in halves]
+    if any(v is None or not np.isfinite(v) for v in values):
+        held = None
+    else:
+        held = all(
+            np.sign(h.effect) == np.sign(effect) and excludes_zero(h.low, h.high, signed) for h in halves
+        )
+    return dict(zip(HALF_COLUMNS, [*values, held], strict=True))
+
+
+# ── influence: whether one or two pairs carry a significant finding ────────────────────────────────────────
+INFLUENCE_COLUMNS = ("influential_pair", "without_it", "carried_by")
+
+
+def cluster_pairs(comparison_ids: Sequence[str], dataset: str | None) -> list[str]:
+    """The pair id (``pair_id``) of each cluster ``clusters_of`` numbers, in its order (first appearance):
+    entry j names the cluster that row j of ``jackknife_counts`` leaves out."""
+    return list(dict.fromkeys(pair_id(c, dataset) for c in comparison_ids))
+
+
+def gone(effect: float, value: float, bar: float = 0.0) -> bool:
+    """Whether ``value`` (the effect with pairs left out) no longer stands for a finding of ``effect``: it is
+    0, has the other sign, or lies within ``bar`` of 0 on ``effect``'s side (sign(effect)·value ≤ bar); an
+    undefined value (NaN) says nothing (False)."""
+    return bool(np.isfinite(value) and np.sign(effect) * value <= bar)
+
+
+@dataclass(frozen=True)
+class Influence:
+    """The clusters whose leaving out moves a finding most towards 0 (most first, at most two), and the
+    finding without the first."""
+
+    ranked: tuple[int, ...]
+    without_it: float
+
+
+def most_influential(effect: float, jack: np.ndarray) -> Influence | None:
+    """The clusters of the jackknife column ``jack`` (its row j leaves out cluster j) ordered by how far their
+    leaving out moves ``effect`` towards 0: the lowest sign(effect)·(effect without it) first (values
+    settled to 1e-12), ties by cluster (the caller numbers clusters in the sorted order of their pair ids);
+    undefined (NaN) replicates are not ranked. None where none is defined or the effect is undefined."""
+    sign = np.sign(effect)
+    defined = np.flatnonzero(np.isfinite(jack))
+    if not np.isfinite(effect) or not defined.size:
+        return None
+    order = sorted(defined.tolist(), key=lambda j: (sign * settled(float(jack[j])), j))
+    return Influence(tuple(order[:2]), settled(float(jack[order[0]])))
+
+
+def leave_out_weights(clusters: np.ndarray, left_out: Sequence[Sequence[int]]) -> np.ndarray:
+    """A row of comparison weights per entry of ``left_out``: 1, and 0 on the comparisons of its clusters."""
+    weights = np.ones((len(left_out), clusters.size))
+    for row, these in enumerate(left_out):
+        weights[row, np.isin(clusters, list(these))] = 0.0
+    return weights
+
+
+def fill_influence(
+    rows: Sequence[dict],
+    wanted: Sequence[int],
+    jack: np.ndarray,
+    clusters: np.ndarray,
+    pairs: Sequence[str],
+    refit: Callable[[np.ndarray], np.ndarray],
+    bar: float = 0.0,
+) -> None:
+    """Fill ``influential_pair``, ``without_it`` and ``carried_by`` of ``rows[k]`` for each k of ``wanted``
+    (row k: column k of the fit). ``jack``: the fit's leave-one-cluster-out replicates (row j leaves out
+    cluster j, whose pair id is ``pairs[j]``; ``clusters``: each comparison's cluster); ``refit``: the same
+    fit under rows of comparison weights, for the leave-two-out fits; ``bar``: how near 0 counts as gone
+    (``gone``). ``carried_by`` is 1 where leaving out the most influential pair makes the effect gone, 2
+    where leaving out the two most influential (one refit, their weights 0) does, else null."""
+    if not wanted:
+        return
+    rank = np.argsort(np.argsort(np.array(pairs, dtype=object)))  # ties go to the smaller pair id
+    by_id = np.argsort(rank)  # cluster of each rank
+    found = {}
+    for k in wanted:
+        influence = most_influential(rows[k]["effect"], jack[by_id, k])
+        if influence is not None:
+            ranked = tuple(int(by_id[r]) for r in influence.ranked)
+            found[k] = Influence(ranked, influence.without_it)
+    again = [
+        k for k, i in found.items() if not gone(rows[k]["effect"], i.without_it, bar) and len(i.ranked) > 1
+    ]
+    twice = refit(leave_out_weights(clusters, [found[k].ranked for k in again])) if again else None
+    for k, influence in found.items():
+        carried = 1 if gone(rows[k]["effect"], influence.without_it, bar) else None
+        if k in again and twice is not None:
+            carried = 2 if gone(rows[k]["effect"], settled(float(twice[again.index(k), k])), bar) else None
+        rows[k].update(
+            influential_pair=shown_pair(pairs[influence.ranked[0]]),
+            without_it=influence.without_it,
+            carried_by=carried,
+        )
+
+
 @dataclass(frozen=True)
 class EffectSettings:
     """``analysis.effects`` and ``analysis.bootstrap`` as the table needs them."""
@@ -213,10 +390,15 @@ def effects_table(
 ) -> pl.DataFrame:
     """ATTRIBUTE_EFFECTS rows (without dataset and method) of every RM × estimator × row; ``log`` gets why
     a row with observations is undefined, and why a table over fewer than ``MIN_PAIRS`` pairs has no
-    interval (and no significant row)."""
+    interval (and no significant row). Each significant row is estimated again on the two halves of the
+    pairs (``split_halves``; ``half_a_effect``, ``half_b_effect``, ``replicates``) and gets the pair that
+    moves it most towards 0 (``fill_influence``: ``influential_pair``, ``without_it``, ``carried_by``), null
+    on the others."""
     n = len(data.comparisons)
     clusters = clusters_of(data.comparisons, data.dataset)
     counts, jack = resample_counts(clusters, settings.bootstrap), jackknife_counts(clusters)
+    pairs = int(np.unique(clusters).size)
+    halves = split_halves(data.comparisons, data.dataset)
     point = np.ones((1, n))
     rows = []
     for rm in rms:
@@ -226,9 +408,12 @@ def effects_table(
             obs = estimator.observations(data, rm, reference)
             values = [estimator.estimate(obs, w, n, len(data.attributes)) for w in (point, counts, jack)]
             _log_reasons(log, rm, name, estimator, obs, data)
-            rows.extend(_rows(rm, name, estimator, reference, data, obs, values, settings))
+            mine = _rows(rm, name, estimator, reference, data, obs, values, settings)
+            if pairs >= MIN_PAIRS:
+                _replicate(mine, estimator, obs, data, clusters, halves, settings.bootstrap)
+                _influence(mine, estimator, obs, data, clusters, values[2])
+            rows.extend(mine)
     table = rank_rows(pl.DataFrame(rows, schema=_SCHEMA))
-    pairs = int(np.unique(clusters).size)
     if pairs >= MIN_PAIRS:
         return table
     if log is not None:
@@ -250,7 +435,12 @@ def too_few_pairs(pairs: int, comparisons: int) -> str:
 
 def without_intervals(table: pl.DataFrame) -> pl.DataFrame:
     """``table`` without intervals (NaN) or significance (false): its effects are point estimates."""
-    return table.with_columns(low=pl.lit(float("nan")), high=pl.lit(float("nan")), significant=pl.lit(False))
+    return table.with_columns(
+        low=pl.lit(float("nan")),
+        high=pl.lit(float("nan")),
+        significant=pl.lit(False),
+        **{column: pl.lit(None, dtype=_SCHEMA[column]) for column in (*HALF_COLUMNS, *INFLUENCE_COLUMNS)},
+    )
 
 
 UNADJUSTED = (
@@ -325,10 +515,61 @@ def _rows(
                 "reward_sd": sd,
                 "reference": reference,
                 "n_comparisons": int(n_comp[k]),
-                "significant": bool(defined and (low > 0 or (estimator.signed and high < 0))),
+                "significant": bool(defined and excludes_zero(low, high, estimator.signed)),
+                **dict.fromkeys(HALF_COLUMNS),
+                **dict.fromkeys(INFLUENCE_COLUMNS),
             }
         )
     return out
+
+
+def _replicate(
+    rows: list[dict],
+    estimator: Estimator,
+    obs: Observations,
+    data: EffectInput,
+    clusters: np.ndarray,
+    halves: np.ndarray,
+    bootstrap: BootstrapSettings,
+) -> None:
+    """Fill the half columns of the significant ``rows`` of one RM and estimator (in row order: the
+    attributes, then the length row): the estimator again on each half of the pairs, the same observations
+    and design, its bootstrap and jackknife over that half's pairs."""
+    wanted = [k for k, row in enumerate(rows) if row["significant"]]
+    if not wanted:
+        return
+    n, n_attributes = len(data.comparisons), len(data.attributes)
+    fits = []
+    for h in HALVES:  # point, bootstrap and jackknife in one call (each row of weights is fitted on its own)
+        weights = half_weights(clusters, halves == h, bootstrap)
+        stacked = estimator.estimate(obs, np.vstack(weights), n, n_attributes)
+        fits.append(np.split(stacked, np.cumsum([w.shape[0] for w in weights])[:-1]))
+    for k in wanted:
+        behind = obs.attribute == k if k < n_attributes else np.ones(obs.value.size, dtype=bool)
+        estimates = [
+            half_estimate(fit, k, clusters[obs.comparison[behind & (halves[obs.comparison] == h)]], bootstrap)
+            for h, fit in zip(HALVES, fits, strict=True)
+        ]
+        rows[k].update(replication(rows[k]["effect"], estimates, estimator.signed))
+
+
+def _influence(
+    rows: list[dict],
+    estimator: Estimator,
+    obs: Observations,
+    data: EffectInput,
+    clusters: np.ndarray,
+    jack: np.ndarray,
+) -> None:
+    """Fill the influence columns of the significant ``rows`` of one RM and estimator from its jackknife
+    replicates ``jack`` (``fill_influence``; gone: 0 or the other sign), refitting only to leave out two
+    pairs."""
+    wanted = [k for k, row in enumerate(rows) if row["significant"]]
+    n, n_attributes = len(data.comparisons), len(data.attributes)
+    pairs = cluster_pairs(data.comparisons, data.dataset)
+    fill_influence(
+        rows, wanted, jack, clusters, pairs, lambda w: estimator.estimate(obs, w, n, n_attributes), bar=0.0
+    )
 
 
 def settled(value: float) -> float:
@@ -351,6 +592,12 @@ _SCHEMA = {
     "reference": pl.String,
     "n_comparisons": pl.Int64,
     "significant": pl.Boolean,
+    "half_a_effect": pl.Float64,
+    "half_b_effect": pl.Float64,
+    "replicates": pl.Boolean,
+    "influential_pair": pl.String,
+    "without_it": pl.Float64,
+    "carried_by": pl.Int64,
 }
 
 

@@ -31,9 +31,11 @@ TARGETS = {"chosen": 0, "rejected": 1}
 DIRECTIONS = {"better": 1, "worse": -1}
 _KEEP = ("dataset", "method", "rm", "kind", "name", "description", "phrase", "significant", "reference", "n",
          "rank", "leading", "n_direction", "example_edit_id", "example_comparison_id", "example_words_change",
-         "inserted_most", "deleted_most", "carrier", "carrier_change", "carrier_edits")  # fmt: skip
+         "inserted_most", "deleted_most", "carrier", "carrier_change", "carrier_edits",
+         "replication", "carried_by")  # fmt: skip
 _NUMBERS = ("effect", "low", "high", "q_value", "example_effect_change", "example_reward_change",
-            "carrier_share_edits", "carrier_share_change")  # fmt: skip
+            "carrier_share_edits", "carrier_share_change", "half_a_effect", "half_b_effect",
+            "without_it")  # fmt: skip
 
 
 def finding_rows(findings: pl.DataFrame, num: Callable[[float | None], float | None]) -> list[dict[str, Any]]:
@@ -42,6 +44,7 @@ def finding_rows(findings: pl.DataFrame, num: Callable[[float | None], float | N
     for r in findings.iter_rows(named=True):
         row = {k: r[k] for k in _KEEP}
         row.update({k: num(r[k]) for k in _NUMBERS})
+        row["influential_pair"] = r["influential_pair"]
         before, after = r["example_before"], r["example_after"]
         row["example"] = None if before is None else {"before": before, "edit": word_edit(before, after)}
         rows.append(row)

@@ -46,8 +46,45 @@ DISCOVERED_NOTE = (
 )
 
 
+REPLICATION_NOTE = (
+    " Each significant finding is estimated again on two halves of the pairs (docs/findings.md): it holds in"
+    " both halves when each half's effect has its sign and each half's interval excludes 0."
+)
+
+
+def replication_sentence(row: dict) -> str | None:
+    """A finding's sentence on its halves ("Replication: holds in both halves (A +0.40, B +0.45)."); None
+    where it says nothing of them (not significant, or no halves in its table)."""
+    said = row.get("replication")
+    if not said:
+        return None
+    a, b = row.get("half_a_effect"), row.get("half_b_effect")
+    shown = f" (A {signed(a)}, B {signed(b)})" if a is not None and b is not None else ""
+    return f"Replication: {said}{shown}."
+
+
+INFLUENCE_NOTE = (
+    " A finding carried by one pair (or two) is gone once that pair (or those two) is left out: its effect"
+    " is then 0, of the other sign or, discovered, within the minimum effect (docs/findings.md)."
+)
+
+
+def influence_sentence(row: dict) -> str | None:
+    """A finding's sentence on the pair(s) that carry it ("Carried by one pair: without hh/12 its effect is
+    −0.02."); None where no one or two pairs carry it (or it was not asked)."""
+    carried, pair = row.get("carried_by"), row.get("influential_pair")
+    if carried not in (1, 2) or pair is None:
+        return None
+    without = signed(row.get("without_it"))
+    if carried == 1:
+        return f"Carried by one pair: without {pair} its effect is {without}."
+    alone = f"without {pair} alone: {without}"
+    return f"Carried by two pairs: without {pair} and one more pair it is gone ({alone})."
+
+
 def finding_line(row: dict) -> str:
-    """One bullet: the direction in words, the number and interval, the carrier, the example."""
+    """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
+    pairs, whether one or two pairs carry it, the carrier, the example."""
     name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
     unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd when added"
     vs = f" vs {row['reference']}" if row.get("reference") else ""
@@ -57,6 +94,12 @@ def finding_line(row: dict) -> str:
         + ("" if row["significant"] else " (not significant)")
         + "."
     ]
+    replicated = replication_sentence(row)
+    if replicated is not None:
+        parts.append(text(replicated))
+    carried = influence_sentence(row)
+    if carried is not None:
+        parts.append(f"**{text(carried)}**")
     if row.get("carrier"):
         verb = "insert" if row["carrier_change"] == "inserts" else "delete"
         parts.append(
@@ -88,7 +131,9 @@ def findings_rst(
         f"a response moves to an attribute's better side, its length held equal ({level:.0%} intervals); "
         f"length: per sd of length, longer. Every finding, with the edits behind it: `{table_link}`_ and the "
         "`explorer <explorer/index.html>`_."
-        + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else ""),
+        + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else "")
+        + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
+        + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else ""),
         "",
     ]
     if findings.is_empty():

@@ -12,7 +12,9 @@ discovered feature's effect is the change when the feature is *added*: "rewards 
   ("An apology (I'm sorry)." → "an apology (I'm sorry)"; "I", "AFINN" stay), "Uses X" as X ("Uses the
   character “;” (semicolon)." → "the character “;” (semicolon)"), "Use X" likewise ("Use bold text" →
   "bold text"), another verb first as its -ing form ("End the response with …" → "ending the response
-  with …"), and a sentence about the response as "a response that …".
+  with …"), and a sentence about the response as "a response that …". The mined classes are phrased so
+  from their descriptions: "numbers written as digits", "first-person words (I, me, my, we, our)",
+  "ending on a question", "opening with the word “I”", "filler words (honestly, actually, …)".
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ FORMS: dict[str, Callable[[str], str]] = {  # a feature's kind -> what it adds, 
     "closer": lambda text: f"ending with “{text}”",  # mined (a probe: described)
     **dict.fromkeys(
         ("character", "lexicon", "hypothesis", "variation",  # mined, and the llm engine's
+         "numbers", "pronouns", "shape", "filler",  # mined classes (rmexplain.discovery.classes)
          "format", "spacing", "punctuation", "casing", "wording"),  # the catalogue's probes
         described,
     ),

@@ -41,11 +41,15 @@ NOTE = (
     " the edit that changed the length most in the way the effect says), the stretches those edits inserted"
     " and deleted most often, and a phrase that carries most of the effect where one does (docs/findings.md);"
     " then discovered features. `leading`: shown on the report's first page and the explorer's."
+    " `replication`: whether a significant finding holds in both halves of the pairs (each half's effect"
+    " with its sign, each half's interval excluding 0; docs/findings.md). `carried_by`: 1 or 2 where leaving"
+    " out the one or two most influential pairs makes a significant finding's effect 0, of the other sign"
+    " or (discovered) within the minimum effect; `without_it`: its effect without the most influential pair."
 )
 SHOWN = ["dataset", "method", "rm", "rank", "leading", "phrase", "name", "effect", "low", "high",
-         "significant", "reference", "carrier", "carrier_edits", "n_direction", "carrier_share_change",
-         "example_before", "example_after", "example_effect_change", "example_words_change", "inserted_most",
-         "deleted_most"]  # fmt: skip
+         "significant", "replication", "carried_by", "without_it", "reference", "carrier", "carrier_edits",
+         "n_direction", "carrier_share_change", "example_before", "example_after", "example_effect_change",
+         "example_words_change", "inserted_most", "deleted_most"]  # fmt: skip
 
 
 def run_effect_changes(

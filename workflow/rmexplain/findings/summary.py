@@ -24,6 +24,12 @@ from rmexplain.schemas import FINDINGS, conform, polars_schema
 from rmexplain.textdiff import words
 
 ALPHA = 0.05  # a discovered feature is significant when its q-value is below this
+HALF_COLUMNS = ("half_a_effect", "half_b_effect", "replicates")
+INFLUENCE_COLUMNS = ("influential_pair", "without_it", "carried_by")
+HOLDS = "holds in both halves"
+FAILS = "does not hold in both halves"
+TOO_FEW_PAIRS = "too few pairs to split"
+NO_HALF_ESTIMATE = "no estimate in a half"
 CONTEXT_WORDS = 5  # words of context on each side of an example's change
 EXAMPLE_WORDS = 30  # an example stretch longer than this is cut in the middle
 
@@ -137,7 +143,34 @@ def _base_row(row: Mapping[str, Any], descriptions: Mapping[str, str]) -> dict[s
         "reference": row["reference"],
         "n": row["n"],
         "rank": row["rank"],
+        **replication_of(row, bool(row["significant"])),
+        **influence_of(row, bool(row["significant"])),
     }
+
+
+def replication_of(row: Mapping[str, Any], significant: bool) -> dict[str, Any]:
+    """A finding's halves (``half_a_effect``, ``half_b_effect``, ``replicates``, from its table's row) and
+    ``replication`` in words: for a significant finding, whether it holds in both halves of the pairs, or
+    why that could not be said (a half with fewer than two of its pairs: null; an undefined half: NaN);
+    nothing for a finding that is not significant, or from a table without the halves."""
+    if not all(c in row for c in HALF_COLUMNS):
+        return {}
+    out = {c: row[c] for c in HALF_COLUMNS}
+    if not significant:
+        return {**out, "replication": None}
+    if row["replicates"] is not None:
+        return {**out, "replication": HOLDS if row["replicates"] else FAILS}
+    missing = row["half_a_effect"] is None or row["half_b_effect"] is None
+    return {**out, "replication": TOO_FEW_PAIRS if missing else NO_HALF_ESTIMATE}
+
+
+def influence_of(row: Mapping[str, Any], significant: bool) -> dict[str, Any]:
+    """A finding's most influential pair (``influential_pair``, ``without_it``, ``carried_by``, from its
+    table's row; docs/findings.md): for a significant finding, as its table has it; null for one that is
+    not; nothing from a table without them."""
+    if not all(c in row for c in INFLUENCE_COLUMNS):
+        return {}
+    return {c: row[c] if significant else None for c in INFLUENCE_COLUMNS}
 
 
 def _behind(
@@ -248,6 +281,8 @@ def discovered_findings(
             "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": _significant(r),
             "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"],
         }  # fmt: skip
+        row.update(replication_of(r, row["significant"]))
+        row.update(influence_of(r, row["significant"]))
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
     return _rank_discovered(rows, settings.leading_discovered)

@@ -416,11 +416,28 @@
     return el("div", { class: "example" }, el("span", { class: "meta" }, f.name === LENGTH ? "e.g. the edit that changed the length most: " : "e.g. "),
       renderEdit(f.example.before, f.example.edit), said.length ? el("span", { class: "meta" }, " (" + said.join(", ") + ")") : null);
   }
+  function replicationLine(f) {
+    if (!f.replication) return null;
+    var halves = f.half_a_effect === null || f.half_a_effect === undefined || f.half_b_effect === null ||
+      f.half_b_effect === undefined ? "" : " (A " + signed(f.half_a_effect) + ", B " + signed(f.half_b_effect) + ")";
+    return el("div", { class: "replication" + (f.replication === "holds in both halves" ? " holds" : ""),
+      title: "estimated again on each half of the pairs: it holds where both halves have its sign and an interval without 0" },
+      "Replication: " + f.replication + halves);
+  }
+  function influenceLine(f) {
+    if ((f.carried_by !== 1 && f.carried_by !== 2) || !f.influential_pair) return null;
+    var without = signed(f.without_it), pair = f.influential_pair;
+    return el("div", { class: "influence", title: "leave-one-pair-out: without this pair (or two) the effect is gone (0, the other sign or within the minimum effect); docs/findings.md" },
+      f.carried_by === 1 ? "Carried by one pair: without " + pair + " its effect is " + without + "." :
+        "Carried by two pairs: without " + pair + " and one more pair it is gone (without " + pair + " alone: " + without + ").");
+  }
   function findingItem(f, max) {
     var link = effectLink(f);
     return el("li", { class: "finding", "data-name": f.name, "data-kind": f.kind, "data-rm": f.rm },
       el("div", { class: "phrase" }, f.phrase),
       el("div", { class: "numbers" }, effectBar(f, max), " ", numbers(f)),
+      replicationLine(f),
+      influenceLine(f),
       f.carrier ? el("div", { class: "carrier" }, carrierSentence(f)) : null,
       exampleOf(f),
       link ? el("a", { href: link, class: "edits-link" }, f.kind === "discovered" ? "its edits →" :

@@ -1,0 +1,424 @@
+"""Mined candidates at the level of their class: numbers, personal pronouns, sentence shape, filler words.
+
+An RM that gives a reward per digit or per first-person word does not reward one string: mined one string at
+a time it reads as seven word rows ("i", "i’m", "i can", "me", …) and a list format, the class never named.
+These candidates name the class, each a ``Feature`` whose edits change every instance of it (``remove``)
+or put one in (``add``), and leave the rest of the response as it was, byte for byte (no whitespace
+tidied elsewhere; a sentence start capitalised only where its first word was removed). An edit that has no
+sensible form raises ``SkipEdit`` with the reason, a counted skip. English only: the repository detects no
+response's language, and the word lists are English (a response in another language simply lacks them).
+
+- ``numbers`` (``numbers as digits``): a digit anywhere. Removed: every whole number from 0 to 9999 written
+  out in words (``12`` → ``twelve``, ``2024`` → ``two thousand twenty-four``; no number-words package is
+  installed, so ``number_words`` spells them; ``5-minute`` → ``five-minute``; a response with anything
+  else holding a digit — ``3.5``, ``5th``, ``10%``, ``$5``, ``COVID-19``, ``12,000``, a numbered list's
+  ``1.`` — is a skip). Added: every number written in words (``two`` … ``nine thousand nine hundred
+  ninety-nine``, ``two hundred and five``; not a lone ``one``, as often a pronoun: ``no one``) in digits; a
+  response with none is a skip.
+- ``pronouns`` (``pronouns first person``, ``pronouns second person``): the words of ``FIRST_PERSON`` and
+  ``SECOND_PERSON``. Removed only where every instance sits in a clause that can go without changing what
+  is said (first person: ``I think/believe/guess/suppose/reckon (that)``, ``I'd say``, ``I feel that``
+  before a clause, ``In my opinion,``, ``To me,``, ``, I think,``; second person: ``As you (may) know,``,
+  ``As you can see,``, ``You know,``, ``, you know,``, and ``thank you`` → ``thanks``); any other instance
+  (``I can``, ``my``, ``your``) has no neutral rewrite and the response is skipped. Added: ``I think `` /
+  ``You'll find that `` before the last statement that opens with its subject (``it``, ``the``, ``this``,
+  ``you``, …: ``I think the egg is done.``; an imperative, ``Boil it.``, takes neither).
+- ``shape`` (``shape ends on a question``, ``shape opens with I``): the last sentence a question — added:
+  ``Does that help?`` after the last sentence; removed: the questions that end the response dropped — and
+  the first word ``I`` (``I``, ``I'm``, ``I've``, ``I'd``, ``I'll``) — added: ``I think `` before the first
+  sentence where it is a statement opening with its subject; removed: an opening ``I think``-style clause
+  dropped (``I can help.`` is a skip).
+- ``filler`` (``filler words``): the words of ``FILLER``. Removed: each deleted with the comma that goes with
+  it (``Honestly, it`` → ``It``, ``is, really, fine`` → ``is fine``); added: ``Honestly, `` before the
+  first sentence.
+
+The estimate has no dose (``rmexplain.discovery.estimate`` fits one β per feature over edits of any size),
+so an edit that changes three numbers counts as one edit, like one that changes one: the effect is of the
+class edit as made, not per instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+import regex
+
+from rmexplain.discovery.base import Feature, SkipEdit
+from rmexplain.discovery.text import (
+    WORD,
+    capitalise_at,
+    delete_clause,
+    delete_words,
+    opens_sentence,
+    prefix_sentence,
+    replace_spans,
+    sentences,
+    statement_sentences,
+)
+
+CLASS_KINDS = ("numbers", "pronouns", "shape", "filler")  # in the miner's order
+SOURCE = "mined from the responses (a class)"
+FLAGS = regex.IGNORECASE | regex.VERSION1
+BOUNDARY = r"(?<![\p{L}\p{N}\p{M}'’])"
+END = r"(?![\p{L}\p{N}\p{M}])"
+
+
+def word_key(word: str) -> str:
+    """A word as the lists below hold it: lower case, curly apostrophes straightened."""
+    return word.lower().replace("’", "'")
+
+
+# ── numbers ───────────────────────────────────────────────────────────────────────────────────────────────
+UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+         "nineteen")  # fmt: skip
+TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+LARGEST = 9999
+DIGIT = regex.compile(r"\p{Nd}")
+# a run of letters and digits with inner . , : / - ' (3.5, 1,000, 2:30, COVID-19): one number token
+TOKEN = regex.compile(r"[\p{L}\p{N}\p{M}]+(?:[.,:/\-'’][\p{L}\p{N}\p{M}]+)*")
+# a whole number, with a hyphenated word after it (5-minute, 10-year-old) kept as it is
+WHOLE = regex.compile(r"(?P<number>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:-[\p{L}\p{M}]+)*")
+LIST_MARKER = regex.compile(r"(?:^|\n)[ \t]*$")
+NUMBER_WORD = regex.compile(
+    BOUNDARY + r"(?:(?:" + "|".join(TENS[2:]) + r")-(?:" + "|".join(UNITS[1:10]) + r")|"
+    + "|".join(sorted([*UNITS, *TENS[2:], "hundred", "thousand"], key=len, reverse=True))
+    + r")(?![\p{L}\p{N}\p{M}]|['’]\p{L})",
+    FLAGS,
+)  # fmt: skip
+NUMBER_GAP = regex.compile(r"[ \t]+(?:and[ \t]+)?", FLAGS)
+
+
+def number_words(n: int) -> str:
+    """``n`` (0 to 9999) in English words, as a US style guide writes it: ``twelve``, ``forty-two``,
+    ``one hundred five``, ``two thousand twenty-four`` (a small function, as no number-words package such
+    as ``num2words`` is installed)."""
+    if not 0 <= n <= LARGEST:
+        raise ValueError(f"{n} is not from 0 to {LARGEST}")
+    if n < 20:
+        return UNITS[n]
+    if n < 100:
+        tens, unit = divmod(n, 10)
+        return TENS[tens] + (f"-{UNITS[unit]}" if unit else "")
+    big, rest = divmod(n, 1000) if n >= 1000 else divmod(n, 100)
+    head = f"{UNITS[big]} {'thousand' if n >= 1000 else 'hundred'}"
+    return f"{head} {number_words(rest)}" if rest else head
+
+
+@cache
+def number_values() -> dict[str, int]:
+    """A number's words (hyphens as spaces, no ``and``) -> its value, 0 to 9999."""
+    return {number_words(n).replace("-", " "): n for n in range(LARGEST + 1)}
+
+
+def number_phrases(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, value) of each number written in words: the longest run of number words (joined by
+    spaces, hyphens or ``and``) that spells one number as ``number_words`` does (``twenty-five``,
+    ``two hundred and five``); a lone ``one`` is left out (``no one``, ``one of them``)."""
+    found: list[tuple[int, int, int]] = []
+    matches = list(NUMBER_WORD.finditer(text))
+    i = 0
+    while i < len(matches):
+        chain = [matches[i]]
+        while (
+            i + len(chain) < len(matches)
+            and NUMBER_GAP.fullmatch(text, chain[-1].end(), matches[i + len(chain)].start()) is not None
+        ):
+            chain.append(matches[i + len(chain)])
+        for size in range(len(chain), 0, -1):
+            key = " ".join(word_key(m.group()).replace("-", " ") for m in chain[:size])
+            if key in number_values() and key != "one":
+                found.append((chain[0].start(), chain[size - 1].end(), number_values()[key]))
+                i += size
+                break
+        else:
+            i += 1
+    return found
+
+
+class NumbersAsDigits(Feature):
+    """A number written with digits (any digit). Removed: each whole number 0–9999 spelled out; added: each
+    number written in words put in digits (see the module)."""
+
+    kind, source = "numbers", SOURCE
+    name = "numbers as digits"
+    description = "Numbers written as digits."
+
+    def present(self, text: str) -> bool:
+        return DIGIT.search(text) is not None
+
+    def add(self, text: str) -> str:
+        found = number_phrases(text)
+        if not found:
+            raise SkipEdit(
+                "the response has no number written in words (two, twenty-five, …) to put in digits"
+            )
+        return replace_spans(text, [(a, b, str(value)) for a, b, value in found])
+
+    def remove(self, text: str) -> str:
+        replacements = []
+        for match in TOKEN.finditer(text):
+            token = match.group()
+            if DIGIT.search(token) is None:
+                continue
+            whole = WHOLE.fullmatch(token)
+            if whole is None:
+                raise SkipEdit(f"“{token}” is no whole number (a decimal, ordinal, range, time or code)")
+            number = whole.group("number")
+            a, b = match.start(), match.start() + len(number)
+            if len(number) > 1 and number.startswith("0"):
+                raise SkipEdit(f"“{token}” has a leading zero")
+            if regex.match(r"\p{Sc}", text[a - 1 : a]) or regex.match(r"[%‰°]", text[b : b + 1]):
+                raise SkipEdit(f"“{token}” goes with a sign (currency, percent, degrees)")
+            if LIST_MARKER.search(text, 0, a) and regex.match(r"[.)](?=\s)", text[b : b + 2]):
+                raise SkipEdit(f"“{token}” is a numbered list's marker")
+            value = int(number.replace(",", ""))
+            if value > LARGEST:
+                raise SkipEdit(f"“{token}” is beyond {LARGEST}, the largest number spelled out")
+            spelled = number_words(value)
+            if opens_sentence(text, a):
+                spelled = capitalise_at(spelled, 0)
+            replacements.append((a, b, spelled))
+        return replace_spans(text, replacements)
+
+
+# ── personal pronouns ─────────────────────────────────────────────────────────────────────────────────────
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll", "we", "us", "our",
+                          "ours", "ourselves", "we're", "we've", "we'd", "we'll", "let's"})  # fmt: skip
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'd",
+                           "you'll"})  # fmt: skip
+I_FORMS = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+# a word that opens the clause after a hedge: where "I think" is followed by one, it hedges that clause
+CLAUSE_START = (
+    r"(?:that|it|it's|it’s|its|this|these|those|the|a|an|i|you|your|we|they|he|she|there|their|most|many|"
+    r"some|any|all|both|each|every|no|one|people)" + END
+)
+# "that" as the subject ("I think that is wrong"): the clause keeps it
+THAT_SUBJECT = r"(?:is|was|will|would|can|could|should|might|may|does|did|has|had|sounds|seems|makes)" + END
+HEDGE = regex.compile(
+    BOUNDARY + r"i(?:[ \t]+(?:(?:really|honestly|personally|do|also|still|genuinely|strongly)[ \t]+)?"
+    r"(?:think|believe|guess|suppose|reckon|would[ \t]+say|feel(?=[ \t]+that" + END + r"))"
+    r"|['’]d[ \t]+say)(?:[ \t]+that[ \t]+(?!" + THAT_SUBJECT + r")|,?[ \t]+(?=" + CLAUSE_START + r"))",
+    FLAGS,
+)  # fmt: skip
+FRAME = regex.compile(
+    BOUNDARY + r"(?:in[ \t]+my[ \t]+(?:humble[ \t]+)?(?:opinion|view)|to[ \t]+me),[ \t]+", FLAGS
+)
+PARENTHETICAL_I = regex.compile(
+    r",[ \t]+(?:i[ \t]+(?:think|believe|guess|suppose)|in[ \t]+my[ \t]+(?:humble[ \t]+)?(?:opinion|view))"
+    r"(?:,(?=[ \t])|(?=[.!?…;:]))",
+    FLAGS,
+)
+ASIDE_YOU = regex.compile(
+    BOUNDARY + r"(?:as[ \t]+you[ \t]+(?:(?:may|might|probably|already)[ \t]+)?(?:know|can[ \t]+see)"
+    r"|you[ \t]+(?:know|see)),[ \t]+",
+    FLAGS,
+)
+PARENTHETICAL_YOU = regex.compile(
+    r",[ \t]+(?:as[ \t]+)?you[ \t]+(?:may[ \t]+)?know(?:,(?=[ \t])|(?=[.!?…;:]))", FLAGS
+)
+THANK_YOU = regex.compile(BOUNDARY + r"(?P<t>t)hank[ \t]+you" + END, FLAGS)
+# a statement an added "I think " or "You'll find that " runs into: one opening with its subject (not an
+# imperative: "I think boil it" is no sentence)
+SUBJECT_START = regex.compile(
+    r"(?:it|this|these|those|that|the|a|an|you|your|we|our|they|he|she|there|their|most|many|some|all|"
+    r"both|each|every|any|people)" + END,
+    FLAGS,
+)
+AFTER_CONNECTIVE = regex.compile(r"(?:[,;:—–]|(?<![\p{L}\p{N}])(?:and|but|so))[ \t]+$", FLAGS)
+
+
+def class_words(text: str, members: frozenset[str]) -> list[tuple[int, int]]:
+    """(start, end) of each word of ``text`` in ``members`` (``US`` in capitals is no pronoun)."""
+    return [m.span() for m in WORD.finditer(text) if word_key(m.group()) in members and m.group() != "US"]
+
+
+def opening_clauses(text: str, pattern: regex.Pattern[str]) -> list[tuple[int, int]]:
+    """Spans of ``pattern`` where it opens a sentence or a clause (after a comma, semicolon, colon, dash,
+    ``and``, ``but`` or ``so``): ``Do I think the …`` is a question, not a hedge."""
+    return [
+        m.span()
+        for m in pattern.finditer(text)
+        if opens_sentence(text, m.start()) or AFTER_CONNECTIVE.search(text, 0, m.start())
+    ]
+
+
+def subject_statements(text: str) -> list[tuple[int, int]]:
+    """The statements of ``text`` (``statement_sentences``) that open with a subject (``SUBJECT_START``)."""
+    return [span for span in statement_sentences(text) if SUBJECT_START.match(text, span[0])]
+
+
+def without_clauses(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the clauses at ``spans`` (each capitalising what follows where it opened a sentence
+    in capitals), from the end so that earlier offsets stay valid."""
+    for start, end in sorted(set(spans), reverse=True):
+        text = delete_clause(text, start, end)
+    return text
+
+
+class PersonalPronouns(Feature):
+    """Words of a person's pronoun class (see the module); ``kind`` ``pronouns``."""
+
+    kind, source = "pronouns", SOURCE
+    members: frozenset[str] = frozenset()
+    prefix = ""
+    why_not = ""
+
+    def present(self, text: str) -> bool:
+        return bool(class_words(text, self.members))
+
+    def add(self, text: str) -> str:
+        statements = subject_statements(text)
+        if not statements:
+            opener = self.prefix.strip()
+            raise SkipEdit(f"the response has no statement opening with its subject to put “{opener}” before")
+        return prefix_sentence(text, statements[-1], self.prefix)
+
+    def removable(self, text: str) -> str:
+        """``text`` without the clauses this class can drop."""
+        raise NotImplementedError
+
+    def remove(self, text: str) -> str:
+        out = self.removable(text)
+        if self.present(out):
+            raise SkipEdit(self.why_not)
+        return out
+
+
+class FirstPerson(PersonalPronouns):
+    members = FIRST_PERSON
+    name = "pronouns first person"
+    description = "First-person words (I, me, my, we, our)."
+    prefix = "I think "
+    why_not = "a first-person word outside an “I think”-style clause (I can, my, we) has no neutral rewrite"
+
+    def removable(self, text: str) -> str:
+        out = without_clauses(text, [m.span() for m in PARENTHETICAL_I.finditer(text)])
+        return without_clauses(out, opening_clauses(out, HEDGE) + opening_clauses(out, FRAME))
+
+
+class SecondPerson(PersonalPronouns):
+    members = SECOND_PERSON
+    name = "pronouns second person"
+    description = "Second-person words (you, your, yours)."
+    prefix = "You'll find that "
+    why_not = "a second-person word outside “thank you” and “as you know”-style asides has no neutral rewrite"
+
+    def removable(self, text: str) -> str:
+        out = without_clauses(text, [m.span() for m in PARENTHETICAL_YOU.finditer(text)])
+        out = without_clauses(out, opening_clauses(out, ASIDE_YOU))
+        return THANK_YOU.sub(lambda m: f"{m.group('t')}hanks", out)
+
+
+# ── sentence shape ────────────────────────────────────────────────────────────────────────────────────────
+QUESTION = regex.compile(r"[?？][\"'”’)\]]*$")
+ENDS_SENTENCE = regex.compile(r"[.!?…。！？][\"'”’)\]]*$")
+CLOSING_QUESTION = "Does that help?"
+
+
+def is_question(sentence: str) -> bool:
+    return QUESTION.search(sentence.rstrip()) is not None
+
+
+class EndsOnQuestion(Feature):
+    """The last sentence a question. Added: ``Does that help?`` after it (on the same line after final
+    punctuation; else, after a list item, header or line without it, as a paragraph of its own); removed:
+    the questions that end the response dropped (the space before them with them)."""
+
+    kind, source = "shape", SOURCE
+    name = "shape ends on a question"
+    description = "Ends on a question."
+
+    def present(self, text: str) -> bool:
+        spans = sentences(text)
+        return bool(spans) and is_question(text[spans[-1][0] : spans[-1][1]])
+
+    def add(self, text: str) -> str:
+        spans = sentences(text)
+        if not spans:
+            raise SkipEdit("the response has no sentence")
+        a, b = spans[-1]
+        end = a + len(text[a:b].rstrip())
+        joint = " " if ENDS_SENTENCE.search(text[a:end]) else "\n\n"
+        return text[:end] + joint + CLOSING_QUESTION + text[end:]
+
+    def remove(self, text: str) -> str:
+        ends = [a + len(text[a:b].rstrip()) for a, b in sentences(text)]  # each sentence's last character
+        kept = [end for (a, b), end in zip(sentences(text), ends, strict=True) if not is_question(text[a:b])]
+        if not kept:
+            raise SkipEdit("every sentence of the response is a question")
+        return text[: kept[-1]] + text[ends[-1] :]
+
+
+class OpensWithI(Feature):
+    """The first word ``I`` (or ``I'm``, ``I've``, ``I'd``, ``I'll``). Added: ``I think `` before the first
+    sentence where it is a statement opening with its subject; removed: an opening ``I think``-style clause
+    dropped (another opening ``I …`` is a skip)."""
+
+    kind, source = "shape", SOURCE
+    name = "shape opens with I"
+    description = "Opens with the word “I”."
+
+    def present(self, text: str) -> bool:
+        first = WORD.search(text)
+        return first is not None and word_key(first.group()) in I_FORMS
+
+    def add(self, text: str) -> str:
+        spans = sentences(text)
+        if not spans or spans[0] not in subject_statements(text):
+            raise SkipEdit("the response does not open with a statement opening with its subject")
+        return prefix_sentence(text, spans[0], "I think ")
+
+    def remove(self, text: str) -> str:
+        first = WORD.search(text)
+        clause = HEDGE.match(text, first.start()) if first is not None else None
+        if clause is None:
+            raise SkipEdit("the response opens with “I …” but not with an “I think”-style clause")
+        out = delete_clause(text, *clause.span())
+        if self.present(out):
+            raise SkipEdit("the response still opens with “I …” after its “I think”-style clause")
+        return out
+
+
+# ── filler words ──────────────────────────────────────────────────────────────────────────────────────────
+FILLER = frozenset({"honestly", "actually", "basically", "literally", "really", "just", "simply", "totally",
+                    "definitely", "clearly", "obviously"})  # fmt: skip
+FILLER_OPENER = "Honestly, "
+
+
+class FillerWords(Feature):
+    """Words of ``FILLER``. Removed: each deleted with its comma (``rmexplain.discovery.text.word_cut``);
+    a sentence of filler words alone (``Really?``) is a skip. Added: ``Honestly, `` before the first sentence
+    where it opens with a letter."""
+
+    kind, source = "filler", SOURCE
+    name = "filler words"
+    description = "Filler words (honestly, actually, basically, really, just, …)."
+
+    def present(self, text: str) -> bool:
+        return bool(class_words(text, FILLER))
+
+    def add(self, text: str) -> str:
+        spans = sentences(text)
+        if not spans or not regex.match(r"\p{L}", text[spans[0][0]]):
+            raise SkipEdit("the response does not open with a sentence of words")
+        return prefix_sentence(text, spans[0], FILLER_OPENER)
+
+    def remove(self, text: str) -> str:
+        for a, b in sentences(text):
+            found = [word_key(w.group()) for w in WORD.finditer(text, a, b)]
+            if found and all(w in FILLER for w in found):
+                raise SkipEdit(f"the sentence “{text[a:b].strip()}” is filler words alone")
+        return delete_words(text, class_words(text, FILLER))
+
+
+def class_features(kinds: Sequence[str]) -> list[Feature]:
+    """The class candidates of the kinds asked for: in ``CLASS_KINDS`` order, each kind's by name."""
+    by_kind: dict[str, list[Feature]] = {
+        "numbers": [NumbersAsDigits()],
+        "pronouns": [FirstPerson(), SecondPerson()],
+        "shape": [EndsOnQuestion(), OpensWithI()],
+        "filler": [FillerWords()],
+    }
+    return [f for kind in CLASS_KINDS if kind in kinds for f in sorted(by_kind[kind], key=lambda f: f.name)]

@@ -18,13 +18,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rmexplain.analysis.bootstrap import BootstrapSettings, interval, resample_counts
+from rmexplain.analysis.bootstrap import BootstrapSettings, interval, pair_id, resample_counts
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.effects.analysis import (
     EffectSettings,
     effects_table,
     half_weights,
-    pair_id,
     split_halves,
 )
 from rmexplain.effects.base import EffectInput, RewardChanges

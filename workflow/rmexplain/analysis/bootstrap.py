@@ -70,7 +70,7 @@ def clusters_of(comparison_ids: Sequence[str], dataset: str | None = None) -> np
     labels: dict[str, int] = {}
     out = np.empty(len(comparison_ids), dtype=np.int64)
     for i, comparison_id in enumerate(comparison_ids):
-        out[i] = labels.setdefault(_pair_key(comparison_id, dataset), len(labels))
+        out[i] = labels.setdefault(pair_id(comparison_id, dataset), len(labels))
     return out
 
 
@@ -78,8 +78,10 @@ _COMPARISON_ID = re.compile(r"(?P<dataset>.+)-s-?\d+-(?P<source>.+)")
 _SEED_SOURCE = re.compile(r"-?\d+-(?P<source>.+)")
 
 
-def _pair_key(comparison_id: str, dataset: str | None) -> str:
-    """(dataset, source index) of a comparison id as one string; the id itself (marked) if it has no seed."""
+def pair_id(comparison_id: str, dataset: str | None) -> str:
+    """The id of a comparison's pair, the cluster ``clusters_of`` numbers: the dataset's name and the source
+    index joined by a NUL character (``"{dataset}\\0{source_index}"``), or, for an id not of the form
+    ``{dataset}-s{seed}-{source_index}``, a \\x01 character and the comparison id."""
     if dataset is None:
         match = _COMPARISON_ID.fullmatch(comparison_id)
         pair = (match["dataset"], match["source"]) if match else None

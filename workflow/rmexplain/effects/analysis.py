@@ -13,10 +13,10 @@ import regex
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
-    _pair_key,
     clusters_of,
     interval,
     jackknife_counts,
+    pair_id,
     resample_counts,
 )
 from rmexplain.effects.base import EffectInput, Estimator, Observations, RewardChanges, estimators, row_names
@@ -200,13 +200,6 @@ def _one_dataset(comparisons: pl.DataFrame) -> str | None:
 # ── replication: each significant finding again on two halves of the pairs ─────────────────────────────────
 HALVES = (0, 1)  # half A, half B
 HALF_COLUMNS = ("half_a_effect", "half_b_effect", "replicates")
-
-
-def pair_id(comparison_id: str, dataset: str | None) -> str:
-    """The id of a comparison's pair, the cluster the bootstrap resamples (``clusters_of``): the dataset's
-    name and the source index joined by a NUL character (``"{dataset}\\0{source_index}"``), or, for an id
-    not of the form ``{dataset}-s{seed}-{source_index}``, a \\x01 character and the comparison id."""
-    return _pair_key(comparison_id, dataset)
 
 
 def shown_pair(pair: str) -> str:

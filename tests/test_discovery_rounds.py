@@ -35,7 +35,7 @@ def test_a_plugin_engine_runs_two_rounds_the_second_chosen_from_the_first(
     config["analysis"]["bootstrap"] = {"n_resamples": 300}
     config["discovery"] = {"engines": ["refine"], "responses_per_feature": 12, "min_per_direction": 3}
     workflow_copy.write_config(config)
-    workflow_copy.snakemake("--cores", "2", "--configfile", "config/test.yaml")
+    workflow_copy.snakemake("--cores", "2", "discovered_biases", "--configfile", "config/test.yaml")
 
     results = workflow_copy.root / "results"
     rounds = results / "discovery" / "helpful" / "engines" / "refine"

@@ -68,16 +68,30 @@ def test_env_files_carry_the_declared_dependencies():
         assert not missing, f"{env_file.name} lacks {missing} (pyproject.toml's dependencies)"
 
 
+@pytest.fixture(scope="module")
+def pip_dry_runs(tmp_path_factory) -> dict[str, subprocess.Popen]:
+    """pip's resolution of each env file's pip section from Snakemake's copy, all started at once (each
+    mostly waits on the package index), by env name; each test waits for its own."""
+    runs = {}
+    for env_file in ENV_FILES:
+        requirements = snakemake_copy(env_file, tmp_path_factory.mktemp(env_file.stem))
+        runs[env_file.stem] = subprocess.Popen(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+             "-r", requirements.name],
+            cwd=requirements.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    yield runs
+    for run in runs.values():
+        run.kill()
+        run.wait()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda f: f.stem)
-def test_pip_section_resolves_from_snakemakes_copy(env_file, tmp_path):
-    requirements = snakemake_copy(env_file, tmp_path)
-    run = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-         "-r", requirements.name],
-        cwd=requirements.parent, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-3000:]
+def test_pip_section_resolves_from_snakemakes_copy(env_file, pip_dry_runs):
+    run = pip_dry_runs[env_file.stem]
+    _, errors = run.communicate(timeout=900)
+    assert run.returncode == 0, errors[-3000:]
 
 
 @pytest.mark.slow

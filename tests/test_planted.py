@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -177,6 +180,26 @@ def test_a_planted_rm_asks_for_its_bases_threads():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+JOB_THREADS = """
+import sys
+from rmexplain.resources import use_job_threads
+use_job_threads(2)
+imported = "torch" in sys.modules
+import torch
+print(imported, torch.get_num_threads())
+"""
+
+
+def test_a_jobs_threads_reach_torch_imported_later_and_torch_is_not_imported_for_them():
+    """A python or server RM's scoring job never loads torch: setting the job's threads must not import it,
+    and a torch the RM imports afterwards runs on exactly the job's threads (whatever the caller's
+    OMP_NUM_THREADS said; torch caps it at the cores the process may use: 2 on CI)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", JOB_THREADS], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", str(min(2, len(os.sched_getaffinity(0))))]
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,14 @@ from polars.testing import assert_frame_equal
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_SCRIPTS = REPO / "tests" / "slurm"
-TARGETS = ["evaluation_tables"]
+# The categorised explanations of both methods and the truncation table: every stage up to the paper's CF/SF
+# categories (sampling as a localrule, scoring on the gpu partition, perturbing, categorising and a CSV table
+# on the cpu one) and no further, so the cluster run is a few waves of jobs.
+METHODS = ("rules", "rules_random")
+TARGETS = [
+    *(f"results/explanations/helpful/{method}/wordy.parquet" for method in METHODS),
+    "results/tables/truncation.csv",
+]
 LOCAL_RULES = {"sample_comparisons"}  # hub downloads: they run where Snakemake runs (the login node)
 GPU_RULES = {"score_originals": 1, "score_perturbations": 2}  # GPUs the test profile gives them
 RUN_TIMEOUT_S = 600
@@ -44,6 +51,7 @@ def tiny_config() -> dict:
     config["datasets"] = {"helpful": {"source": "embedded", "part": "helpful"}}
     config["sample"].update(n_per_seed=3, seeds=[0])
     config["reward_models"] = {"wordy": {"backend": "python", "callable": "test_rms.py:wordy"}}
+    config["perturb"]["methods"] = list(METHODS)
     config["attributes"] = {
         "clarity": "whether or not the response is clear and easy to read",
         "verbosity": "how many relevant details are included in the response, and whether it is too long",

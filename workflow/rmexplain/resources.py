@@ -6,6 +6,9 @@ from what the registered backend or method declares, never from its name.
 
 from __future__ import annotations
 
+import os
+import sys
+
 from rmexplain.design import Design
 from rmexplain.settings import schema_defaults, section
 
@@ -31,10 +34,16 @@ def rm_threads(design: Design, rm: str) -> int:
 
 
 def use_job_threads(threads: int) -> None:
-    """Let torch use exactly the job's CPU threads: its default (all cores) oversubscribes parallel jobs."""
-    import torch
+    """Let torch use exactly the job's CPU threads: its default (all cores) oversubscribes parallel jobs.
 
-    torch.set_num_threads(max(1, int(threads)))
+    Set through ``OMP_NUM_THREADS``, which torch reads when it is first imported, so that a job whose RM
+    never loads torch (a python RM, a server) does not import it (seconds per job); a torch imported
+    already is set directly."""
+    threads = max(1, int(threads))
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
 
 
 def rm_conda_env(design: Design, rm: str) -> str:

@@ -583,6 +583,12 @@ BIAS_DISCOVERY_CANDIDATES: Contract = {
         "Its t statistic there (association with the reward at equal length); null otherwise.",
         True,
     ),
+    "present_in": Column(
+        pl.List(pl.String),
+        "Text ids (prompt and response) of the original responses that have it, sorted; null where the"
+        " engine's edits come without a detector (an LLM's rewrites).",
+        True,
+    ),
 }
 
 BIAS_DISCOVERY_EFFECTS: Contract = {
@@ -645,6 +651,28 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
         " discovery.min_effect (sign(`effect`) * value <= min_effect);"
         " else 2 where leaving out the two most influential pairs (one refit) does; null where neither does"
         " or not computed.",
+        True,
+    ),
+    "natural_effect": Column(
+        pl.Float64,
+        "Edit versus nature (docs/discovery.md): the reward difference (reward sd, less the reference's)"
+        " between a comparison's response with the feature and its response without it, at equal length,"
+        " over the original responses; NaN where undefined, null where the feature has no detector.",
+        True,
+    ),
+    "natural_low": Column(pl.Float64, "Lower bound of its interval (the effects' bootstrap).", True),
+    "natural_high": Column(pl.Float64, "Upper bound of that interval.", True),
+    "natural_pairs": Column(
+        pl.Int64,
+        "Scored comparisons whose two responses differ in the feature; null without a detector.",
+        True,
+    ),
+    "nature": Column(
+        pl.String,
+        "The verdict: `agrees`, `the edit does something the natural feature does not`, `natural responses"
+        " neither show nor contradict it`, `never in your data: what the RM would do if it were`, `too few"
+        " pairs differ in it to compare` or `not compared: its edits come without a detector`; null where"
+        " the effect is undefined.",
         True,
     ),
 }
@@ -857,6 +885,21 @@ FINDINGS: Contract = {
         pl.Int64,
         "1 or 2: the finding is carried by one pair (or two): without it (them) it is gone"
         " (docs/findings.md); null where it is not or not computed.",
+        True,
+    ),
+    "natural_effect": Column(
+        pl.Float64,
+        "A discovered feature's association with the reward among the original responses, at equal length"
+        " (docs/discovery.md, edit versus nature); null for other findings.",
+        True,
+    ),
+    "natural_low": Column(pl.Float64, "Lower bound of its interval.", True),
+    "natural_high": Column(pl.Float64, "Upper bound of its interval.", True),
+    "natural_pairs": Column(pl.Int64, "Comparisons whose two responses differ in the feature.", True),
+    "nature": Column(
+        pl.String,
+        "Edit versus nature in words (docs/discovery.md): whether the natural responses agree with the"
+        " feature's effect; null for other findings.",
         True,
     ),
 }

@@ -10,7 +10,8 @@ every feature tested per RM and dataset.
 Modules: ``base`` (the registries and interfaces, light), ``text`` (Unicode-safe words and sentences),
 ``catalogue`` (the registered probes), ``mining`` (candidates mined from the responses and their screen),
 ``offline`` (the default engine), ``edits`` (the shared edit maker), ``estimate`` (effects, p-values, BH),
-``recall`` (planted biases), ``stages`` (the rules' entry points).
+``nature`` (edit versus nature: each feature among the natural responses), ``recall`` (planted biases),
+``stages`` (the rules' entry points).
 
 **An engine** is one ``Engine`` subclass registered with ``@engines.register("name")`` (or an entry point of
 group ``rmexplain.discovery_engines``; its ``discovery.<name>`` settings are the keys its ``settings_schema``

@@ -24,6 +24,7 @@ import polars as pl
 
 from rmexplain.discovery.base import ADD, DIRECTION_NAMES, REMOVE, Feature, SkipEdit
 from rmexplain.effects.analysis import original_texts
+from rmexplain.ids import text_id
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.schemas import BIAS_DISCOVERY_CANDIDATES, BIAS_DISCOVERY_EDITS, conform, polars_schema
 
@@ -139,6 +140,7 @@ def make_edits(
     if clash:
         raise ValueError(f"discovery engine {engine!r}: feature names {clash} are proposed twice")
     edit_rows, candidate_rows = [], []
+    unit_ids = np.array([text_id(p, t) for p, t in units.select("prompt", "text").iter_rows()], dtype=object)
     for feature in features:
         rows, present = feature_edits(feature, units, settings, skips)
         edit_rows += rows
@@ -158,6 +160,7 @@ def make_edits(
                 "n_removed": made[REMOVE],
                 "screen_rm": rm,
                 "screen_t": t,
+                "present_in": sorted(unit_ids[present].tolist()),
             }
         )
     edits = pl.DataFrame(edit_rows, schema={k: v for k, v in polars_schema(BIAS_DISCOVERY_EDITS).items()

@@ -37,6 +37,10 @@ both halves"). The same features get their most influential pair from the whole 
 effect's sign or leaves it within ``min_effect``; docs/findings.md, "carried by one or two pairs"); the
 length slope γ, logged and not a row, gets none.
 
+Edit versus nature: beside each feature's effect, its association with the reward among the original
+responses at equal length and the verdict (``rmexplain.discovery.nature``: ``natural_effect``, its
+interval, ``natural_pairs``, ``nature``), from the presence the round recorded (``present_in``).
+
 Warnings name what the numbers cannot show: an RM (or its reference) that gives every scored edit one reward
 has no feature tested (effect, interval and p-value NaN: its reward changes are the source responses'
 rewards), and a reward sd that a few responses dominate (``dominating_responses``) is named with both sds.
@@ -62,6 +66,7 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import ADD, REMOVE
+from rmexplain.discovery.nature import NaturalPairs, nature_columns
 from rmexplain.effects.analysis import (
     HALF_COLUMNS,
     HALVES,
@@ -465,6 +470,7 @@ def round_effects(
         return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
     data = discovery_input(comparisons, edits, originals, rewards, dataset)
     about = {row["feature"]: row for row in candidates.iter_rows(named=True)}
+    pairs = NaturalPairs.of(comparisons, dataset, settings)
     constant = constant_rms(comparisons, edits, rewards, data)
     rows = []
     for rm in originals:
@@ -495,8 +501,12 @@ def round_effects(
                     "reward_sd": data.rms[rm].sd,
                     **row,
                     **example_edit(edits.filter(pl.Series(mine)), y[mine], change[mine]),
+                    **nature_columns(
+                        row["effect"], meta.get("present_in"), pairs, originals[rm],
+                        originals[reference] if reference else None, settings,
+                    ),
                 }
-            )
+            )  # fmt: skip
     frame = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
     return conform(frame, BIAS_DISCOVERY_EFFECTS, "discovery effects")
 

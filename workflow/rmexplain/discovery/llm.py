@@ -434,6 +434,7 @@ class Loop:
                 "support": tally[h.name]["present"] / seen if seen else math.nan,
                 "n_added": tally[h.name][ADD], "n_removed": tally[h.name][REMOVE],
                 "screen_rm": None, "screen_t": None,
+                "present_in": None,  # an LLM's rewrites come without a detector
             })  # fmt: skip
         frame = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_CANDIDATES))
         return conform(frame, BIAS_DISCOVERY_CANDIDATES, "discovery candidates")

@@ -115,7 +115,10 @@ def _round_tables(
     """A round's edits and candidates: the engine's own, or those the shared edit maker makes of its
     features."""
     if output.edits is not None and output.candidates is not None:
-        return output.edits, output.candidates
+        candidates = output.candidates
+        if "present_in" not in candidates.columns:  # its own edits: no detector says which responses have it
+            candidates = candidates.with_columns(present_in=pl.lit(None, dtype=pl.List(pl.String)))
+        return output.edits, candidates
     options = EditSettings(int(settings["responses_per_feature"]), int(settings["min_per_direction"]))
     units = original_units(comparisons)
     return make_edits(output.features, units, options, engine, round_, output.screened, skips)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
@@ -82,6 +83,31 @@ def influence_sentence(row: dict) -> str | None:
     return f"Carried by two pairs: without {pair} and one more pair it is gone ({alone})."
 
 
+NATURE_NOTE = (
+    " A discovered feature is also compared with the natural responses (docs/discovery.md, edit versus"
+    " nature): in comparisons whose two responses differ in it, the reward difference of the one that has it,"
+    " at equal length; it agrees with the edits, contradicts them (the edit does something the natural"
+    " feature does not) or neither."
+)
+
+
+def nature_sentence(row: dict) -> str | None:
+    """A discovered feature's sentence on the natural responses ("In your data: agrees — a response with it
+    +0.31 [+0.12, +0.50] sd, 24 pairs differ in it.", "Never in your data: what the RM would do if it
+    were."); None where nothing is said (not significant, no verdict)."""
+    said = row.get("nature")
+    if not said or not row.get("significant"):
+        return None
+    if said in (NEVER, NO_DETECTOR):  # says "your data" itself
+        return f"{said[0].upper()}{said[1:]}."
+    effect, pairs = row.get("natural_effect"), row.get("natural_pairs")
+    if effect is None or effect != effect:
+        return f"In your data: {said}."
+    bounds = f"[{signed(row.get('natural_low'))}, {signed(row.get('natural_high'))}]"
+    numbers = f"a response with it {signed(effect)} {bounds} sd, {pairs} pairs differ in it"
+    return f"In your data: {said} — {numbers}."
+
+
 def finding_line(row: dict) -> str:
     """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
     pairs, whether one or two pairs carry it, the carrier, the example."""
@@ -100,6 +126,9 @@ def finding_line(row: dict) -> str:
     carried = influence_sentence(row)
     if carried is not None:
         parts.append(f"**{text(carried)}**")
+    natural = nature_sentence(row)
+    if natural is not None:
+        parts.append(f"**{text(natural)}**" if row.get("nature") == DIFFERS else text(natural))
     if row.get("carrier"):
         verb = "insert" if row["carrier_change"] == "inserts" else "delete"
         parts.append(
@@ -133,7 +162,8 @@ def findings_rst(
         "`explorer <explorer/index.html>`_."
         + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else "")
         + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
-        + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else ""),
+        + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else "")
+        + (NATURE_NOTE if (findings["nature"].is_not_null() & findings["significant"]).any() else ""),
         "",
     ]
     if findings.is_empty():

@@ -45,9 +45,12 @@ NOTE = (
     " with its sign, each half's interval excluding 0; docs/findings.md). `carried_by`: 1 or 2 where leaving"
     " out the one or two most influential pairs makes a significant finding's effect 0, of the other sign"
     " or (discovered) within the minimum effect; `without_it`: its effect without the most influential pair."
+    " `nature`, `natural_effect`: a discovered feature's association with the reward among the original"
+    " responses at equal length, and whether it agrees with the edits (docs/discovery.md)."
 )
 SHOWN = ["dataset", "method", "rm", "rank", "leading", "phrase", "name", "effect", "low", "high",
-         "significant", "replication", "carried_by", "without_it", "reference", "carrier", "carrier_edits",
+         "significant", "replication", "carried_by", "without_it", "nature", "natural_effect", "reference",
+         "carrier", "carrier_edits",
          "n_direction", "carrier_share_change", "example_before", "example_after", "example_effect_change",
          "example_words_change", "inserted_most", "deleted_most"]  # fmt: skip
 

@@ -26,6 +26,7 @@ from rmexplain.textdiff import words
 ALPHA = 0.05  # a discovered feature is significant when its q-value is below this
 HALF_COLUMNS = ("half_a_effect", "half_b_effect", "replicates")
 INFLUENCE_COLUMNS = ("influential_pair", "without_it", "carried_by")
+NATURE_COLUMNS = ("natural_effect", "natural_low", "natural_high", "natural_pairs", "nature")
 HOLDS = "holds in both halves"
 FAILS = "does not hold in both halves"
 TOO_FEW_PAIRS = "too few pairs to split"
@@ -283,6 +284,7 @@ def discovered_findings(
         }  # fmt: skip
         row.update(replication_of(r, row["significant"]))
         row.update(influence_of(r, row["significant"]))
+        row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
     return _rank_discovered(rows, settings.leading_discovered)

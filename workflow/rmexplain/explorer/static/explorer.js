@@ -431,6 +431,16 @@
       f.carried_by === 1 ? "Carried by one pair: without " + pair + " its effect is " + without + "." :
         "Carried by two pairs: without " + pair + " and one more pair it is gone (without " + pair + " alone: " + without + ").");
   }
+  function natureLine(f) {
+    if (!f.nature || !f.significant) return null;
+    var own = f.nature.indexOf("never in your data") === 0 || f.nature.indexOf("not compared") === 0;
+    var numbers = f.natural_effect === null || f.natural_effect === undefined ? "" :
+      " — a response with it " + signed(f.natural_effect) + " [" + signed(f.natural_low) + ", " +
+      signed(f.natural_high) + "] sd, " + f.natural_pairs + " pairs differ in it";
+    return el("div", { class: "nature" + (f.nature === "agrees" ? " holds" : ""),
+      title: "edit versus nature: among the original responses, in comparisons whose two responses differ in the feature, the reward difference of the one that has it at equal length; docs/discovery.md" },
+      own ? f.nature.charAt(0).toUpperCase() + f.nature.slice(1) + "." : "In your data: " + f.nature + numbers + ".");
+  }
   function findingItem(f, max) {
     var link = effectLink(f);
     return el("li", { class: "finding", "data-name": f.name, "data-kind": f.kind, "data-rm": f.rm },
@@ -438,6 +448,7 @@
       el("div", { class: "numbers" }, effectBar(f, max), " ", numbers(f)),
       replicationLine(f),
       influenceLine(f),
+      natureLine(f),
       f.carrier ? el("div", { class: "carrier" }, carrierSentence(f)) : null,
       exampleOf(f),
       link ? el("a", { href: link, class: "edits-link" }, f.kind === "discovered" ? "its edits →" :

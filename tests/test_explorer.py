@@ -775,15 +775,16 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
         items = browser.find_elements("css selector", f'section[data-rm="{rm}"] ol.leading li.finding')
         return [li.get_attribute("data-name") for li in items]
 
-    # each RM in its own order, length always shown, discovered features after the effects
-    assert leading("rm-a") == ["harmlessness", "length", "opener:thanks"]
+    # each RM in its own order, every kind in one ranking (the discovered opener's +0.6 before harmlessness'
+    # +0.5), length always shown
+    assert leading("rm-a") == ["opener:thanks", "harmlessness", "length"]
     assert leading("rm-b") == ["clarity", "length"]
 
     def every(rm: str) -> list[str]:
         rows = browser.find_elements("css selector", f'section[data-rm="{rm}"] table.findings-table tr')
         return [tr.get_attribute("data-name") for tr in rows]
 
-    assert every("rm-a") == ["harmlessness", "length", "clarity", "opener:thanks"]
+    assert every("rm-a") == ["opener:thanks", "harmlessness", "length", "clarity"]
     assert every("rm-b") == ["clarity", "length", "harmlessness"]  # not in rm-a's order
     harm = 'section[data-rm="rm-a"] li.finding[data-name="harmlessness"]'
     assert text_of(browser, f"{harm} .phrase") == "rewards safer answers (caveats, refusing harmful help)"

@@ -518,6 +518,44 @@ def test_the_leading_rows_and_ranks_count_per_rm():
     ]
 
 
+def test_the_leading_discovered_features_are_the_largest_of_every_engine_together():
+    table = pl.DataFrame(
+        {"dataset": "d", "rm": "a", "engine": ["llm", "llm", "offline", "offline"],
+         "feature": ["l-small", "l-large", "o-mid", "o-larger"], "description": ["s", "l", "m", "r"],
+         "effect": [0.1, 0.5, -0.3, -0.7], "low": 0.0, "high": 1.0, "q_value": 0.01, "n": 9, "support": 0.5}
+    )  # fmt: skip
+    rows = findings_frame(discovered_findings(table, {}, FindingSettings(leading_discovered=2)))
+    assert rows.select("method", "name", "rank", "leading").rows() == [
+        ("llm", "l-large", 1, True), ("llm", "l-small", 2, False),  # ranks per engine, as before
+        ("offline", "o-larger", 1, True), ("offline", "o-mid", 2, False),  # leading: the two largest of all
+    ]  # fmt: skip
+
+
+def test_every_kind_and_method_of_an_rm_is_in_one_ranking_by_size():
+    def row(rm, method, kind, name, effect, dataset="d"):
+        return {"dataset": dataset, "method": method, "rm": rm, "kind": kind, "name": name, "phrase": name,
+                "effect": effect, "low": 0.0, "high": 1.0, "significant": True, "n": 3, "rank": 1,
+                "leading": True}  # fmt: skip
+
+    rows = findings_frame([
+        row("a", "rules", "attribute", "clarity", 0.2),
+        row("a", "rules", "length", "length", -0.4),
+        row("a", "two_step", "attribute", "clarity", -0.2),  # a tie with rules' clarity: by method
+        row("a", "offline", "discovered", "bold", -0.9),
+        row("a", "llm", "discovered", "hedges", float("nan")),  # undefined: last
+        row("a", "offline", "discovered", "emoji", 0.4),  # a tie with length's size: by name
+        row("b", "offline", "discovered", "bold", 0.1),  # another RM: its own ranking
+        row("a", "offline", "discovered", "bold", 0.05, dataset="e"),  # another dataset: its own
+    ])  # fmt: skip
+    order = {(r["dataset"], r["rm"], r["method"], r["name"]): r["order"] for r in rows.iter_rows(named=True)}
+    assert order == {
+        ("d", "a", "offline", "bold"): 1, ("d", "a", "offline", "emoji"): 2,
+        ("d", "a", "rules", "length"): 3, ("d", "a", "rules", "clarity"): 4,
+        ("d", "a", "two_step", "clarity"): 5, ("d", "a", "llm", "hedges"): 6,
+        ("d", "b", "offline", "bold"): 1, ("e", "a", "offline", "bold"): 1,
+    }  # fmt: skip
+
+
 def test_an_empty_findings_table_has_every_column_and_a_row_without_a_phrase_is_refused():
     assert findings_frame([]).columns == list(FINDINGS) and findings_frame([]).height == 0
     row = {"dataset": "d", "method": "m", "rm": "a", "kind": "length", "name": "length", "effect": 0.1,
@@ -724,12 +762,12 @@ def test_the_findings_block_word_for_word():
         "- **rewards safer answers** — harmlessness +0.90 [+0.50, +1.30] reward sd. 2 of 3 edits "
         "insert “Please stop.”; they account for 75% of the reward change at equal length. "
         "E.g. “Go.” → “Go. Please stop.” (+2.00 sd, +2 words).",
+        "- **penalises bold** — discovered: bold −0.70 [−0.90, −0.50] reward sd when added vs base. "
+        "E.g. “Boil it.” → “Boil **it**.” (−1.25 reward).",  # every kind in one ranking by |effect|
         "- **penalises longer answers** — length −0.50 [−0.80, −0.20] reward sd per sd of length "
         "vs base. E.g. “Go now, very fast.” → “Go.” (+1.00 sd, −3 words).",
         "- **rewards less padding** — verbosity +0.30 [+0.10, +0.50] reward sd. 3 of 4 edits delete "
         "“um, like”; they account for 60% of the reward change at equal length.",
-        "- **penalises bold** — discovered: bold −0.70 [−0.90, −0.50] reward sd when added vs base. "
-        "E.g. “Boil it.” → “Boil **it**.” (−1.25 reward).",
         "",
         f"{FLIP_RATES_DIFFER} They are under `2. Analyses`_ and in the explorer.",
         "",

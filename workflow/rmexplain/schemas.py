@@ -826,6 +826,11 @@ FINDINGS: Contract = {
         pl.Int64,
         "Place in this RM's own list of (dataset, method): 1 = largest |effect| (ties: by name).",
     ),
+    "order": Column(
+        pl.Int64,
+        "Place among every finding of this RM on this dataset, every kind and method in one ranking (the"
+        " order of the first screen): 1 = largest |effect| (undefined last; ties: by name, then method).",
+    ),
     "leading": Column(
         pl.Boolean,
         "Shown first: the length row, and the largest significant attribute effects and discovered features.",

@@ -178,13 +178,12 @@ def findings_rst(
 
 
 def _rm_block(rows: pl.DataFrame, dataset: str, rm: str) -> list[str]:
-    """One RM's leading findings on one dataset: its effects in its own order, then discovered features."""
+    """One RM's leading findings on one dataset, every kind in one ranking (``order``: largest |effect|
+    first)."""
     effects = rows.filter(pl.col("kind") != "discovered")
     methods = ", ".join(effects["method"].unique(maintain_order=True))
     head = f"**{text(rm)}** on {text(dataset)}" + (f" ({text(methods)} edits)" if methods else "") + ":"
-    leading = rows.filter(pl.col("leading"))
-    discovered = pl.col("kind") == "discovered"
-    ordered = pl.concat([leading.filter(~discovered).sort("rank"), leading.filter(discovered).sort("rank")])
+    ordered = rows.filter(pl.col("leading")).sort("order")
     bullets = [finding_line(r) for r in ordered.iter_rows(named=True)]
     attributes = effects.filter(pl.col("kind") == "attribute")
     if attributes.height and not attributes["significant"].any():

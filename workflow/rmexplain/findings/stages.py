@@ -40,7 +40,9 @@ NOTE = (
     " words, an example edit of the rewarded direction (its median reward change at equal length; for length,"
     " the edit that changed the length most in the way the effect says), the stretches those edits inserted"
     " and deleted most often, and a phrase that carries most of the effect where one does (docs/findings.md);"
-    " then discovered features. `leading`: shown on the report's first page and the explorer's."
+    " then discovered features. `order`: every finding of the RM on the dataset, of every kind and method,"
+    " in one ranking by |effect|, the order of the first screen. `leading`: shown on the report's first page"
+    " and the explorer's."
     " `replication`: whether a significant finding holds in both halves of the pairs (each half's effect"
     " with its sign, each half's interval excluding 0; docs/findings.md). `carried_by`: 1 or 2 where leaving"
     " out the one or two most influential pairs makes a significant finding's effect 0, of the other sign"
@@ -48,7 +50,7 @@ NOTE = (
     " `nature`, `natural_effect`: a discovered feature's association with the reward among the original"
     " responses at equal length, and whether it agrees with the edits (docs/discovery.md)."
 )
-SHOWN = ["dataset", "method", "rm", "rank", "leading", "phrase", "name", "effect", "low", "high",
+SHOWN = ["dataset", "method", "rm", "order", "rank", "leading", "phrase", "name", "effect", "low", "high",
          "significant", "replication", "carried_by", "without_it", "nature", "natural_effect", "reference",
          "carrier", "carrier_edits",
          "n_direction", "carrier_share_change", "example_before", "example_after", "example_effect_change",

@@ -336,25 +336,51 @@ def _discovered_example(row: Mapping[str, Any], edits: pl.DataFrame | None) -> d
 
 
 def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    """Each discovered feature's ``rank`` within its (dataset, engine, RM), and ``leading`` for the ``k``
+    largest significant ones of each (dataset, RM), every engine together."""
+    ranks: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    leads: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["dataset"], row["method"], row["rm"]), []).append(row)
-    for group in groups.values():
-        group.sort(key=lambda r: (-abs(r["effect"]) if np.isfinite(r["effect"]) else 1.0, r["name"]))
-        lead = 0
-        for i, row in enumerate(group, start=1):
+        ranks.setdefault((row["dataset"], row["method"], row["rm"]), []).append(row)
+        leads.setdefault((row["dataset"], row["rm"]), []).append(row)
+    for group in ranks.values():
+        for i, row in enumerate(sorted(group, key=_by_size), start=1):
             row["rank"] = i
+    for group in leads.values():
+        lead = 0
+        for row in sorted(group, key=lambda r: (*_by_size(r), r["method"])):
             row["leading"] = bool(row["significant"] and lead < k)
             lead += row["leading"]
     return rows
 
 
+def _by_size(row: Mapping[str, Any]) -> tuple[float, str]:
+    """Largest |effect| first (an undefined effect last), ties by name."""
+    return (-abs(row["effect"]) if np.isfinite(row["effect"]) else 1.0, row["name"])
+
+
 # ── the table ─────────────────────────────────────────────────────────────────────────────────────────────
 def findings_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
-    """FINDINGS from rows (missing keys null), sorted by dataset, RM, kind (effects before discoveries),
-    method and rank."""
+    """FINDINGS from rows (missing keys null), each with its ``order`` among its RM's findings on its dataset
+    (``one_ranking``), sorted by dataset, RM, kind (effects before discoveries), method and rank."""
     schema = polars_schema(FINDINGS)
-    frame = pl.DataFrame([{k: row.get(k) for k in schema} for row in rows], schema=schema)
-    frame = frame.with_columns(_discovered=pl.col("kind") == "discovered")
+    frame = pl.DataFrame([{k: row.get(k) for k in schema if k != "order"} for row in rows],
+                         schema={k: v for k, v in schema.items() if k != "order"})  # fmt: skip
+    frame = one_ranking(frame).with_columns(_discovered=pl.col("kind") == "discovered")
     frame = frame.sort(["dataset", "rm", "_discovered", "method", "rank"]).drop("_discovered")
     return conform(frame, FINDINGS, "findings")
+
+
+def one_ranking(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``order``: per (dataset, RM), every finding of every kind and method by |effect|,
+    largest first (an undefined effect last; ties: by name, then method) — the order of the first screen."""
+    keyed = frame.with_row_index("_row").with_columns(
+        _size=pl.when(pl.col("effect").is_nan() | pl.col("effect").is_null())
+        .then(pl.lit(-1.0))
+        .otherwise(pl.col("effect").abs())
+    )
+    ranked = keyed.sort(
+        ["dataset", "rm", "_size", "name", "method"], descending=[False, False, True, False, False]
+    )
+    ranked = ranked.with_columns(order=pl.int_range(1, pl.len() + 1).over("dataset", "rm").cast(pl.Int64))
+    return ranked.sort("_row").drop("_row", "_size")

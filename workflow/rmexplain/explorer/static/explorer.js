@@ -469,21 +469,22 @@
     rms.forEach(function (rm) {
       var mine = rows.filter(function (f) { return f.rm === rm; });
       var effects = mine.filter(function (f) { return f.kind !== "discovered"; }).sort(function (a, b) { return a.rank - b.rank; });
-      var found = mine.filter(function (f) { return f.kind === "discovered"; }).sort(function (a, b) { return a.rank - b.rank; });
+      var found = mine.filter(function (f) { return f.kind === "discovered"; });
       var methods = effects.map(function (f) { return f.method; }).filter(function (m, i, all) { return all.indexOf(m) === i; });
       var card = el("section", { class: "rm-findings", "data-rm": rm },
         el("h3", null, rm + (effects[0] && effects[0].reference ? " (vs " + effects[0].reference + ")" : "")),
         el("div", { class: "meta" }, (methods.length ? methods.join(", ") + " edits" : "") + (found.length ? (methods.length ? " · " : "") + "discovered features" : "")));
-      var leading = effects.filter(function (f) { return f.leading; }).concat(found.filter(function (f) { return f.leading; }));
+      var byOrder = function (a, b) { return a.order - b.order; };  // every kind in one ranking
+      var leading = mine.filter(function (f) { return f.leading; }).sort(byOrder);
       if (effects.some(function (f) { return f.kind === "attribute"; }) && !effects.some(function (f) { return f.kind === "attribute" && f.significant; })) {
         add(card, el("p", { class: "note" }, "No attribute effect is significant."));
       }
       add(card, el("ol", { class: "leading" }, leading.map(function (f) { return findingItem(f, max); })));
-      var all = effects.concat(found);
-      add(card, el("details", { class: "all-findings" }, el("summary", null, "all " + all.length + " of " + rm + "'s effects, in its order"),
+      var all = mine.slice().sort(byOrder);
+      add(card, el("details", { class: "all-findings" }, el("summary", null, "all " + all.length + " of " + rm + "'s findings, largest first"),
         el("table", { class: "findings-table" }, el("tbody", null, all.map(function (f) {
           var link = effectLink(f);
-          return el("tr", { "data-name": f.name }, el("td", { class: "num" }, f.rank), el("td", null, link ? el("a", { href: link }, f.phrase) : f.phrase),
+          return el("tr", { "data-name": f.name }, el("td", { class: "num" }, f.order), el("td", null, link ? el("a", { href: link }, f.phrase) : f.phrase),
             el("td", null, effectBar(f, max)), el("td", { class: "num" }, signed(f.effect)), el("td", { class: "meta" }, "[" + signed(f.low) + ", " + signed(f.high) + "]"));
         })))));
       add(cols, card);

@@ -24,6 +24,7 @@ from conftest import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from xdist_groups import shared_run
 
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # pyproject.toml's [project] dependencies (tomllib is Python 3.11+; the project supports 3.10).
@@ -68,48 +69,66 @@ def test_env_files_carry_the_declared_dependencies():
         assert not missing, f"{env_file.name} lacks {missing} (pyproject.toml's dependencies)"
 
 
-@pytest.fixture(scope="module")
-def pip_dry_runs(tmp_path_factory) -> dict[str, subprocess.Popen]:
-    """pip's resolution of each env file's pip section from Snakemake's copy, all started at once (each
-    mostly waits on the package index), by env name; each test waits for its own."""
+CORE_ENV = "core-env"  # pip_runs' key of the core env's install into a fresh venv
+
+
+@shared_run
+def pip_runs(tmp_path_factory) -> dict[str, tuple[subprocess.Popen, Path]]:
+    """This module's pip runs, all started at once (each mostly waits on the index or unpacks wheels, and
+    the suite's one process leaves a core idle), each test waiting for its own: by env name, the resolution
+    of the env file's pip section from Snakemake's copy (and the copy's folder); ``CORE_ENV``, the core env's
+    packages (and snakemake, for the main process) installed into a fresh venv (and the venv)."""
     runs = {}
     for env_file in ENV_FILES:
         requirements = snakemake_copy(env_file, tmp_path_factory.mktemp(env_file.stem))
-        runs[env_file.stem] = subprocess.Popen(
-            [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-             "-r", requirements.name],
-            cwd=requirements.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        runs[env_file.stem] = (
+            subprocess.Popen(
+                [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                 "-r", requirements.name],
+                cwd=requirements.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            ),
+            requirements.parent,
         )  # fmt: skip
+    env_dir = tmp_path_factory.mktemp("core-venv") / "env"
+    venv.create(env_dir, with_pip=True)
+    requirements = snakemake_copy(REPO / "envs" / "core.yaml", tmp_path_factory.mktemp("core-build"))
+    snakemake = next(d for d in DEPENDENCIES if d.startswith("snakemake"))
+    # --no-compile: byte-compiling every installed module (torch's thousands) takes longer than the install;
+    # Python compiles what the run imports, when it imports it.
+    runs[CORE_ENV] = (
+        subprocess.Popen(
+            [env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile", "-r",
+             requirements.name, snakemake],
+            cwd=requirements.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        ),
+        env_dir,
+    )  # fmt: skip
     yield runs
-    for run in runs.values():
+    for run, _ in runs.values():
         run.kill()
         run.wait()
+    shutil.rmtree(env_dir)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda f: f.stem)
-def test_pip_section_resolves_from_snakemakes_copy(env_file, pip_dry_runs):
-    run = pip_dry_runs[env_file.stem]
-    _, errors = run.communicate(timeout=900)
+def finished(run: subprocess.Popen, timeout: int) -> None:
+    """Wait for ``run``; fail with its stderr's last 3,000 characters unless it succeeded."""
+    _, errors = run.communicate(timeout=timeout)
     assert run.returncode == 0, errors[-3000:]
 
 
 @pytest.mark.slow
-def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workflow_copy):
+@pytest.mark.parametrize("env_file", ENV_FILES, ids=lambda f: f.stem)
+def test_pip_section_resolves_from_snakemakes_copy(env_file, pip_runs):
+    finished(pip_runs[env_file.stem][0], timeout=900)
+
+
+@pytest.mark.slow
+def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workflow_copy, pip_runs):
     """The core env's packages (and snakemake, for the main process) in a fresh venv, rmexplain not
     installed: the main process and the rule's script import the library from the workflow's source."""
-    env_dir = tmp_path / "env"
-    venv.create(env_dir, with_pip=True)
+    install, env_dir = pip_runs[CORE_ENV]
+    finished(install, timeout=1500)
     python = env_dir / "bin" / "python"
-    requirements = snakemake_copy(REPO / "envs" / "core.yaml", tmp_path / "build")
-    snakemake = next(d for d in DEPENDENCIES if d.startswith("snakemake"))
-    # --no-compile: byte-compiling every installed module (torch's thousands) takes longer than the install;
-    # Python compiles what the run imports, when it imports it.
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements.name, snakemake],
-        cwd=requirements.parent, capture_output=True, text=True, timeout=1500,
-    )  # fmt: skip
-    assert install.returncode == 0, install.stderr[-3000:]
     probe = subprocess.run([python, "-c", "import rmexplain"], cwd=tmp_path, capture_output=True, text=True)
     assert probe.returncode != 0, "rmexplain must not be installed in this environment"
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -121,7 +140,6 @@ def test_a_rule_runs_in_the_core_env_without_rmexplain_installed(tmp_path, workf
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert (workflow_copy.root / target).stat().st_size > 0
-    shutil.rmtree(env_dir)
 
 
 CONDA_STANDIN = """#!/usr/bin/env bash

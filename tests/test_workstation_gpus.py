@@ -10,6 +10,7 @@ from conftest import REPO, WorkflowCopy, tiny_demo_config
 from rmexplain.score.tiny import build_llama_rm
 
 PROFILE = "workflow/profiles/default"
+RMS = ("a", "b")  # two scoring jobs that could run side by side
 
 
 def test_the_default_profile_declares_one_gpu_and_the_docs_use_it():
@@ -52,7 +53,7 @@ def _most_at_once(events: list[tuple[str, str]]) -> int:
 
 
 def _run(workflow_copy: WorkflowCopy, *args: str) -> list[tuple[str, str]]:
-    targets = [f"results/scores/harmless/originals/{rm}.parquet" for rm in ("a", "b", "c")]
+    targets = [f"results/scores/harmless/originals/{rm}.parquet" for rm in RMS]
     result = workflow_copy.snakemake(
         *targets,
         "--cores",
@@ -64,7 +65,7 @@ def _run(workflow_copy: WorkflowCopy, *args: str) -> list[tuple[str, str]]:
         "score_originals=1",
     )  # targets first: --resources and --set-threads take every word after them
     events = _gpu_job_order(result.stdout + result.stderr)
-    assert len(events) == 6, result.stderr[-3000:]
+    assert len(events) == 2 * len(RMS), result.stderr[-3000:]
     return events
 
 
@@ -73,10 +74,10 @@ def test_gpu_jobs_never_overlap_under_the_default_profile(workflow_copy, tmp_pat
     config["sample"] = {"n_per_seed": 2, "seeds": [0]}
     model = str(build_llama_rm(tmp_path / "rm"))
     spec = {"backend": "transformers", "model": model, "device": "cpu", "dtype": "float32", "num_gpus": 1}
-    config["reward_models"] = {rm: dict(spec) for rm in ("a", "b", "c")}
+    config["reward_models"] = {rm: dict(spec) for rm in RMS}
     workflow_copy.write_config(config)
-    # the control: with 3 GPUs declared, the three scoring jobs (gpu=1 each) do run side by side
-    assert _most_at_once(_run(workflow_copy, "--resources", "gpu=3")) > 1
+    # the control: with 2 GPUs declared, the two scoring jobs (gpu=1 each) do run side by side
+    assert _most_at_once(_run(workflow_copy, "--resources", "gpu=2")) > 1
     for path in (workflow_copy.root / "results" / "scores").rglob("*.parquet"):
         path.unlink()
     events = _run(workflow_copy, "--workflow-profile", PROFILE)

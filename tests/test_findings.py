@@ -786,6 +786,19 @@ def test_the_findings_block_word_for_word():
         landing_text("no marker", "found")
 
 
+def test_a_carrier_over_the_whole_change_says_the_other_edits_move_it_the_other_way():
+    row = {"kind": "attribute", "name": "coherence", "phrase": "rewards coherence", "effect": 0.2, "low": 0.1,
+           "high": 0.3, "significant": True, "carrier": "As I said", "carrier_change": "inserts",
+           "carrier_edits": 5, "n_direction": 8}  # fmt: skip
+    over = finding_line({**row, "carrier_share_change": 1.16}).replace("\\", "")
+    assert (
+        "5 of 8 edits insert “As I said”; they account for more than the whole reward change at equal length "
+        "(116%: the other edits move it the other way)." in over
+    )
+    under = finding_line({**row, "carrier_share_change": 0.75}).replace("\\", "")
+    assert "they account for 75% of the reward change at equal length." in under
+
+
 def test_the_template_alone_renders_without_findings():
     template = (REPO / "workflow" / "report" / "workflow.rst").read_text(encoding="utf-8")
     html = render(template, category("1. Evaluation"))

@@ -108,6 +108,17 @@ def nature_sentence(row: dict) -> str | None:
     return f"In your data: {said} — {numbers}."
 
 
+def carrier_share(share: float) -> str:
+    """What a carrier's edits account for, said as a share of the reward change at equal length; over 100 %
+    (the other edits move it the other way) said so."""
+    if share > 1:
+        return (
+            f"account for more than the whole reward change at equal length ({share:.0%}: the other edits "
+            "move it the other way)"
+        )
+    return f"account for {share:.0%} of the reward change at equal length"
+
+
 def finding_line(row: dict) -> str:
     """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
     pairs, whether one or two pairs carry it, the carrier, the example."""
@@ -133,7 +144,7 @@ def finding_line(row: dict) -> str:
         verb = "insert" if row["carrier_change"] == "inserts" else "delete"
         parts.append(
             f"{row['carrier_edits']} of {row['n_direction']} edits {verb} “{text(row['carrier'])}”; they "
-            f"account for {row['carrier_share_change']:.0%} of the reward change at equal length."
+            f"{text(carrier_share(row['carrier_share_change']))}."
         )
     if row.get("example_before") is not None:
         change, words = row.get("example_effect_change"), row.get("example_words_change")

@@ -389,8 +389,10 @@
   }
   function carrierSentence(f) {
     return f.carrier_edits + " of " + f.n_direction + " edits " + (f.carrier_change === "inserts" ? "insert" : "delete") +
-      " “" + f.carrier + "”; they account for " + Math.round(100 * f.carrier_share_change) +
-      "% of the reward change at equal length.";
+      " “" + f.carrier + "”; they account for " + (f.carrier_share_change > 1 ?
+        "more than the whole reward change at equal length (" + Math.round(100 * f.carrier_share_change) +
+        "%: the other edits move it the other way)." :
+        Math.round(100 * f.carrier_share_change) + "% of the reward change at equal length.");
   }
   function effectLink(f) {
     if (f.kind === "discovered") {

@@ -283,6 +283,9 @@ def test_download_fills_the_hf_cache_and_the_cache_serves_offline(tmp_path):
     )
     assert no_repo["error"].startswith("HubError: perturb.polyjuice.model: cannot download 'org/absent'")
     assert "RepositoryNotFoundError" in no_repo["error"]
+    # a mistyped local path reads as a hub id: the message says where it would have been (the job's folder)
+    local = Path.cwd().resolve() / "org" / "absent"
+    assert no_repo["error"].endswith(f"; if 'org/absent' is a local path, nothing is at {local}")
     assert no_rev["error"].startswith(
         "HubError: reward_models.q4.model: cannot download 'org/rm-GGUF' (revision v9)"
     )

@@ -161,7 +161,8 @@ def download_model(spec: Mapping[str, Any], marker_path: str | Path, log: loggin
     except Exception as err:  # huggingface_hub raises HTTP, offline, validation and OS errors
         raise HubError(
             f"{keys}: cannot download {repo!r} (revision {revision}) from {constants.ENDPOINT}: "
-            f"{type(err).__name__}: {err}"
+            f"{type(err).__name__}: {err}; if {repo!r} is a local path, nothing is at "
+            f"{Path(repo).expanduser().resolve()}"
         ) from err
     missing = [name for name in spec.get("required") or [] if not (path / name).is_file()]
     if missing:

@@ -109,7 +109,8 @@ def test_a_feature_without_a_detector_is_not_compared():
     pairs = NaturalPairs.of(_comparisons(["A."], ["B."]), "d", BootstrapSettings(20))
     originals = pl.DataFrame({"comparison_id": ["d-s0-0"], "rm": "rm", "reward_chosen": [1.0],
                               "reward_rejected": [0.0]})  # fmt: skip
-    columns = nature_columns(0.3, None, pairs, originals, None, BootstrapSettings(20))
+    y = pairs.rewards(originals, None)
+    columns = nature_columns(0.3, None, pairs, y, BootstrapSettings(20))
     assert columns == {"natural_effect": None, "natural_low": None, "natural_high": None,
                        "natural_pairs": None, "nature": NO_DETECTOR}  # fmt: skip
 
@@ -185,3 +186,22 @@ def test_the_first_screen_says_what_nature_shows_for_a_significant_discovered_fe
     assert nature_sentence(few) == "In your data: too few pairs differ in it to compare."
     assert nature_sentence({**row, "significant": False}) is None
     assert "In your data" not in finding_line({**row, "significant": False})
+
+
+def test_an_engines_own_candidates_without_presence_are_features_without_a_detector():
+    """A plugin engine that writes its own edits and candidates to the contract before ``present_in``
+    existed still runs: its features get no presence (null), so nature says they are not compared."""
+    from rmexplain.discovery.base import RoundOutput
+    from rmexplain.discovery.stages import _round_tables
+    from rmexplain.schemas import BIAS_DISCOVERY_CANDIDATES, BIAS_DISCOVERY_EDITS, conform, polars_schema
+
+    older = {k: v for k, v in polars_schema(BIAS_DISCOVERY_CANDIDATES).items() if k != "present_in"}
+    candidates = pl.DataFrame({"feature": ["f"], "description": ["d"], "kind": ["rewrite"], "source": ["s"],
+                               "engine": ["mine"], "round": [1], "n_present": [0], "support": [0.0],
+                               "n_added": [1], "n_removed": [0], "screen_rm": [None], "screen_t": [None]},
+                              schema=older)  # fmt: skip
+    edits = pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EDITS))
+    output = RoundOutput(edits=edits, candidates=candidates)
+    _, made = _round_tables(output, _comparisons(["A."], ["B."]), {}, "mine", 1, SkipRecorder())
+    made = conform(made, BIAS_DISCOVERY_CANDIDATES, "discovery candidates")
+    assert made["present_in"].to_list() == [None]

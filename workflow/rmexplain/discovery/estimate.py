@@ -477,6 +477,7 @@ def round_effects(
         reference = references.get(rm)
         warn_dominated_sd(originals[rm], rm, dataset, log)
         y, change = data.standardised(rm, reference), data.rms[rm].change
+        natural_y = pairs.rewards(originals[rm], originals[reference] if reference else None)
         tested = rm not in constant and reference not in constant  # an RM scoring alike tests nothing
         below = (1.0 if fdr is None else fdr) if tested else None
         effects = feature_effects(data, rm, reference, settings, min_effect, log, replicate_below=below)
@@ -501,12 +502,9 @@ def round_effects(
                     "reward_sd": data.rms[rm].sd,
                     **row,
                     **example_edit(edits.filter(pl.Series(mine)), y[mine], change[mine]),
-                    **nature_columns(
-                        row["effect"], meta.get("present_in"), pairs, originals[rm],
-                        originals[reference] if reference else None, settings,
-                    ),
+                    **nature_columns(row["effect"], meta.get("present_in"), pairs, natural_y, settings),
                 }
-            )  # fmt: skip
+            )
     frame = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
     return conform(frame, BIAS_DISCOVERY_EFFECTS, "discovery effects")
 

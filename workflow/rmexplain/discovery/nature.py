@@ -40,7 +40,14 @@ from rmexplain.analysis.bootstrap import (
     jackknife_counts,
     resample_counts,
 )
-from rmexplain.effects.analysis import measures_length, original_length_sd, reward_sd, settled, word_counts
+from rmexplain.effects.analysis import (
+    measures_length,
+    original_length_sd,
+    original_rewards,
+    reward_sd,
+    settled,
+    word_counts,
+)
 from rmexplain.ids import text_id
 
 MIN_NATURAL_PAIRS = 5  # comparisons whose two responses differ in the feature, at least, for a verdict
@@ -100,15 +107,16 @@ class NaturalPairs:
         return out if reference is None else out - self._standardised(reference)
 
     def _standardised(self, originals: pl.DataFrame) -> np.ndarray:
-        by_id = {
-            c: (a, b)
-            for c, a, b in originals.select("comparison_id", "reward_chosen", "reward_rejected").iter_rows()
-        }
-        sd = reward_sd(originals)
-        values = [by_id.get(c, (None, None)) for c in self.comparison_ids]
-        chosen = np.array([np.nan if a is None else a for a, _ in values], dtype=np.float64)
-        rejected = np.array([np.nan if b is None else b for _, b in values], dtype=np.float64)
+        source, sd = original_rewards(originals), reward_sd(originals)
+        chosen, rejected = (
+            np.array([_value(source.get((c, target))) for c in self.comparison_ids], dtype=np.float64)
+            for target in ("chosen", "rejected")
+        )
         return (chosen - rejected) / sd if sd and np.isfinite(sd) and sd > 0 else np.full(chosen.size, np.nan)
+
+
+def _value(reward: float | None) -> float:
+    return float("nan") if reward is None else float(reward)
 
 
 def natural_fit(y: np.ndarray, presence: np.ndarray, length: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -129,15 +137,12 @@ def natural_fit(y: np.ndarray, presence: np.ndarray, length: np.ndarray, weights
 
 
 def natural_association(
-    pairs: NaturalPairs,
-    present_in: Collection[str],
-    originals: pl.DataFrame,
-    reference: pl.DataFrame | None,
-    settings: BootstrapSettings,
+    pairs: NaturalPairs, present_in: Collection[str], y: np.ndarray, settings: BootstrapSettings
 ) -> dict[str, float | int]:
     """``natural_effect``, ``natural_low``, ``natural_high`` and ``natural_pairs`` (comparisons whose two
-    responses differ in the feature and are both scored) of one feature for one RM."""
-    y, presence = pairs.rewards(originals, reference), pairs.presence(present_in)
+    responses differ in the feature and are both scored) of one feature for one RM, whose d(y) per
+    comparison is ``y`` (``NaturalPairs.rewards``)."""
+    presence = pairs.presence(present_in)
     differing = int(np.sum((presence != 0) & np.isfinite(y)))
     n = len(pairs.comparison_ids)
     point = float(natural_fit(y, presence, pairs.length, np.ones((1, n)))[0]) if n else float("nan")
@@ -173,13 +178,13 @@ def nature_columns(
     effect: float,
     present_in: Collection[str] | None,
     pairs: NaturalPairs,
-    originals: pl.DataFrame,
-    reference: pl.DataFrame | None,
+    y: np.ndarray,
     settings: BootstrapSettings,
 ) -> dict[str, float | int | str | None]:
-    """The ``NATURE_COLUMNS`` of one feature for one RM; ``present_in``: the text ids of the original
-    responses that have it (None: no detector, every column null but the verdict)."""
+    """The ``NATURE_COLUMNS`` of one feature for one RM (its d(y) per comparison: ``y``); ``present_in``:
+    the text ids of the original responses that have it (None: no detector, every column null but the
+    verdict)."""
     if present_in is None:
         return {**dict.fromkeys(NATURE_COLUMNS), "nature": nature_verdict(effect, None, 0)}
-    natural = natural_association(pairs, present_in, originals, reference, settings)
+    natural = natural_association(pairs, present_in, y, settings)
     return {**natural, "nature": nature_verdict(effect, natural, len(present_in))}

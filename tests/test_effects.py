@@ -722,6 +722,7 @@ def test_discovery_edits_are_encoded_after_the_effect_edits_which_encode_alike_w
             "target": ["rejected"] * 4,
             "engine": ["offline"] * 4,
             "round": [1] * 4,
+            "dose": [1] * 4,
         }
     )
     discovery_path = tmp_path / "discovery.parquet"
@@ -752,7 +753,7 @@ def test_discovery_edits_are_scored_in_a_call_after_the_effect_edits(tmp_path):
     discovery = pl.DataFrame({"feature": ["f"] * 4, "direction": [1] * 4, "source_text": ["a"] * 4,
                               "edited_text": ["a1", "d1", "d2", "d3"], "comparison_id": ["c0"] * 4,
                               "target": ["chosen"] * 4, "engine": ["offline"] * 4,
-                              "round": [1] * 4})  # fmt: skip
+                              "round": [1] * 4, "dose": [1] * 4})  # fmt: skip
     discovery.write_parquet(tmp_path / "discovery.parquet")
     rewards = score_effect_edits(
         str(tmp_path / "comparisons.parquet"), [str(tmp_path / "effect.parquet")], "rm",

@@ -735,7 +735,7 @@ def test_the_findings_block_word_for_word():
     )
     discovered = (
         " Discovered features (bias discovery: formatting, openers, closers, words no attribute names): "
-        "the change when the feature is added, in reward sd, against the RM's reference where it has one, "
+        "the change when one instance of the feature is added, in reward sd, against the RM's reference where it has one, "
         "with a Benjamini–Hochberg q-value."
     )
     block = findings_rst(rows, ["e", "d"], ["b", "c", "a"], 0.95, "1. Findings", "2. Analyses")
@@ -744,7 +744,7 @@ def test_the_findings_block_word_for_word():
         "",
         "**a** on e:",
         "",
-        "- **rewards emoji** — discovered: emoji +0.40 [+0.20, +0.60] reward sd when added. "
+        "- **rewards emoji** — discovered: emoji +0.40 [+0.20, +0.60] reward sd per instance added. "
         "E.g. “Hi.” → “Hi. 😊”.",  # no number to show with it
         "",
         "**b** on d (rules edits):",
@@ -762,7 +762,7 @@ def test_the_findings_block_word_for_word():
         "- **rewards safer answers** — harmlessness +0.90 [+0.50, +1.30] reward sd. 2 of 3 edits "
         "insert “Please stop.”; they account for 75% of the reward change at equal length. "
         "E.g. “Go.” → “Go. Please stop.” (+2.00 sd, +2 words).",
-        "- **penalises bold** — discovered: bold −0.70 [−0.90, −0.50] reward sd when added vs base. "
+        "- **penalises bold** — discovered: bold −0.70 [−0.90, −0.50] reward sd per instance added vs base. "
         "E.g. “Boil it.” → “Boil **it**.” (−1.25 reward).",  # every kind in one ranking by |effect|
         "- **penalises longer answers** — length −0.50 [−0.80, −0.20] reward sd per sd of length "
         "vs base. E.g. “Go now, very fast.” → “Go.” (+1.00 sd, −3 words).",

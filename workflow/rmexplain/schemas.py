@@ -562,6 +562,11 @@ BIAS_DISCOVERY_EDITS: Contract = {
     "target": Column(pl.String, "`chosen` or `rejected`: which original of the comparison was edited."),
     "engine": Column(pl.String, "The discovery engine that proposed the feature (`offline`, ...)."),
     "round": Column(pl.Int64, "The engine's round that made the edit (1, 2, ...)."),
+    "dose": Column(
+        pl.Int64,
+        "Instances of the feature the edit adds (+) or removes (-): the change of its detector's count (an "
+        "engine's own edits, with no detector: the direction).",
+    ),
 }
 
 BIAS_DISCOVERY_CANDIDATES: Contract = {
@@ -599,8 +604,8 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
     "description": Column(pl.String, "What the feature is."),
     "effect": Column(
         pl.Float64,
-        "Standardised reward change (RM reward sd on the originals, less the reference's change) when the"
-        " feature is added, at equal length (docs/discovery.md); NaN where undefined.",
+        "Standardised reward change (RM reward sd on the originals, less the reference's change) when one"
+        " instance of the feature is added, at equal length (docs/discovery.md); NaN where undefined.",
     ),
     "low": Column(pl.Float64, "Lower bound of the bootstrap interval over comparisons."),
     "high": Column(pl.Float64, "Upper bound of that interval."),
@@ -812,7 +817,7 @@ FINDINGS: Contract = {
     "effect": Column(
         pl.Float64,
         "The primary estimator's effect (attributes: reward sd when moving to the better side; length: per sd"
-        " of length, longer), or the discovered feature's (reward sd when the feature is added).",
+        " of length, longer), or the discovered feature's (reward sd when one instance of it is added).",
     ),
     "low": Column(pl.Float64, "Lower bound of its interval."),
     "high": Column(pl.Float64, "Upper bound of its interval."),

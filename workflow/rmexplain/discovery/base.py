@@ -36,7 +36,9 @@ class Feature:
     ``source`` says where it comes from (a citation, or how it was mined).
     ``add`` puts the feature into a response that lacks it, where it naturally goes; ``remove`` takes every
     instance out of one that has it. Both raise ``SkipEdit`` with a reason where they cannot, and must leave
-    ``present`` true after ``add`` and false after ``remove`` (the edit maker checks it).
+    ``present`` true after ``add`` and false after ``remove`` (the edit maker checks it). ``count`` says how
+    many instances a text holds (0 exactly where ``present`` is false; default 1 where present): an edit's
+    dose, the instances it adds or removes, is the change of the count.
     """
 
     name: str = ""
@@ -46,6 +48,10 @@ class Feature:
 
     def present(self, text: str) -> bool:
         raise NotImplementedError
+
+    def count(self, text: str) -> int:
+        """How many instances of the feature ``text`` holds."""
+        return int(bool(self.present(text)))
 
     def add(self, text: str) -> str:
         raise NotImplementedError

@@ -62,7 +62,8 @@ Edit = Callable[[str], str]
 
 class Probe(Feature):
     """A catalogue probe: a detector pattern (case-insensitive unless ``flags`` say otherwise) and its two
-    edits as functions of the text."""
+    edits as functions of the text. An instance is one (non-overlapping) match of the pattern; an opener or
+    a closer is one instance however many of its phrases match (a response has one start and one end)."""
 
     def __init__(
         self, name: str, description: str, kind: str, source: str, pattern: str, add: Edit, remove: Edit,
@@ -74,6 +75,11 @@ class Probe(Feature):
 
     def present(self, text: str) -> bool:
         return self.pattern.search(text) is not None
+
+    def count(self, text: str) -> int:
+        if self.kind in ("opener", "closer"):
+            return int(self.present(text))
+        return sum(1 for _ in self.pattern.finditer(text))
 
     def add(self, text: str) -> str:
         return self._add(require_text(text))
@@ -88,6 +94,9 @@ class AllLowercase(Probe):
     def present(self, text: str) -> bool:
         cased = [c for c in text if c.isupper() or c.islower()]
         return bool(cased) and not any(c.isupper() for c in cased)
+
+    def count(self, text: str) -> int:
+        return int(self.present(text))
 
 
 # ── edits several probes share ────────────────────────────────────────────────────────────────────────────

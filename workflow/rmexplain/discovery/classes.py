@@ -32,14 +32,14 @@ response's language, and the word lists are English (a response in another langu
   it (``Honestly, it`` → ``It``, ``is, really, fine`` → ``is fine``); added: ``Honestly, `` before the
   first sentence.
 
-The estimate has no dose (``rmexplain.discovery.estimate`` fits one β per feature over edits of any size),
-so an edit that changes three numbers counts as one edit, like one that changes one: the effect is of the
-class edit as made, not per instance.
+Each class counts its instances (``count``: number tokens, class words; a shape is one), so an edit that
+changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimate``) reports the effect of
+one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import regex
@@ -147,6 +147,10 @@ class NumbersAsDigits(Feature):
 
     def present(self, text: str) -> bool:
         return DIGIT.search(text) is not None
+
+    def count(self, text: str) -> int:
+        """Tokens holding a digit (``12``, ``3.5`` and ``COVID-19`` one each)."""
+        return sum(DIGIT.search(m.group()) is not None for m in TOKEN.finditer(text))
 
     def add(self, text: str) -> str:
         found = number_phrases(text)
@@ -267,6 +271,9 @@ class PersonalPronouns(Feature):
 
     def present(self, text: str) -> bool:
         return bool(class_words(text, self.members))
+
+    def count(self, text: str) -> int:
+        return len(class_words(text, self.members))
 
     def add(self, text: str) -> str:
         statements = subject_statements(text)
@@ -399,6 +406,9 @@ class FillerWords(Feature):
     def present(self, text: str) -> bool:
         return bool(class_words(text, FILLER))
 
+    def count(self, text: str) -> int:
+        return len(class_words(text, FILLER))
+
     def add(self, text: str) -> str:
         spans = sentences(text)
         if not spans or not regex.match(r"\p{L}", text[spans[0][0]]):
@@ -411,6 +421,28 @@ class FillerWords(Feature):
             if found and all(w in FILLER for w in found):
                 raise SkipEdit(f"the sentence “{text[a:b].strip()}” is filler words alone")
         return delete_words(text, class_words(text, FILLER))
+
+
+# ── what the length slope holds equal ─────────────────────────────────────────────────────────────────────
+MARKUP = regex.compile(r"[*#`|]|^[ \t]*(?:[-+>]|\d+[.)])(?=[ \t])", regex.MULTILINE)
+EMOJI = regex.compile(r"\p{Extended_Pictographic}")
+DIGITS = regex.compile(r"\p{Nd}+")
+COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
+    "number tokens": NumbersAsDigits().count,
+    "digit runs": lambda text: len(DIGITS.findall(text)),  # 3.5 twice: RMs split numbers their own way
+    "first-person words": FirstPerson().count,
+    "second-person words": SecondPerson().count,
+    "filler words": FillerWords().count,
+    "exclamation marks": lambda text: text.count("!"),
+    "question marks": lambda text: text.count("?"),
+    "markdown marks": lambda text: len(MARKUP.findall(text)),
+    "emoji": lambda text: len(EMOJI.findall(text)),
+}
+
+
+def class_counts(text: str) -> list[int]:
+    """``text``'s count of each class of ``COUNTED_CLASSES``, in its order."""
+    return [count(text) for count in COUNTED_CLASSES.values()]
 
 
 def class_features(kinds: Sequence[str]) -> list[Feature]:

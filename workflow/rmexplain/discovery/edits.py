@@ -10,7 +10,8 @@ edited, half per direction where both are (the rest from the other), each direct
 the order of sha256(feature, comparison id, target) — a fixed, seed-free order.
 
 An edit the feature cannot make is a counted skip with its reason; so is an edit that leaves the text
-unchanged or fails the feature's own detector afterwards (an addition the detector does not see).
+unchanged or fails the feature's own detector afterwards (an addition the detector does not see). Each edit
+records its dose: the instances it adds (+) or removes (−), the change of the feature's ``count``.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ def directions(present: np.ndarray, settings: EditSettings) -> dict[int, int]:
 def feature_edits(
     feature: Feature, units: pl.DataFrame, settings: EditSettings, skips: SkipRecorder
 ) -> tuple[list[dict], np.ndarray]:
-    """The edit rows of one feature (feature, direction, source_text, edited_text, comparison_id, target)
-    and its presence over ``units``."""
+    """The edit rows of one feature (feature, direction, dose, source_text, edited_text, comparison_id,
+    target) and its presence over ``units``."""
     texts = units["text"].to_list()
     ids, targets = units["comparison_id"].to_list(), units["target"].to_list()
     present = np.array([bool(feature.present(t)) for t in texts], dtype=bool)
@@ -88,6 +89,7 @@ def feature_edits(
                     {
                         "feature": feature.name,
                         "direction": direction,
+                        "dose": edit_dose(feature, texts[i], edited, direction),
                         "source_text": texts[i],
                         "edited_text": edited,
                         "comparison_id": ids[i],
@@ -122,6 +124,19 @@ def _edit(
         return edited
     skips.add(comparison_id, STAGE, f"{verb}: {reason}", target=target, attribute=feature.name)
     return None
+
+
+def edit_dose(feature: Feature, source: str, edited: str, direction: int) -> int:
+    """The instances an edit adds (+) or removes (−): ``count(edited) − count(source)``, which must have the
+    edit's direction (a ``count`` that says 0 where ``present`` says the feature is there is an error)."""
+    dose = feature.count(edited) - feature.count(source)
+    if dose * direction <= 0:
+        raise ValueError(
+            f"discovery feature {feature.name!r}: {type(feature).__module__}.{type(feature).__qualname__}"
+            f".count gives {feature.count(source)} instance(s) before the {DIRECTION_NAMES[direction]} edit "
+            f"and {feature.count(edited)} after it: count must be 0 exactly where present is false"
+        )
+    return dose
 
 
 def make_edits(

@@ -1,19 +1,25 @@
 """Each tested feature's effect on each RM, as the attribute effects estimate it, and the BH step.
 
 The estimate is the effects layer's ``length_adjusted`` (``rmexplain.effects.estimators``), with features
-in the place of attributes and s = +1 for an edit that adds the feature, −1 for one that removes it: over
-the edits of one (dataset, engine, round),
+in the place of attributes, s = +1 for an edit that adds the feature, −1 for one that removes it, and the
+edit's dose d (the instances it adds or removes, ``dose`` in the edits), in two steps over the edits of one
+(dataset, engine, round). First the length slope, at equal counts of the classes RMs reward
+(``class_count_changes``: ``rmexplain.discovery.classes.COUNTED_CLASSES``),
 
-    y = c_f + β_f·s + γ·Δℓ,   y = [r(x, edited) − r(x, source)] / sd   (less the reference RM's change),
+    y = c_f + β_f·s + δ_f·(d − s) + Σ_k θ_k·Δn_k + γ·Δℓ,   y = [r(x, edited) − r(x, source)] / sd
+                                                          (less the reference RM's change),
 
-Δℓ the edit's change in words over the sd of the originals' word counts. β_f is the standardised reward
-change when f is **added**, at equal length: for a feature edited both ways, half the difference of the
-length-adjusted mean changes of its additions and its removals (c_f absorbs what its edits do either way);
-for a feature edited one way only (a feature no response has can only be added), β_f is the length-adjusted
-mean change of its additions (or minus that of its removals) — ``AddedEffect`` keeps these defined
-(``one_way_defined``). γ, shared by every feature, is the RM's sensitivity to length (logged); where the
-edits cannot identify it (no length change, originals of one length, length tied to the features' directions)
-the features are fitted with γ = 0, unadjusted, and a warning says so.
+then the features at that γ: y − γ·Δℓ = c_f + β_f·s + δ_f·(d − s). Δℓ is the edit's change in words over the
+sd of the originals' word counts; δ_f's column is there only for a feature whose doses differ in size
+within a direction. β_f is the standardised reward change when **one instance** of f is added, at equal
+length: for a feature edited both ways, half the difference of the length-adjusted changes of adding and
+of removing one instance (c_f absorbs what its edits do either way); for a feature edited one way only (a
+feature no response has can only be added), the length-adjusted change of adding one (or minus that of
+removing one) — ``AddedEffect`` keeps these defined (``one_way_defined``). γ, shared by every feature, is
+the RM's sensitivity to length (logged); the dose and the class counts keep what the edits change with
+their length (k first-person words removed with k words, a digit per list item) out of it. Where the edits
+cannot identify γ (no length change, originals of one length, length tied to the features' directions) the
+features are fitted with γ = 0, unadjusted, and a warning says so.
 
 Intervals: the effects' cluster bootstrap over comparisons (``rmexplain.analysis.bootstrap``: a pair drawn
 by two seeds is one cluster; BCa from the leave-one-cluster-out jackknife by default), the same resamples for
@@ -66,6 +72,7 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import ADD, REMOVE
+from rmexplain.discovery.classes import COUNTED_CLASSES, class_counts
 from rmexplain.discovery.nature import NaturalPairs, nature_columns
 from rmexplain.effects.analysis import (
     HALF_COLUMNS,
@@ -128,7 +135,19 @@ def discovery_input(
         length_change=length_changes(words_changed, comparisons),
         rms={rm: reward_changes(edits, edited_ids, originals[rm], rewards[rm]) for rm in originals},
         dataset=dataset,
+        dose=(edits["dose"] if "dose" in edits.columns else edits["direction"]).to_numpy(),
+        covariates=class_count_changes(edits["source_text"].to_list(), edits["edited_text"].to_list()),
     )  # fmt: skip
+
+
+def class_count_changes(sources: Sequence[str], edited: Sequence[str]) -> np.ndarray:
+    """[edits, classes]: each edit's change in the count of every class the length slope holds equal
+    (``rmexplain.discovery.classes.COUNTED_CLASSES``)."""
+    rows = [
+        np.subtract(class_counts(after), class_counts(before))
+        for before, after in zip(sources, edited, strict=True)
+    ]
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(COUNTED_CLASSES))
 
 
 def edited_text_ids(comparisons: pl.DataFrame, edits: pl.DataFrame) -> list[str]:

@@ -403,7 +403,8 @@ class Loop:
             else:
                 tally[h.name]["absent" if rewrite.direction == ADD else "present"] += 1
                 tally[h.name][rewrite.direction] += 1
-                rows.append({"feature": h.name, "direction": rewrite.direction, "source_text": source,
+                rows.append({"feature": h.name, "direction": rewrite.direction, "dose": rewrite.direction,
+                             "source_text": source,
                              "edited_text": text, "comparison_id": self.ids[i],
                              "target": self.targets[i]})  # fmt: skip
                 continue

@@ -123,6 +123,9 @@ class MinedWords(Feature):
     def present(self, text: str) -> bool:
         return self.pattern.search(text) is not None
 
+    def count(self, text: str) -> int:
+        return sum(1 for _ in self.pattern.finditer(text))
+
     def add(self, text: str) -> str:
         spans = sentences(text)
         if not spans:
@@ -159,6 +162,9 @@ class MinedCharacter(Feature):
     def present(self, text: str) -> bool:
         return any(c in text for c in self.chars)
 
+    def count(self, text: str) -> int:
+        return sum(c in self.chars for c in text)
+
     def add(self, text: str) -> str:
         raise SkipEdit("a mined character is only removed")
 
@@ -183,6 +189,9 @@ class LexiconWords(Feature):
 
     def present(self, text: str) -> bool:
         return bool(self._spans(text))
+
+    def count(self, text: str) -> int:
+        return len(self._spans(text))
 
     def add(self, text: str) -> str:
         if self.opener is None:

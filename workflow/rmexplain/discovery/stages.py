@@ -118,7 +118,10 @@ def _round_tables(
         candidates = output.candidates
         if "present_in" not in candidates.columns:  # its own edits: no detector says which responses have it
             candidates = candidates.with_columns(present_in=pl.lit(None, dtype=pl.List(pl.String)))
-        return output.edits, candidates
+        edits = output.edits
+        if "dose" not in edits.columns:  # nor how many instances an edit adds: one
+            edits = edits.with_columns(dose=pl.col("direction"))
+        return edits, candidates
     options = EditSettings(int(settings["responses_per_feature"]), int(settings["min_per_direction"]))
     units = original_units(comparisons)
     return make_edits(output.features, units, options, engine, round_, output.screened, skips)
@@ -170,11 +173,11 @@ def run_round_effects(
 
 TITLE = "Discovered biases: what each RM rewards or penalises beyond the attributes"
 NOTE = (
-    "Per dataset, RM and feature tested: the standardised reward change when the feature is added (RM reward"
-    " sd on the originals, less the reference RM's change, at equal length), its 95 % bootstrap interval,"
-    " the Benjamini-Hochberg q-value across the RM's features, the edits behind it and the share of the"
-    " original responses that have the feature. Significant features first, by |effect|. The CSV adds an"
-    " example edit per feature (before, after, reward change)."
+    "Per dataset, RM and feature tested: the standardised reward change when one instance of the feature"
+    " is added (RM reward sd on the originals, less the reference RM's change, at equal length), its 95 %"
+    " bootstrap interval, the Benjamini-Hochberg q-value across the RM's features, the edits behind it and"
+    " the share of the original responses that have the feature. Significant features first, by |effect|."
+    " The CSV adds an example edit per feature (before, after, reward change)."
 )
 SHOWN = ("dataset", "rm", "rank", "feature", "effect", "low", "high", "q_value", "significant", "n",
          "support", "directions", "engine", "description")  # fmt: skip

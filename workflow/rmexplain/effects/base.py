@@ -48,6 +48,8 @@ class EffectInput:
     rms: dict[str, RewardChanges]
     dataset: str | None = None  # of the comparisons: the bootstrap splits their ids into pairs exactly
     length_measured: bool = True  # False: the originals' word counts have no sd, every length_change 0
+    dose: np.ndarray | None = None  # [edits] instances added (+) or removed (−); None: one per edit
+    covariates: np.ndarray | None = None  # [edits, classes] count changes the length slope holds equal
 
     def standardised(self, rm: str, reference: str | None) -> np.ndarray:
         """y(e): the RM's reward changes less the reference's, in the RM's reward sd (NaN where unscored)."""
@@ -66,6 +68,8 @@ class Observations:
     value: np.ndarray
     sign: np.ndarray | None = None  # two_way, length_adjusted: +1 better, −1 worse
     length_change: np.ndarray | None = None
+    dose: np.ndarray | None = None  # length_adjusted: signed instances; None: the sign (one instance)
+    covariates: np.ndarray | None = None  # length_adjusted: [n, classes] held equal for the length slope
 
 
 class Estimator:

@@ -70,6 +70,8 @@ def _finite(obs: Observations) -> Observations:
         obs.value[keep],
         None if obs.sign is None else obs.sign[keep],
         None if obs.length_change is None else obs.length_change[keep],
+        None if obs.dose is None else obs.dose[keep],
+        None if obs.covariates is None else obs.covariates[keep],
     )
 
 
@@ -120,6 +122,8 @@ class _EditEstimator(Estimator):
                 self.unit_value(y[mask], data.direction[mask], data.chain[mask]),
                 data.direction[mask].astype(np.float64),
                 data.length_change[mask],
+                None if data.dose is None else data.dose[mask].astype(np.float64),
+                None if data.covariates is None else data.covariates[mask].astype(np.float64),
             )
         )
 
@@ -195,17 +199,18 @@ class LengthAdjusted(_EditEstimator):
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
         design, columns = length_design(obs)
-        blocks = comparison_blocks(obs, design, n_comparisons)
-        coefficients = np.vstack(
-            [_solved(*blocks, weights[i : i + CHUNK]) for i in range(0, len(weights), CHUNK)]
-            or [np.zeros((0, design.shape[1]))]
-        )
+        if obs.covariates is None:
+            coefficients = least_squares(obs, design, weights, n_comparisons)
+            slope = coefficients[:, -1]
+        else:
+            slope = least_squares(obs, with_covariates(design, obs.covariates), weights, n_comparisons)[:, -1]
+            coefficients = at_slope(obs, design[:, :-1], slope, weights, n_comparisons)
         out = np.full((weights.shape[0], n_attributes + 1), np.nan)
         one_way = set(one_direction(obs))
         for a, column in columns.items():
             if self.one_way_defined or a not in one_way:
                 out[:, a] = coefficients[:, column]
-        out[:, n_attributes] = coefficients[:, -1]
+        out[:, n_attributes] = slope
         return out
 
     def undefined_reasons(self, obs: Observations, n_attributes: int) -> dict[int, str]:
@@ -215,6 +220,9 @@ class LengthAdjusted(_EditEstimator):
             return reasons
         blocks, _ = comparison_blocks(obs, design, int(obs.comparison.max()) + 1)
         lost = unidentified(np.einsum("rc,cpq->rpq", np.ones((1, len(blocks))), blocks))[0]
+        if obs.covariates is not None:  # the length slope from the design with the covariates
+            full, _ = comparison_blocks(obs, with_covariates(design, obs.covariates), len(blocks))
+            lost[-1] = unidentified(full.sum(axis=0)[None])[0][-1]
         if lost[-1]:
             reasons[n_attributes] = LENGTH_CONFOUNDED if np.any(obs.length_change) else NO_LENGTH_CHANGE
             for a, column in columns.items():
@@ -241,6 +249,44 @@ IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below th
 CHUNK = 200  # weight rows solved at once: bounds the memory of their normal equations ([rows, p, p])
 
 
+def least_squares(
+    obs: Observations, design: np.ndarray, weights: np.ndarray, n_comparisons: int
+) -> np.ndarray:
+    """[resamples, columns]: the coefficients of ``obs.value`` on ``design`` under each row of comparison
+    ``weights`` (NaN where unidentified)."""
+    blocks = comparison_blocks(obs, design, n_comparisons)
+    return np.vstack(
+        [_solved(*blocks, weights[i : i + CHUNK]) for i in range(0, len(weights), CHUNK)]
+        or [np.zeros((0, design.shape[1]))]
+    )
+
+
+def with_covariates(design: np.ndarray, covariates: np.ndarray) -> np.ndarray:
+    """``design`` with the covariates that change anywhere put before its last (the length) column."""
+    varying = covariates[:, np.any(covariates != 0, axis=0)]
+    return np.column_stack([design[:, :-1], varying, design[:, -1:]])
+
+
+def at_slope(
+    obs: Observations, design: np.ndarray, slope: np.ndarray, weights: np.ndarray, n_comparisons: int
+) -> np.ndarray:
+    """[resamples, columns]: the coefficients of ``obs.value − slope·length_change`` on ``design`` under
+    each row of ``weights``, each row's own ``slope`` (NaN where that slope is; 0 where no edit changes the
+    length, as the unadjusted fit has it)."""
+    assert obs.length_change is not None
+    length = obs.length_change.astype(np.float64)
+    if not length.any():
+        slope = np.zeros_like(slope)
+    blocks, targets = comparison_blocks(obs, design, n_comparisons)
+    along_length = _sums_by(obs.comparison, design * length[:, None], n_comparisons)
+    rows = []
+    for i in range(0, len(weights), CHUNK):
+        w = weights[i : i + CHUNK]
+        offset = slope[i : i + CHUNK, None] * np.einsum("rc,cp->rp", w, along_length)
+        rows.append(_solved(blocks, targets, w, offset))
+    return np.vstack(rows) if rows else np.zeros((0, design.shape[1]))
+
+
 def comparison_blocks(
     obs: Observations, design: np.ndarray, n_comparisons: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -259,9 +305,13 @@ def _sums_by(index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return np.stack(sums, axis=1) if sums else np.zeros((n, 0))
 
 
-def _solved(blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The least-squares coefficients under each row of comparison ``weights`` (NaN where unidentified)."""
+def _solved(
+    blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray, offset: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """The least-squares coefficients under each row of comparison ``weights`` (NaN where unidentified);
+    ``offset``: X'W·o of a known part o of the target, taken off its moments."""
     gram, moment = np.einsum("rc,cpq->rpq", weights, blocks), np.einsum("rc,cp->rp", weights, targets)
+    moment = moment - offset
     coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
     return np.where(unidentified(gram), np.nan, coefficients)
 
@@ -295,10 +345,13 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     """The least-squares design of ``length_adjusted`` and the column of each attribute's β.
 
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
-    either direction); per attribute with edits the signed β_a; last, the length change. An attribute with
-    edits in one direction only gets no intercept: its β_a column absorbs its edits' mean, as c_a would (the
-    two cannot be told apart there), so the other coefficients are unaffected and its β_a is undefined
-    (``one_way_defined`` reports it anyway, as the length-adjusted mean change in that direction).
+    either direction); per attribute with edits the signed β_a; per attribute whose edits' doses (``dose``:
+    instances added or removed) differ in size within a direction, the instances beyond the first, dose − s
+    (δ_a: what each further instance does, so that β_a is the effect of one instance and no dose reaches
+    the length slope); last, the length change. An attribute with edits in one direction only gets no
+    intercept: its β_a column absorbs its edits' mean, as c_a would (the two cannot be told apart there),
+    so the other coefficients are unaffected and its β_a is undefined (``one_way_defined`` reports it
+    anyway, as the length-adjusted mean change in that direction).
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)
@@ -308,8 +361,23 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     for a in present:
         beta_columns[int(a)] = len(cols)
         cols.append(np.where(obs.attribute == a, obs.sign, 0.0))
+    cols += [np.where(obs.attribute == a, obs.dose - obs.sign, 0.0) for a in dosed_attributes(obs)]
     cols.append(obs.length_change.astype(np.float64))
     return np.column_stack(cols) if obs.value.size else np.zeros((0, len(cols))), beta_columns
+
+
+def dosed_attributes(obs: Observations) -> list[int]:
+    """Attributes whose edits' doses differ in size within one direction (a dose column identifies its
+    per-instance slope there; doses of one size in each direction are the sign's and the intercept's)."""
+    if obs.dose is None:
+        return []
+    assert obs.sign is not None
+    sizes = np.abs(obs.dose)
+    return [
+        int(a)
+        for a in np.unique(obs.attribute)
+        if any(np.unique(sizes[(obs.attribute == a) & (obs.sign == s)]).size > 1 for s in (-1.0, 1.0))
+    ]
 
 
 def support(obs: Observations, n_attributes: int, length_row: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -42,8 +42,8 @@ def signed(x: float | None, digits: int = 2) -> str:
 
 DISCOVERED_NOTE = (
     " Discovered features (bias discovery: formatting, openers, closers, words no attribute names): the"
-    " change when the feature is added, in reward sd, against the RM's reference where it has one, with a"
-    " Benjamini–Hochberg q-value."
+    " change when one instance of the feature is added, in reward sd, against the RM's reference where it has"
+    " one, with a Benjamini–Hochberg q-value."
 )
 
 
@@ -104,14 +104,15 @@ def nature_sentence(row: dict) -> str | None:
     if effect is None or effect != effect:
         return f"In your data: {said}."
     bounds = f"[{signed(row.get('natural_low'))}, {signed(row.get('natural_high'))}]"
-    numbers = f"a response with it {signed(effect)} {bounds} sd, {pairs} pairs differ in it"
+    differ = "1 pair differs" if pairs == 1 else f"{pairs} pairs differ"
+    numbers = f"a response with it {signed(effect)} {bounds} sd, {differ} in it"
     return f"In your data: {said} — {numbers}."
 
 
 def carrier_share(share: float) -> str:
     """What a carrier's edits account for, said as a share of the reward change at equal length; over 100 %
     (the other edits move it the other way) said so."""
-    if share > 1:
+    if round(share, 2) > 1:  # over 100 % as printed
         return (
             f"account for more than the whole reward change at equal length ({share:.0%}: the other edits "
             "move it the other way)"
@@ -123,7 +124,7 @@ def finding_line(row: dict) -> str:
     """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
     pairs, whether one or two pairs carry it, the carrier, the example."""
     name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
-    unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd when added"
+    unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd per instance added"
     vs = f" vs {row['reference']}" if row.get("reference") else ""
     parts = [
         f"- **{text(row['phrase'])}** — {text(name)} {text(signed(row['effect']))} "

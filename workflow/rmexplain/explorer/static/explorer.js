@@ -379,7 +379,7 @@
     return (Number(s) > 0 ? "+" : "") + s.replace("-", "−");
   }
   function unitOf(f) {
-    if (f.kind === "discovered") return "reward sd when added";
+    if (f.kind === "discovered") return "reward sd per instance added";
     return f.name === LENGTH ? "reward sd per sd of length" : "reward sd";
   }
   function numbers(f) {
@@ -389,7 +389,7 @@
   }
   function carrierSentence(f) {
     return f.carrier_edits + " of " + f.n_direction + " edits " + (f.carrier_change === "inserts" ? "insert" : "delete") +
-      " “" + f.carrier + "”; they account for " + (f.carrier_share_change > 1 ?
+      " “" + f.carrier + "”; they account for " + (Math.round(100 * f.carrier_share_change) > 100 ?
         "more than the whole reward change at equal length (" + Math.round(100 * f.carrier_share_change) +
         "%: the other edits move it the other way)." :
         Math.round(100 * f.carrier_share_change) + "% of the reward change at equal length.");
@@ -438,7 +438,7 @@
     var own = f.nature.indexOf("never in your data") === 0 || f.nature.indexOf("not compared") === 0;
     var numbers = f.natural_effect === null || f.natural_effect === undefined ? "" :
       " — a response with it " + signed(f.natural_effect) + " [" + signed(f.natural_low) + ", " +
-      signed(f.natural_high) + "] sd, " + f.natural_pairs + " pairs differ in it";
+      signed(f.natural_high) + "] sd, " + (f.natural_pairs === 1 ? "1 pair differs" : f.natural_pairs + " pairs differ") + " in it";
     return el("div", { class: "nature" + (f.nature === "agrees" ? " holds" : ""),
       title: "edit versus nature: among the original responses, in comparisons whose two responses differ in the feature, the reward difference of the one that has it at equal length; docs/discovery.md" },
       own ? f.nature.charAt(0).toUpperCase() + f.nature.slice(1) + "." : "In your data: " + f.nature + numbers + ".");

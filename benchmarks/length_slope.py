@@ -1,0 +1,156 @@
+"""Measurement (not a test): discovery's length slope γ and per-instance effects on RMs whose truth is known.
+
+The RMs are python functions of the response with their own tokenisation (whitespace tokens, punctuation
+stripped), not the project's: +1 per token holding a digit, −0.8 per first-person word (I, me, my, …) and
+a per-word slope of +0.02, 0 or −0.02 reward units, and an RM of length alone. Their truths in the
+estimate's units: γ = slope · sd(words) / sd(reward), an instance's effect = its reward / sd(reward). The
+offline engine's round runs in process on 60 bundled comparisons of each part; every RM scores its edits;
+the script prints, per part and RM, γ with its 95 % interval and three features' effects beside the truths
+(``let_me_know`` adds a closer holding "me"; ``numbers as digits`` and ``numbered_list`` add digits).
+``tests/test_discovery_length_slope.py`` holds the current code to these truths on the helpful part.
+
+Run it with the code to measure on the path, e.g. for the code before a change:
+``PYTHONPATH=/tmp/before/workflow python benchmarks/length_slope.py --label before``.
+
+    python benchmarks/length_slope.py --label after --out benchmarks/results/length_slope/after.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+import polars as pl
+
+from rmexplain.analysis.bootstrap import BootstrapSettings, interval
+from rmexplain.data.readers import EMBEDDED_SPLITS, read_embedded
+from rmexplain.discovery.base import RoundContext
+from rmexplain.discovery.edits import EditSettings, make_edits, original_units
+from rmexplain.discovery.estimate import discovery_input, length_fitted
+from rmexplain.discovery.offline import OfflineEngine
+from rmexplain.effects.analysis import original_length_sd, reward_sd
+from rmexplain.effects.base import EffectInput
+from rmexplain.ids import text_id
+from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.schemas import ORIGINAL_SCORES, REWARDS, conform
+
+LOG = logging.getLogger("length_slope")
+FIRST_PERSON = {"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"}
+SLOPES = {"per-word +0.02": 0.02, "per-word 0": 0.0, "per-word -0.02": -0.02}
+PER_WORD = {**SLOPES, "length alone": 0.02}
+PAIRS = 60
+SHOWN = ("let_me_know", "numbers as digits", "numbered_list")
+PER_INSTANCE_TRUTH = {"let_me_know": -0.8, "numbers as digits": 1.0, "numbered_list": 1.0}
+
+
+def tokens(text: str) -> list[str]:
+    return [t.strip(".,!?;:\"'()*") for t in text.split()]
+
+
+def score(rm: str, text: str) -> float:
+    """RM ``rm``'s reward of a response."""
+    words = tokens(text)
+    digits = sum(any(c.isdigit() for c in w) for w in words)
+    first = sum(w.lower() in FIRST_PERSON for w in words)
+    features = 0.0 if rm == "length alone" else digits - 0.8 * first
+    return features + PER_WORD[rm] * len(words)
+
+
+def comparisons_of(part: str) -> pl.DataFrame:
+    """The first 60 bundled comparisons of ``part`` as COMPARISONS."""
+    pairs = [pair for split in EMBEDDED_SPLITS for pair in read_embedded(part, split)][:PAIRS]
+    return pl.DataFrame({
+        "comparison_id": [f"{part}-s0-{i}" for i in range(len(pairs))], "dataset": part, "seed": 0,
+        "source_index": [str(i) for i in range(len(pairs))], "prompt": [p.prompt for p in pairs],
+        "chosen": [p.chosen for p in pairs], "rejected": [p.rejected for p in pairs],
+    })  # fmt: skip
+
+
+def _filled(frame: pl.DataFrame, contract: dict, name: str) -> pl.DataFrame:
+    nulls = {c: pl.lit(None, dtype=contract[c].dtype) for c in contract if c not in frame.columns}
+    return conform(frame.with_columns(**nulls), contract, name)
+
+
+def original_scores(rm: str, comparisons: pl.DataFrame) -> pl.DataFrame:
+    """ORIGINAL_SCORES of RM ``rm``."""
+    frame = comparisons.select(
+        "comparison_id",
+        rm=pl.lit(rm),
+        reward_chosen=pl.col("chosen").map_elements(lambda t: score(rm, t), return_dtype=pl.Float64),
+        reward_rejected=pl.col("rejected").map_elements(lambda t: score(rm, t), return_dtype=pl.Float64),
+    )
+    return _filled(frame, ORIGINAL_SCORES, "original scores")
+
+
+def edit_rewards(rm: str, comparisons: pl.DataFrame, edits: pl.DataFrame) -> pl.DataFrame:
+    """REWARDS of RM ``rm`` on every edited text."""
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    pairs = edits.select("comparison_id", "edited_text").iter_rows()
+    rewards = {text_id(prompts[c], t): score(rm, t) for c, t in pairs}
+    frame = pl.DataFrame({"text_id": list(rewards), "rm": rm, "reward": list(rewards.values())})
+    return _filled(frame, REWARDS, "rewards")
+
+
+def scored_round(part: str) -> tuple[pl.DataFrame, dict[str, pl.DataFrame], pl.DataFrame, EffectInput]:
+    """(comparisons, originals by RM, edits, the estimator's input) of the offline engine's round."""
+    comparisons = comparisons_of(part)
+    originals = {rm: original_scores(rm, comparisons) for rm in PER_WORD}
+    context = RoundContext(
+        dataset=part, round=1, comparisons=comparisons, originals=originals,
+        references=dict.fromkeys(PER_WORD), previous=pl.DataFrame(),
+        settings={"offline": {"mined": {"max_candidates": 10, "per_rm": 4}}}, log=LOG,
+    )  # fmt: skip
+    output = OfflineEngine().run_round(context)
+    units = original_units(comparisons)
+    edits, _ = make_edits(
+        output.features, units, EditSettings(40, 3), "offline", 1, output.screened, SkipRecorder()
+    )
+    rewards = {rm: edit_rewards(rm, comparisons, edits) for rm in PER_WORD}
+    return comparisons, originals, edits, discovery_input(comparisons, edits, originals, rewards, part)
+
+
+def slope_truth(rm: str, comparisons: pl.DataFrame, originals: dict[str, pl.DataFrame]) -> float:
+    """RM ``rm``'s true γ: reward sd per sd of words."""
+    return PER_WORD[rm] * original_length_sd(comparisons) / reward_sd(originals[rm])
+
+
+def measure(part: str, settings: BootstrapSettings) -> list[dict]:
+    """One row per RM: γ, its interval and truth, the shown features' effects and truths."""
+    comparisons, originals, _, data = scored_round(part)
+    rows = []
+    for rm in PER_WORD:
+        point, boot, jack = length_fitted(data, rm, None, settings, LOG)
+        gamma = float(point[0, -1])
+        low, high = interval(gamma, boot[:, -1], jack[:, -1], settings)[:2]
+        effect = dict(zip(data.attributes, point[0, :-1].tolist(), strict=True))
+        sd = reward_sd(originals[rm])
+        truth = {f: 0.0 if rm == "length alone" else PER_INSTANCE_TRUTH[f] / sd for f in SHOWN}
+        rows.append({
+            "part": part, "rm": rm, "gamma": gamma, "low": float(low), "high": float(high),
+            "gamma_truth": slope_truth(rm, comparisons, originals),
+            **{f: effect.get(f, float("nan")) for f in SHOWN}, **{f"{f} truth": truth[f] for f in SHOWN},
+        })  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="current")
+    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    settings = BootstrapSettings(n_resamples=args.resamples)
+    rows = [row for part in ("helpful", "harmless") for row in measure(part, settings)]
+    for r in rows:
+        shown = "  ".join(f"{f} {r[f]:+.2f} (truth {r[f + ' truth']:+.2f})" for f in SHOWN)
+        gamma = f"γ {r['gamma']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] truth {r['gamma_truth']:+.2f}"
+        print(f"{args.label}  {r['part']:8s} {r['rm']:15s} {gamma} | {shown}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"label": args.label, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Discovery's length slope γ and per-instance effects: on RMs whose slope and per-instance rewards are known
+(``benchmarks/length_slope.py``: +1 per digit token, −0.8 per first-person word and +0.02, 0 or −0.02 per
+word, each with its own tokenisation, and an RM of length alone), γ holds the truth however the features'
+doses move with length, and each feature's effect is one instance's."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import length_slope
+from length_slope import PER_WORD, SLOPES
+
+from rmexplain.analysis.bootstrap import BootstrapSettings, interval
+from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
+from rmexplain.discovery.classes import FirstPerson, NumbersAsDigits
+from rmexplain.discovery.edits import edit_dose
+from rmexplain.discovery.estimate import AddedEffect, length_fitted
+from rmexplain.discovery.stages import _round_tables
+from rmexplain.effects.analysis import reward_sd
+from rmexplain.effects.base import Observations
+from rmexplain.perturb.skips import SkipRecorder
+
+LOG = logging.getLogger("test")
+
+
+@pytest.fixture(scope="module")
+def scored_round():
+    """The offline engine's round on 60 bundled helpful comparisons (the part where the RMs' tokenisation and
+    the classes' differ most), every RM's rewards of its edits."""
+    return length_slope.scored_round("helpful")
+
+
+@pytest.fixture(scope="module")
+def fits(scored_round):
+    """RM -> its ``length_fitted`` (point, bootstrap and jackknife replicates), each made once."""
+    data = scored_round[3]
+    settings = BootstrapSettings(n_resamples=200)
+    return {rm: length_fitted(data, rm, None, settings, LOG) for rm in PER_WORD}
+
+
+@pytest.mark.parametrize("rm", list(PER_WORD))
+def test_the_length_slope_holds_the_truth_however_the_features_doses_move_with_length(scored_round, fits, rm):
+    comparisons, originals, _, _ = scored_round
+    settings = BootstrapSettings(n_resamples=200)
+    point, boot, jack = fits[rm]
+    gamma = float(point[0, -1])
+    low, high = interval(gamma, boot[:, -1], jack[:, -1], settings)[:2]
+    truth = length_slope.slope_truth(rm, comparisons, originals)
+    if truth == 0:
+        assert abs(gamma) <= 0.05, gamma
+    else:
+        assert gamma == pytest.approx(truth, rel=0.15), (gamma, truth)
+    assert low <= truth <= high, (low, gamma, high, truth)
+
+
+@pytest.mark.parametrize("rm", list(SLOPES))
+def test_each_features_effect_is_one_instances_at_equal_length(scored_round, fits, rm):
+    """+1 per digit token: "numbers as digits" (an edit spells out or puts in digits one to five numbers) and
+    a numbered list (a digit per item) read +1/sd each; a closer holding "me" reads −0.8/sd, its words held
+    equal."""
+    _, originals, _, data = scored_round
+    point = fits[rm][0]
+    effect = dict(zip(data.attributes, point[0, :-1], strict=True))
+    sd = reward_sd(originals[rm])
+    assert effect["numbers as digits"] == pytest.approx(1 / sd, rel=0.1)
+    assert effect["numbered_list"] == pytest.approx(1 / sd, rel=0.1)
+    assert effect["let_me_know"] == pytest.approx(-0.8 / sd, rel=0.1)
+
+
+def test_the_round_records_each_edits_dose(scored_round):
+    _, _, edits, _ = scored_round
+    assert (np.sign(edits["dose"].to_numpy()) == edits["direction"].to_numpy()).all()
+    numbered = edits.filter(pl.col("feature") == "numbered_list")
+    items = [len(re.findall(r"(?m)^[0-9]+\. ", t)) for t in numbered["edited_text"]]
+    assert numbered["dose"].to_list() == items
+
+
+def test_the_two_steps_by_hand():
+    """γ from least squares with the class counts, then each feature's β from y − γ·Δℓ without them: as
+    numpy's lstsq gives them on the explicit designs, and under resample weights as on repeated rows."""
+    rng = np.random.default_rng(3)
+    n = 40
+    attribute = np.repeat([0, 1], n // 2)
+    sign = np.tile([1.0, -1.0], n // 2)
+    dose = sign * np.where(attribute == 1, rng.integers(1, 4, n), 1)  # feature 1's doses differ in size
+    length = rng.normal(0, 1, n)
+    classes = rng.integers(-2, 3, (n, 2)).astype(float)
+    value = 0.3 * sign + 0.5 * length + classes @ [0.7, -0.2] + rng.normal(0, 0.1, n)
+    comparison = np.arange(n) // 2
+    obs = Observations(comparison, attribute, value, sign, length, dose, classes)
+    intercepts = [(attribute == a).astype(float) for a in (0, 1)]
+    betas = [np.where(attribute == a, sign, 0.0) for a in (0, 1)]
+    extra = np.where(attribute == 1, dose - sign, 0.0)
+    first = np.column_stack([*intercepts, *betas, extra, classes, length])
+    gamma = np.linalg.lstsq(first, value, rcond=None)[0][-1]
+    second = np.column_stack([*intercepts, *betas, extra])
+    beta = np.linalg.lstsq(second, value - gamma * length, rcond=None)[0][2:4]
+    got = AddedEffect().estimate(obs, np.ones((1, n // 2)), n // 2, 2)[0]
+    np.testing.assert_allclose(got, [*beta, gamma], rtol=1e-9)
+    counts = rng.integers(0, 3, n // 2).astype(float)
+    rows = np.repeat(np.arange(n), counts[comparison].astype(int))
+    gamma_w = np.linalg.lstsq(first[rows], value[rows], rcond=None)[0][-1]
+    beta_w = np.linalg.lstsq(second[rows], value[rows] - gamma_w * length[rows], rcond=None)[0][2:4]
+    np.testing.assert_allclose(AddedEffect().estimate(obs, counts[None], n // 2, 2)[0], [*beta_w, gamma_w])
+
+
+@pytest.mark.parametrize(
+    ("feature", "source", "dose"),
+    [
+        (
+            probe("numbered_list"),
+            "Boil the egg. Then peel it. Serve it warm.",
+            2,
+        ),  # an item per sentence after the first
+        (probe("let_me_know"), "Boil the egg.", 1),  # a closer is one, though two of its phrases match
+        (probe("bold"), "Boil the egg.", 1),
+        (NumbersAsDigits(), "Boil two eggs for five minutes.", 2),
+        (FirstPerson(), "The egg is done.", 1),
+    ],
+)
+def test_an_additions_dose_is_the_instances_it_adds(feature, source, dose):
+    assert edit_dose(feature, source, feature.add(source), ADD) == dose
+
+
+def test_a_removals_dose_counts_every_instance_it_takes_out():
+    feature = NumbersAsDigits()
+    source = "Boil 2 eggs for 5 minutes and 30 seconds."
+    assert edit_dose(feature, source, feature.remove(source), REMOVE) == -3
+
+
+class Uncounted(Feature):
+    name, kind = "uncounted", "format"
+
+    def present(self, text: str) -> bool:
+        return "!" in text
+
+    def count(self, text: str) -> int:
+        return 0
+
+    def add(self, text: str) -> str:
+        return text + "!"
+
+
+def test_a_count_that_misses_what_present_sees_is_an_error_naming_the_class():
+    with pytest.raises(ValueError, match=r"'uncounted': .*Uncounted\.count gives 0 instance\(s\) before"):
+        edit_dose(Uncounted(), "Hi.", "Hi.!", ADD)
+
+
+def test_an_engines_own_edits_without_a_dose_count_one_instance_each():
+    edits = pl.DataFrame({
+        "feature": ["f", "f"], "direction": [1, -1], "source_text": ["a", "b"], "edited_text": ["a!", "b."],
+        "comparison_id": ["c0", "c1"], "target": ["chosen", "chosen"], "engine": ["mine", "mine"],
+        "round": [1, 1],
+    })  # fmt: skip
+    candidates = pl.DataFrame({"feature": ["f"]})
+    output = RoundOutput(edits=edits, candidates=candidates)
+    got, _ = _round_tables(output, pl.DataFrame(), {}, "mine", 1, SkipRecorder())
+    assert got["dose"].to_list() == [1, -1]

@@ -143,10 +143,8 @@ def discovery_input(
 def class_count_changes(sources: Sequence[str], edited: Sequence[str]) -> np.ndarray:
     """[edits, classes]: each edit's change in the count of every class the length slope holds equal
     (``rmexplain.discovery.classes.COUNTED_CLASSES``)."""
-    rows = [
-        np.subtract(class_counts(after), class_counts(before))
-        for before, after in zip(sources, edited, strict=True)
-    ]
+    counts = {text: class_counts(text) for text in {*sources, *edited}}  # each source is edited many times
+    rows = [np.subtract(counts[after], counts[before]) for before, after in zip(sources, edited, strict=True)]
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(COUNTED_CLASSES))
 
 

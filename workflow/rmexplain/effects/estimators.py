@@ -203,8 +203,7 @@ class LengthAdjusted(_EditEstimator):
             coefficients = least_squares(obs, design, weights, n_comparisons)
             slope = coefficients[:, -1]
         else:
-            slope = least_squares(obs, with_covariates(design, obs.covariates), weights, n_comparisons)[:, -1]
-            coefficients = at_slope(obs, design[:, :-1], slope, weights, n_comparisons)
+            coefficients, slope = two_steps(obs, design, weights, n_comparisons)
         out = np.full((weights.shape[0], n_attributes + 1), np.nan)
         one_way = set(one_direction(obs))
         for a, column in columns.items():
@@ -267,24 +266,40 @@ def with_covariates(design: np.ndarray, covariates: np.ndarray) -> np.ndarray:
     return np.column_stack([design[:, :-1], varying, design[:, -1:]])
 
 
-def at_slope(
-    obs: Observations, design: np.ndarray, slope: np.ndarray, weights: np.ndarray, n_comparisons: int
-) -> np.ndarray:
-    """[resamples, columns]: the coefficients of ``obs.value − slope·length_change`` on ``design`` under
-    each row of ``weights``, each row's own ``slope`` (NaN where that slope is; 0 where no edit changes the
-    length, as the unadjusted fit has it)."""
-    assert obs.length_change is not None
-    length = obs.length_change.astype(np.float64)
-    if not length.any():
-        slope = np.zeros_like(slope)
-    blocks, targets = comparison_blocks(obs, design, n_comparisons)
-    along_length = _sums_by(obs.comparison, design * length[:, None], n_comparisons)
-    rows = []
+def two_steps(
+    obs: Observations, design: np.ndarray, weights: np.ndarray, n_comparisons: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """([resamples, columns − 1], [resamples]): under each row of ``weights``, the length slope γ from least
+    squares on ``design`` with ``obs.covariates`` (``with_covariates``), then the other coefficients of
+    ``design`` fitted to ``obs.value − γ·length_change`` without them (NaN where unidentified; where no
+    edit changes the length, γ is NaN and the others are fitted as the unadjusted fit has them).
+
+    One decomposition per resample: with A = X'WX of ``design`` less its length column X, and [Z, ℓ] the
+    covariates and the length, γ is the last coefficient of the Schur complement's system
+    (C − B'A⁺B)·θ = c − B'A⁺a (B = X'W[Z, ℓ], C = [Z, ℓ]'W[Z, ℓ], a = X'Wy, c = [Z, ℓ]'Wy: exact with the
+    pseudo-inverse, as B's columns lie in A's range), and the coefficients are A⁺(a − γ·X'Wℓ)."""
+    full = with_covariates(design, obs.covariates)
+    p = design.shape[1] - 1  # the columns of X
+    blocks, targets = comparison_blocks(obs, full, n_comparisons)
+    measured = bool(np.any(obs.length_change))
+    coefficients, slopes = [], []
     for i in range(0, len(weights), CHUNK):
         w = weights[i : i + CHUNK]
-        offset = slope[i : i + CHUNK, None] * np.einsum("rc,cp->rp", w, along_length)
-        rows.append(_solved(blocks, targets, w, offset))
-    return np.vstack(rows) if rows else np.zeros((0, design.shape[1]))
+        gram, moment = np.einsum("rc,cpq->rpq", w, blocks), np.einsum("rc,cp->rp", w, targets)
+        a_inverse = np.linalg.pinv(gram[:, :p, :p], hermitian=True)
+        cross, rest = gram[:, :p, p:], gram[:, p:, p:]
+        shared = np.einsum("rpq,rqk->rpk", a_inverse, cross)  # A⁺B
+        schur = rest - np.einsum("rpk,rpl->rkl", cross, shared)
+        right = moment[:, p:] - np.einsum("rpk,rp->rk", shared, moment[:, :p])
+        theta = np.einsum("rkl,rl->rk", np.linalg.pinv(schur, hermitian=True), right)
+        slope = np.where(unidentified(schur)[:, -1], np.nan, theta[:, -1])
+        used = slope if measured else np.zeros_like(slope)
+        solved = np.einsum("rpq,rq->rp", a_inverse, moment[:, :p] - used[:, None] * cross[:, :, -1])
+        coefficients.append(np.where(unidentified(gram[:, :p, :p]), np.nan, solved))
+        slopes.append(slope)
+    if not coefficients:
+        return np.zeros((0, p)), np.zeros(0)
+    return np.vstack(coefficients), np.concatenate(slopes)
 
 
 def comparison_blocks(
@@ -305,13 +320,9 @@ def _sums_by(index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return np.stack(sums, axis=1) if sums else np.zeros((n, 0))
 
 
-def _solved(
-    blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray, offset: np.ndarray | float = 0.0
-) -> np.ndarray:
-    """The least-squares coefficients under each row of comparison ``weights`` (NaN where unidentified);
-    ``offset``: X'W·o of a known part o of the target, taken off its moments."""
+def _solved(blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The least-squares coefficients under each row of comparison ``weights`` (NaN where unidentified)."""
     gram, moment = np.einsum("rc,cpq->rpq", weights, blocks), np.einsum("rc,cp->rp", weights, targets)
-    moment = moment - offset
     coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
     return np.where(unidentified(gram), np.nan, coefficients)
 

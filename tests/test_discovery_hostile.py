@@ -217,3 +217,17 @@ def test_dominating_responses_the_fewest_and_only_from_twenty_responses():
     three = [*spread[:5], 50.0, 50.0, 50.0, *spread[8:]]  # three of 40: more than max(2, 1 %) may dominate
     assert dominating_responses(originals(three)) is None
     assert dominating_responses(originals([0.0] * 9 + [50.0] + [0.1] * 8)) is None  # 18 responses: no check
+
+
+# ── a length slope one pair carries ───────────────────────────────────────────────────────────────────────
+def test_a_length_slope_one_pair_carries_is_named_with_the_pair(caplog):
+    def one_pair(prompt: str, text: str) -> float:  # length matters to one prompt only: the pair whose
+        words = len(text.split())  # padding adds the most words (3)
+        return _base(prompt, text) - 0.1 * words + (3.0 * words if prompt == "q1" else 0.0)
+
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        _effects(_comparisons(12), PAD, {"steady": (_base, _base), "one_pair": (one_pair, one_pair)})
+    carried = [m for m in _warnings(caplog) if "length sensitivity" in m]
+    assert len(carried) == 1, carried
+    assert carried[0].startswith("RM 'one_pair' on dataset 'hh': its length sensitivity γ +")
+    assert "is carried by one pair: without hh/1 it is " in carried[0]

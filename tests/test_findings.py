@@ -735,8 +735,8 @@ def test_the_findings_block_word_for_word():
     )
     discovered = (
         " Discovered features (bias discovery: formatting, openers, closers, words no attribute names): "
-        "the change when one instance of the feature is added, in reward sd, against the RM's reference where it has one, "
-        "with a Benjamini–Hochberg q-value."
+        "the change when one instance of the feature is added, in reward sd, against the RM's reference "
+        "where it has one, with a Benjamini–Hochberg q-value."
     )
     block = findings_rst(rows, ["e", "d"], ["b", "c", "a"], 0.95, "1. Findings", "2. Analyses")
     assert block.replace("\\", "").split("\n") == [

@@ -41,7 +41,8 @@ bootstrap; ``discovered_biases`` keeps the halves of the significant features (d
 both halves"). The same features get their most influential pair from the whole sample's jackknife
 (``influential_pair``, ``without_it``; ``carried_by``: 1 or 2 where leaving out one or two pairs flips the
 effect's sign or leaves it within ``min_effect``; docs/findings.md, "carried by one or two pairs"); the
-length slope γ, logged and not a row, gets none.
+length slope γ, logged and not a row, gets the same test and a warning where it is carried
+(``warn_carried_slope``).
 
 Edit versus nature: beside each feature's effect, its association with the reward among the original
 responses at equal length and the verdict (``rmexplain.discovery.nature``: ``natural_effect``, its
@@ -266,7 +267,40 @@ def feature_effects(
         wanted = [f for f, row in enumerate(rows) if row["p_value"] <= replicate_below]  # NaN: never
         replicate_features(fit_data, rm, reference, settings, rows, wanted)
         influence_features(fit_data, rm, reference, jack, rows, wanted, min_effect)
+        warn_carried_slope(fit_data, rm, reference, point, jack, min_effect, log)
     return rows
+
+
+def warn_carried_slope(
+    data: EffectInput,
+    rm: str,
+    reference: str | None,
+    point: np.ndarray,
+    jack: np.ndarray,
+    min_effect: float,
+    log: logging.Logger,
+) -> None:
+    """Warn where the length slope γ, which adjusts every feature's effect, is carried by one or two pairs:
+    leaving them out gives γ the other sign or |γ| ≤ ``min_effect`` (``fill_influence``, as for a feature)."""
+    gamma = settled(float(point[0, -1]))
+    if not np.isfinite(gamma) or abs(gamma) <= min_effect:
+        return
+    k = len(data.attributes)
+    slope: list[dict] = [{} for _ in range(k)] + [{"effect": gamma}]
+    influence_features(data, rm, reference, jack, slope, [k], min_effect)
+    carried, pair, without = (slope[k].get(key) for key in ("carried_by", "influential_pair", "without_it"))
+    if not carried:
+        return
+    gone_without = (
+        f"without {pair} it is {without:+.3f}"
+        if carried == 1
+        else f"without {pair} and one more pair it is gone (without {pair} alone: {without:+.3f})"
+    )
+    log.warning(
+        "%s: its length sensitivity γ %+.3f, which adjusts every feature's effect, is carried by %s: %s; "
+        "look at that pair's responses (one unusually short or long response can set γ)",
+        named_rm(rm, data.dataset), gamma, "one pair" if carried == 1 else "two pairs", gone_without,
+    )  # fmt: skip
 
 
 def influence_features(

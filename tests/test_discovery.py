@@ -1011,6 +1011,42 @@ def test_recall_ranks_the_first_significant_feature_that_moves_the_detector():
     assert (summary["hits_at_1"], summary["biases"], summary["recall_at_1"]) == (1, 1, 1.0)
 
 
+def test_an_rm_with_several_planted_biases_has_a_row_per_bias_judged_by_its_own_detector():
+    edits = pl.DataFrame(
+        {
+            "feature": ["bang", "bang", "digit", "digit"],
+            "direction": [1, 1, 1, 1],
+            "source_text": ["a.", "b.", "a.", "b."],
+            "edited_text": ["a!", "b!", "a 1.", "b 2."],
+            "comparison_id": ["c0", "c1", "c0", "c1"],
+            "target": ["chosen"] * 4,
+            "engine": ["offline"] * 4,
+            "round": [1] * 4,
+        }
+    )
+    bang = {"detector": "regex", "pattern": "!", "strength": 0.3}
+    digits = {"detector": "regex", "pattern": "[0-9]", "count": True, "strength": 0.3}
+    hedge = {"detector": "regex", "pattern": "maybe", "strength": 0.3}  # no feature moves it: a miss
+    biases = pl.DataFrame(
+        {"dataset": ["d"] * 2, "rm": ["weak"] * 2, "feature": ["digit", "bang"], "effect": [0.4, 0.3],
+         "q_value": [0.01, 0.01], "significant": [True, True], "rank": [1, 2]}
+    )  # fmt: skip
+    comparisons = pl.DataFrame({"comparison_id": ["c0", "c1"], "prompt": ["q", "q"]})
+    planted = {"weak": {"bias": [bang, digits, hedge]}}
+    table = recall_table(biases, {"d": edits}, {"d": comparisons}, planted, moved_share=0.5)
+    rows = table.filter(pl.col("rm") == "weak")
+    assert rows["planted"].to_list() == [
+        "+0.3 x any match of !",
+        "+0.3 x matches of [0-9]",
+        "+0.3 x any match of maybe",
+    ]
+    assert rows.select("rank", "feature", "hit_at_1", "hit_at_5").rows() == [
+        (2, "bang", False, True), (1, "digit", True, True), (None, None, False, False),
+    ]  # fmt: skip
+    summary = table.filter(pl.col("rm") == "all planted RMs").row(0, named=True)
+    assert (summary["biases"], summary["hits_at_1"], summary["hits_at_5"]) == (3, 1, 2)
+
+
 def test_a_control_hits_when_nothing_is_significant():
     edits = pl.DataFrame(
         {"feature": ["f"], "direction": [1], "source_text": ["a"], "edited_text": ["a!"],

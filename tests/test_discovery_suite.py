@@ -61,3 +61,19 @@ def test_the_offline_engine_finds_the_planted_biases_the_docs_say(planted_base, 
     assert edits.columns[:4] == ["feature", "direction", "source_text", "edited_text"]
     assert set(edits["direction"]) == {1, -1}
     assert not (workflow_copy.root / "results" / "perturbations").exists()  # discovery alone: no perturbing
+
+
+def test_the_weak_bias_suite_plants_three_weak_biases_per_rm_and_passes_the_check():
+    """config/weak_biases.yaml (a benchmark: ``python benchmarks/suites.py weak``): four RMs of three 0.3-sd
+    biases each against the base, and a control; its class detectors count what the mined classes edit."""
+    from rmexplain.config import check
+    from rmexplain.score.planted import detector, planted_biases
+
+    config = check(yaml.safe_load((REPO / "config" / "weak_biases.yaml").read_text()))
+    planted = {rm: spec for rm, spec in config["reward_models"].items() if spec["backend"] == "planted"}
+    biased = {rm: planted_biases(spec["bias"]) for rm, spec in planted.items() if rm != "control"}
+    assert sorted(biased) == ["classes-a", "classes-b", "mixed", "probes"]
+    assert all(len(b) == 3 and {abs(x["strength"]) for x in b} == {0.3} for b in biased.values())
+    digits, first, filler = (detector(b) for b in biased["classes-a"])
+    text = "I think it takes 3 to 5 minutes, honestly. My 2nd try was just fine."
+    assert (digits([""], [text])[0], first([""], [text])[0], filler([""], [text])[0]) == (3, 2, 2)

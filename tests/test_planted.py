@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rmexplain.config import ConfigError, check
+from rmexplain.config.schema import validate_schema
 from rmexplain.design import Design
 from rmexplain.effects.base import estimators, reported_estimators
 from rmexplain.resources import rm_threads, use_job_threads
@@ -328,3 +329,50 @@ def test_a_planted_rms_code_is_its_bases_and_its_detectors_files(base_module, tm
 def test_a_bias_without_a_detector_plants_noise_only():
     check_bias("p", {})
     check_bias("p", {"noise": 0.5, "seed": 3})
+
+
+def test_several_planted_biases_add_their_terms_and_one_noise(base_module):
+    """bias: [...] plants each term; the noise is one draw of sd √(Σ noise²), seeded by the first bias."""
+    biases = [
+        {"detector": "regex", "pattern": "[0-9]", "count": True, "strength": 0.3, "noise": 0.3, "seed": 5},
+        {"detector": "regex", "pattern": r"\bI\b", "count": True, "strength": -0.5, "noise": 0.4},
+    ]
+    prompts, responses = ["q"] * 3, ["I ate 2 or 3", "x", "I, I"]  # no "e" but the first: base 1, 0, 0
+    rm = planted(base_module, biases)
+    planted_sd = 2.0 * (0.3 * np.array([2, 0, 0]) - 0.5 * np.array([1, 0, 2]))
+    expected = np.array([1.0, 0, 0]) + planted_sd + 2.0 * 0.5 * noise(5, "p", prompts, responses)
+    assert rm.score(prompts, responses) == pytest.approx(expected.tolist())
+    one = planted(base_module, biases[:1])  # a list of one is that bias alone
+    assert one.score(prompts, responses) == planted(base_module, biases[0]).score(prompts, responses)
+
+
+@pytest.mark.parametrize(
+    ("bias", "message"),
+    [
+        ([], r"^reward_models\.p\.bias is an empty list: give one bias or more$"),
+        (
+            [{"detector": "regex", "pattern": "x"}, {"detector": "regex"}],
+            r"^reward_models\.p\.bias\[1\]\.pattern ",
+        ),
+        ([{"detector": "none"}, "regex"], r"^reward_models\.p\.bias\[1\] must be a mapping with a detector$"),
+    ],
+)
+def test_a_list_of_biases_is_checked_bias_by_bias_naming_its_index(bias, message):
+    with pytest.raises(ConfigError, match=message):
+        check_bias("p", bias)
+
+
+def test_the_schema_names_a_misspelt_key_of_a_listed_bias():
+    config = _config(
+        weak={"backend": "planted", "base": "base", "bias": [{"detector": "none", "strenght": 1}]}
+    )
+    with pytest.raises(
+        ConfigError, match=r"reward_models\.weak\.bias\[0\]\.strenght: unknown key; did you mean 'strength'\?"
+    ):
+        validate_schema(config)
+    config["reward_models"]["weak"]["bias"] = "bold"
+    with pytest.raises(
+        ConfigError,
+        match=r"reward_models\.weak\.bias: 'bold' is none of the forms it takes \(object or array\)",
+    ):
+        validate_schema(config)

@@ -124,6 +124,12 @@ def _numbers(value: object, keys: list[str | int]) -> Iterator[tuple[list[str | 
 def schema_problem(error: jsonschema.ValidationError, files: Sequence[str | Path] = ()) -> str:
     """One line per problem of a schema error: the key, what is wrong, a close valid key for an unknown
     one ("did you mean"), and where the key is written (file and line, when ``files`` hold it)."""
+    if error.validator == "oneOf" and error.context:  # the branch of the value's shape says what is wrong
+        within = [e for e in error.context if e.validator != "type"]
+        if within:
+            return schema_problem(max(within, key=lambda e: len(e.absolute_path)), files)
+        shapes = [str(e.validator_value) for e in error.context]
+        error.message = f"{error.instance!r} is none of the forms it takes ({' or '.join(shapes)})"
     keys = list(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = list(error.schema.get("properties") or {})

@@ -6,7 +6,8 @@ planted detector is run on the source and the edited text of every tested edit; 
 its value changes on at least ``moved_share`` of the feature's edits. The RM's significant features are
 taken in rank order (by |effect|); the rank of the first that moves the detector is the bias's rank: a hit at
 1 when it is first, at 5 when it is among the first five. A control (noise only) hits when no feature is
-significant.
+significant. An RM with several planted biases (``bias: [...]``) has a row per bias, each judged by its own
+detector among the RM's significant features.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.schemas import BIAS_DISCOVERY_RECALL, conform, polars_schema
-from rmexplain.score.planted import detector
+from rmexplain.score.planted import detector, planted_biases
 
 SUMMARY = "all planted RMs"
 
@@ -85,9 +86,9 @@ def recall_table(
         prompts = dict(comparisons[dataset].select("comparison_id", "prompt").iter_rows())
         for rm, spec in planted.items():
             mine = biases.filter((pl.col("dataset") == dataset) & (pl.col("rm") == rm))
-            if mine.height:
-                shares = moved_shares(frame, prompts, spec["bias"])
-                rows.append({"dataset": dataset, "rm": rm, **rm_row(mine, shares, moved_share, spec["bias"])})
+            for bias in planted_biases(spec["bias"]) if mine.height else ():  # a row per planted bias
+                shares = moved_shares(frame, prompts, bias)
+                rows.append({"dataset": dataset, "rm": rm, **rm_row(mine, shares, moved_share, bias)})
     table = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_RECALL))
     summaries = [_summary(table.filter(pl.col("dataset") == d), d) for d in edits]
     if len(edits) > 1:

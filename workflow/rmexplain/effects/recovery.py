@@ -31,7 +31,7 @@ import polars as pl
 from rmexplain.effects.analysis import with_sources
 from rmexplain.effects.base import estimators
 from rmexplain.schemas import PLANTED_RECOVERY, conform
-from rmexplain.score.planted import detector
+from rmexplain.score.planted import detector, planted_biases
 
 Key = tuple[str, str, str]  # (dataset, method, rm)
 
@@ -148,15 +148,16 @@ def _with_verdict(row: dict[str, Any]) -> dict[str, Any]:
 def visible_shares(
     edits: pl.DataFrame, comparisons: pl.DataFrame, planted: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, float]:
-    """Per planted RM: the share of the edits whose detector value differs from their source's."""
+    """Per planted RM: the share of the edits whose detector value (any of its detectors) differs from their
+    source's."""
     sourced = with_sources(edits, comparisons)
     prompts, texts, sources = (sourced[c].to_list() for c in ("prompt", "text", "source_text"))
     shares = {}
     for rm, spec in planted.items():
         if "bias" not in spec or not sourced.height:
             continue
-        detect = detector(dict(spec["bias"]))
-        changed = detect(prompts, texts) != detect(prompts, sources)
+        detectors = [detector(bias) for bias in planted_biases(spec["bias"])]
+        changed = np.any([d(prompts, texts) != d(prompts, sources) for d in detectors], axis=0)
         shares[rm] = float(np.mean(changed))
     return shares
 

@@ -1,9 +1,12 @@
-"""``backend: planted`` — a base RM with one bias planted on purpose: explanations against ground truth.
+"""``backend: planted`` — a base RM with biases planted on purpose: explanations against ground truth.
 
 As chry-santhemum/rm-bias builds its synthetic RMs (``recall.py``: a detector over the response, a bias
 strength, Gaussian noise), a planted RM scores
 
     r(x, y) = r_base(x, y) + s_base · (strength · detector(y) + noise · ε(x, y))
+
+and, with a list of biases (``bias: [{…}, {…}]``: several weak biases in one RM), the sum of their terms,
+Σ strength_i · detector_i(y), with one noise term of sd √(Σ noise_i²) (seeded by the first bias's ``seed``)
 
 where ``s_base`` is the base RM's reward sd on the calibration texts (``reward_scale``: every response of the
 bundled data, written by the rule of that name), so ``strength`` and ``noise`` are in units of the base RM's
@@ -85,6 +88,11 @@ def _no_detector(prompts: Sequence[str], responses: Sequence[str]) -> np.ndarray
     return np.zeros(len(responses), dtype=np.float64)
 
 
+def planted_biases(bias: Any) -> list[dict[str, Any]]:
+    """The biases of a ``bias`` setting: a mapping is one bias, a list several."""
+    return [dict(b) for b in bias] if isinstance(bias, list) else [dict(bias)]
+
+
 def detector(bias: dict[str, Any]) -> Detector:
     """The detector function of a ``bias`` setting (values per (prompt, response), before the strength)."""
     kind = bias.get("detector", "none")
@@ -109,8 +117,18 @@ def noise(seed: int, name: str, prompts: Sequence[str], responses: Sequence[str]
 
 
 def check_bias(name: str, bias: Any) -> None:
-    """Refuse a ``bias`` setting that cannot score (naming ``reward_models.<name>.bias.<key>``)."""
-    key = f"reward_models.{name}.bias"
+    """Refuse a ``bias`` setting that cannot score (naming ``reward_models.<name>.bias.<key>``, or
+    ``bias[i].<key>`` in a list of biases)."""
+    if isinstance(bias, list):
+        if not bias:
+            raise ConfigError(f"reward_models.{name}.bias is an empty list: give one bias or more")
+        for i, one in enumerate(bias):
+            _check_one_bias(f"reward_models.{name}.bias[{i}]", one)
+        return
+    _check_one_bias(f"reward_models.{name}.bias", bias)
+
+
+def _check_one_bias(key: str, bias: Any) -> None:
     if not isinstance(bias, dict):
         raise ConfigError(f"{key} must be a mapping with a detector")
     kind = bias.get("detector", "none")
@@ -146,7 +164,7 @@ def read_reward_scale(path: str | Path) -> float:
 
 @rm_backends.register("planted")
 class PlantedScorer(RewardModelBackend):
-    """A base RM (``base``: another RM of the config) plus one planted bias (``bias``)."""
+    """A base RM (``base``: another RM of the config) plus planted biases (``bias``: one, or a list)."""
 
     wraps_base = True  # runs where its base runs (env, GPUs, downloads, files, text embeddings)
 
@@ -161,9 +179,9 @@ class PlantedScorer(RewardModelBackend):
         """The base's code files (a ``python`` base) and a ``callable`` detector's file."""
         base = dict(spec.get("base_spec") or {})
         files = list(backend_of(base).code_files(base)) if base else []
-        detector_callable = (spec.get("bias") or {}).get("callable")
-        found = callable_file(str(detector_callable)) if detector_callable else None
-        return files + ([] if found is None else [found])
+        callables = [b.get("callable") for b in planted_biases(spec.get("bias") or {})]
+        found = [callable_file(str(c)) for c in callables if c]
+        return files + [f for f in found if f is not None]
 
     def __init__(
         self, name: str, spec: dict[str, Any], base_scale: str | None = None, **base_files: Any
@@ -176,15 +194,19 @@ class PlantedScorer(RewardModelBackend):
         self.name = name
         self.base = build_scorer(str(spec["base"]), dict(spec["base_spec"]), **base_files)
         self.scale = read_reward_scale(base_scale)
-        bias = dict(spec["bias"])
-        self.detect = detector(bias)
-        self.strength = float(bias.get("strength", 0.0))
-        self.noise_sd = float(bias.get("noise", 0.0))
-        self.seed = int(bias.get("seed", 0))
+        biases = planted_biases(spec["bias"])
+        self.terms = [(detector(b), float(b.get("strength", 0.0))) for b in biases]
+        noises = [float(b.get("noise", 0.0)) for b in biases]
+        self.noise_sd = noises[0] if len(noises) == 1 else float(np.sqrt(np.sum(np.square(noises))))
+        self.seed = int(biases[0].get("seed", 0))
 
     def planted_term(self, prompts: Sequence[str], responses: Sequence[str]) -> np.ndarray:
-        """What the bias adds to the base reward, without the noise (reward units)."""
-        return self.scale * self.strength * self.detect(prompts, responses)
+        """What the biases add to the base reward, without the noise (reward units)."""
+        (detect, strength), *more = self.terms
+        term = self.scale * strength * detect(prompts, responses)
+        for detect, strength in more:
+            term = term + self.scale * strength * detect(prompts, responses)
+        return term
 
     def score(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float]:
         base = np.asarray(self.base.score(prompts, responses), dtype=np.float64)

@@ -45,6 +45,7 @@ from rmexplain.findings.summary import (
     discovered_findings,
     findings_frame,
     median_row,
+    place_under_carriers,
     snippet,
 )
 from rmexplain.schemas import (
@@ -874,3 +875,42 @@ def test_an_example_shows_the_changes_that_fit_and_cuts_nothing_in_their_middle(
     long = " ".join(f"n{i}" for i in range(40))
     before, after = snippet("a b. " + "c d.", "a b. " + long + " c d.")
     assert after == "a b. " + long + " c d." and before == "a b. c d."  # one long change, whole
+
+
+def test_an_attribute_whose_carrier_holds_a_discovered_feature_is_listed_under_it():
+    """Clarity's edits insert "1." (a digit: numbers as digits, rewarded); coherence's rewarded edits delete
+    "As I said before," (a first-person word, penalised): each reads as its feature and leaves the leading
+    attributes. Sensitivity inserts "I can help." — first person too, but the RM penalises it while the
+    edits that insert it are rewarded: not explained by it, it stays. One not significant stays too."""
+
+    def attribute(name: str, effect: float, carrier: str, change: str, rank: int, significant: bool = True):
+        return {"dataset": "d", "method": "rules", "rm": "a", "kind": "attribute", "name": name, "rank": rank,
+                "phrase": f"rewards {name}", "effect": effect, "significant": significant, "carrier": carrier,
+                "carrier_change": change, "carrier_edits": 4, "n_direction": 6}  # fmt: skip
+
+    def feature(name: str, effect: float, leading: bool = True) -> dict:
+        return {"dataset": "d", "method": "offline", "rm": "a", "kind": "discovered", "name": name,
+                "effect": effect, "significant": True, "leading": leading}  # fmt: skip
+
+    attributes = [
+        attribute("clarity", 0.9, "1.", "inserts", 1),
+        attribute("coherence", 0.5, "As I said before,", "deletes", 2),
+        attribute("sensitivity", 0.3, "I can help.", "inserts", 3),
+        attribute("verbosity", 0.2, "1.", "inserts", 4, significant=False),
+    ]
+    features = [feature("pronouns first person", -0.6), feature("numbers as digits", 0.5),
+                feature("bold", 0.4, leading=False)]  # fmt: skip
+    placed = place_under_carriers(attributes, features, k=5)
+    assert [(r["name"], r.get("under"), r["leading"]) for r in placed] == [
+        ("clarity", "numbers as digits", False),
+        ("coherence", "pronouns first person", False),
+        ("sensitivity", None, True),
+        ("verbosity", None, False),
+    ]
+    line = finding_line(
+        {**features[1], "phrase": "rewards numbers as digits", "low": 0.3, "high": 0.7}, [placed[0]]
+    ).replace("\\", "")
+    assert line.endswith(
+        "It is what **rewards clarity** reads (clarity +0.90 reward sd): 4 of 6 of that attribute's edits "
+        "insert “1.”."
+    )

@@ -869,6 +869,13 @@ FINDINGS: Contract = {
         "Their share of those edits' summed change at equal length (docs/findings.md).",
         True,
     ),
+    "under": Column(
+        pl.String,
+        "For an attribute effect whose carrier holds a significant discovered feature of the RM, of the sign"
+        " that explains the effect: that feature's name; the attribute is listed under it, not on its own"
+        " (docs/findings.md). Null otherwise.",
+        True,
+    ),
     "half_a_effect": Column(
         pl.Float64, "The effect on half A of the pairs (docs/findings.md); null where not computed.", True
     ),

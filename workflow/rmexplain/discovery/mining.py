@@ -34,8 +34,8 @@ from functools import cache
 import numpy as np
 import regex
 
-from rmexplain.discovery.base import Feature, SkipEdit
-from rmexplain.discovery.classes import class_features
+from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
+from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.text import (
     WORD,
     before_final_punctuation,
@@ -406,6 +406,31 @@ def all_candidates(
         phrases, matrix = mined_words(texts, min_support, ngram_max)
         features, presence = [*features, *phrases], np.hstack([presence, matrix])
     return features, presence
+
+
+MINED_NAME = regex.compile(r'^(?P<kind>opener|closer|words|character) "(?P<text>.+)"$')
+
+
+def feature_named(name: str) -> Feature | None:
+    """The detector of a tested feature from its name, where the name says it: a catalogue probe, a class,
+    or a mined opener, closer, word n-gram or character (``words "as i said"``); None for a lexicon
+    category (its word lists are the miner's) and an engine's own features (an LLM's, no detector)."""
+    if name in probes.names():
+        return probe(name)
+    by_name = {f.name: f for f in class_features(CLASS_KINDS)}
+    if name in by_name:
+        return by_name[name]
+    found = MINED_NAME.match(name)
+    if found is None:
+        return None
+    kind, text = found.group("kind"), found.group("text")
+    if kind == "opener":
+        return MinedOpener(text.lower(), text)
+    if kind == "closer":
+        return MinedCloser(text.lower(), text)
+    if kind == "words":
+        return MinedWords(text, opens_sentences=False)
+    return MinedCharacter(text[0])
 
 
 def presence_matrix(features: Sequence[Feature], texts: Sequence[str]) -> np.ndarray:

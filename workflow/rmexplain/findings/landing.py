@@ -120,9 +120,21 @@ def carrier_share(share: float) -> str:
     return f"account for {share:.0%} of the reward change at equal length"
 
 
-def finding_line(row: dict) -> str:
+def under_sentence(attribute: dict) -> str:
+    """What an attribute effect listed under a discovered feature says there: its phrase, its effect, and
+    how many of its edits change the carrier that holds the feature."""
+    verb = "insert" if attribute["carrier_change"] == "inserts" else "delete"
+    return (
+        f"It is what **{text(attribute['phrase'])}** reads ({text(attribute['name'])} "
+        f"{text(signed(attribute['effect']))} reward sd): {attribute['carrier_edits']} of "
+        f"{attribute['n_direction']} of that attribute's edits {verb} “{text(attribute['carrier'])}”."
+    )
+
+
+def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
     """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
-    pairs, whether one or two pairs carry it, the carrier, the example."""
+    pairs, whether one or two pairs carry it, the carrier, the example; for a discovered feature, the
+    attribute effects listed ``under`` it."""
     name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
     unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd per instance added"
     vs = f" vs {row['reference']}" if row.get("reference") else ""
@@ -155,6 +167,7 @@ def finding_line(row: dict) -> str:
         said += [f"{words:+d} words".replace("-", "−")] if words else []
         tail = f" ({text(', '.join(said))})" if said else ""
         parts.append(f"E.g. “{text(row['example_before'])}” → “{text(row['example_after'])}”{tail}.")
+    parts += [under_sentence(attribute) for attribute in under]
     return " ".join(parts)
 
 
@@ -196,7 +209,11 @@ def _rm_block(rows: pl.DataFrame, dataset: str, rm: str) -> list[str]:
     methods = ", ".join(effects["method"].unique(maintain_order=True))
     head = f"**{text(rm)}** on {text(dataset)}" + (f" ({text(methods)} edits)" if methods else "") + ":"
     ordered = rows.filter(pl.col("leading")).sort("order")
-    bullets = [finding_line(r) for r in ordered.iter_rows(named=True)]
+    placed = rows.filter(pl.col("under").is_not_null()).sort("order")
+    bullets = [
+        finding_line(r, [a for a in placed.iter_rows(named=True) if a["under"] == r["name"]])
+        for r in ordered.iter_rows(named=True)
+    ]
     attributes = effects.filter(pl.col("kind") == "attribute")
     if attributes.height and not attributes["significant"].any():
         bullets.insert(0, "- No attribute effect is significant.")

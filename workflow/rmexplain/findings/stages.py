@@ -18,6 +18,7 @@ from rmexplain.findings.summary import (
     discovered_findings,
     edit_texts,
     findings_frame,
+    place_under_carriers,
 )
 from rmexplain.markup import write_table_pages
 from rmexplain.schemas import (
@@ -121,12 +122,14 @@ def findings_table(
     tables: Mapping[str, Any], descriptions: Mapping[str, str], settings: FindingSettings
 ) -> pl.DataFrame:
     """FINDINGS of every pair and discovered feature."""
-    rows = []
+    attributes, discoveries = [], []
     for effects, edits, changes, comparisons in tables["pairs"]:
-        rows += attribute_findings(effects, changes, edit_texts(edits, comparisons), descriptions, settings)
+        texts = edit_texts(edits, comparisons)
+        attributes += attribute_findings(effects, changes, texts, descriptions, settings)
     for discovered in tables["discovered"]:
-        rows += discovered_findings(discovered, tables["discovery_edits"], settings)
-    return findings_frame(rows)
+        discoveries += discovered_findings(discovered, tables["discovery_edits"], settings)
+    placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)
+    return findings_frame(placed + discoveries)
 
 
 def run_findings(

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rmexplain.discovery.mining import feature_named
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
@@ -244,17 +245,44 @@ def _listed(items: Sequence[tuple[str, int]]) -> str | None:
 
 
 def _lead(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
-    """Mark the leading rows of each RM: its length row, and its ``k`` largest significant attribute rows."""
-    taken: dict[str, int] = {}
-    for row in sorted(rows, key=lambda r: (r["rm"], r["rank"])):
+    """Mark the leading rows of each (dataset, method, RM): its length row, and its ``k`` largest significant
+    attribute rows that are not listed under a discovered feature (``under``)."""
+    taken: dict[tuple[str, str, str], int] = {}
+    for row in sorted(rows, key=lambda r: (r["dataset"], r["method"], r["rm"], r["rank"])):
+        key = (row["dataset"], row["method"], row["rm"])
         if row["kind"] == LENGTH:
             row["leading"] = True
-        elif row["significant"] and taken.get(row["rm"], 0) < k:
-            taken[row["rm"]] = taken.get(row["rm"], 0) + 1
+        elif row["significant"] and not row.get("under") and taken.get(key, 0) < k:
+            taken[key] = taken.get(key, 0) + 1
             row["leading"] = True
         else:
             row["leading"] = False
     return rows
+
+
+def place_under_carriers(
+    attributes: list[dict[str, Any]], discovered: Sequence[Mapping[str, Any]], k: int
+) -> list[dict[str, Any]]:
+    """``attributes`` with ``under`` set where an attribute's carrier explains it by a discovered feature:
+    a significant attribute effect whose carrier holds a leading (so significant) feature of the same RM and
+    dataset (the feature's detector, ``rmexplain.discovery.mining.feature_named``, finds it in the carrier),
+    whose sign says why — the rewarded direction inserts what the RM rewards, or deletes what it penalises. Of
+    several, the largest |effect| (ties by name). Leading is marked again (``k``), placed ones left out."""
+    features: dict[tuple[str, str], list[tuple[Mapping[str, Any], Any]]] = {}
+    for row in discovered:
+        found = feature_named(row["name"]) if row["leading"] else None  # shown first: room for those under it
+        if found is not None:
+            features.setdefault((row["dataset"], row["rm"]), []).append((row, found))
+    for row in attributes:
+        phrase = row.get("carrier")
+        if row["kind"] != "attribute" or not row["significant"] or not phrase:
+            continue
+        rewarded = row.get("carrier_change") == "inserts"
+        held = [f for f, detector in features.get((row["dataset"], row["rm"]), ())
+                if (f["effect"] > 0) == rewarded and detector.present(phrase)]  # fmt: skip
+        if held:
+            row["under"] = min(held, key=lambda f: (-abs(f["effect"]), f["name"]))["name"]
+    return _lead(attributes, k)
 
 
 # ── discovered features ───────────────────────────────────────────────────────────────────────────────────

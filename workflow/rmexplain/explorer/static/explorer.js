@@ -443,7 +443,15 @@
       title: "edit versus nature: among the original responses, in comparisons whose two responses differ in the feature, the reward difference of the one that has it at equal length; docs/discovery.md" },
       own ? f.nature.charAt(0).toUpperCase() + f.nature.slice(1) + "." : "In your data: " + f.nature + numbers + ".");
   }
-  function findingItem(f, max) {
+  function underLines(f, rows) {  // the attribute effects whose carrier holds this discovered feature
+    return rows.filter(function (a) { return f.kind === "discovered" && a.under === f.name && a.rm === f.rm; }).map(function (a) {
+      return el("div", { class: "under", "data-name": a.name },
+        "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +
+        a.carrier_edits + " of " + a.n_direction + " of that attribute's edits " + (a.carrier_change === "inserts" ? "insert" : "delete") +
+        " “" + a.carrier + "”.");
+    });
+  }
+  function findingItem(f, max, rows) {
     var link = effectLink(f);
     return el("li", { class: "finding", "data-name": f.name, "data-kind": f.kind, "data-rm": f.rm },
       el("div", { class: "phrase" }, f.phrase),
@@ -453,6 +461,7 @@
       natureLine(f),
       f.carrier ? el("div", { class: "carrier" }, carrierSentence(f)) : null,
       exampleOf(f),
+      underLines(f, rows || []),
       link ? el("a", { href: link, class: "edits-link" }, f.kind === "discovered" ? "its edits →" :
         f.name === LENGTH ? "the edits that changed the length most →" : "the edits behind it →") : null);
   }
@@ -481,7 +490,7 @@
       if (effects.some(function (f) { return f.kind === "attribute"; }) && !effects.some(function (f) { return f.kind === "attribute" && f.significant; })) {
         add(card, el("p", { class: "note" }, "No attribute effect is significant."));
       }
-      add(card, el("ol", { class: "leading" }, leading.map(function (f) { return findingItem(f, max); })));
+      add(card, el("ol", { class: "leading" }, leading.map(function (f) { return findingItem(f, max, mine); })));
       var all = mine.slice().sort(byOrder);
       add(card, el("details", { class: "all-findings" }, el("summary", null, "all " + all.length + " of " + rm + "'s findings, largest first"),
         el("table", { class: "findings-table" }, el("tbody", null, all.map(function (f) {

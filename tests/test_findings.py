@@ -410,7 +410,8 @@ def test_at_equal_length_takes_off_each_rms_own_length_slope_by_hand():
 
 def test_an_attribute_the_rm_penalises_shows_its_worse_edits_carrier_and_changes_at_equal_length():
     # a penalises harmlessness (−0.8): its rewarded edits are the worse ones (w1-w5), at equal length
-    # (γ = 0.5): y − 0.5·Δℓ = 0.0, 0.7, 0.9, 0.25, −0.45; T = 1.4; the lower median 0.25 is w4's
+    # (γ = 0.5): y − 0.5·Δℓ = 0.0, 0.7, 0.9, 0.25, −0.45; T = 1.4; the example shows the carrier: of the
+    # edits that insert it (w1-w3: 0.0, 0.7, 0.9) the lower median 0.7 is w2's (reward change 2 · 1.2)
     nan = float("nan")
     effects = effects_rows([("a", "harmlessness", -0.8, -1.2, -0.4, True, 1),
                             ("a", "length", 0.5, 0.2, 0.8, True, 2),
@@ -442,10 +443,11 @@ def test_an_attribute_the_rm_penalises_shows_its_worse_edits_carrier_and_changes
         5,
     )
     assert (harm["example_edit_id"], harm["example_comparison_id"], harm["example_reward_change"]) == (
-        "w4",
-        "c-w4",
-        0.0,
+        "w2",
+        "c-w2",
+        2.4,
     )
+    assert "Just do it now." in harm["example_after"]
     assert (harm["inserted_most"], harm["deleted_most"]) == ("Just do it now. (3); Okay. (1)", "there (1)")
     # the sentence w1-w3 insert: 1.6 of the 1.4 in 3 of the 5 edits (w1's 0.0 does not raise it)
     assert (harm["carrier"], harm["carrier_change"], harm["carrier_edits"]) == (

@@ -182,8 +182,9 @@ def _behind(
     changed: Mapping[str, Changed],
     settings: FindingSettings,
 ) -> dict[str, Any]:
-    """The example (the median change at equal length), the most frequent changes and the carrier of an
-    attribute's rewarded-direction edits."""
+    """The example (the median change at equal length, among the edits that change the carrier where there
+    is one: the example shows it), the most frequent changes and the carrier of an attribute's
+    rewarded-direction edits."""
     rewarded = language.side(effect) if np.isfinite(effect) else "better"
     chosen = edits.filter((pl.col("direction") == rewarded) & pl.col("equal_length").is_not_null())
     chosen = chosen.sort("edit_id")
@@ -191,11 +192,14 @@ def _behind(
     out: dict[str, Any] = {"n_direction": len(ids)}
     if not ids:
         return out
-    out.update(_example(chosen.row(median_row(values), named=True), texts))
     out["inserted_most"] = _listed(top_runs([changed[e].inserted_runs for e in ids], settings.top_runs))
     out["deleted_most"] = _listed(top_runs([changed[e].deleted_runs for e in ids], settings.top_runs))
     runs = frozenset(r for e in ids for r in (*changed[e].inserted_runs, *changed[e].deleted_runs))
     found = carrier([changed[e].inserted for e in ids], [changed[e].deleted for e in ids], values, runs)
+    shows = chosen
+    if found is not None:
+        shows = chosen.filter(pl.Series([changed[e].changes(found.phrase, found.change) for e in ids]))
+    out.update(_example(shows.row(median_row(shows["equal_length"].to_numpy()), named=True), texts))
     if found is not None:
         out.update(
             carrier=found.phrase,

@@ -280,14 +280,15 @@ def warn_carried_slope(
     min_effect: float,
     log: logging.Logger,
 ) -> None:
-    """Warn where the length slope γ, which adjusts every feature's effect, is carried by one or two pairs:
-    leaving them out gives γ the other sign or |γ| ≤ ``min_effect`` (``fill_influence``, as for a feature)."""
+    """Warn where the length slope γ (beyond ``min_effect``), which adjusts every feature's effect, is
+    carried by one or two pairs: leaving them out gives γ the other sign or less than half its size
+    (``fill_influence``, as for a feature, with |γ|/2 as the bar: γ has no threshold of its own)."""
     gamma = settled(float(point[0, -1]))
     if not np.isfinite(gamma) or abs(gamma) <= min_effect:
         return
     k = len(data.attributes)
     slope: list[dict] = [{} for _ in range(k)] + [{"effect": gamma}]
-    influence_features(data, rm, reference, jack, slope, [k], min_effect)
+    influence_features(data, rm, reference, jack, slope, [k], abs(gamma) / 2)
     carried, pair, without = (slope[k].get(key) for key in ("carried_by", "influential_pair", "without_it"))
     if not carried:
         return

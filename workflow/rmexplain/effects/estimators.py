@@ -277,7 +277,8 @@ def two_steps(
     One decomposition per resample: with A = X'WX of ``design`` less its length column X, and [Z, ℓ] the
     covariates and the length, γ is the last coefficient of the Schur complement's system
     (C − B'A⁺B)·θ = c − B'A⁺a (B = X'W[Z, ℓ], C = [Z, ℓ]'W[Z, ℓ], a = X'Wy, c = [Z, ℓ]'Wy: exact with the
-    pseudo-inverse, as B's columns lie in A's range), and the coefficients are A⁺(a − γ·X'Wℓ)."""
+    pseudo-inverse, as B's columns lie in A's range), and the coefficients are A⁺(a − γ·X'Wℓ). A⁺ is any
+    generalised inverse (``generalised_inverse``: both give every identified coefficient exactly)."""
     full = with_covariates(design, obs.covariates)
     p = design.shape[1] - 1  # the columns of X
     blocks, targets = comparison_blocks(obs, full, n_comparisons)
@@ -286,7 +287,7 @@ def two_steps(
     for i in range(0, len(weights), CHUNK):
         w = weights[i : i + CHUNK]
         gram, moment = np.einsum("rc,cpq->rpq", w, blocks), np.einsum("rc,cp->rp", w, targets)
-        a_inverse = np.linalg.pinv(gram[:, :p, :p], hermitian=True)
+        a_inverse, lost = generalised_inverse(gram[:, :p, :p])
         cross, rest = gram[:, :p, p:], gram[:, p:, p:]
         shared = np.einsum("rpq,rqk->rpk", a_inverse, cross)  # A⁺B
         schur = rest - np.einsum("rpk,rpl->rkl", cross, shared)
@@ -295,7 +296,7 @@ def two_steps(
         slope = np.where(unidentified(schur)[:, -1], np.nan, theta[:, -1])
         used = slope if measured else np.zeros_like(slope)
         solved = np.einsum("rpq,rq->rp", a_inverse, moment[:, :p] - used[:, None] * cross[:, :, -1])
-        coefficients.append(np.where(unidentified(gram[:, :p, :p]), np.nan, solved))
+        coefficients.append(np.where(lost, np.nan, solved))
         slopes.append(slope)
     if not coefficients:
         return np.zeros((0, p)), np.zeros(0)
@@ -325,6 +326,22 @@ def _solved(blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.
     gram, moment = np.einsum("rc,cpq->rpq", weights, blocks), np.einsum("rc,cp->rp", weights, targets)
     coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
     return np.where(unidentified(gram), np.nan, coefficients)
+
+
+def generalised_inverse(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([resamples, p, p], [resamples, p]): a generalised inverse of each Gram matrix G and the coefficients
+    it leaves unidentified (``unidentified``'s test), from one eigendecomposition: D·S⁺·D, S = D·G·D scaled
+    to a unit diagonal (D = diag(1/√G_ii)), its null eigenvalues (``unidentified``'s tolerance) left out.
+    It solves the normal equations of any target in G's range, so every identified coefficient is the
+    pseudo-inverse's, in half the decompositions of ``pinv`` and ``unidentified`` together."""
+    diagonal = np.einsum("rpp->rp", gram)
+    scale = np.where(diagonal > 0, 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)), 0.0)
+    values, vectors = np.linalg.eigh(gram * scale[:, :, None] * scale[:, None, :])
+    null = values <= IDENTIFIED_TOLERANCE * np.maximum(values.max(axis=1, keepdims=True), 1e-300)
+    inverse_values = np.where(null, 0.0, 1.0 / np.where(null, 1.0, values))
+    scaled_inverse = (vectors * inverse_values[:, None, :]) @ vectors.transpose(0, 2, 1)
+    lost = (np.einsum("rpk,rk->rp", vectors**2, null.astype(np.float64)) > 1e-10) | (diagonal <= 0)
+    return scale[:, :, None] * scaled_inverse * scale[:, None, :], lost
 
 
 def unidentified(gram: np.ndarray) -> np.ndarray:

@@ -334,14 +334,10 @@ def generalised_inverse(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     to a unit diagonal (D = diag(1/√G_ii)), its null eigenvalues (``unidentified``'s tolerance) left out.
     It solves the normal equations of any target in G's range, so every identified coefficient is the
     pseudo-inverse's, in half the decompositions of ``pinv`` and ``unidentified`` together."""
-    diagonal = np.einsum("rpp->rp", gram)
-    scale = np.where(diagonal > 0, 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)), 0.0)
-    values, vectors = np.linalg.eigh(gram * scale[:, :, None] * scale[:, None, :])
-    null = values <= IDENTIFIED_TOLERANCE * np.maximum(values.max(axis=1, keepdims=True), 1e-300)
+    diagonal, scale, values, vectors, null = _scaled_spectrum(gram)
     inverse_values = np.where(null, 0.0, 1.0 / np.where(null, 1.0, values))
     scaled_inverse = (vectors * inverse_values[:, None, :]) @ vectors.transpose(0, 2, 1)
-    lost = (np.einsum("rpk,rk->rp", vectors**2, null.astype(np.float64)) > 1e-10) | (diagonal <= 0)
-    return scale[:, :, None] * scaled_inverse * scale[:, None, :], lost
+    return scale[:, :, None] * scaled_inverse * scale[:, None, :], _in_null_space(diagonal, vectors, null)
 
 
 def unidentified(gram: np.ndarray) -> np.ndarray:
@@ -351,10 +347,22 @@ def unidentified(gram: np.ndarray) -> np.ndarray:
 
     The Gram matrix is scaled to a unit diagonal first, so the tolerance does not depend on the columns'
     units or the number of draws."""
+    diagonal, _, _, vectors, null = _scaled_spectrum(gram)
+    return _in_null_space(diagonal, vectors, null)
+
+
+def _scaled_spectrum(gram: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(diagonal, scale, eigenvalues, eigenvectors, null) of each Gram matrix scaled to a unit diagonal;
+    ``null``: the eigenvalues at most ``IDENTIFIED_TOLERANCE`` × the largest."""
     diagonal = np.einsum("rpp->rp", gram)
     scale = np.where(diagonal > 0, 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)), 0.0)
     values, vectors = np.linalg.eigh(gram * scale[:, :, None] * scale[:, None, :])
     null = values <= IDENTIFIED_TOLERANCE * np.maximum(values.max(axis=1, keepdims=True), 1e-300)
+    return diagonal, scale, values, vectors, null
+
+
+def _in_null_space(diagonal: np.ndarray, vectors: np.ndarray, null: np.ndarray) -> np.ndarray:
+    """[resamples, p]: the coefficients with a component in the null space, or a column never drawn."""
     in_null_space = np.einsum("rpk,rk->rp", vectors**2, null.astype(np.float64))
     return (in_null_space > 1e-10) | (diagonal <= 0)
 

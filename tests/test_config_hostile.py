@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import math
 from pathlib import Path
@@ -14,6 +15,7 @@ from conftest import REPO, tiny_demo_config
 
 from rmexplain.config import ConfigError, check, load
 from rmexplain.discovery.base import RoundContext
+from rmexplain.discovery.classes import CLASS_KINDS, EndsOnQuestion, FillerWords, class_features
 from rmexplain.discovery.offline import OfflineEngine
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, polars_schema
 
@@ -171,12 +173,35 @@ def test_a_min_support_no_candidate_can_reach_is_a_warning_naming_the_key(caplog
         unreachable = OfflineEngine().run_round(_context(6))
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warned == [
-        "d: discovery.offline.mined.min_support is 6, not below the 6 responses: no mined candidate can be "
-        "tested (one needs min_support responses and may not be in all of them)"
+        "d: discovery.offline.mined.min_support is 6, not below the 6 responses: no screened mined candidate "
+        "can be tested (one needs min_support responses and may not be in all of them; the class candidates "
+        "are tested all the same)"
     ]
-    assert [f.name for f in unreachable.features] == ["exclamation"]  # the catalogue is tested as before
+    classes = [f.name for f in class_features(CLASS_KINDS)]
+    assert [f.name for f in unreachable.features] == ["exclamation", *classes]  # catalogue and classes
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="rmexplain.test_config_hostile"):
         reachable = OfflineEngine().run_round(_context(2))
     assert not [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(reachable.features) > 1  # mined candidates screened in
+    assert len(reachable.features) > 1 + len(classes)  # mined candidates screened in
+
+
+def test_the_class_candidates_are_tested_without_the_screen_even_where_no_response_has_them(caplog):
+    """No response ends on a question, has a filler word or a first-person word: a screen on presence could
+    not choose those classes, and a class's edits add it to any response, so each is tested all the same, in
+    the miner's order, after the catalogue; only the other kinds go through the screen, and no class is
+    screened in twice. Classes alone ask for no min_support warning."""
+    context = _context(2)
+    chosen = context.comparisons["chosen"]
+    assert not any(FillerWords().present(t) or EndsOnQuestion().present(t) for t in chosen)
+    output = OfflineEngine().run_round(context)
+    names = [f.name for f in output.features]
+    classes = [f.name for f in class_features(CLASS_KINDS)]
+    assert names[: 1 + len(classes)] == ["exclamation", *classes]
+    assert not set(classes) & set(output.screened) and set(output.screened) == set(names[1 + len(classes) :])
+    only_classes = {"offline": {"probes": ["exclamation"], "mined": {"min_support": 6, "kinds": ["shape"]}}}
+    with caplog.at_level(logging.WARNING, logger="rmexplain.test_config_hostile"):
+        shapes = OfflineEngine().run_round(dataclasses.replace(_context(6), settings=only_classes))
+    shape_names = ["shape ends on a question", "shape opens with I"]
+    assert [f.name for f in shapes.features] == ["exclamation", *shape_names]
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]

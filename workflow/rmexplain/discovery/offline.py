@@ -1,9 +1,12 @@
 """The offline engine (the default): the catalogue's probes and candidates mined from the responses.
 
 One round. Every probe of ``discovery.offline.probes`` (default: every registered probe, plugins included)
-is tested; mined candidates (``rmexplain.discovery.mining``) are screened on the original responses against
-each RM's reward (beyond its reference) at equal length, and the strongest ``mined.per_rm`` of each RM are
-tested, ``mined.max_candidates`` in all. No LLM, no model: what it can see is what a regular expression or
+is tested, and so is every class candidate of the kinds asked for (``rmexplain.discovery.classes``: numbers,
+pronouns, shape, filler): a class's edits add it to any response, so whether the responses happen to have it
+says little about what the RM does with it, and a screen on presence left weak classes out. The other mined
+candidates (``rmexplain.discovery.mining``) are screened on the original responses against each RM's reward
+(beyond its reference) at equal length, and the strongest ``mined.per_rm`` of each RM are tested,
+``mined.max_candidates`` in all. No LLM, no model: what it can see is what a regular expression or
 a word list can name.
 """
 
@@ -15,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput, engines, probe, probes
+from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.edits import original_units
 from rmexplain.discovery.mining import ScreenSettings, all_candidates, presence_matrix, screen
 from rmexplain.effects.analysis import original_rewards, reward_sd, word_counts
@@ -33,33 +37,37 @@ class OfflineEngine(Engine):
         mined = dict(settings.get("mined") or {})
         kinds = mined.get("kinds", schema_defaults("discovery", "offline", "mined")["kinds"])
         min_support = int(mined.get("min_support", 3))
-        if kinds:
+        if set(kinds) - set(CLASS_KINDS):
             warn_unreachable_support(min_support, len(texts), context)
-        candidates, presence = all_candidates(texts, min_support, int(mined.get("ngram_max", 3)), kinds)
+        always = [*catalogue, *class_features(kinds)]
+        screened_kinds = [kind for kind in kinds if kind not in CLASS_KINDS]
+        ngram_max = int(mined.get("ngram_max", 3))
+        candidates, presence = all_candidates(texts, min_support, ngram_max, screened_kinds)
         chosen = screen(
             candidates,
             presence,
             screen_rewards(units, context.originals, context.references),
             word_counts(texts),
-            list(presence_matrix(catalogue, texts).T),
+            list(presence_matrix(always, texts).T),
             ScreenSettings(int(mined.get("max_candidates", 30)), int(mined.get("per_rm", 15)), min_support),
         )  # fmt: skip
         context.log.info(
-            "%s: %d catalogue probes; %d mined candidates, %d screened in: %s",
-            context.dataset, len(catalogue), len(candidates), len(chosen),
+            "%s: %d catalogue probes, %d class candidates; %d mined candidates, %d screened in: %s",
+            context.dataset, len(catalogue), len(always) - len(catalogue), len(candidates), len(chosen),
             ", ".join(f.name for f, _, _ in chosen),
         )  # fmt: skip
-        features: list[Feature] = [*catalogue, *(f for f, _, _ in chosen)]
+        features: list[Feature] = [*always, *(f for f, _, _ in chosen)]
         return RoundOutput(features=features, screened={f.name: (rm, t) for f, rm, t in chosen})
 
 
 def warn_unreachable_support(min_support: int, responses: int, context: RoundContext) -> None:
-    """Warn, naming the key, when ``min_support`` is not below the number of responses: a mined candidate
-    needs that many responses and may not be in all of them, so none can be tested."""
+    """Warn, naming the key, when ``min_support`` is not below the number of responses: a screened candidate
+    needs that many responses and may not be in all of them, so none can be tested (the classes still are)."""
     if min_support >= responses:
         context.log.warning(
-            "%s: discovery.offline.mined.min_support is %d, not below the %d responses: no mined candidate "
-            "can be tested (one needs min_support responses and may not be in all of them)",
+            "%s: discovery.offline.mined.min_support is %d, not below the %d responses: no screened mined "
+            "candidate can be tested (one needs min_support responses and may not be in all of them; the "
+            "class candidates are tested all the same)",
             context.dataset, min_support, responses,
         )  # fmt: skip
 

@@ -705,14 +705,20 @@ def toy_findings(root: Path) -> ExplorerInputs:
     )  # fmt: skip
     texts = edit_texts(round_one(edits_frame, ["harmlessness", "clarity"]), comparisons)
     discovered = pl.DataFrame(
-        {"dataset": ["toy"], "rm": ["rm-a"], "engine": ["offline"], "feature": ["opener:thanks"],
-         "description": ["a thankful opener"], "effect": [0.6], "low": [0.3], "high": [0.9],
-         "q_value": [0.01], "n": [12], "support": [0.0]}
+        {"dataset": ["toy"] * 3, "rm": ["rm-a"] * 3, "engine": ["offline"] * 3,
+         "feature": ["opener:thanks", "numbers as digits", "numbered_list"],
+         "description": ["a thankful opener", "numbers as digits", "the sentences as a numbered list"],
+         "effect": [0.6, 0.7, 0.9], "low": [0.3, 0.4, 0.5], "high": [0.9, 1.0, 1.3],
+         "q_value": [0.01] * 3, "n": [12] * 3, "support": [0.0] * 3}
     )  # fmt: skip
     discovery_edits = pl.DataFrame(
-        {"feature": ["opener:thanks"] * 2, "direction": [1, -1],
-         "source_text": ["Blue.", "Thanks! Blue."], "edited_text": ["Thanks! Blue.", "Blue."]}
-    )  # fmt: skip
+        {
+            "feature": ["opener:thanks"] * 2 + ["numbered_list"] * 2,
+            "direction": [1, -1, 1, 1],
+            "source_text": ["Blue.", "Thanks! Blue.", "Blue.", "Red."],
+            "edited_text": ["Thanks! Blue.", "Blue.", "1. Blue.", "1. Red."],
+        }
+    )  # fmt: skip  (the list's items each add one number token: +0.7 of its +0.9, under the class)
     rows = attribute_findings(effects, changes_frame, texts, {}, FindingSettings())
     rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings())
     files = {}
@@ -734,7 +740,7 @@ def test_the_edits_behind_each_effect_are_written_with_their_carrier(tmp_path):
     manifest = manifest_of(tmp_path / "out/index.html")
     (toy,) = manifest["datasets"]
     assert toy["effects"] == [{"method": "rules", "attributes": ["clarity", "harmlessness"], "length": True}]
-    assert toy["discovered"] == [{"feature": "opener:thanks", "n": 2}]
+    assert toy["discovered"] == [{"feature": "opener:thanks", "n": 2}, {"feature": "numbered_list", "n": 2}]
     key, harm = data_payload(tmp_path / "out/data/datasets/toy/rules/effects/1.js")
     assert key == "effects/toy/rules/1" and harm["attribute"] == "harmlessness" and len(harm["id"]) == 12
     assert harm["runs"]["better"]["inserted"] == [["Please be careful.", 4], ["Stay safe.", 2]]
@@ -776,15 +782,21 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
         return [li.get_attribute("data-name") for li in items]
 
     # each RM in its own order, every kind in one ranking (the discovered opener's +0.6 before harmlessness'
-    # +0.5), length always shown
-    assert leading("rm-a") == ["opener:thanks", "harmlessness", "length"]
+    # +0.5), length always shown; the numbered list (+0.9) under the class that carries it
+    assert leading("rm-a") == ["numbers as digits", "opener:thanks", "harmlessness", "length"]
     assert leading("rm-b") == ["clarity", "length"]
+    assert text_of(browser, 'li.finding[data-name="numbers as digits"] .under') == (
+        "It is what rewards the sentences as a numbered list reads (numbered_list +0.90 reward sd per "
+        "instance added): each instance adds 1.0 of this class, whose own effect accounts for 78% of it."
+    )
 
     def every(rm: str) -> list[str]:
         rows = browser.find_elements("css selector", f'section[data-rm="{rm}"] table.findings-table tr')
         return [tr.get_attribute("data-name") for tr in rows]
 
-    assert every("rm-a") == ["opener:thanks", "harmlessness", "length", "clarity"]
+    assert every("rm-a") == [
+        "numbered_list", "numbers as digits", "opener:thanks", "harmlessness", "length", "clarity"
+    ]  # fmt: skip
     assert every("rm-b") == ["clarity", "length", "harmlessness"]  # not in rm-a's order
     harm = 'section[data-rm="rm-a"] li.finding[data-name="harmlessness"]'
     assert text_of(browser, f"{harm} .phrase") == "rewards safer answers (caveats, refusing harmful help)"
@@ -860,7 +872,7 @@ def test_the_findings_draw_without_the_data_files(tmp_path, browser):
     shutil.rmtree(tmp_path / "explorer/data")
     browser.get((tmp_path / "explorer/index.html").as_uri())
     wait_ready(browser)
-    assert len(browser.find_elements("css selector", "li.finding")) == 5
+    assert len(browser.find_elements("css selector", "li.finding")) == 6
     click(browser, 'section[data-rm="rm-a"] li.finding[data-name="harmlessness"] a.edits-link')
     wait_ready(browser)
     assert "open results/explorer/index.html" in text_of(browser, "#load-error")

@@ -872,8 +872,22 @@ FINDINGS: Contract = {
     "under": Column(
         pl.String,
         "For an attribute effect whose carrier holds a significant discovered feature of the RM, of the sign"
-        " that explains the effect: that feature's name; the attribute is listed under it, not on its own"
-        " (docs/findings.md). Null otherwise.",
+        " that explains the effect: that feature's name; for a discovered feature at least half of whose"
+        " effect a significant class of the RM accounts for (numbers as digits, first-person words, …):"
+        " that class's name. The row is listed under it, not on its own (docs/findings.md). Null otherwise.",
+        True,
+    ),
+    "under_share": Column(
+        pl.Float64,
+        "For a discovered feature under a class: the share of its effect per instance that the class's own"
+        " measured effect accounts for, β_class · instances of the class per instance / β_feature"
+        " (docs/findings.md); null otherwise.",
+        True,
+    ),
+    "under_per_instance": Column(
+        pl.Float64,
+        "For a discovered feature under a class: the class's instances its edits change per instance of"
+        " the feature (negative: removed); null otherwise.",
         True,
     ),
     "half_a_effect": Column(

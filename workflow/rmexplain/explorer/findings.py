@@ -35,7 +35,8 @@ _KEEP = ("dataset", "method", "rm", "kind", "name", "description", "phrase", "si
          "carrier_edits", "under", "replication", "carried_by", "nature", "natural_pairs")  # fmt: skip
 _NUMBERS = ("effect", "low", "high", "q_value", "example_effect_change", "example_reward_change",
             "carrier_share_edits", "carrier_share_change", "half_a_effect", "half_b_effect",
-            "without_it", "natural_effect", "natural_low", "natural_high")  # fmt: skip
+            "without_it", "natural_effect", "natural_low", "natural_high", "under_share",
+            "under_per_instance")  # fmt: skip
 
 
 def finding_rows(findings: pl.DataFrame, num: Callable[[float | None], float | None]) -> list[dict[str, Any]]:

@@ -121,13 +121,30 @@ def carrier_share(share: float) -> str:
 
 
 def under_sentence(attribute: dict) -> str:
-    """What an attribute effect listed under a discovered feature says there: its phrase, its effect, and
-    how many of its edits change the carrier that holds the feature."""
+    """What a finding listed under a discovered feature says there: an attribute effect, its phrase, its
+    effect and how many of its edits change the carrier that holds the feature; a discovered feature under a
+    class, its phrase, its effect per instance, the class's instances that come with one, and the share of
+    its effect the class's own effect accounts for."""
+    if attribute["kind"] == "discovered":
+        return carried_by_class_sentence(attribute)
     verb = "insert" if attribute["carrier_change"] == "inserts" else "delete"
     return (
         f"It is what **{text(attribute['phrase'])}** reads ({text(attribute['name'])} "
         f"{text(signed(attribute['effect']))} reward sd): {attribute['carrier_edits']} of "
         f"{attribute['n_direction']} of that attribute's edits {verb} “{text(attribute['carrier'])}”."
+    )
+
+
+def carried_by_class_sentence(feature: dict) -> str:
+    """A discovered feature under a class: "It is what **rewards a numbered list** reads (numbered_list
+    +0.61 reward sd per instance added): each instance adds 1.0 of this class, whose own effect accounts for
+    95% of it."."""
+    per = feature["under_per_instance"]
+    change = f"{'adds' if per > 0 else 'removes'} {abs(per):.1f}"
+    return (
+        f"It is what **{text(feature['phrase'])}** reads ({text(feature['name'])} "
+        f"{text(signed(feature['effect']))} reward sd per instance added): each instance {text(change)} of "
+        f"this class, whose own effect accounts for {text(format(feature['under_share'], '.0%'))} of it."
     )
 
 

@@ -20,6 +20,7 @@ import polars as pl
 from rmexplain.discovery.mining import feature_named
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
+from rmexplain.findings.carriers import place_under_classes
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
 from rmexplain.textdiff import words
@@ -319,7 +320,7 @@ def discovered_findings(
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
-    return _rank_discovered(rows, settings.leading_discovered)
+    return _rank_discovered(place_under_classes(rows, discovery_edits), settings.leading_discovered)
 
 
 def _feature_phrase(row: Mapping[str, Any], texts: Sequence[str]) -> str:
@@ -369,7 +370,8 @@ def _discovered_example(row: Mapping[str, Any], edits: pl.DataFrame | None) -> d
 
 def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     """Each discovered feature's ``rank`` within its (dataset, engine, RM), and ``leading`` for the ``k``
-    largest significant ones of each (dataset, RM), every engine together."""
+    largest significant ones of each (dataset, RM), every engine together, that are not listed under a
+    class (``under``)."""
     ranks: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     leads: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -381,7 +383,7 @@ def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]
     for group in leads.values():
         lead = 0
         for row in sorted(group, key=lambda r: (*_by_size(r), r["method"])):
-            row["leading"] = bool(row["significant"] and lead < k)
+            row["leading"] = bool(row["significant"] and not row.get("under") and lead < k)
             lead += row["leading"]
     return rows
 

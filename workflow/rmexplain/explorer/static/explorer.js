@@ -443,8 +443,15 @@
       title: "edit versus nature: among the original responses, in comparisons whose two responses differ in the feature, the reward difference of the one that has it at equal length; docs/discovery.md" },
       own ? f.nature.charAt(0).toUpperCase() + f.nature.slice(1) + "." : "In your data: " + f.nature + numbers + ".");
   }
-  function underLines(f, rows) {  // the attribute effects whose carrier holds this discovered feature
+  function underLines(f, rows) {  // the findings this discovered feature explains: attribute effects, features under a class
     return rows.filter(function (a) { return f.kind === "discovered" && a.under === f.name && a.rm === f.rm; }).map(function (a) {
+      if (a.kind === "discovered") {
+        return el("div", { class: "under", "data-name": a.name },
+          "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) +
+          " reward sd per instance added): each instance " + (a.under_per_instance > 0 ? "adds " : "removes ") +
+          Math.abs(a.under_per_instance).toFixed(1) + " of this class, whose own effect accounts for " +
+          Math.round(100 * a.under_share) + "% of it.");
+      }
       return el("div", { class: "under", "data-name": a.name },
         "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +
         a.carrier_edits + " of " + a.n_direction + " of that attribute's edits " + (a.carrier_change === "inserts" ? "insert" : "delete") +

@@ -1,0 +1,100 @@
+"""Which class carries a discovered feature: a catalogue probe or a mined string whose edits change a
+class the RM rewards or penalises (a numbered list adds digits, "Let me know if …" adds a first-person
+word) is listed under that class, not as a finding of its own (docs/findings.md).
+
+The classes are the discovered features of ``rmexplain.discovery.classes`` (numbers as digits, first- and
+second-person words, filler words, ending on a question, opening with "I"), each tested with its own edits,
+so its effect per instance, β_c, is measured causally. A feature F's effect per instance β_F is fitted on its
+own edits at the length slope (``rmexplain.effects.estimators.length_design``: an intercept where F has
+edits both ways, the signed instance s, the instances beyond the first, dose − s, where their number varies);
+the same fit of each edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the
+class's instances that come with one instance of F. Where the RM's reward is additive in the classes, F's
+fit is Σ_c β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's
+own measured effect accounts for. F goes under the class with the largest share (ties by the class's
+name), where that share is at least ``MIN_SHARE``, both are significant, and F is not a class itself. This
+reads the edits already scored: it names the carrier from the classes' measured effects; it does not
+re-score F's edits with the class undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rmexplain.discovery.base import Feature
+from rmexplain.discovery.classes import CLASS_KINDS
+from rmexplain.discovery.mining import feature_named
+
+MIN_SHARE = 0.5  # of F's effect the class must account for
+TOLERANCE = 1e-9  # a share of exactly MIN_SHARE, up to rounding, counts
+
+
+def place_under_classes(
+    rows: list[dict[str, Any]], edits: Mapping[str, pl.DataFrame]
+) -> list[dict[str, Any]]:
+    """``rows`` (discovered FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance`` set on
+    each significant feature a significant class of the same dataset and RM carries; ``edits``: dataset ->
+    its discovery edits (``feature``, ``direction``, ``source_text``, ``edited_text``; ``engine`` and ``dose``
+    where the table has them)."""
+    classes: dict[tuple[str, str], list[tuple[dict[str, Any], Feature]]] = {}
+    for row in rows:
+        found = _class_of(row)
+        if found is not None:
+            classes.setdefault((row["dataset"], row["rm"]), []).append((row, found))
+    for row in rows:
+        held = classes.get((row["dataset"], row["rm"]), [])
+        if not held or not row["significant"] or _class_of(row) is not None or row["dataset"] not in edits:
+            continue
+        mine = _feature_edits(edits[row["dataset"]], row["method"], row["name"])
+        carried = []
+        for carrier, detector in held:
+            per_instance = _per_instance(mine, detector)
+            share = per_instance * carrier["effect"] / row["effect"]
+            if np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
+                carried.append((share, carrier["name"], per_instance))
+        if carried:
+            share, name, per_instance = min(carried, key=lambda c: (-c[0], c[1]))
+            row.update(under=name, under_share=share, under_per_instance=per_instance)
+    return rows
+
+
+def _class_of(row: Mapping[str, Any]) -> Feature | None:
+    """The class a significant discovered row with a finite effect is, else None."""
+    if not row["significant"] or not np.isfinite(row["effect"]) or row["effect"] == 0:
+        return None
+    return _class_named(row["name"])
+
+
+@cache
+def _class_named(name: str) -> Feature | None:
+    found = feature_named(name)
+    return found if found is not None and found.kind in CLASS_KINDS else None
+
+
+def _feature_edits(edits: pl.DataFrame, engine: str, feature: str) -> pl.DataFrame:
+    """One feature's edits of one engine (every engine's where the table names none)."""
+    mine = edits.filter(pl.col("feature") == feature)
+    return mine.filter(pl.col("engine") == engine) if "engine" in mine.columns else mine
+
+
+def _per_instance(edits: pl.DataFrame, detector: Feature) -> float:
+    """b_c: the class instances that come with one instance of the feature (the signed instance's
+    coefficient when each edit's change in the class's count is fitted as the feature's effect is); NaN
+    without edits."""
+    if not edits.height:
+        return float("nan")
+    sign = edits["direction"].cast(pl.Float64).to_numpy()
+    dose = edits["dose"].cast(pl.Float64).to_numpy() if "dose" in edits.columns else sign
+    pairs = edits.select("source_text", "edited_text").iter_rows()
+    change = np.array([detector.count(e) - detector.count(s) for s, e in pairs], dtype=np.float64)
+    columns = [np.ones_like(sign)] if np.unique(sign).size > 1 else []
+    signed_column = len(columns)
+    columns.append(sign)
+    if any(np.unique(np.abs(dose[sign == s])).size > 1 for s in (-1.0, 1.0)):
+        columns.append(dose - sign)
+    coefficients = np.linalg.lstsq(np.column_stack(columns), change, rcond=None)[0]
+    return float(coefficients[signed_column])

@@ -7,7 +7,10 @@ estimate's units: γ = slope · sd(words) / sd(reward), an instance's effect = i
 offline engine's round runs in process on 60 bundled comparisons of each part; every RM scores its edits;
 the script prints, per part and RM, γ with its 95 % interval and three features' effects beside the truths
 (``let_me_know`` adds a closer holding "me"; ``numbers as digits`` and ``numbered_list`` add digits).
-``tests/test_discovery_length_slope.py`` holds the current code to these truths on the helpful part.
+Beside it, the attribute effects' length row on the rules editor's edits of every paper attribute of the same
+comparisons, with the classes held equal for γ (as the workflow computes it) and without (the one-step fit
+the effects had before). ``tests/test_discovery_length_slope.py`` holds the current code to these truths on
+the helpful part.
 
 Run it with the code to measure on the path, e.g. for the code before a change:
 ``PYTHONPATH=/tmp/before/workflow python benchmarks/length_slope.py --label before``.
@@ -25,13 +28,22 @@ from pathlib import Path
 import polars as pl
 
 from rmexplain.analysis.bootstrap import BootstrapSettings, interval
+from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.data.readers import EMBEDDED_SPLITS, read_embedded
 from rmexplain.discovery.base import RoundContext
+from rmexplain.discovery.classes import class_counts
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovery_input, length_fitted
 from rmexplain.discovery.offline import OfflineEngine
-from rmexplain.effects.analysis import original_length_sd, reward_sd
+from rmexplain.effects.analysis import (
+    EffectSettings,
+    effect_input,
+    effects_table,
+    original_length_sd,
+    reward_sd,
+)
 from rmexplain.effects.base import EffectInput
+from rmexplain.effects.edits import make_effect_edits
 from rmexplain.ids import text_id
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.schemas import ORIGINAL_SCORES, REWARDS, conform
@@ -111,6 +123,30 @@ def scored_round(part: str) -> tuple[pl.DataFrame, dict[str, pl.DataFrame], pl.D
     return comparisons, originals, edits, discovery_input(comparisons, edits, originals, rewards, part)
 
 
+def attribute_slopes(
+    comparisons: pl.DataFrame, originals: dict[str, pl.DataFrame], settings: BootstrapSettings, classes: bool
+) -> dict[str, tuple[float, float, float]]:
+    """RM -> the attribute effects' length row (γ, low, high) under the primary estimator: the rules editor's
+    round-1 edits of every paper attribute, with the classes held equal for γ (``classes``) or not (the
+    one-step fit the effects had before)."""
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    out = {}
+    for rm in PER_WORD:
+        pairs = edits.select("comparison_id", "text").iter_rows()
+        rewards = {text_id(prompts[c], t): score(rm, t) for c, t in pairs}
+        frame = _filled(pl.DataFrame({"text_id": list(rewards), "rm": rm, "reward": list(rewards.values())}),
+                        REWARDS, "rewards")  # fmt: skip
+        data = effect_input(comparisons, edits, {rm: originals[rm]}, {rm: frame}, {}, list(PAPER_ATTRIBUTES),
+                            class_counts if classes else None)  # fmt: skip
+        table = effects_table(
+            data, [rm], {rm: None}, EffectSettings(("length_adjusted",), "length_adjusted", settings)
+        )
+        row = table.filter(pl.col("attribute") == "length").row(0, named=True)
+        out[rm] = (row["effect"], row["low"], row["high"])
+    return out
+
+
 def slope_truth(rm: str, comparisons: pl.DataFrame, originals: dict[str, pl.DataFrame]) -> float:
     """RM ``rm``'s true γ: reward sd per sd of words."""
     return PER_WORD[rm] * original_length_sd(comparisons) / reward_sd(originals[rm])
@@ -119,6 +155,8 @@ def slope_truth(rm: str, comparisons: pl.DataFrame, originals: dict[str, pl.Data
 def measure(part: str, settings: BootstrapSettings) -> list[dict]:
     """One row per RM: γ, its interval and truth, the shown features' effects and truths."""
     comparisons, originals, _, data = scored_round(part)
+    effects = attribute_slopes(comparisons, originals, settings, classes=True)
+    one_step = attribute_slopes(comparisons, originals, settings, classes=False)
     rows = []
     for rm in PER_WORD:
         point, boot, jack = length_fitted(data, rm, None, settings, LOG)
@@ -130,6 +168,8 @@ def measure(part: str, settings: BootstrapSettings) -> list[dict]:
         rows.append({
             "part": part, "rm": rm, "gamma": gamma, "low": float(low), "high": float(high),
             "gamma_truth": slope_truth(rm, comparisons, originals),
+            "effects_gamma": effects[rm][0], "effects_low": effects[rm][1], "effects_high": effects[rm][2],
+            "effects_gamma_one_step": one_step[rm][0],
             **{f: effect.get(f, float("nan")) for f in SHOWN}, **{f"{f} truth": truth[f] for f in SHOWN},
         })  # fmt: skip
     return rows
@@ -146,7 +186,11 @@ def main() -> None:
     for r in rows:
         shown = "  ".join(f"{f} {r[f]:+.2f} (truth {r[f + ' truth']:+.2f})" for f in SHOWN)
         gamma = f"γ {r['gamma']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] truth {r['gamma_truth']:+.2f}"
-        print(f"{args.label}  {r['part']:8s} {r['rm']:15s} {gamma} | {shown}")
+        effects = (
+            f"effects' γ {r['effects_gamma']:+.2f} [{r['effects_low']:+.2f}, {r['effects_high']:+.2f}] "
+            f"(one step {r['effects_gamma_one_step']:+.2f})"
+        )
+        print(f"{args.label}  {r['part']:8s} {r['rm']:15s} {gamma} | {effects} | {shown}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"label": args.label, "rows": rows}, indent=1) + "\n")

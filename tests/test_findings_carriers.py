@@ -122,20 +122,100 @@ def test_a_feature_that_is_not_significant_or_has_no_edits_stays_on_its_own():
     assert by_name(alone)["numbered_list"].get("under") is None  # the llm's edits are not this row's
 
 
-def test_of_two_classes_the_larger_share_carries_and_a_removal_counts_its_sign():
-    """"Let me know if you need 2 more!" removed: one first-person word and one number token less per removal
-    (b = 1 for each, the removals' sign). The feature −0.6; first-person words −0.8 account for 133 %,
-    numbers −0.4 for 67 %: both over half, the larger carries."""
-    rows_in = [
-        ("let_me_know", -1, -1, "Boil it. Let me know if you need 2 more!", "Boil it."),
-        ("let_me_know", -1, -1, "Cut it. Let me know if you need 2 more!", "Cut it."),
-    ]
+LET_ME_KNOW_EDITS = [
+    ("let_me_know", -1, -1, "Boil it. Let me know if you need 2 more!", "Boil it."),
+    ("let_me_know", -1, -1, "Cut it. Let me know if you need 2 more!", "Cut it."),
+]
+
+
+@pytest.mark.parametrize(
+    ("numbers", "first", "carrier", "share"),
+    [
+        (-0.45, -0.6, FIRST, 1.0),  # 75 % and 100 %: the whole of it
+        (-0.54, -0.9, NUMBERS, 0.9),  # 90 % and 150 %: the one that overshoots is not the carrier
+        (-0.6, -0.6, NUMBERS, 1.0),  # a tie: by the class's name
+    ],
+)
+def test_of_two_classes_the_share_nearest_the_whole_carries_and_a_removal_counts_its_sign(
+    numbers, first, carrier, share
+):
+    """ "Let me know if you need 2 more!" removed: one first-person word and one number token less per
+    removal (b = 1 for each, the removals' sign); the feature −0.6."""
     rows = discovered_findings(
-        table({NUMBERS: -0.4, FIRST: -0.8, "let_me_know": -0.6}), {"d": edits(rows_in)}, FindingSettings()
+        table({NUMBERS: numbers, FIRST: first, "let_me_know": -0.6}),
+        {"d": edits(LET_ME_KNOW_EDITS)},
+        FindingSettings(),
     )
     found = by_name(rows)["let_me_know"]
-    assert (found["under"], found["under_per_instance"]) == (FIRST, pytest.approx(1.0))
-    assert found["under_share"] == pytest.approx(0.8 / 0.6)
+    assert (found["under"], found["under_per_instance"]) == (carrier, pytest.approx(1.0))
+    assert found["under_share"] == pytest.approx(share)
+
+
+def test_a_class_goes_under_the_class_it_holds_never_both_ways():
+    """ "I think " added before the first sentence: opening with "I" adds one first-person word each time
+    (b = 1: 100 % of its −0.8); first-person words added before the last statement open the response in
+    one of two edits (b = 0.5: 50 % of their −0.8). Nearest the whole first: opening with "I" goes under
+    first-person words, which then carry it and stay on their own."""
+    opens = "shape opens with I"
+    rows_in = [
+        (opens, 1, 1, "It is done.", "I think it is done."),
+        (opens, 1, 1, "The egg boils.", "I think the egg boils."),
+        (FIRST, 1, 1, "It is done.", "I think it is done."),
+        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. I think the egg is done."),
+    ]
+    rows = discovered_findings(table({FIRST: -0.8, opens: -0.8}), {"d": edits(rows_in)}, FindingSettings())
+    found = by_name(rows)
+    assert (found[opens]["under"], found[opens]["under_share"]) == (FIRST, pytest.approx(1.0))
+    assert found[FIRST].get("under") is None and found[FIRST]["leading"]
+
+
+def test_a_class_that_carries_a_feature_is_not_put_under_another_class():
+    """Let me know carried by first-person words (100 %) is placed first; first-person words' own edits
+    happen to add a number (numbers −0.56 of their −0.8: 70 %), but a class that carries stays on its own."""
+    rows_in = [
+        *LET_ME_KNOW_EDITS[:1],
+        ("let_me_know", -1, -1, "Cut it. Let me know if you need more!", "Cut it."),
+        (FIRST, 1, 1, "It is done.", "I think it is done at 5."),
+        (FIRST, 1, 1, "The egg is done.", "I think the egg is done at 6."),
+    ]
+    rows = discovered_findings(
+        table({NUMBERS: -0.56, FIRST: -0.8, "let_me_know": -0.8}), {"d": edits(rows_in)}, FindingSettings()
+    )
+    found = by_name(rows)
+    assert found["let_me_know"]["under"] == FIRST and found[FIRST].get("under") is None
+
+
+def test_an_attribute_goes_under_the_class_its_edits_change_per_edit_by_hand():
+    """Clarity's better edits number a sentence and say "I" ("1. I cut it.": +1 number token, +1 first-person
+    word), its worse edits spell a number out (−1 number token): fitted on an intercept and the signed
+    direction, numbers Δc = 0 + 1·s (b = 1), first person Δc = 0.5 + 0.5·s (b = 0.5). Numbers +0.4 per
+    token of clarity's +0.5: 80 %; first person +1.4: 140 %, further from the whole: numbers carry. Tone's
+    edits change neither: on its own."""
+    from rmexplain.findings.carriers import place_attributes_under_classes
+
+    texts = pl.DataFrame(
+        {"attribute": ["clarity"] * 4 + ["tone"] * 2,
+         "direction": ["better", "better", "worse", "worse", "better", "worse"],
+         "source_text": ["Cut it.", "Boil it.", "Cut it 3 times.", "Boil it 2 times.", "Go.", "Go."],
+         "text": ["1. I cut it.", "1. I boil it.", "Cut it three times.", "Boil it two times.", "Please go.",
+                  "Go now."]}
+    )  # fmt: skip
+    discovered = discovered_findings(table({NUMBERS: 0.4, FIRST: 1.4}), {}, FindingSettings())
+
+    def attribute(name: str, effect: float, significant: bool = True) -> dict:
+        return {"dataset": "d", "method": "rules", "rm": "a", "kind": "attribute", "name": name,
+                "effect": effect, "significant": significant}  # fmt: skip
+
+    rows = [attribute("clarity", 0.5), attribute("tone", 0.5), attribute("length", 0.5) | {"kind": "length"}]
+    placed = by_name(place_attributes_under_classes(rows, discovered, {("d", "rules"): texts}))
+    assert placed["clarity"]["under"] == NUMBERS
+    assert placed["clarity"]["under_per_instance"] == pytest.approx(1.0)
+    assert placed["clarity"]["under_share"] == pytest.approx(0.4 * 1.0 / 0.5)
+    assert placed["tone"].get("under") is None and placed["length"].get("under") is None
+    unsure = place_attributes_under_classes(
+        [attribute("clarity", 0.5, False)], discovered, {("d", "rules"): texts}
+    )
+    assert unsure[0].get("under") is None
 
 
 def test_a_feature_under_a_class_gives_its_leading_slot_to_the_next():
@@ -170,6 +250,21 @@ def test_the_landing_page_lists_the_feature_under_its_class_word_for_word():
     assert line.endswith(
         " It is what **rewards numbered\\_list** reads (numbered\\_list \\+0\\.60 reward sd per instance "
         "added): each instance adds 1\\.0 of this class, whose own effect accounts for 83\\% of it."
+    )
+
+
+def test_a_share_over_the_whole_is_said_so():
+    """A class that accounts for more than all of a finding (its edits' other changes move it back)."""
+    rows = findings_frame(
+        discovered_findings(
+            table({NUMBERS: 0.9, "numbered_list": 0.6}), {"d": edits(LIST_EDITS)}, FindingSettings()
+        )
+    )
+    numbers, listed = (
+        rows.filter(pl.col("name") == n).row(0, named=True) for n in (NUMBERS, "numbered_list")
+    )
+    assert finding_line(numbers, [listed]).endswith(
+        "whose own effect accounts for more than all of it (150\\%: the edits' other changes move it back)."
     )
 
 

@@ -2,6 +2,7 @@ import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
 
+from rmexplain.discovery.classes import class_counts
 from rmexplain.effects.stages import run_attribute_effects
 from rmexplain.logs import script_logger
 
@@ -16,4 +17,5 @@ run_attribute_effects(
     method=snakemake.wildcards.method,
     output=snakemake.output[0],
     log=log,
+    class_counts=class_counts,
 )

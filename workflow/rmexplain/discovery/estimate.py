@@ -73,13 +73,14 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import ADD, REMOVE
-from rmexplain.discovery.classes import COUNTED_CLASSES, class_counts
+from rmexplain.discovery.classes import class_counts
 from rmexplain.discovery.nature import NaturalPairs, nature_columns
 from rmexplain.effects.analysis import (
     HALF_COLUMNS,
     HALVES,
     INFLUENCE_COLUMNS,
     cluster_pairs,
+    count_changes,
     fill_influence,
     half_estimate,
     half_weights,
@@ -144,9 +145,7 @@ def discovery_input(
 def class_count_changes(sources: Sequence[str], edited: Sequence[str]) -> np.ndarray:
     """[edits, classes]: each edit's change in the count of every class the length slope holds equal
     (``rmexplain.discovery.classes.COUNTED_CLASSES``)."""
-    counts = {text: class_counts(text) for text in {*sources, *edited}}  # each source is edited many times
-    rows = [np.subtract(counts[after], counts[before]) for before, after in zip(sources, edited, strict=True)]
-    return np.array(rows, dtype=np.float64).reshape(len(rows), len(COUNTED_CLASSES))
+    return count_changes(sources, edited, class_counts)
 
 
 def edited_text_ids(comparisons: pl.DataFrame, edits: pl.DataFrame) -> list[str]:

@@ -138,6 +138,18 @@ def _value(reward: float | None) -> float:
     return float("nan") if reward is None else float(reward)
 
 
+ClassCounts = Callable[[str], Sequence[int]]  # a text's count of each class the length slope holds equal
+
+
+def count_changes(sources: Sequence[str], edited: Sequence[str], counts: ClassCounts) -> np.ndarray:
+    """[edits, classes]: each edit's change in every count of ``counts`` (each distinct text counted once:
+    a source is edited many times)."""
+    by_text = {text: counts(text) for text in {*sources, *edited}}
+    pairs = zip(sources, edited, strict=True)
+    rows = [np.subtract(by_text[after], by_text[before]) for before, after in pairs]
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(counts("")))
+
+
 def effect_input(
     comparisons: pl.DataFrame,
     edits: pl.DataFrame,
@@ -145,8 +157,11 @@ def effect_input(
     rewards: Mapping[str, pl.DataFrame],
     explanations: Mapping[str, pl.DataFrame],
     attributes: list[str],
+    class_counts: ClassCounts | None = None,
 ) -> EffectInput:
-    """The arrays every estimator reads, for the RMs of ``originals`` (keyed by RM)."""
+    """The arrays every estimator reads, for the RMs of ``originals`` (keyed by RM); with ``class_counts``,
+    each edit's change in those counts, which the length-adjusted estimator holds equal for its length slope
+    (``covariates``)."""
     ids = sorted(comparisons["comparison_id"].to_list())
     edits = with_sources(edits.filter(pl.col("attribute").is_in(attributes)), comparisons)
     length_sd = original_length_sd(comparisons)
@@ -170,6 +185,9 @@ def effect_input(
         },
         dataset=_one_dataset(comparisons),
         length_measured=measures_length(length_sd),
+        covariates=None
+        if class_counts is None
+        else count_changes(edits["source_text"].to_list(), edits["text"].to_list(), class_counts),
     )
 
 

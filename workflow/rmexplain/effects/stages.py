@@ -7,12 +7,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.analysis.sensitivity import with_keys
-from rmexplain.effects.analysis import EffectSettings, effect_input, effects_table, log_summary
+from rmexplain.effects.analysis import ClassCounts, EffectSettings, effect_input, effects_table, log_summary
+from rmexplain.effects.base import LENGTH
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.plots import effects_figure
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
@@ -121,12 +123,15 @@ def run_attribute_effects(
     method: str,
     output: str,
     log: logging.Logger,
+    class_counts: ClassCounts | None = None,
 ) -> None:
     """ATTRIBUTE_EFFECTS of one (dataset, method): every RM × estimator × attribute (and length).
 
     ``inputs``: ``comparisons``, ``edits``, and per RM (in ``rms`` order, references included) ``originals``,
     ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators; none where the
-    method made no perturbations of the dataset, whose estimators are then not asked for)."""
+    method made no perturbations of the dataset, whose estimators are then not asked for). ``class_counts``:
+    the classes the length slope holds equal, as discovery's does (the workflow passes
+    ``rmexplain.discovery.classes.class_counts``, a layer above this one)."""
     edits = read_table(inputs["edits"], EFFECT_EDITS, "effect edits")
     if not edits.height:
         raise ValueError(
@@ -140,6 +145,7 @@ def run_attribute_effects(
         _by_rm(rms, inputs["rewards"], REWARDS, "effect rewards"),
         _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations") if inputs["explanations"] else {},
         list(attributes),
+        class_counts,
     )
     options = EffectSettings(
         estimators=tuple(settings["estimators"]),
@@ -152,8 +158,22 @@ def run_attribute_effects(
         dataset, method, data.comparison.size, len(data.comparisons), len(rms), len(options.estimators),
     )  # fmt: skip
     log_summary(table, options.primary, log)
+    log_length_slopes(table, options.primary, data.covariates, log)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     write_table(with_keys(table, dataset, method), output, ATTRIBUTE_EFFECTS, "attribute effects")
+
+
+def log_length_slopes(
+    table: pl.DataFrame, primary: str, covariates: np.ndarray | None, log: logging.Logger
+) -> None:
+    """Each RM's length slope under the primary estimator, and what it held equal."""
+    held = "no class held equal"
+    if covariates is not None:
+        held = f"at equal counts of {covariates.shape[1]} classes"
+    rows = table.filter((pl.col("estimator") == primary) & (pl.col("attribute") == LENGTH))
+    for rm, gamma in rows.select("rm", "effect").iter_rows():
+        log.info("%s, %s: length sensitivity γ %+.3f reward sd per sd of words (%s)", rm, primary, gamma,
+                 held)  # fmt: skip
 
 
 def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -> dict[str, pl.DataFrame]:

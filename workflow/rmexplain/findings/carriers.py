@@ -10,15 +10,22 @@ edits both ways, the signed instance s, the instances beyond the first, dose −
 the same fit of each edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the
 class's instances that come with one instance of F. Where the RM's reward is additive in the classes, F's
 fit is Σ_c β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's
-own measured effect accounts for. F goes under the class with the largest share (ties by the class's
-name), where that share is at least ``MIN_SHARE``, both are significant, and F is not a class itself. This
-reads the edits already scored: it names the carrier from the classes' measured effects; it does not
+own measured effect accounts for. F goes under the class whose share is nearest the whole of it (ties by
+the class's name), where that share is at least ``MIN_SHARE`` and both are significant: of two nested
+classes (opening with "I" holds a first-person word) the one that overshoots is not the carrier. A class
+may go under another (opening with "I" under first-person words), never under itself: the placements are
+made share nearest the whole first, and a row under a class carries none. An attribute effect is read the
+same way over its round-1 edits (an intercept and the signed direction: b_c per edit towards the better
+side); one a class does not carry may still go under a discovered feature by its carrier phrase
+(``rmexplain.findings.summary.place_under_carriers``).
+
+This reads the edits already scored: it names the carrier from the classes' measured effects; it does not
 re-score F's edits with the class undone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -39,27 +46,81 @@ def place_under_classes(
     """``rows`` (discovered FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance`` set on
     each significant feature a significant class of the same dataset and RM carries; ``edits``: dataset ->
     its discovery edits (``feature``, ``direction``, ``source_text``, ``edited_text``; ``engine`` and ``dose``
-    where the table has them)."""
-    classes: dict[tuple[str, str], list[tuple[dict[str, Any], Feature]]] = {}
+    where the table has them). A class may go under another class (opening with "I" under first-person
+    words); the placements are made share nearest the whole first (ties by the feature's, then the class's
+    name), and a row that is under a class carries none, so no class ends up under itself."""
+    held = _classes(rows)
+    candidates = []
+    for row in rows:
+        mine = held.get((row["dataset"], row["rm"]), [])
+        if mine and row["significant"] and row["dataset"] in edits:
+            feature_edits = _feature_edits(edits[row["dataset"]], row["method"], row["name"])
+            candidates += [(*c, row) for c in _shares(row, feature_edits, mine) if c[1] != row["name"]]
+    placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
+    carriers: set[tuple[str, str, str]] = set()
+    for share, name, per_instance, row in sorted(
+        candidates, key=lambda c: (abs(1 - c[0]), c[3]["name"], c[1])
+    ):
+        key = (row["dataset"], row["rm"])
+        if (*key, row["name"]) in placed or (*key, row["name"]) in carriers or (*key, name) in placed:
+            continue
+        row.update(under=name, under_share=share, under_per_instance=per_instance)
+        placed.add((*key, row["name"]))
+        carriers.add((*key, name))
+    return rows
+
+
+def place_attributes_under_classes(
+    attributes: list[dict[str, Any]],
+    discovered: Sequence[Mapping[str, Any]],
+    edits: Mapping[tuple[str, str], pl.DataFrame],
+) -> list[dict[str, Any]]:
+    """``attributes`` (attribute FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance``
+    set on each significant attribute effect a significant class of the same dataset and RM carries, its
+    edits fitted as its effect is (an intercept and the signed direction); ``edits``: (dataset, method) ->
+    its round-1 edits (``attribute``, ``direction`` better/worse, ``source_text``, ``text``). Per edit, as the
+    attribute effects are: b_c is the class's instances one edit towards the better side changes."""
+    held = _classes(discovered)
+    for row in attributes:
+        mine = held.get((row["dataset"], row["rm"]), [])
+        pair = edits.get((row["dataset"], row["method"]))
+        if row["kind"] != "attribute" or not mine or not row["significant"] or pair is None:
+            continue
+        attribute_edits = pair.filter(pl.col("attribute") == row["name"]).select(
+            pl.when(pl.col("direction") == "better").then(1).otherwise(-1).alias("direction"),
+            "source_text",
+            pl.col("text").alias("edited_text"),
+        )
+        shares = _shares(row, attribute_edits, mine)
+        if shares:
+            share, name, per_instance = min(shares, key=lambda c: (abs(1 - c[0]), c[1]))
+            row.update(under=name, under_share=share, under_per_instance=per_instance)
+    return attributes
+
+
+def _classes(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[tuple[str, float, Feature]]]:
+    """(dataset, RM) -> its significant classes: (name, effect per instance, detector)."""
+    out: dict[tuple[str, str], list[tuple[str, float, Feature]]] = {}
     for row in rows:
         found = _class_of(row)
         if found is not None:
-            classes.setdefault((row["dataset"], row["rm"]), []).append((row, found))
-    for row in rows:
-        held = classes.get((row["dataset"], row["rm"]), [])
-        if not held or not row["significant"] or _class_of(row) is not None or row["dataset"] not in edits:
-            continue
-        mine = _feature_edits(edits[row["dataset"]], row["method"], row["name"])
-        carried = []
-        for carrier, detector in held:
-            per_instance = _per_instance(mine, detector)
-            share = per_instance * carrier["effect"] / row["effect"]
-            if np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
-                carried.append((share, carrier["name"], per_instance))
-        if carried:
-            share, name, per_instance = min(carried, key=lambda c: (-c[0], c[1]))
-            row.update(under=name, under_share=share, under_per_instance=per_instance)
-    return rows
+            out.setdefault((row["dataset"], row["rm"]), []).append((row["name"], row["effect"], found))
+    return out
+
+
+def _shares(
+    row: Mapping[str, Any], edits: pl.DataFrame, classes: Sequence[tuple[str, float, Feature]]
+) -> list[tuple[float, str, float]]:
+    """(share, class, b_c) of each class that accounts for at least ``MIN_SHARE`` of ``row``'s effect."""
+    if not np.isfinite(row["effect"]) or row["effect"] == 0:
+        return []
+    out = []
+    for name, effect, detector in classes:
+        per_instance = _per_instance(edits, detector)
+        share = per_instance * effect / row["effect"]
+        if np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
+            out.append((float(share), name, per_instance))
+    return out
 
 
 def _class_of(row: Mapping[str, Any]) -> Feature | None:

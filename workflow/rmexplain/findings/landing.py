@@ -121,11 +121,11 @@ def carrier_share(share: float) -> str:
 
 
 def under_sentence(attribute: dict) -> str:
-    """What a finding listed under a discovered feature says there: an attribute effect, its phrase, its
-    effect and how many of its edits change the carrier that holds the feature; a discovered feature under a
-    class, its phrase, its effect per instance, the class's instances that come with one, and the share of
-    its effect the class's own effect accounts for."""
-    if attribute["kind"] == "discovered":
+    """What a finding listed under a discovered feature says there: an attribute effect placed by its
+    carrier, its phrase, its effect and how many of its edits change the carrier that holds the feature; a
+    finding under a class, its phrase, its effect, the class's instances that come with one instance (one
+    edit) of it, and the share of its effect the class's own effect accounts for."""
+    if attribute.get("under_share") is not None:
         return carried_by_class_sentence(attribute)
     verb = "insert" if attribute["carrier_change"] == "inserts" else "delete"
     return (
@@ -135,16 +135,22 @@ def under_sentence(attribute: dict) -> str:
     )
 
 
-def carried_by_class_sentence(feature: dict) -> str:
-    """A discovered feature under a class: "It is what **rewards a numbered list** reads (numbered_list
-    +0.61 reward sd per instance added): each instance adds 1.0 of this class, whose own effect accounts for
-    95% of it."."""
-    per = feature["under_per_instance"]
+def carried_by_class_sentence(row: dict) -> str:
+    """A finding under a class: "It is what **rewards a numbered list** reads (numbered_list +0.61 reward sd
+    per instance added): each instance adds 1.0 of this class, whose own effect accounts for 95% of it."
+    (an attribute effect: per edit towards its better side)."""
+    per = row["under_per_instance"]
     change = f"{'adds' if per > 0 else 'removes'} {abs(per):.1f}"
+    unit, each = ("reward sd", "each edit")
+    if row["kind"] == "discovered":
+        unit, each = ("reward sd per instance added", "each instance")
+    share = text(format(row["under_share"], ".0%"))
+    accounts = f"accounts for {share} of it"
+    if round(row["under_share"], 2) > 1:  # over 100 % as printed
+        accounts = f"accounts for more than all of it ({share}: the edits' other changes move it back)"
     return (
-        f"It is what **{text(feature['phrase'])}** reads ({text(feature['name'])} "
-        f"{text(signed(feature['effect']))} reward sd per instance added): each instance {text(change)} of "
-        f"this class, whose own effect accounts for {text(format(feature['under_share'], '.0%'))} of it."
+        f"It is what **{text(row['phrase'])}** reads ({text(row['name'])} {text(signed(row['effect']))} "
+        f"{unit}): {each} {text(change)} of this class, whose own effect {accounts}."
     )
 
 

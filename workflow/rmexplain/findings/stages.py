@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from rmexplain.findings.carriers import place_attributes_under_classes
 from rmexplain.findings.changes import effect_changes
 from rmexplain.findings.landing import findings_rst, landing_text, signed
 from rmexplain.findings.summary import (
@@ -122,12 +123,15 @@ def findings_table(
     tables: Mapping[str, Any], descriptions: Mapping[str, str], settings: FindingSettings
 ) -> pl.DataFrame:
     """FINDINGS of every pair and discovered feature."""
-    attributes, discoveries = [], []
+    attributes, discoveries, attribute_edits = [], [], {}
     for effects, edits, changes, comparisons in tables["pairs"]:
         texts = edit_texts(edits, comparisons)
         attributes += attribute_findings(effects, changes, texts, descriptions, settings)
+        for dataset, method in effects.select("dataset", "method").unique().iter_rows():
+            attribute_edits[(dataset, method)] = texts
     for discovered in tables["discovered"]:
         discoveries += discovered_findings(discovered, tables["discovery_edits"], settings)
+    attributes = place_attributes_under_classes(attributes, discoveries, attribute_edits)
     placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)
     return findings_frame(placed + discoveries)
 

@@ -280,7 +280,7 @@ def place_under_carriers(
             features.setdefault((row["dataset"], row["rm"]), []).append((row, found))
     for row in attributes:
         phrase = row.get("carrier")
-        if row["kind"] != "attribute" or not row["significant"] or not phrase:
+        if row["kind"] != "attribute" or not row["significant"] or not phrase or row.get("under"):
             continue
         rewarded = row.get("carrier_change") == "inserts"
         held = [f for f, detector in features.get((row["dataset"], row["rm"]), ())

@@ -445,12 +445,15 @@
   }
   function underLines(f, rows) {  // the findings this discovered feature explains: attribute effects, features under a class
     return rows.filter(function (a) { return f.kind === "discovered" && a.under === f.name && a.rm === f.rm; }).map(function (a) {
-      if (a.kind === "discovered") {
+      if (a.under_share !== null && a.under_share !== undefined) {
+        var perInstance = a.kind === "discovered";
         return el("div", { class: "under", "data-name": a.name },
           "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) +
-          " reward sd per instance added): each instance " + (a.under_per_instance > 0 ? "adds " : "removes ") +
+          (perInstance ? " reward sd per instance added): each instance " : " reward sd): each edit ") +
+          (a.under_per_instance > 0 ? "adds " : "removes ") +
           Math.abs(a.under_per_instance).toFixed(1) + " of this class, whose own effect accounts for " +
-          Math.round(100 * a.under_share) + "% of it.");
+          (Math.round(100 * a.under_share) > 100 ? "more than all of it (" + Math.round(100 * a.under_share) +
+            "%: the edits' other changes move it back)." : Math.round(100 * a.under_share) + "% of it."));
       }
       return el("div", { class: "under", "data-name": a.name },
         "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +

@@ -787,7 +787,7 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
     assert leading("rm-b") == ["clarity", "length"]
     assert text_of(browser, 'li.finding[data-name="numbers as digits"] .under') == (
         "It is what rewards the sentences as a numbered list reads (numbered_list +0.90 reward sd per "
-        "instance added): each instance adds 1.0 of this class, whose own effect accounts for 78% of it."
+        "instance added): each instance adds 1 of this class, whose own effect accounts for 78% of it."
     )
 
     def every(rm: str) -> list[str]:

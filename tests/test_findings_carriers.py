@@ -249,7 +249,7 @@ def test_the_landing_page_lists_the_feature_under_its_class_word_for_word():
     line = finding_line(numbers, [listed])
     assert line.endswith(
         " It is what **rewards numbered\\_list** reads (numbered\\_list \\+0\\.60 reward sd per instance "
-        "added): each instance adds 1\\.0 of this class, whose own effect accounts for 83\\% of it."
+        "added): each instance adds 1 of this class, whose own effect accounts for 83\\% of it."
     )
 
 
@@ -266,6 +266,19 @@ def test_a_share_over_the_whole_is_said_so():
     assert finding_line(numbers, [listed]).endswith(
         "whose own effect accounts for more than all of it (150\\%: the edits' other changes move it back)."
     )
+
+
+def test_a_line_lists_three_findings_under_it_in_full_and_names_the_rest():
+    """Five features under one class: the three largest in full, the other two by name, largest first."""
+    effects = {NUMBERS: 0.5, **{f"list_{k}": 0.5 + k / 10 for k in range(5)}}
+    rows_in = [(f"list_{k}", 1, 1, "Cut it.", "1. Cut it.") for k in range(5)]
+    rows = findings_frame(discovered_findings(table(effects), {"d": edits(rows_in)}, FindingSettings()))
+    numbers = rows.filter(pl.col("name") == NUMBERS).row(0, named=True)
+    under = rows.filter(pl.col("under") == NUMBERS).sort("order").to_dicts()
+    line = finding_line(numbers, under)
+    shown = [line.index(f"(list\\_{k} ") for k in (4, 3, 2)]
+    assert shown == sorted(shown) and "(list\\_1 " not in line
+    assert line.endswith(" It also carries 2 more: list\\_1, list\\_0.")
 
 
 def test_rows_without_edits_for_their_dataset_are_left_as_they_are():

@@ -135,12 +135,15 @@ def under_sentence(attribute: dict) -> str:
     )
 
 
+UNDER_SHOWN = 3  # findings a line lists under it in full (largest first); the rest by name
+
+
 def carried_by_class_sentence(row: dict) -> str:
     """A finding under a class: "It is what **rewards a numbered list** reads (numbered_list +0.61 reward sd
     per instance added): each instance adds 1.0 of this class, whose own effect accounts for 95% of it."
     (an attribute effect: per edit towards its better side)."""
     per = row["under_per_instance"]
-    change = f"{'adds' if per > 0 else 'removes'} {abs(per):.1f}"
+    change = f"{'adds' if per > 0 else 'removes'} {abs(per):.2g}"
     unit, each = ("reward sd", "each edit")
     if row["kind"] == "discovered":
         unit, each = ("reward sd per instance added", "each instance")
@@ -190,7 +193,10 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
         said += [f"{words:+d} words".replace("-", "−")] if words else []
         tail = f" ({text(', '.join(said))})" if said else ""
         parts.append(f"E.g. “{text(row['example_before'])}” → “{text(row['example_after'])}”{tail}.")
-    parts += [under_sentence(attribute) for attribute in under]
+    parts += [under_sentence(attribute) for attribute in under[:UNDER_SHOWN]]
+    if len(under) > UNDER_SHOWN:
+        rest = ", ".join(text(a["name"]) for a in under[UNDER_SHOWN:])
+        parts.append(f"It also carries {len(under) - UNDER_SHOWN} more: {rest}.")
     return " ".join(parts)
 
 

@@ -443,23 +443,32 @@
       title: "edit versus nature: among the original responses, in comparisons whose two responses differ in the feature, the reward difference of the one that has it at equal length; docs/discovery.md" },
       own ? f.nature.charAt(0).toUpperCase() + f.nature.slice(1) + "." : "In your data: " + f.nature + numbers + ".");
   }
+  var UNDER_SHOWN = 3;  // findings listed under a line in full (largest first); the rest by name, as on the landing page
   function underLines(f, rows) {  // the findings this discovered feature explains: attribute effects, features under a class
-    return rows.filter(function (a) { return f.kind === "discovered" && a.under === f.name && a.rm === f.rm; }).map(function (a) {
-      if (a.under_share !== null && a.under_share !== undefined) {
-        var perInstance = a.kind === "discovered";
-        return el("div", { class: "under", "data-name": a.name },
-          "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) +
-          (perInstance ? " reward sd per instance added): each instance " : " reward sd): each edit ") +
-          (a.under_per_instance > 0 ? "adds " : "removes ") +
-          Math.abs(a.under_per_instance).toFixed(1) + " of this class, whose own effect accounts for " +
-          (Math.round(100 * a.under_share) > 100 ? "more than all of it (" + Math.round(100 * a.under_share) +
-            "%: the edits' other changes move it back)." : Math.round(100 * a.under_share) + "% of it."));
-      }
+    var under = rows.filter(function (a) { return f.kind === "discovered" && a.under === f.name && a.rm === f.rm; });
+    under.sort(function (a, b) { return a.order - b.order; });
+    var lines = under.slice(0, UNDER_SHOWN).map(underLine);
+    if (under.length > UNDER_SHOWN) {
+      lines.push(el("div", { class: "under under-rest" }, "It also carries " + (under.length - UNDER_SHOWN) + " more: " +
+        under.slice(UNDER_SHOWN).map(function (a) { return a.name; }).join(", ") + "."));
+    }
+    return lines;
+  }
+  function underLine(a) {
+    if (a.under_share !== null && a.under_share !== undefined) {
+      var perInstance = a.kind === "discovered";
       return el("div", { class: "under", "data-name": a.name },
-        "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +
-        a.carrier_edits + " of " + a.n_direction + " of that attribute's edits " + (a.carrier_change === "inserts" ? "insert" : "delete") +
-        " “" + a.carrier + "”.");
-    });
+        "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) +
+        (perInstance ? " reward sd per instance added): each instance " : " reward sd): each edit ") +
+        (a.under_per_instance > 0 ? "adds " : "removes ") +
+        Number(Math.abs(a.under_per_instance).toPrecision(2)) + " of this class, whose own effect accounts for " +
+        (Math.round(100 * a.under_share) > 100 ? "more than all of it (" + Math.round(100 * a.under_share) +
+          "%: the edits' other changes move it back)." : Math.round(100 * a.under_share) + "% of it."));
+    }
+    return el("div", { class: "under", "data-name": a.name },
+      "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +
+      a.carrier_edits + " of " + a.n_direction + " of that attribute's edits " + (a.carrier_change === "inserts" ? "insert" : "delete") +
+      " “" + a.carrier + "”.");
   }
   function findingItem(f, max, rows) {
     var link = effectLink(f);

@@ -281,6 +281,26 @@ def test_a_line_lists_three_findings_under_it_in_full_and_names_the_rest():
     assert line.endswith(" It also carries 2 more: list\\_1, list\\_0.")
 
 
+def test_a_feature_that_counts_a_character_class_carries_too():
+    """An opener "Hi there!" adds one exclamation mark: the catalogue's exclamation probe (−0.45 per mark)
+    accounts for 87 % of its −0.52; an opener is no class, so it carries nothing; the emoji probe and a
+    mined character count a character class as well."""
+    rows_in = [
+        ("greeting_opener", 1, 1, "Boil it.", "Hi there! Boil it."),
+        ("greeting_opener", 1, 1, "Cut it.", "Hi there! Cut it."),
+        ("bold", 1, 1, "Boil it.", "**Boil** it."),
+    ]
+    effects = {"exclamation": -0.45, "greeting_opener": -0.52, "bold": 0.44}
+    found = by_name(discovered_findings(table(effects), {"d": edits(rows_in)}, FindingSettings()))
+    assert found["greeting_opener"]["under"] == "exclamation"
+    assert found["greeting_opener"]["under_share"] == pytest.approx(0.45 / 0.52)
+    assert found["bold"].get("under") is None
+    from rmexplain.findings.carriers import _class_named
+
+    assert _class_named("emoji") is not None and _class_named('character ";"') is not None
+    assert _class_named("greeting_opener") is None and _class_named("bold") is None
+
+
 def test_rows_without_edits_for_their_dataset_are_left_as_they_are():
     rows = [
         dict(r)

@@ -3,12 +3,15 @@ class the RM rewards or penalises (a numbered list adds digits, "Let me know if 
 word) is listed under that class, not as a finding of its own (docs/findings.md).
 
 The classes are the discovered features of ``rmexplain.discovery.classes`` (numbers as digits, first- and
-second-person words, filler words, ending on a question, opening with "I"), each tested with its own edits,
-so its effect per instance, β_c, is measured causally. A feature F's effect per instance β_F is fitted on its
-own edits at the length slope (``rmexplain.effects.estimators.length_design``: an intercept where F has
-edits both ways, the signed instance s, the instances beyond the first, dose − s, where their number varies);
-the same fit of each edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the
-class's instances that come with one instance of F. Where the RM's reward is additive in the classes, F's
+second-person words, filler words, ending on a question, opening with "I") and the features that count one
+character class (the catalogue's punctuation probes — an exclamation mark, an ellipsis, … — its emoji
+probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the exclamation mark an RM penalises.
+Each is tested with its own edits, so its effect per instance, β_c, is measured causally. A feature F's
+effect per instance β_F is fitted on its own edits at the length slope
+(``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the signed
+instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
+edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's instances
+that come with one instance of F. Where the RM's reward is additive in the classes, F's
 fit is Σ_c β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's
 own measured effect accounts for. F goes under the class whose share is nearest the whole of it (ties by
 the class's name), where that share is at least ``MIN_SHARE`` and both are significant: of two nested
@@ -37,6 +40,8 @@ from rmexplain.discovery.classes import CLASS_KINDS
 from rmexplain.discovery.mining import feature_named
 
 MIN_SHARE = 0.5  # of F's effect the class must account for
+CHARACTER_KINDS = ("punctuation", "character")  # catalogue punctuation probes, mined characters: a class each
+CHARACTER_PROBES = ("emoji",)  # a catalogue format probe that counts a character class
 TOLERANCE = 1e-9  # a share of exactly MIN_SHARE, up to rounding, counts
 
 
@@ -132,8 +137,13 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
 
 @cache
 def _class_named(name: str) -> Feature | None:
+    """The detector of a carrier class from its name: a class, or a feature that counts one character class
+    (``CHARACTER_KINDS``, ``CHARACTER_PROBES``); None for any other feature."""
     found = feature_named(name)
-    return found if found is not None and found.kind in CLASS_KINDS else None
+    if found is None:
+        return None
+    carries = found.kind in CLASS_KINDS or found.kind in CHARACTER_KINDS or found.name in CHARACTER_PROBES
+    return found if carries else None
 
 
 def _feature_edits(edits: pl.DataFrame, engine: str, feature: str) -> pl.DataFrame:

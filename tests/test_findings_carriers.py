@@ -151,6 +151,21 @@ def test_of_two_classes_the_share_nearest_the_whole_carries_and_a_removal_counts
     assert found["under_share"] == pytest.approx(share)
 
 
+def test_a_tie_of_two_classes_goes_by_the_class_name_not_its_instances_or_the_tables_order():
+    """ "Let me know if you need 2 or 3 more!" removed: two number tokens and one first-person word less per
+    removal; numbers −0.3 per token (2 · 0.3 / 0.6 = 100 %) and first-person words −0.6 (100 %), listed
+    first in the table: numbers as digits, first by name."""
+    rows_in = [
+        ("let_me_know", -1, -1, "Boil it. Let me know if you need 2 or 3 more!", "Boil it."),
+        ("let_me_know", -1, -1, "Cut it. Let me know if you need 2 or 3 more!", "Cut it."),
+    ]
+    effects = {FIRST: -0.6, NUMBERS: -0.3, "let_me_know": -0.6}
+    found = by_name(discovered_findings(table(effects), {"d": edits(rows_in)}, FindingSettings()))[
+        "let_me_know"
+    ]
+    assert (found["under"], found["under_per_instance"]) == (NUMBERS, pytest.approx(2.0))
+
+
 def test_a_class_goes_under_the_class_it_holds_never_both_ways():
     """ "I think " added before the first sentence: opening with "I" adds one first-person word each time
     (b = 1: 100 % of its −0.8); first-person words added before the last statement open the response in
@@ -178,11 +193,12 @@ def test_a_class_that_carries_a_feature_is_not_put_under_another_class():
         (FIRST, 1, 1, "It is done.", "I think it is done at 5."),
         (FIRST, 1, 1, "The egg is done.", "I think the egg is done at 6."),
     ]
-    rows = discovered_findings(
-        table({NUMBERS: -0.56, FIRST: -0.8, "let_me_know": -0.8}), {"d": edits(rows_in)}, FindingSettings()
-    )
-    found = by_name(rows)
+    rows_in += [("numbered_list", 1, 1, "Go.", "1. Go."), ("numbered_list", 1, 1, "Stop.", "1. Stop.")]
+    effects = {NUMBERS: -0.56, FIRST: -0.8, "let_me_know": -0.8, "numbered_list": -0.93}
+    found = by_name(discovered_findings(table(effects), {"d": edits(rows_in)}, FindingSettings()))
     assert found["let_me_know"]["under"] == FIRST and found[FIRST].get("under") is None
+    # placed after the pair passed over (60 % is further from the whole than 70 %)
+    assert found["numbered_list"]["under"] == NUMBERS
 
 
 def test_an_attribute_goes_under_the_class_its_edits_change_per_edit_by_hand():
@@ -299,6 +315,76 @@ def test_a_feature_that_counts_a_character_class_carries_too():
 
     assert _class_named("emoji") is not None and _class_named('character ";"') is not None
     assert _class_named("greeting_opener") is None and _class_named("bold") is None
+
+
+def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column():
+    """Additions of one list item (+4 number tokens each), removals of one or two (−4, −7): only the removals'
+    doses differ, and the fit needs the further-instances column for them: b = 4 (without it, 4.75)."""
+    rows_in = [
+        ("numbered_list", 1, 1, "Cut it.", "Step 1: 1. 2. 3. Cut it."),
+        ("numbered_list", 1, 1, "Boil it.", "Step 1: 1. 2. 3. Boil it."),
+        ("numbered_list", -1, -1, "Step 1: 1. 2. 3. Cut it.", "Cut it."),
+        ("numbered_list", -1, -2, "Step 1: 1. 2. 3. 4. 5. 6. Cut it.", "Cut it."),
+    ]
+    found = by_name(discovered_findings(table({NUMBERS: 0.2, "numbered_list": 1.0}), {"d": edits(rows_in)},
+                                        FindingSettings()))  # fmt: skip
+    assert found["numbered_list"]["under_per_instance"] == pytest.approx(4.0)
+    same_dose = [
+        ("numbered_list", 1, 2, "Cut it.", "1. 2. Cut it."),
+        ("numbered_list", 1, 2, "Go.", "1. 2. Go."),
+    ]
+    found = by_name(discovered_findings(table({NUMBERS: 0.5, "numbered_list": 1.0}), {"d": edits(same_dose)},
+                                        FindingSettings()))  # fmt: skip
+    assert found["numbered_list"]["under_per_instance"] == pytest.approx(2.0)  # doses of one size: no column
+
+
+def test_an_unbalanced_attribute_needs_its_intercept_and_edits_without_an_engine_column_all_count():
+    """Three better edits adding a number and one worse edit adding one too: Δc = 1 either way, all intercept,
+    b = 0 (without the intercept b would be 0.5): numbers carry nothing. Discovery edits without an
+    ``engine`` column (an older table) are every engine's."""
+    from rmexplain.findings.carriers import place_attributes_under_classes
+
+    texts = pl.DataFrame(
+        {"attribute": ["clarity"] * 4, "direction": ["better", "better", "better", "worse"],
+         "source_text": ["Cut it.", "Boil it.", "Go.", "Stop."],
+         "text": ["1. Cut it.", "1. Boil it.", "1. Go.", "1. Stop."]}
+    )  # fmt: skip
+    discovered = discovered_findings(table({NUMBERS: 0.5}), {}, FindingSettings())
+    row = {"dataset": "d", "method": "rules", "rm": "a", "kind": "attribute", "name": "clarity",
+           "effect": 0.5, "significant": True}  # fmt: skip
+    assert place_attributes_under_classes([row], discovered, {("d", "rules"): texts})[0].get("under") is None
+    no_engine = edits(LIST_EDITS).drop("engine")
+    found = by_name(discovered_findings(table({NUMBERS: 0.5, "numbered_list": 0.6}), {"d": no_engine},
+                                        FindingSettings()))  # fmt: skip
+    assert found["numbered_list"]["under"] == NUMBERS
+
+
+def test_every_row_is_read_past_one_that_is_skipped_and_ties_go_by_the_class_name():
+    """A length row and an attribute no class carries come first and are passed over, not the end of the
+    list; of two classes the attribute's share is nearest the whole for (100 % and 100 %), the one first by
+    name (not by its instances per edit, nor by the table's order), and of 60 % and 110 %, the 110 %."""
+    from rmexplain.findings.carriers import place_attributes_under_classes
+
+    texts = pl.DataFrame(
+        {"attribute": ["clarity", "clarity", "tone", "tone"], "direction": ["better", "worse"] * 2,
+         "source_text": ["Cut it.", "Cut it 3 times.", "Go.", "Go."],
+         "text": ["1. I cut it, 2. I cut it.", "Cut it three times.", "Please go.", "Go now."]}
+    )  # fmt: skip
+    # clarity: numbers Δc = 0.5 + 1.5·s (b = 1.5), first person Δc = 1 + 1·s (b = 1)
+
+    def attribute(name: str, kind: str = "attribute") -> dict:
+        return {"dataset": "d", "method": "rules", "rm": "a", "kind": kind, "name": name, "effect": 0.6,
+                "significant": True}  # fmt: skip
+
+    def carrier(numbers: float, first: float) -> str | None:
+        discovered = discovered_findings(table({FIRST: first, NUMBERS: numbers}), {}, FindingSettings())
+        rows = [attribute("length", "length"), attribute("tone"), attribute("clarity")]
+        return by_name(place_attributes_under_classes(rows, discovered, {("d", "rules"): texts}))[
+            "clarity"
+        ].get("under")
+
+    assert carrier(0.4, 0.6) == NUMBERS  # 1.5 · 0.4 / 0.6 = 100 % and 1 · 0.6 / 0.6 = 100 %: by name
+    assert carrier(0.24, 0.66) == FIRST  # 60 % and 110 %
 
 
 def test_rows_without_edits_for_their_dataset_are_left_as_they_are():

@@ -63,9 +63,8 @@ def place_under_classes(
             candidates += [(*c, row) for c in _shares(row, feature_edits, mine) if c[1] != row["name"]]
     placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
     carriers: set[tuple[str, str, str]] = set()
-    for share, name, per_instance, row in sorted(
-        candidates, key=lambda c: (abs(1 - c[0]), c[3]["name"], c[1])
-    ):
+    nearest_first = sorted(candidates, key=lambda c: (_from_whole(c[0]), c[3]["name"], c[1]))
+    for share, name, per_instance, row in nearest_first:
         key = (row["dataset"], row["rm"])
         if (*key, row["name"]) in placed or (*key, row["name"]) in carriers or (*key, name) in placed:
             continue
@@ -98,9 +97,14 @@ def place_attributes_under_classes(
         )
         shares = _shares(row, attribute_edits, mine)
         if shares:
-            share, name, per_instance = min(shares, key=lambda c: (abs(1 - c[0]), c[1]))
+            share, name, per_instance = min(shares, key=lambda c: (_from_whole(c[0]), c[1]))
             row.update(under=name, under_share=share, under_per_instance=per_instance)
     return attributes
+
+
+def _from_whole(share: float) -> float:
+    """How far a share is from the whole of a finding (to 1e-9: shares equal but for rounding tie)."""
+    return round(abs(1 - share), 9)
 
 
 def _classes(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[tuple[str, float, Feature]]]:

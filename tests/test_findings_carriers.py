@@ -336,6 +336,11 @@ def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column
     found = by_name(discovered_findings(table({NUMBERS: 0.5, "numbered_list": 1.0}), {"d": edits(same_dose)},
                                         FindingSettings()))  # fmt: skip
     assert found["numbered_list"]["under_per_instance"] == pytest.approx(2.0)  # doses of one size: no column
+    adds_only = [("numbered_list", 1, 1, "Cut it.", "Step 1: 1. 2. 3. Cut it."),
+                 ("numbered_list", 1, 2, "Cut it.", "Step 1: 1. 2. 3. 4. 5. 6. Cut it.")]  # fmt: skip
+    found = by_name(discovered_findings(table({NUMBERS: 0.2, "numbered_list": 0.8}), {"d": edits(adds_only)},
+                                        FindingSettings()))  # fmt: skip
+    assert found["numbered_list"]["under_per_instance"] == pytest.approx(4.0)  # the additions' doses differ
 
 
 def test_an_unbalanced_attribute_needs_its_intercept_and_edits_without_an_engine_column_all_count():

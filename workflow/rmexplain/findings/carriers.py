@@ -1,4 +1,4 @@
-"""Which class carries a discovered feature: a catalogue probe or a mined string whose edits change a
+"""Which class carries a finding: a catalogue probe, a mined string or an attribute whose edits change a
 class the RM rewards or penalises (a numbered list adds digits, "Let me know if …" adds a first-person
 word) is listed under that class, not as a finding of its own (docs/findings.md).
 

@@ -28,7 +28,7 @@ re-score F's edits with the class undone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -55,12 +55,14 @@ def place_under_classes(
     words); the placements are made share nearest the whole first (ties by the feature's, then the class's
     name), and a row that is under a class carries none, so no class ends up under itself."""
     held = _classes(rows)
+    fitted = _PerInstance(
+        lambda dataset, method, name: _feature_edits(edits[dataset], method, name)
+    )  # every RM of a dataset shares a feature's edits: each b_c is fitted once
     candidates = []
     for row in rows:
         mine = held.get((row["dataset"], row["rm"]), [])
         if mine and row["significant"] and row["dataset"] in edits:
-            feature_edits = _feature_edits(edits[row["dataset"]], row["method"], row["name"])
-            candidates += [(*c, row) for c in _shares(row, feature_edits, mine) if c[1] != row["name"]]
+            candidates += [(*c, row) for c in _shares(row, mine, fitted) if c[1] != row["name"]]
     placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
     carriers: set[tuple[str, str, str]] = set()
     nearest_first = sorted(candidates, key=lambda c: (_from_whole(c[0]), c[3]["name"], c[1]))
@@ -85,17 +87,23 @@ def place_attributes_under_classes(
     its round-1 edits (``attribute``, ``direction`` better/worse, ``source_text``, ``text``). Per edit, as the
     attribute effects are: b_c is the class's instances one edit towards the better side changes."""
     held = _classes(discovered)
+    fitted = _PerInstance(
+        lambda dataset, method, name: (
+            edits[(dataset, method)]
+            .filter(pl.col("attribute") == name)
+            .select(
+                pl.when(pl.col("direction") == "better").then(1).otherwise(-1).alias("direction"),
+                "source_text",
+                pl.col("text").alias("edited_text"),
+            )
+        )
+    )  # every RM of a (dataset, method) shares an attribute's edits: each b_c is fitted once
     for row in attributes:
         mine = held.get((row["dataset"], row["rm"]), [])
         pair = edits.get((row["dataset"], row["method"]))
         if row["kind"] != "attribute" or not mine or not row["significant"] or pair is None:
             continue
-        attribute_edits = pair.filter(pl.col("attribute") == row["name"]).select(
-            pl.when(pl.col("direction") == "better").then(1).otherwise(-1).alias("direction"),
-            "source_text",
-            pl.col("text").alias("edited_text"),
-        )
-        shares = _shares(row, attribute_edits, mine)
+        shares = _shares(row, mine, fitted)
         if shares:
             share, name, per_instance = min(shares, key=lambda c: (_from_whole(c[0]), c[1]))
             row.update(under=name, under_share=share, under_per_instance=per_instance)
@@ -117,15 +125,33 @@ def _classes(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[tu
     return out
 
 
+class _PerInstance:
+    """b_c of a finding's edits, fitted once per (dataset, method, finding, class) whatever the RM;
+    ``edits_of(dataset, method, finding)`` gives the finding's edits."""
+
+    def __init__(self, edits_of: Callable[[str, str, str], pl.DataFrame]) -> None:
+        self.edits_of = edits_of
+        self.edits: dict[tuple[str, str, str], pl.DataFrame] = {}
+        self.fitted: dict[tuple[str, str, str, str], float] = {}
+
+    def __call__(self, row: Mapping[str, Any], name: str, detector: Feature) -> float:
+        finding = (row["dataset"], row["method"], row["name"])
+        if (*finding, name) not in self.fitted:
+            if finding not in self.edits:
+                self.edits[finding] = self.edits_of(*finding)
+            self.fitted[(*finding, name)] = _per_instance(self.edits[finding], detector)
+        return self.fitted[(*finding, name)]
+
+
 def _shares(
-    row: Mapping[str, Any], edits: pl.DataFrame, classes: Sequence[tuple[str, float, Feature]]
+    row: Mapping[str, Any], classes: Sequence[tuple[str, float, Feature]], per_instance_of: _PerInstance
 ) -> list[tuple[float, str, float]]:
     """(share, class, b_c) of each class that accounts for at least ``MIN_SHARE`` of ``row``'s effect."""
     if not np.isfinite(row["effect"]) or row["effect"] == 0:
         return []
     out = []
     for name, effect, detector in classes:
-        per_instance = _per_instance(edits, detector)
+        per_instance = per_instance_of(row, name, detector)
         share = per_instance * effect / row["effect"]
         if np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
             out.append((float(share), name, per_instance))

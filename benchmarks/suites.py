@@ -3,15 +3,18 @@
     python benchmarks/suites.py planted               # config/planted.yaml: docs/effects.md, "Results"
     python benchmarks/suites.py discovery             # config/discovery.yaml: docs/discovery.md's suite
     python benchmarks/suites.py planted --size test   # the size tests/test_planted_suite.py runs
+    python benchmarks/suites.py weak --alone          # each planted RM explained alone (no reference)
 
 Each run makes a fresh working folder under ``--workdir`` (the Snakefile, a link to this checkout's
 ``workflow/``, a copy of ``config/``) and runs ``snakemake --cores N --configfile config/<suite>.yaml`` there
-(at the tests' size, that config shrunk as the suite's test shrinks it, written beside it). It prints the
-recall table and writes ``benchmarks/results/suites/<suite>-<size>_<UTC time>.json``: the recall rows, the
-rows the docs quote per planted RM (the primary estimator's recovery rows; discovery's first feature per RM
-and dataset), the wall time, job-seconds per rule (``benchmarks/demo_profile.py``), the machine and the
-versions. The docs' numbers for the full suites are these files'; the tests hold the suites at their small
-size to what the docs state for that size.
+(at the tests' size, that config shrunk as the suite's test shrinks it, written beside it; with ``--alone``,
+every planted RM's ``reference: null``, so that it is explained by itself rather than beyond its base, the
+config written beside it too). It prints the recall table and writes
+``benchmarks/results/suites/<suite>-<size>[-alone]_<UTC time>.json``: the recall rows, the rows the docs
+quote per planted RM (the primary estimator's recovery rows; discovery's first feature per RM and dataset),
+the wall time, job-seconds per rule (``benchmarks/demo_profile.py``), the machine and the versions. The
+docs' numbers for the full suites are these files'; the tests hold the suites at their small size to what
+the docs state for that size.
 """
 
 from __future__ import annotations
@@ -75,14 +78,25 @@ def workdir(root: Path) -> Path:
     return root
 
 
-def config_file(root: Path, suite: str, size: str) -> str:
-    """The suite's config as the run reads it: the committed file in full, or the tests' shrunk copy."""
+def config_file(root: Path, suite: str, size: str, alone: bool = False) -> str:
+    """The suite's config as the run reads it: the committed file in full, or the tests' shrunk copy; with
+    ``alone``, a copy whose planted RMs have no reference (``alone_config``)."""
     committed, shrunk = SUITES[suite]
-    if size == "full":
+    if size == "full" and not alone:
         return committed
-    path = root / "config" / f"{suite}_test_size.yaml"
-    path.write_text(yaml.safe_dump(shrunk(), sort_keys=False))
+    config = yaml.safe_load((REPO / committed).read_text()) if size == "full" else shrunk()
+    path = root / "config" / f"{suite}_{size}{'_alone' * alone}.yaml"
+    path.write_text(yaml.safe_dump(alone_config(config) if alone else config, sort_keys=False))
     return str(path.relative_to(root))
+
+
+def alone_config(config: dict) -> dict:
+    """``config`` with every planted RM explained alone: ``reference: null`` (a planted RM's reference is
+    its base unless set), so that its features are what it rewards, its base's own biases included."""
+    for spec in config["reward_models"].values():
+        if spec.get("backend") == "planted":
+            spec["reference"] = None
+    return config
 
 
 def run_snakemake(root: Path, config: str, cores: int) -> float:
@@ -170,24 +184,27 @@ def main() -> None:
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--size", choices=["full", "test"], default="full")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--alone", action="store_true", help="each planted RM without its reference")
     parser.add_argument("--workdir", type=Path, default=REPO / "benchmarks" / "out" / "suites")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
-    root = workdir(args.workdir / f"{args.suite}-{args.size}")
-    config = config_file(root, args.suite, args.size)
+    run_name = f"{args.suite}-{args.size}{'-alone' * args.alone}"
+    root = workdir(args.workdir / run_name)
+    config = config_file(root, args.suite, args.size, args.alone)
     wall = run_snakemake(root, config, args.cores)
     tables = root / "results" / "tables"
     results = (planted_results if args.suite == "planted" else discovery_results)(tables)
     if args.suite != "planted":
         results["screen_recall"] = screen_recall(root, config)
     print(pl.read_csv(tables / ("planted_recall.csv" if args.suite == "planted" else "discovery_recall.csv")))
-    print(f"{args.suite} ({args.size}): {summary_line(args.suite, results)}; {wall / 60:.1f} min wall")
+    print(f"{run_name}: {summary_line(args.suite, results)}; {wall / 60:.1f} min wall")
 
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     record = {
         "suite": args.suite,
         "size": args.size,
+        "alone": args.alone,
         "config": config,
         "config_text": (root / config).read_text(),
         "command": f"snakemake --cores {args.cores} --configfile {config}",
@@ -200,7 +217,7 @@ def main() -> None:
         **results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"{args.suite}-{args.size}_{stamp}.json"
+    out = args.out / f"{run_name}_{stamp}.json"
     out.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
     print(f"wrote {out}")
 

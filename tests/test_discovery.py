@@ -1088,7 +1088,7 @@ def _discovery_config() -> dict:
     return config
 
 
-def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_shares_the_effect_jobs():
+def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_shares_the_encoder_pass():
     from rmexplain import paths, targets
     from rmexplain.config import check
     from rmexplain.design import Design
@@ -1102,10 +1102,20 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_sha
         "results/discovery/alone/engines/offline/round1/edits.parquet"
     ]
     assert targets.discovery_first_round_edits(design, "none") == []
+    # every round is scored by its own jobs; round 1's texts are encoded with the effect edits
     assert targets.discovery_rewards(design, "alone", "offline", 1) == [
-        paths.fmt(paths.EFFECT_REWARDS, dataset="alone", rm=rm) for rm in ("demo-harmless", "planted")
+        f"results/scores/alone/discovery/offline/round1/{rm}.parquet" for rm in ("demo-harmless", "planted")
+    ]
+    assert targets.discovery_round_embeddings_for_rm(design, "alone", "offline", 1, "demo-harmless") == [
+        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone")
     ]
     assert "alone" in targets.effect_embedding_datasets(design)
+    # no attribute effects on "alone": no effect-edit scores there, in the truncation table or before round 1
+    stages = {(d, stage) for d, _, stage, _ in targets.truncation_parts(design)}
+    assert ("alone", "effects") not in stages and ("alone", "discovery offline round 1") in stages
+    assert targets.scores_before(design, "alone", "planted", "discovery", "offline", 1) == [
+        "results/scores/alone/originals/planted.parquet"
+    ]
     assert set(targets.discovery_planted(design)) == {"planted"}
     wanted = targets.bias_discovery_targets(design)
     assert "results/tables/discovered_biases.csv" in wanted and "results/tables/discovery_recall.md" in wanted
@@ -1128,6 +1138,22 @@ def test_an_engine_with_several_rounds_reads_its_earlier_rounds_and_scores_later
     assert targets.discovery_rewards(design, "alone", "offline", 2)[0] == (
         "results/scores/alone/discovery/offline/round2/demo-harmless.parquet"
     )
+    # a round copies what the RM scored before it: the originals, the perturbations and the effect edits
+    # where the dataset has them, and the rounds before it
+    assert targets.scores_before(design, "both", "planted", "discovery", "offline", 3) == [
+        "results/scores/both/originals/planted.parquet",
+        "results/scores/both/perturbations/planted.parquet",
+        "results/scores/both/effects/planted.parquet",
+        "results/scores/both/discovery/offline/round1/planted.parquet",
+        "results/scores/both/discovery/offline/round2/planted.parquet",
+    ]
+    assert targets.scores_before(design, "both", "planted", "effects") == [
+        "results/scores/both/originals/planted.parquet",
+        "results/scores/both/perturbations/planted.parquet",
+    ]
+    assert targets.scores_before(design, "both", "planted", "perturbations") == [
+        "results/scores/both/originals/planted.parquet"
+    ]
     later = targets.discovery_later_round_outputs(design)
     assert "results/discovery/alone/engines/offline/round3/embeddings.parquet" in later
 
@@ -1154,9 +1180,14 @@ def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_
     assert ("score_originals", "dataset=alone, rm=gpu-rm") in jobs
     assert ("score_perturbations", "dataset=alone, rm=gpu-rm") not in jobs  # not perturbed
     assert ("score_perturbations", "dataset=both, rm=gpu-rm") in jobs
-    assert ("score_effect_edits", "dataset=alone, rm=gpu-rm") in jobs  # round 1 is scored there
-    assert ("score_discovery_edits", "dataset=alone, engine=offline, round=2, rm=gpu-rm") in jobs
-    assert not any(rule == "score_discovery_edits" and "round=1" in w for rule, w in jobs)
+    assert ("score_effect_edits", "dataset=alone, rm=gpu-rm") not in jobs  # no attribute effects there
+    assert ("score_effect_edits", "dataset=both, rm=gpu-rm") in jobs
+    for dataset in ("alone", "both"):  # every round scored by its own job
+        for round_ in (1, 2):
+            assert (
+                "score_discovery_edits",
+                f"dataset={dataset}, engine=offline, round={round_}, rm=gpu-rm",
+            ) in jobs
 
 
 def test_the_config_names_only_registered_probes():

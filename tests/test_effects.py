@@ -737,33 +737,98 @@ def test_discovery_edits_are_encoded_after_the_effect_edits_which_encode_alike_w
     assert both_table.filter(pl.col("text").is_in(alone_table["text"].to_list())).equals(alone_table)
 
 
-def test_discovery_edits_are_scored_in_a_call_after_the_effect_edits(tmp_path):
-    """A text of the effect edits scores as it would alone: the discovery's texts go to the RM in a call of
-    their own (here an RM whose reward is the number of texts in the call it was scored in)."""
-    from rmexplain.score.stages import score_effect_edits
+def _calls_rm(folder: Path) -> Path:
+    """A python RM whose reward is the number of texts in the call it was scored in; every text it is
+    asked for is appended to ``asked.txt`` beside it."""
+    rm = folder / "rm.py"
+    rm.write_text(
+        "from pathlib import Path\n"
+        "def score(prompts, responses):\n"
+        f"    with open({str(folder / 'asked.txt')!r}, 'a') as asked:\n"
+        "        asked.writelines(r + '\\n' for r in responses)\n"
+        "    return [float(len(responses))] * len(responses)\n"
+    )
+    return rm
 
-    rm = tmp_path / "rm.py"
-    rm.write_text("def score(prompts, responses):\n    return [float(len(responses))] * len(responses)\n")
-    _comparisons().write_parquet(tmp_path / "comparisons.parquet")
-    effect = pl.DataFrame({"edit_id": ["e0", "e1"], "comparison_id": ["c0", "c0"], "target": ["chosen"] * 2,
-                           "attribute": ["x"] * 2, "chain": ["better"] * 2, "round": [1, 1],
-                           "direction": ["better"] * 2, "text": ["a1", "a2"], "method": ["rules"] * 2,
-                           "generator": ["g"] * 2})  # fmt: skip
+
+def test_each_scoring_job_copies_what_the_rm_scored_before_and_asks_only_for_the_rest(tmp_path):
+    """The effect edits' job copies the texts the originals' table holds; discovery's round goes to the RM in
+    a call of its own and copies what the effect edits' job scored (so a text of the effect edits scores as
+    it would alone, and no text is asked twice); a job with nothing left to score never builds the RM.
+    (Replaces test_discovery_edits_are_scored_in_a_call_after_the_effect_edits.)"""
+    from rmexplain.score.stages import score_discovery_edits, score_effect_edits
+
+    rm = _calls_rm(tmp_path)
+    spec = {"backend": "python", "callable": f"{rm}:score"}
+    comparisons = _comparisons()
+    comparisons.write_parquet(tmp_path / "comparisons.parquet")
+    originals = pl.DataFrame({"comparison_id": ["c0", "c1"], "rm": ["rm"] * 2, "reward_chosen": [7.0, 8.0],
+                              "reward_rejected": [-1.0, None], "plus_target": ["chosen"] * 2,
+                              "agrees_with_human": [True] * 2, "truncated_chosen": [False, False],
+                              "truncated_rejected": [False, True], "max_length": [512, 512]})  # fmt: skip
+    originals.write_parquet(tmp_path / "originals.parquet")
+    back_to_original = comparisons["chosen"][0]  # an edit whose text is the original response
+    effect = pl.DataFrame({"edit_id": ["e0", "e1", "e2"], "comparison_id": ["c0"] * 3,
+                           "target": ["chosen"] * 3, "attribute": ["x"] * 3, "chain": ["better"] * 3,
+                           "round": [1] * 3,
+                           "direction": ["better"] * 3, "text": ["a1", "a2", back_to_original],
+                           "method": ["rules"] * 3, "generator": ["g"] * 3})  # fmt: skip
     effect.write_parquet(tmp_path / "effect.parquet")
     discovery = pl.DataFrame({"feature": ["f"] * 4, "direction": [1] * 4, "source_text": ["a"] * 4,
                               "edited_text": ["a1", "d1", "d2", "d3"], "comparison_id": ["c0"] * 4,
                               "target": ["chosen"] * 4, "engine": ["offline"] * 4,
                               "round": [1] * 4, "dose": [1] * 4})  # fmt: skip
     discovery.write_parquet(tmp_path / "discovery.parquet")
-    rewards = score_effect_edits(
-        str(tmp_path / "comparisons.parquet"), [str(tmp_path / "effect.parquet")], "rm",
-        {"backend": "python", "callable": f"{rm}:score"}, {}, LOG,
-        discovery=[str(tmp_path / "discovery.parquet")],
+    comparisons_path = str(tmp_path / "comparisons.parquet")
+    effect_rewards = score_effect_edits(
+        comparisons_path, [str(tmp_path / "effect.parquet")], "rm", spec, {}, LOG,
+        known=[str(tmp_path / "originals.parquet")],
     )  # fmt: skip
-    prompt = _comparisons()["prompt"][0]
+    effect_rewards.write_parquet(tmp_path / "effect_rewards.parquet")
+    rewards = score_discovery_edits(
+        comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", spec, {}, LOG,
+        known=[str(tmp_path / "originals.parquet"), str(tmp_path / "effect_rewards.parquet")],
+    )  # fmt: skip
+    prompt = comparisons["prompt"][0]
+    effect_by_text = dict(zip(effect_rewards["text_id"], effect_rewards["reward"], strict=True))
+    assert effect_rewards.height == 3 and effect_by_text[text_id(prompt, back_to_original)] == 7.0  # copied
+    assert [effect_by_text[text_id(prompt, t)] for t in ("a1", "a2")] == [2.0, 2.0]  # one call of two
     by_text = dict(zip(rewards["text_id"], rewards["reward"], strict=True))
-    assert rewards.height == 5  # a1 once, though both tables hold it
-    assert [by_text[text_id(prompt, t)] for t in ("a1", "a2", "d1", "d2", "d3")] == [2.0, 2.0, 3.0, 3.0, 3.0]
+    assert rewards.height == 4  # every text of the round, a1 copied from the effect edits' table
+    assert [by_text[text_id(prompt, t)] for t in ("a1", "d1", "d2", "d3")] == [2.0, 3.0, 3.0, 3.0]
+    assert (tmp_path / "asked.txt").read_text().split() == ["a1", "a2", "d1", "d2", "d3"]  # each once
+    # everything known: the RM is never built (its callable does not exist)
+    rewards.write_parquet(tmp_path / "discovery_rewards.parquet")
+    missing = {"backend": "python", "callable": f"{tmp_path / 'gone.py'}:score"}
+    again = score_discovery_edits(
+        comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", missing, {}, LOG,
+        known=[str(tmp_path / "discovery_rewards.parquet")],
+    )  # fmt: skip
+    assert again.equals(rewards)
+
+
+def test_the_originals_are_known_texts_with_their_flags_and_the_first_table_wins(tmp_path):
+    """ORIGINAL_SCORES as rows of known texts: each side's reward, truncation flag and limit (a side
+    ``overlong: skip`` left unscored stays null and flagged); a text two tables hold keeps the first's row."""
+    from rmexplain.score.stages import known_scores
+
+    comparisons = _comparisons()
+    pl.DataFrame({"comparison_id": ["c1"], "rm": ["rm"], "reward_chosen": [8.0], "reward_rejected": [None],
+                  "plus_target": [None], "agrees_with_human": [None], "truncated_chosen": [False],
+                  "truncated_rejected": [True], "max_length": [512]},
+                 schema_overrides={"reward_rejected": pl.Float64, "plus_target": pl.String,
+                                   "agrees_with_human": pl.Boolean},
+                 ).write_parquet(tmp_path / "o.parquet")  # fmt: skip
+    prompt, chosen, rejected = comparisons.select("prompt", "chosen", "rejected").row(1)
+    pl.DataFrame({"text_id": [text_id(prompt, chosen), text_id(prompt, "edited")], "rm": ["rm"] * 2,
+                  "reward": [99.0, 3.0], "truncated": [False] * 2,
+                  "max_length": [512] * 2}).write_parquet(tmp_path / "r.parquet")  # fmt: skip
+    known = known_scores([str(tmp_path / "o.parquet"), str(tmp_path / "r.parquet")], comparisons, "rm")
+    assert known.rows() == [
+        (text_id(prompt, chosen), "rm", 8.0, False, 512),
+        (text_id(prompt, rejected), "rm", None, True, 512),
+        (text_id(prompt, "edited"), "rm", 3.0, False, 512),
+    ]
 
 
 def _figure_rows(flips: list[float], effects: list[float], significant: list[bool]) -> list[tuple]:

@@ -25,6 +25,7 @@ from rmexplain.config import check, load
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import sample_comparisons
 from rmexplain.design import Design
+from rmexplain.ids import text_id
 from rmexplain.settings import ConfigError
 
 OWN = REPO / "config" / "own_rm.yaml"
@@ -116,13 +117,18 @@ def test_an_llm_method_named_for_the_effects_must_be_one_the_run_configures(monk
 
 # ── the goal: an RM and data the project has not seen ────────────────────────────────────────────────────
 THEIR_RM = """
+import json
 import re
+from pathlib import Path
 
 # Another politeness RM: +0.8 per "thank"/"thanks"/"grateful"/"please"/"kindly", -0.01 per character.
 POLITE = re.compile(r"\\b(thanks?|grateful|please|kindly)\\b", re.IGNORECASE)
+ASKED = Path(__file__).with_name("asked.jsonl")  # every (prompt, response) it is asked for, a line each
 
 
 def reward(prompts, responses):
+    with ASKED.open("a") as asked:
+        asked.writelines(json.dumps([p, r]) + "\\n" for p, r in zip(prompts, responses))
     return [0.8 * len(POLITE.findall(r)) - 0.01 * len(r) for r in responses]
 """
 THEIR_DATA = [
@@ -213,6 +219,16 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     assert text.count("theirs/") == 2
     (root / "config" / "theirs.yaml").write_text(text)
     workflow_copy.snakemake("--cores", "2", "--configfile", "config/theirs.yaml")
+
+    # the RM was asked once per distinct text: originals, perturbations, effect and discovery edits
+    asked = [tuple(json.loads(line)) for line in (root / "theirs" / "asked.jsonl").read_text().splitlines()]
+    assert len(asked) == len(set(asked)) > 3 * 2 * len(THEIR_DATA)
+    tables = [f for f in (root / "results" / "scores").rglob("*.parquet") if "originals" not in f.parts]
+    stages = {f.relative_to(root / "results" / "scores").parts[1] for f in tables}  # <dataset>/<stage>/…
+    assert stages == {"perturbations", "effects", "discovery"}
+    originals = {text_id(p, r) for p, *responses in THEIR_DATA for r in responses}
+    scored = set(pl.concat([pl.read_parquet(f, columns=["text_id"]) for f in tables])["text_id"]) | originals
+    assert {text_id(p, r) for p, r in asked} == scored  # every scored text asked for, none twice
 
     findings = pl.read_parquet(root / "results/findings/findings.parquet")
     leading = findings.filter(pl.col("leading"))

@@ -374,6 +374,7 @@ def test_every_config_targets_its_provenance():
             "results/provenance/jobs/scores/d/originals/r.json",
             "results/provenance/jobs/scores/d/perturbations/r.json",
             "results/provenance/jobs/scores/d/effects/r.json",  # the attribute effects' edits, scored
+            "results/provenance/jobs/scores/d/discovery/offline/round1/r.json",  # bias discovery's, scored
             "results/provenance/jobs/perturbations/d/rules/r.json",
             "results/provenance/jobs/embeddings/d.json",
             "results/provenance/jobs/effects/d/rules/edits.json",

@@ -557,12 +557,11 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
             jobs += [(rule, f"dataset={name}, rm={rm}", gpus) for name, d in design.datasets.items()
                      if rm in d.rms for rule in ("score_originals", "score_perturbations")
                      if d.methods or rule == "score_originals"]  # fmt: skip
-            edited = targets.edited_datasets(design)  # attribute effects or bias discovery
             jobs += [("score_effect_edits", f"dataset={name}, rm={rm}", gpus)
-                     for name in edited if rm in design.dataset(name).rms]  # fmt: skip
+                     for name in design.effect_datasets() if rm in design.dataset(name).rms]  # fmt: skip
             jobs += [("score_discovery_edits", f"dataset={name}, engine={e}, round={r}, rm={rm}", gpus)
                      for name in design.discovery_datasets() if rm in design.dataset(name).rms
-                     for e, r in targets.discovery_rounds(design) if r > 1]  # fmt: skip
+                     for e, r in targets.discovery_rounds(design)]  # fmt: skip
             if design.tokens.enabled and rm in design.tokens.rms:
                 jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in design.tokens.prompts]
     for method in design.methods:

@@ -35,7 +35,7 @@ from rmexplain.data.readers import OUT_OF_SCOPE
 from rmexplain.design import Design
 from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
 from rmexplain.score.lengths import length_counts
-from rmexplain.targets import discovery_rounds, perturbation_jobs, truncation_parts
+from rmexplain.targets import discovery_rounds, discovery_stage_round, perturbation_jobs, truncation_parts
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
 LOG_RULES = (
@@ -46,6 +46,7 @@ LOG_RULES = (
     "score_originals",
     "score_perturbations",
     "score_effect_edits",
+    "score_discovery_edits",
 )
 _ERROR_BLOCK = re.compile(r"^Error in rule (?P<rule>\S+?):?\s*$")
 _LOG_LINE = re.compile(r"^\s+log: (?P<logs>.+?) \(check log file\(s\) for error details\)\s*$")
@@ -270,18 +271,18 @@ SCORING_RULES = {
 def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Texts over an RM's token limit, cut or left unscored, per score table (as the truncation table)."""
     return each_file(
-        (
-            path,
-            partial(
-                _length_drops,
-                dataset,
-                rm,
-                stage,
-                partial(_log_of, logs, SCORING_RULES[stage], dataset=dataset, rm=rm),
-            ),
-        )
+        (path, partial(_length_drops, dataset, rm, stage, partial(_scoring_log, logs, stage, dataset, rm)))
         for dataset, rm, stage, path in truncation_parts(design)
     )
+
+
+def _scoring_log(logs: Mapping[str, str], stage: str, dataset: str, rm: str) -> str:
+    """The log of the job that wrote a truncation part's score table."""
+    discovery = discovery_stage_round(stage)
+    if discovery is None:
+        return _log_of(logs, SCORING_RULES[stage], dataset=dataset, rm=rm)
+    engine, round_ = discovery
+    return _log_of(logs, "score_discovery_edits", dataset=dataset, engine=engine, round=str(round_), rm=rm)
 
 
 def _length_drops(dataset: str, rm: str, stage: str, log: Callable[[], str], path: str) -> list[Dropped]:

@@ -82,7 +82,7 @@ def shared_request_input(design: Design, dataset: str, method: str, orienter: st
 def truncation_parts(design: Design) -> list[list[str]]:
     """``[dataset, rm, stage, score file]`` of every score table, in config order: the rows of the
     truncation table (stage ``originals``, ``perturbations`` where the dataset has methods, ``effects`` where
-    it has attribute effects or bias discovery)."""
+    it has attribute effects, ``discovery <engine> round <n>`` for each round of bias discovery)."""
     parts = []
     for name, dataset in design.datasets.items():
         for rm in dataset.rms:
@@ -90,9 +90,27 @@ def truncation_parts(design: Design) -> list[list[str]]:
             if dataset.methods:
                 scores = paths.fmt(paths.PERTURBATION_REWARDS, dataset=name, rm=rm)
                 parts.append([name, rm, "perturbations", scores])
-            if name in edited_datasets(design):
+            if name in design.effect_datasets():
                 parts.append([name, rm, "effects", paths.fmt(paths.EFFECT_REWARDS, dataset=name, rm=rm)])
+            if name in design.discovery_datasets():
+                parts += [
+                    [name, rm, discovery_stage(engine, r), round_rewards(name, engine, r, rm)]
+                    for engine, r in discovery_rounds(design)
+                ]
     return parts
+
+
+def discovery_stage(engine: str, round_: int) -> str:
+    """The truncation table's stage of one discovery round's scores (engine names hold no space)."""
+    return f"discovery {engine} round {round_}"
+
+
+def discovery_stage_round(stage: str) -> tuple[str, int] | None:
+    """(engine, round) of a ``discovery_stage``; None for another stage."""
+    words = stage.split(" ")
+    if len(words) != 4 or words[0] != "discovery":
+        return None
+    return words[1], int(words[3])
 
 
 def overlong_policies(design: Design) -> dict[str, str]:
@@ -381,23 +399,49 @@ def discovery_first_round_edits(design: Design, dataset: str) -> list[str]:
 
 
 def discovery_rewards(design: Design, dataset: str, engine: str, round_: int) -> list[str]:
-    """Every RM's rewards of one round's edits (``effect_rms`` order): round 1's are scored with the effect
-    edits, later rounds' on their own."""
-    if round_ == 1:
-        return [paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm) for rm in effect_rms(design, dataset)]
-    return [
-        paths.fmt(paths.BIASES_ROUND_REWARDS, dataset=dataset, engine=engine, round=str(round_), rm=rm)
-        for rm in effect_rms(design, dataset)
-    ]
+    """Every RM's rewards of one round's edits (``effect_rms`` order), each round scored by its own jobs."""
+    return [round_rewards(dataset, engine, round_, rm) for rm in effect_rms(design, dataset)]
+
+
+def round_rewards(dataset: str, engine: str, round_: int, rm: str) -> str:
+    """RM ``rm``'s rewards of one discovery round's edits."""
+    return paths.fmt(paths.BIASES_ROUND_REWARDS, dataset=dataset, engine=engine, round=str(round_), rm=rm)
 
 
 def discovery_round_embeddings_for_rm(
     design: Design, dataset: str, engine: str, round_: int, rm: str
 ) -> list[str]:
-    """A later round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``)."""
+    """A round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``): round 1's
+    are encoded with the effect edits (``embed_effect_texts``), later rounds' on their own."""
     if not looks_texts_up(design, rm):
         return []
+    if round_ == 1:
+        return effect_embeddings_for_rm(design, dataset, rm)
     return [discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, round_)]
+
+
+def scores_before(
+    design: Design, dataset: str, rm: str, stage: str, engine: str = "", round_: int = 0
+) -> list[str]:
+    """The score tables of RM ``rm`` on ``dataset`` that a scoring job of ``stage`` (``perturbations``,
+    ``effects`` or ``discovery``: ``engine``'s round ``round_``) copies the texts of rather than scoring them
+    again, in the order the jobs run: the originals, the perturbations, the effect edits, then every
+    discovery round before this one (engines in config order, rounds in order)."""
+    d = design.dataset(dataset)
+    tables = [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm)]
+    if stage in ("effects", "discovery") and d.methods and rm in d.rms:
+        tables.append(paths.fmt(paths.PERTURBATION_REWARDS, dataset=dataset, rm=rm))
+    if stage == "discovery":
+        if dataset in design.effect_datasets():
+            tables.append(paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm))
+        rounds = discovery_rounds(design)
+        for earlier_engine, r in rounds[: rounds.index((engine, round_))]:
+            tables.append(
+                paths.fmt(
+                    paths.BIASES_ROUND_REWARDS, dataset=dataset, engine=earlier_engine, round=str(r), rm=rm
+                )
+            )
+    return tables
 
 
 def discovery_effect_inputs(

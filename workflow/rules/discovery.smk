@@ -1,6 +1,6 @@
 # Bias discovery (docs/discovery.md; not App. A's attribute discovery, perturb.discover): each engine
 # proposes candidate features round by round and edits the responses to add and remove them; every RM
-# scores the edits (round 1 with the attribute effects' edits, in embed_effect_texts and score_effect_edits);
+# scores the edits (round 1's encoded with the attribute effects' edits, in embed_effect_texts);
 # the effects layer's estimate and bootstrap give each feature's effect; Benjamini-Hochberg across the
 # features per RM and dataset; planted RMs are scored on whether a feature that moves their detector is found.
 
@@ -36,7 +36,8 @@ rule discovery_round:
         "../scripts/discovery_round.py"
 
 
-# Rounds after the first (an engine that selects and mutates): encoded and scored on their own.
+# Rounds after the first (an engine that selects and mutates): encoded on their own; every round is scored
+# by its own jobs.
 rule embed_discovery_texts:
     input:
         discovery=[paths.BIASES_ROUND_EDITS],
@@ -64,18 +65,17 @@ rule score_discovery_edits:
     input:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
-        discovery=[paths.BIASES_ROUND_EDITS],
+        edits=[paths.BIASES_ROUND_EDITS],
         embeddings=lambda w: targets.discovery_round_embeddings_for_rm(
             design, w.dataset, w.engine, int(w.round), w.rm
         ),
+        known=lambda w: targets.scores_before(design, w.dataset, w.rm, "discovery", w.engine, int(w.round)),
         hub=rm_hub_models,
     output:
         paths.BIASES_ROUND_REWARDS,
         job_record=paths.job_record(paths.BIASES_ROUND_REWARDS),
     log:
         "logs/discovery/score/{dataset}/{engine}/round{round}/{rm}.log",
-    wildcard_constraints:
-        round="[2-9]|[1-9][0-9]+",
     conda:
         rm_conda_env
     threads: rm_threads
@@ -84,7 +84,7 @@ rule score_discovery_edits:
     params:
         spec=rm_spec,
     script:
-        "../scripts/score_effect_edits.py"
+        "../scripts/score_discovery_edits.py"
 
 
 rule discovery_effects:

@@ -1,6 +1,6 @@
 # Attribute effects beside the paper's flip rates (docs/effects.md): every response edited along every
-# attribute in both directions (and each edit edited back), no RM involved; every RM scores the edits (and
-# the first round of bias discovery's edits, discovery.smk, in the same encoder pass and jobs); the
+# attribute in both directions (and each edit edited back), no RM involved; every RM scores the edits (the
+# first round of bias discovery's edits are encoded in the same encoder pass, discovery.smk); the
 # registered estimators turn the reward changes into effects; RMs with planted biases are scored against
 # what they are known to reward. The summary table is the analysis table attribute_effects (analyse.smk).
 
@@ -61,8 +61,8 @@ rule score_effect_edits:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
         edits=lambda w: targets.effect_edit_files(design, w.dataset),
-        discovery=lambda w: targets.discovery_first_round_edits(design, w.dataset),
         embeddings=lambda w: targets.effect_embeddings_for_rm(design, w.dataset, w.rm),
+        known=lambda w: targets.scores_before(design, w.dataset, w.rm, "effects"),
         hub=rm_hub_models,
     output:
         paths.EFFECT_REWARDS,

@@ -1,5 +1,7 @@
 # Hub models: downloaded by the localrule download_model (data.smk) first; ancient: only the order matters
-# (a model change reruns these jobs through params.spec).
+# (a model change reruns these jobs through params.spec). Each RM is asked once per distinct text of a
+# dataset: a scoring job copies the texts its RM's earlier score tables hold (``known``: the originals, then
+# the perturbations, the effect edits and the discovery rounds, in that order).
 
 
 rule score_originals:
@@ -29,6 +31,7 @@ rule score_perturbations:
         comparisons=paths.COMPARISONS,
         perturbations=perturbations_for_rm,
         embeddings=text_embeddings_for_rm,
+        known=lambda w: targets.scores_before(design, w.dataset, w.rm, "perturbations"),
         hub=rm_hub_models,
     output:
         paths.PERTURBATION_REWARDS,

@@ -13,7 +13,7 @@ log = script_logger(snakemake)
 use_job_threads(snakemake.threads)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
 # The RM's own files (a demo head, a planted RM's base scale, the edits' text embeddings), none empty
-inputs = ("comparisons", "edits", "discovery", "hub")
+inputs = ("comparisons", "edits", "known", "hub")
 artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
 frame = score_effect_edits(
     snakemake.input.comparisons,
@@ -22,7 +22,7 @@ frame = score_effect_edits(
     snakemake.params.spec,
     artifacts,
     log,
-    discovery=list(snakemake.input.get("discovery", [])),  # bias discovery's edits
+    known=list(snakemake.input.known),  # the RM's earlier score tables: their texts are copied
 )
 write_table(frame, snakemake.output[0], REWARDS, "effect rewards")
 write_job_record(

@@ -13,7 +13,7 @@ log = script_logger(snakemake)
 use_job_threads(snakemake.threads)
 use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
 # The RM's own files (a demo head; the dataset's text embeddings where its encoder has them), none empty
-inputs = ("comparisons", "perturbations", "hub")
+inputs = ("comparisons", "perturbations", "known", "hub")
 artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
 frame = score_perturbations(
     snakemake.input.comparisons,
@@ -22,6 +22,7 @@ frame = score_perturbations(
     snakemake.params.spec,
     artifacts,
     log,
+    known=list(snakemake.input.known),  # the RM's original scores: their texts are copied
 )
 write_table(frame, snakemake.output[0], REWARDS, "rewards")
 write_job_record(

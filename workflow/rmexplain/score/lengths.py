@@ -148,8 +148,9 @@ TRUNCATION_COLUMNS = {
 TRUNCATION_TITLE = "Inputs over the reward models' token limits"
 TRUNCATION_NOTE = (
     "Per dataset, RM and scoring stage: texts scored (originals: chosen and rejected of every comparison; "
-    "perturbations, and effects: the attribute effects' edits with bias discovery's first-round edits, which "
-    "one job scores: each distinct text once), how many were over the RM's "
+    "perturbations; effects: the attribute effects' edits; discovery <engine> round <n>: bias discovery's "
+    "edits of that round; each distinct text once, a text an earlier stage scored counted again but copied, "
+    "not asked again), how many were over the RM's "
     "token limit (cut, or under overlong: skip left unscored), and how many were skipped. 'unknown': the "
     "backend cannot see the RM's tokens."
 )
@@ -157,7 +158,8 @@ TRUNCATION_NOTE = (
 
 def length_counts(scores: pl.DataFrame, stage: str) -> dict[str, int | None]:
     """``texts``, ``truncated`` (None: unknown), ``skipped`` and ``max_length`` of one score table:
-    ORIGINAL_SCORES (``stage`` ``originals``) or REWARDS (``perturbations``, ``effects``)."""
+    ORIGINAL_SCORES (``stage`` ``originals``) or REWARDS (``perturbations``, ``effects``, a discovery
+    round's)."""
     if stage == "originals":
         flags = pl.concat([scores["truncated_chosen"], scores["truncated_rejected"]])
         rewards = pl.concat([scores["reward_chosen"], scores["reward_rejected"]])

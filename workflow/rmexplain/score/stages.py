@@ -1,9 +1,16 @@
-"""The scoring stage: originals (which orient each comparison) and perturbations (each text once)."""
+"""The scoring stage: originals (which orient each comparison), perturbations, the attribute effects' edits
+and bias discovery's, each text once per RM.
+
+A job scores each distinct (prompt, text) of its inputs once, and not at all where an earlier job of the
+same RM and dataset scored it already (``known``: its score tables, in the order the rules chain them:
+originals, perturbations, effect edits, discovery rounds): that row is copied, so the RM is asked once per
+distinct text in a run, and its scorer is not even loaded when every text is known."""
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +109,10 @@ def score_perturbations(
     spec: dict[str, Any],
     artifacts: dict[str, str],
     log: logging.Logger,
+    known: Sequence[str] = (),
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables, under the
-    RM's ``overlong`` policy."""
+    RM's ``overlong`` policy; a text of the score tables ``known`` is copied, not scored again."""
     texts = pl.concat(
         [
             read_table(p, PERTURBATIONS, "perturbations").select(
@@ -113,7 +121,8 @@ def score_perturbations(
             for p in perturbation_paths
         ]
     )
-    return score_texts(comparisons_path, [texts], ", ".join(perturbation_paths), rm, spec, artifacts, log)
+    source = ", ".join(perturbation_paths)
+    return score_texts(comparisons_path, [texts], source, rm, spec, artifacts, log, known)
 
 
 def score_effect_edits(
@@ -123,27 +132,39 @@ def score_effect_edits(
     spec: dict[str, Any],
     artifacts: dict[str, str],
     log: logging.Logger,
-    discovery: Sequence[str] = (),
+    known: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables and, in a
-    call of their own after them, of bias discovery's (``discovery``): the effect edits are scored exactly
-    as without them."""
-    effect_texts = [
+    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables; a text of the
+    score tables ``known`` is copied, not scored again."""
+    texts = [
         read_table(p, EFFECT_EDITS, "effect edits").select(
             pl.col("edit_id").alias("id"), "comparison_id", "text"
         )
         for p in edit_paths
     ]
-    discovery_texts = [
+    groups = [pl.concat(texts)] if texts else []
+    return score_texts(comparisons_path, groups, ", ".join(edit_paths), rm, spec, artifacts, log, known)
+
+
+def score_discovery_edits(
+    comparisons_path: str,
+    edit_paths: list[str],
+    rm: str,
+    spec: dict[str, Any],
+    artifacts: dict[str, str],
+    log: logging.Logger,
+    known: Sequence[str] = (),
+) -> pl.DataFrame:
+    """REWARDS for every distinct (prompt, edited text) of bias discovery's edit tables of one round; a text
+    of the score tables ``known`` (the effect edits', the rounds' before) is copied, not scored again."""
+    texts = [
         read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")
         .with_row_index("row")
         .select(pl.format(f"{p} row {{}}", "row").alias("id"), "comparison_id", text="edited_text")
-        for p in discovery
+        for p in edit_paths
     ]
-    groups = [pl.concat(group) for group in (effect_texts, discovery_texts) if group]
-    return score_texts(
-        comparisons_path, groups, ", ".join([*edit_paths, *discovery]), rm, spec, artifacts, log
-    )
+    groups = [pl.concat(texts)] if texts else []
+    return score_texts(comparisons_path, groups, ", ".join(edit_paths), rm, spec, artifacts, log, known)
 
 
 def score_texts(
@@ -154,34 +175,81 @@ def score_texts(
     spec: dict[str, Any],
     artifacts: dict[str, str],
     log: logging.Logger,
+    known: Sequence[str] = (),
 ) -> pl.DataFrame:
     """REWARDS of every distinct (prompt, text) of the ``groups`` of texts (each ``id, comparison_id, text``;
     ``source`` names the files for errors), under the RM's ``overlong`` policy: one scoring call per group
-    (a text of an earlier group is not scored again), so a group scores alike whatever follows it."""
-    prompts = read_table(comparisons_path, COMPARISONS, "comparisons").select("comparison_id", "prompt")
-    scorer = build_scorer(rm, spec, **artifacts)
-    frames, done = [_scored_frame(scorer, pl.DataFrame(), rm, source, log)], set()
+    (a text of an earlier group is not scored again), so a group scores alike whatever follows it. A text
+    the score tables ``known`` hold (``known_scores``) is copied from them; the scorer is built only if a
+    text is left to score."""
+    comparisons = read_table(comparisons_path, COMPARISONS, "comparisons")
+    prompts = comparisons.select("comparison_id", "prompt")
+    reused = known_scores(known, comparisons, rm)
+    scorer = functools.cache(lambda: build_scorer(rm, spec, **artifacts))  # built if a text is left
+    frames, done = [_empty_rewards()], set(reused["text_id"].to_list())
     for group in groups:
         texts = group.join(prompts, on="comparison_id", how="inner")
         unique = texts.unique(["prompt", "text"], keep="first", maintain_order=True)
         ids = [text_id(p, t) for p, t in unique.select("prompt", "text").iter_rows()]
         unique = unique.with_columns(text_id=pl.Series(ids, dtype=pl.String))
+        copied = reused.join(unique.select("text_id"), on="text_id", how="semi")
         unique = unique.filter(~pl.col("text_id").is_in(list(done)))
         done.update(unique["text_id"].to_list())
-        log.info("%s: %d texts, %d distinct texts to score", rm, texts.height, unique.height)
-        frames.append(_scored_frame(scorer, unique, rm, source, log))
-    return conform(pl.concat(frames), REWARDS, f"rewards[{rm}]")
+        log.info(
+            "%s: %d texts, %d distinct texts to score, %d scored already by an earlier job (copied)",
+            rm, texts.height, unique.height, copied.height,
+        )  # fmt: skip
+        frames += [copied, _scored_frame(scorer, unique, rm, source, log)]
+    frame = pl.concat(frames).unique("text_id", keep="first", maintain_order=True)
+    return conform(frame, REWARDS, f"rewards[{rm}]")
+
+
+def known_scores(paths: Sequence[str], comparisons: pl.DataFrame, rm: str) -> pl.DataFrame:
+    """REWARDS rows of every text the score tables ``paths`` of RM ``rm`` hold (ORIGINAL_SCORES: each
+    comparison's chosen and rejected; REWARDS otherwise), the first table's row where several hold a text."""
+    frames = [_empty_rewards()]
+    for path in paths:
+        if "reward_chosen" in pl.read_parquet_schema(path):
+            frames.append(_original_rows(read_table(path, ORIGINAL_SCORES, "original scores"), comparisons))
+        else:
+            frames.append(read_table(path, REWARDS, "rewards").select(list(REWARDS)))
+    frame = pl.concat(frames).with_columns(rm=pl.lit(rm))
+    return frame.unique("text_id", keep="first", maintain_order=True)
+
+
+def _original_rows(scores: pl.DataFrame, comparisons: pl.DataFrame) -> pl.DataFrame:
+    """ORIGINAL_SCORES as REWARDS rows: the chosen and the rejected response of each comparison."""
+    texts = comparisons.select("comparison_id", "prompt", "chosen", "rejected")
+    joined = scores.join(texts, on="comparison_id", how="inner", maintain_order="left")
+    sides = []
+    for side in ("chosen", "rejected"):
+        ids = [text_id(p, t) for p, t in joined.select("prompt", side).iter_rows()]
+        sides.append(
+            joined.select(
+                text_id=pl.Series(ids, dtype=pl.String),
+                rm="rm",
+                reward=f"reward_{side}",
+                truncated=f"truncated_{side}",
+                max_length="max_length",
+            )
+        )
+    return pl.concat(sides)
+
+
+def _empty_rewards() -> pl.DataFrame:
+    return pl.DataFrame(schema={k: c.dtype for k, c in REWARDS.items()})
 
 
 def _scored_frame(
-    scorer: Any, unique: pl.DataFrame, rm: str, source: str, log: logging.Logger
+    scorer: Callable[[], Any], unique: pl.DataFrame, rm: str, source: str, log: logging.Logger
 ) -> pl.DataFrame:
-    """REWARDS rows of the distinct texts ``unique`` (``id, prompt, text, text_id``)."""
+    """REWARDS rows of the distinct texts ``unique`` (``id, prompt, text, text_id``), scored by
+    ``scorer()``."""
     if not unique.height:
-        return pl.DataFrame(schema={k: c.dtype for k, c in REWARDS.items()})
+        return _empty_rewards()
     names = [f"{c} (text {i})" for c, i in unique.select("comparison_id", "id").iter_rows()]
     scored = score_within_limit(
-        scorer, unique["prompt"].to_list(), unique["text"].to_list(), names, rm, source, log
+        scorer(), unique["prompt"].to_list(), unique["text"].to_list(), names, rm, source, log
     )
     return pl.DataFrame(
         {

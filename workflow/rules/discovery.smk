@@ -83,6 +83,7 @@ rule score_discovery_edits:
         gpu=rm_gpus,
     params:
         spec=rm_spec,
+        store=config["scoring"]["cache_dir"],
     script:
         "../scripts/score_discovery_edits.py"
 

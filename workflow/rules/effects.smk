@@ -76,6 +76,7 @@ rule score_effect_edits:
         gpu=rm_gpus,
     params:
         spec=rm_spec,
+        store=config["scoring"]["cache_dir"],
     script:
         "../scripts/score_effect_edits.py"
 

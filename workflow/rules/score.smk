@@ -21,6 +21,7 @@ rule score_originals:
         gpu=rm_gpus,
     params:
         spec=rm_spec,
+        store=config["scoring"]["cache_dir"],
     script:
         "../scripts/score_originals.py"
 
@@ -45,6 +46,7 @@ rule score_perturbations:
         gpu=rm_gpus,
     params:
         spec=rm_spec,
+        store=config["scoring"]["cache_dir"],
     script:
         "../scripts/score_perturbations.py"
 

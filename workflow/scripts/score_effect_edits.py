@@ -8,6 +8,7 @@ from rmexplain.provenance import write_job_record
 from rmexplain.resources import use_job_threads
 from rmexplain.schemas import REWARDS, write_table
 from rmexplain.score.stages import score_effect_edits
+from rmexplain.score.store import open_store
 
 log = script_logger(snakemake)
 use_job_threads(snakemake.threads)
@@ -15,6 +16,7 @@ use_local_copies(snakemake.input.hub, log)  # models fetched by download_model: 
 # The RM's own files (a demo head, a planted RM's base scale, the edits' text embeddings), none empty
 inputs = ("comparisons", "edits", "known", "hub")
 artifacts = {k: v for k, v in snakemake.input.items() if k not in inputs and len(v)}
+store = open_store(snakemake.params.store, snakemake.params.spec, artifacts, snakemake.input.hub)
 frame = score_effect_edits(
     snakemake.input.comparisons,
     list(snakemake.input.get("edits", [])),
@@ -23,6 +25,7 @@ frame = score_effect_edits(
     artifacts,
     log,
     known=list(snakemake.input.known),  # the RM's earlier score tables: their texts are copied
+    store=store,  # the RM's score store outside results/ (null: off)
 )
 write_table(frame, snakemake.output[0], REWARDS, "effect rewards")
 write_job_record(

@@ -9,7 +9,6 @@ sha256 of every local file read.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,21 +25,13 @@ from rmexplain.data.readers import (
     read_hh_rlhf,
     read_pairs_file,
 )
+from rmexplain.ids import file_sha256
 from rmexplain.settings import ConfigError, relative_note
 
 Spec = dict[str, Any]
 Origin = dict[str, Any]  # what a source read (see ``load_hub_records`` and ``file_hashes``)
 HH_RLHF = "Anthropic/hh-rlhf"
 HELPSTEER2 = "nvidia/HelpSteer2"
-
-
-def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def shown_path(path: str | Path) -> str:

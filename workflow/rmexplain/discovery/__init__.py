@@ -31,11 +31,11 @@ rewrites), a BIAS_DISCOVERY_EDITS frame and its BIAS_DISCOVERY_CANDIDATES.
 Round 1's edits are encoded with the attribute effects' edits (``embed_effect_texts``: one encoder pass for
 all of a dataset's first edits), later rounds' by ``embed_discovery_texts``; every round is scored by its own
 jobs (``score_discovery_edits``, one per RM), which copy the texts the RM's earlier score tables hold (the
-originals, perturbations, effect edits and rounds before) rather than asking the RM again. ``discovery_effects`` estimates each round
-(BIAS_DISCOVERY_EFFECTS, every RM × feature, with p-values), which the next round reads; ``discovered_biases``
-joins every engine's rounds, applies Benjamini–Hochberg per (dataset, RM) and writes
-``results/tables/discovered_biases.*`` and ``results/discovery/<dataset>/edits.parquet``. Feature names are
-unique per dataset across engines and rounds.
+originals, perturbations, effect edits and rounds before) rather than asking the RM again.
+``discovery_effects`` estimates each round (BIAS_DISCOVERY_EFFECTS, every RM × feature, with p-values), which
+the next round reads; ``discovered_biases`` joins every engine's rounds, applies Benjamini–Hochberg per
+(dataset, RM) and writes ``results/tables/discovered_biases.*`` and
+``results/discovery/<dataset>/edits.parquet``. Feature names are unique per dataset across engines and rounds.
 
 **A probe** (a catalogue entry of the offline engine) is one ``Feature`` (or subclass) registered with
 ``probes.register("name")`` (or an entry point of group ``rmexplain.discovery_probes``).

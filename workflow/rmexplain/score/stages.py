@@ -35,29 +35,35 @@ from rmexplain.score.base import build_scorer
 from rmexplain.score.lengths import (
     TRUNCATION_NOTE,
     TRUNCATION_TITLE,
+    Scored,
     length_counts,
     present_truncation,
     score_within_limit,
     truncation_table,
 )
+from rmexplain.score.store import Row, ScoreStore
 
 
 def score_originals(
-    comparisons_path: str, rm: str, spec: dict[str, Any], artifacts: dict[str, str], log: logging.Logger
+    comparisons_path: str,
+    rm: str,
+    spec: dict[str, Any],
+    artifacts: dict[str, str],
+    log: logging.Logger,
+    store: ScoreStore | None = None,
 ) -> pl.DataFrame:
-    """ORIGINAL_SCORES for one (dataset, RM), under the RM's ``overlong`` policy."""
+    """ORIGINAL_SCORES for one (dataset, RM), under the RM's ``overlong`` policy; with a ``store``, the RM
+    is asked only for the responses it lacks."""
     comparisons = read_table(comparisons_path, COMPARISONS, "comparisons")
-    scorer = build_scorer(rm, spec, **artifacts)
     n = comparisons.height
     ids = comparisons["comparison_id"].to_list()
-    scored = score_within_limit(
-        scorer,
+    scored = score_with_store(
+        functools.cache(lambda: build_scorer(rm, spec, **artifacts)),
         comparisons["prompt"].to_list() * 2,
         comparisons["chosen"].to_list() + comparisons["rejected"].to_list(),
         [f"{c} (chosen)" for c in ids] + [f"{c} (rejected)" for c in ids],
-        rm,
-        comparisons_path,
-        log,
+        (rm, comparisons_path, log),
+        store,
     )
     rewards, cut = scored.rewards, scored.cut
     frame = orient(comparisons, rm, rewards[:n], rewards[n:], (cut[:n], cut[n:]), scored.limit)
@@ -110,6 +116,7 @@ def score_perturbations(
     artifacts: dict[str, str],
     log: logging.Logger,
     known: Sequence[str] = (),
+    store: ScoreStore | None = None,
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables, under the
     RM's ``overlong`` policy; a text of the score tables ``known`` is copied, not scored again."""
@@ -122,7 +129,7 @@ def score_perturbations(
         ]
     )
     source = ", ".join(perturbation_paths)
-    return score_texts(comparisons_path, [texts], source, rm, spec, artifacts, log, known)
+    return score_texts(comparisons_path, [texts], source, rm, spec, artifacts, log, known, store)
 
 
 def score_effect_edits(
@@ -133,6 +140,7 @@ def score_effect_edits(
     artifacts: dict[str, str],
     log: logging.Logger,
     known: Sequence[str] = (),
+    store: ScoreStore | None = None,
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables; a text of the
     score tables ``known`` is copied, not scored again."""
@@ -143,7 +151,8 @@ def score_effect_edits(
         for p in edit_paths
     ]
     groups = [pl.concat(texts)] if texts else []
-    return score_texts(comparisons_path, groups, ", ".join(edit_paths), rm, spec, artifacts, log, known)
+    source = ", ".join(edit_paths)
+    return score_texts(comparisons_path, groups, source, rm, spec, artifacts, log, known, store)
 
 
 def score_discovery_edits(
@@ -154,6 +163,7 @@ def score_discovery_edits(
     artifacts: dict[str, str],
     log: logging.Logger,
     known: Sequence[str] = (),
+    store: ScoreStore | None = None,
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, edited text) of bias discovery's edit tables of one round; a text
     of the score tables ``known`` (the effect edits', the rounds' before) is copied, not scored again."""
@@ -164,7 +174,8 @@ def score_discovery_edits(
         for p in edit_paths
     ]
     groups = [pl.concat(texts)] if texts else []
-    return score_texts(comparisons_path, groups, ", ".join(edit_paths), rm, spec, artifacts, log, known)
+    source = ", ".join(edit_paths)
+    return score_texts(comparisons_path, groups, source, rm, spec, artifacts, log, known, store)
 
 
 def score_texts(
@@ -176,12 +187,13 @@ def score_texts(
     artifacts: dict[str, str],
     log: logging.Logger,
     known: Sequence[str] = (),
+    store: ScoreStore | None = None,
 ) -> pl.DataFrame:
     """REWARDS of every distinct (prompt, text) of the ``groups`` of texts (each ``id, comparison_id, text``;
     ``source`` names the files for errors), under the RM's ``overlong`` policy: one scoring call per group
     (a text of an earlier group is not scored again), so a group scores alike whatever follows it. A text
-    the score tables ``known`` hold (``known_scores``) is copied from them; the scorer is built only if a
-    text is left to score."""
+    the score tables ``known`` hold (``known_scores``) is copied from them, one the ``store`` holds is read
+    from it; the scorer is built only if a text is left to score."""
     comparisons = read_table(comparisons_path, COMPARISONS, "comparisons")
     prompts = comparisons.select("comparison_id", "prompt")
     reused = known_scores(known, comparisons, rm)
@@ -199,7 +211,7 @@ def score_texts(
             "%s: %d texts, %d distinct texts to score, %d scored already by an earlier job (copied)",
             rm, texts.height, unique.height, copied.height,
         )  # fmt: skip
-        frames += [copied, _scored_frame(scorer, unique, rm, source, log)]
+        frames += [copied, _scored_frame(scorer, unique, rm, source, log, store)]
     frame = pl.concat(frames).unique("text_id", keep="first", maintain_order=True)
     return conform(frame, REWARDS, f"rewards[{rm}]")
 
@@ -241,15 +253,20 @@ def _empty_rewards() -> pl.DataFrame:
 
 
 def _scored_frame(
-    scorer: Callable[[], Any], unique: pl.DataFrame, rm: str, source: str, log: logging.Logger
+    scorer: Callable[[], Any],
+    unique: pl.DataFrame,
+    rm: str,
+    source: str,
+    log: logging.Logger,
+    store: ScoreStore | None,
 ) -> pl.DataFrame:
     """REWARDS rows of the distinct texts ``unique`` (``id, prompt, text, text_id``), scored by
-    ``scorer()``."""
+    ``scorer()`` (``score_with_store``)."""
     if not unique.height:
         return _empty_rewards()
     names = [f"{c} (text {i})" for c, i in unique.select("comparison_id", "id").iter_rows()]
-    scored = score_within_limit(
-        scorer(), unique["prompt"].to_list(), unique["text"].to_list(), names, rm, source, log
+    scored = score_with_store(
+        scorer, unique["prompt"].to_list(), unique["text"].to_list(), names, (rm, source, log), store
     )
     return pl.DataFrame(
         {
@@ -260,6 +277,41 @@ def _scored_frame(
             "max_length": pl.Series([scored.limit] * unique.height, dtype=pl.Int64),
         }
     )
+
+
+def score_with_store(
+    scorer: Callable[[], Any],
+    prompts: Sequence[str],
+    responses: Sequence[str],
+    names: Sequence[str],
+    where: tuple[str, str, logging.Logger],
+    store: ScoreStore | None,
+) -> Scored:
+    """``score_within_limit`` of the pairs (``where``: the RM's name, the source file, the log); with a
+    ``store``, only the pairs it lacks go to ``scorer()`` (built only then), and what they score is kept.
+    Without one, or with a store that lacks them all, the RM scores exactly the pairs it would alone."""
+    rm, source, log = where
+    if store is None:
+        return score_within_limit(scorer(), prompts, responses, names, rm, source, log)
+    ids = [text_id(p, r) for p, r in zip(prompts, responses, strict=True)]
+    stored = store.get(ids)
+    missing = [i for i, t in enumerate(ids) if t not in stored]
+    rows: dict[str, Row] = dict(stored)
+    limit = next((row[2] for row in stored.values() if row[2] is not None), None)
+    if missing:
+        scored = score_within_limit(
+            scorer(), *([items[i] for i in missing] for items in (prompts, responses, names)), rm, source, log
+        )
+        new = {
+            ids[i]: (r, c, scored.limit) for i, r, c in zip(missing, scored.rewards, scored.cut, strict=True)
+        }
+        store.put((t, *row) for t, row in new.items())
+        rows |= new
+        limit = scored.limit
+    log.info(
+        "%s: %d of %d texts read from the score store %s", rm, len(ids) - len(missing), len(ids), store.path
+    )
+    return Scored([rows[t][0] for t in ids], [rows[t][1] for t in ids], limit)
 
 
 def scale_of(rewards: np.ndarray) -> tuple[float, float, int]:

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from rmexplain.findings.carriers import MIN_SHARE, place_under_classes
-from rmexplain.findings.landing import finding_line
+from rmexplain.findings.landing import CARRIED_NOTE, finding_line, findings_rst
 from rmexplain.findings.summary import FindingSettings, discovered_findings, findings_frame
 
 NUMBERS, FIRST = "numbers as digits", "pronouns first person"
@@ -267,6 +267,16 @@ def test_the_landing_page_lists_the_feature_under_its_class_word_for_word():
         " It is what **rewards numbered\\_list** reads (numbered\\_list \\+0\\.60 reward sd per instance "
         "added): each instance adds 1 of this class, whose own effect accounts for 83\\% of it."
     )
+
+
+def test_the_landing_says_what_a_finding_under_a_class_is_only_where_there_is_one():
+    def block(effects: dict[str, float]) -> str:
+        found = discovered_findings(table(effects), {"d": edits(LIST_EDITS)}, FindingSettings())
+        return findings_rst(findings_frame(found), ["d"], ["a"], 0.95, "1. Findings", None)
+
+    placed = block({NUMBERS: 0.5, "numbered_list": 0.6})
+    assert CARRIED_NOTE in placed and "It is what **rewards numbered\\_list** reads" in placed
+    assert CARRIED_NOTE not in block({"numbered_list": 0.6, "bold": 0.4})  # nothing under a class
 
 
 def test_a_share_over_the_whole_is_said_so():

@@ -53,6 +53,13 @@ REPLICATION_NOTE = (
 )
 
 
+
+CARRIED_NOTE = (
+    " A finding listed under a class (numbers as digits, first-person words, an exclamation mark, …) is one"
+    " whose edits change the class's count, the class's own measured effect accounting for at least half of"
+    " it: what the RM rewards is the class, and the finding is how its edits read (docs/findings.md)."
+)
+
 def replication_sentence(row: dict) -> str | None:
     """A finding's sentence on its halves ("Replication: holds in both halves (A +0.40, B +0.45)."); None
     where it says nothing of them (not significant, or no halves in its table)."""
@@ -217,6 +224,7 @@ def findings_rst(
         + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else "")
         + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
         + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else "")
+        + (CARRIED_NOTE if findings["under"].is_not_null().any() else "")
         + (NATURE_NOTE if (findings["nature"].is_not_null() & findings["significant"]).any() else ""),
         "",
     ]

@@ -38,7 +38,7 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
-from rmexplain.score.stages import score_discovery_edits
+from rmexplain.score.stages import score_stage
 from rmexplain.settings import schema_defaults
 
 LOG = logging.getLogger("test_discovery_llm_rounds_empty")
@@ -167,7 +167,7 @@ def test_the_stage_writes_an_early_stopped_round_and_its_reason_and_the_rest_of_
     spec = {"backend": "python", "callable": f"{scorer}:score"}
     rewards = []
     for rm in RMS:
-        frame = score_discovery_edits(files["comparisons"], [files["edits"]], rm, spec, {}, LOG)
+        frame = score_stage("discovery", files["comparisons"], [files["edits"]], rm, spec, {}, LOG)
         rewards.append(_write(frame, tmp_path / f"round2-rewards-{rm}.parquet", REWARDS))
     inputs = {"comparisons": files["comparisons"], "edits": files["edits"], "candidates": files["candidates"],
               "originals": files["originals"], "rewards": rewards}  # fmt: skip

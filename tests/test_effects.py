@@ -756,7 +756,7 @@ def test_each_scoring_job_copies_what_the_rm_scored_before_and_asks_only_for_the
     a call of its own and copies what the effect edits' job scored (so a text of the effect edits scores as
     it would alone, and no text is asked twice); a job with nothing left to score never builds the RM.
     (Replaces test_discovery_edits_are_scored_in_a_call_after_the_effect_edits.)"""
-    from rmexplain.score.stages import score_discovery_edits, score_effect_edits
+    from rmexplain.score.stages import score_stage
 
     rm = _calls_rm(tmp_path)
     spec = {"backend": "python", "callable": f"{rm}:score"}
@@ -780,13 +780,13 @@ def test_each_scoring_job_copies_what_the_rm_scored_before_and_asks_only_for_the
                               "round": [1] * 4, "dose": [1] * 4})  # fmt: skip
     discovery.write_parquet(tmp_path / "discovery.parquet")
     comparisons_path = str(tmp_path / "comparisons.parquet")
-    effect_rewards = score_effect_edits(
-        comparisons_path, [str(tmp_path / "effect.parquet")], "rm", spec, {}, LOG,
+    effect_rewards = score_stage(
+        "effects", comparisons_path, [str(tmp_path / "effect.parquet")], "rm", spec, {}, LOG,
         known=[str(tmp_path / "originals.parquet")],
     )  # fmt: skip
     effect_rewards.write_parquet(tmp_path / "effect_rewards.parquet")
-    rewards = score_discovery_edits(
-        comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", spec, {}, LOG,
+    rewards = score_stage(
+        "discovery", comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", spec, {}, LOG,
         known=[str(tmp_path / "originals.parquet"), str(tmp_path / "effect_rewards.parquet")],
     )  # fmt: skip
     prompt = comparisons["prompt"][0]
@@ -800,8 +800,8 @@ def test_each_scoring_job_copies_what_the_rm_scored_before_and_asks_only_for_the
     # everything known: the RM is never built (its callable does not exist)
     rewards.write_parquet(tmp_path / "discovery_rewards.parquet")
     missing = {"backend": "python", "callable": f"{tmp_path / 'gone.py'}:score"}
-    again = score_discovery_edits(
-        comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", missing, {}, LOG,
+    again = score_stage(
+        "discovery", comparisons_path, [str(tmp_path / "discovery.parquet")], "rm", missing, {}, LOG,
         known=[str(tmp_path / "discovery_rewards.parquet")],
     )  # fmt: skip
     assert again.equals(rewards)

@@ -18,7 +18,7 @@ from rmexplain.schemas import COMPARISONS, ORIGINAL_SCORES, PERTURBATIONS, REWAR
 from rmexplain.score.base import LengthCheck, RewardModelBackend, ScoringError, build_scorer
 from rmexplain.score.lengths import OverlongError, length_counts, score_within_limit, truncation_table
 from rmexplain.score.specs import parse_spec
-from rmexplain.score.stages import run_truncation_table, score_originals, score_perturbations
+from rmexplain.score.stages import run_truncation_table, score_originals, score_stage
 
 LOG = logging.getLogger("test")
 LONG = "a very long answer that goes on " * 12
@@ -187,7 +187,8 @@ def test_skipped_perturbations_get_no_reward_and_are_left_out_of_categorisation(
     perturbations = drafts_to_frame(drafts, "rules", "tiny")
     write_table(perturbations, tmp_path / "p.parquet", PERTURBATIONS, "perturbations")
     spec = llama_spec(llama_dir, overlong="skip")
-    rewards = score_perturbations(comparisons_path, [str(tmp_path / "p.parquet")], "tiny", spec, {}, LOG)
+    table = [str(tmp_path / "p.parquet")]
+    rewards = score_stage("perturbations", comparisons_path, table, "tiny", spec, {}, LOG)
     assert rewards["reward"].is_null().to_list() == [False, True, False]
     assert rewards["truncated"].to_list() == [False, True, False]
     originals = score_originals(comparisons_path, "tiny", spec, {}, LOG)
@@ -355,7 +356,7 @@ def test_a_nan_reward_names_the_comparisons_not_batch_positions(tmp_path):
     perturbations = drafts_to_frame(drafts, "rules", "nan")
     write_table(perturbations, tmp_path / "p.parquet", PERTURBATIONS, "perturbations")
     with pytest.raises(ScoringError, match=r"NaN or infinite reward for 1 of 2 inputs from .*: c3 \(text "):
-        score_perturbations(comparisons, [str(tmp_path / "p.parquet")], "nan", spec, {}, LOG)
+        score_stage("perturbations", comparisons, [str(tmp_path / "p.parquet")], "nan", spec, {}, LOG)
 
 
 def test_a_nan_from_a_backend_that_does_not_check_is_named_too():

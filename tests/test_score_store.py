@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from rmexplain.ids import text_id
-from rmexplain.score.stages import score_effect_edits, score_originals
+from rmexplain.score.stages import score_originals, score_stage
 from rmexplain.score.store import ScoreStore, open_store, rm_identity
 
 LOG = logging.getLogger("test_score_store")
@@ -152,12 +152,12 @@ def test_a_rerun_asks_the_rm_for_nothing_it_scored_and_gets_the_same_table(tmp_p
     spec = counting_rm(tmp_path)
     path = comparisons(tmp_path)
     texts = edits(tmp_path, ["Yes it does", "It might, sometimes", "Yes it does"])
-    fresh = score_effect_edits(path, [texts], "rm", spec, {}, LOG)  # no store: as before
+    fresh = score_stage("effects", path, [texts], "rm", spec, {}, LOG)  # no store: as before
     assert asked(tmp_path) == ["Yes it does", "It might, sometimes"]
     store = open_store(str(tmp_path / "cache"), spec, {}, [])
-    first = score_effect_edits(path, [texts], "rm", spec, {}, LOG, store=store)
+    first = score_stage("effects", path, [texts], "rm", spec, {}, LOG, store=store)
     assert first.equals(fresh) and len(asked(tmp_path)) == 4  # a cold store: the RM scores them alike
-    again = score_effect_edits(path, [texts], "rm", spec, {}, LOG, store=store)
+    again = score_stage("effects", path, [texts], "rm", spec, {}, LOG, store=store)
     assert again.equals(first) and len(asked(tmp_path)) == 4  # a rerun: nothing asked
     originals = score_originals(path, "rm", spec, {}, LOG, store=store)
     assert asked(tmp_path)[4:] == ["Because it rains a lot", "Slowly", "No idea", "Like this, with care"]
@@ -172,14 +172,14 @@ def test_only_what_the_store_lacks_goes_to_the_rm_and_nothing_when_it_lacks_noth
     store = open_store(str(tmp_path / "cache"), spec, {}, [])
     prompt = "Why?"
     store.put([(text_id(prompt, "Yes it does"), 100.0, False, None)])  # scored by an earlier run
-    rewards = score_effect_edits(path, [edits(tmp_path, ["Yes it does", "No"])], "rm", spec, {}, LOG,
+    rewards = score_stage("effects", path, [edits(tmp_path, ["Yes it does", "No"])], "rm", spec, {}, LOG,
                                   store=store)  # fmt: skip
     assert asked(tmp_path) == ["No"]
     by_text = dict(zip(rewards["text_id"], rewards["reward"], strict=True))
     assert by_text == {text_id(prompt, "Yes it does"): 100.0, text_id(prompt, "No"): 2.0}
     gone = {"backend": "python", "callable": f"{tmp_path / 'gone.py'}:score"}  # would fail to build
     stored = ScoreStore(store.path.parent, store.path.name)
-    again = score_effect_edits(path, [edits(tmp_path, ["No"])], "rm", gone, {}, LOG, store=stored)
+    again = score_stage("effects", path, [edits(tmp_path, ["No"])], "rm", gone, {}, LOG, store=stored)
     assert again["reward"].to_list() == [2.0] and asked(tmp_path) == ["No"]
 
 
@@ -190,8 +190,8 @@ def test_a_store_is_per_rm(tmp_path):
     cache = str(tmp_path / "cache")
     path = comparisons(tmp_path)
     texts = edits(tmp_path, ["Yes it does"])
-    score_effect_edits(path, [texts], "one", one, {}, LOG, store=open_store(cache, one, {}, []))
-    rewards = score_effect_edits(path, [texts], "two", two, {}, LOG, store=open_store(cache, two, {}, []))
+    score_stage("effects", path, [texts], "one", one, {}, LOG, store=open_store(cache, one, {}, []))
+    rewards = score_stage("effects", path, [texts], "two", two, {}, LOG, store=open_store(cache, two, {}, []))
     assert rewards["reward"].to_list() == [9.0] and asked(tmp_path / "two") == ["Yes it does"]
     assert len(list(Path(cache).iterdir())) == 2
 

@@ -62,6 +62,7 @@ def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run, monkeypatch):
         ("harmless", "demo-harmless", "originals", "truncate", 256, 0, 0),
         ("harmless", "demo-harmless", "perturbations", "truncate", 256, 0, 0),
         ("harmless", "demo-harmless", "effects", "truncate", 256, 0, 0),  # the attribute effects' edits
+        ("harmless", "demo-harmless", "discovery offline round 1", "truncate", 256, 0, 0),  # bias discovery's
     ]
     assert truncation["texts"][0] == 2 * 4 * 2  # chosen and rejected of 4 comparisons x 2 seeds
     record = json.loads((root / "results/provenance.json").read_text())
@@ -80,10 +81,10 @@ def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run, monkeypatch):
     # scan and human-ranking scores) and the others.
     [environment] = record["environments"]
     assert environment["rules"] == [
-        "effect_edits", "embed_effect_texts", "embed_texts", "perturb", "provenance", "score_effect_edits",
-        "score_originals", "score_perturbations", "tokens_human_scores", "tokens_scan",
+        "effect_edits", "embed_effect_texts", "embed_texts", "perturb", "provenance", "score_discovery_edits",
+        "score_effect_edits", "score_originals", "score_perturbations", "tokens_human_scores", "tokens_scan",
     ]  # fmt: skip
-    assert environment["jobs"] == 10 and record["gpus"] == [] and record["rm_code"] == []
+    assert environment["jobs"] == 11 and record["gpus"] == [] and record["rm_code"] == []
     # The distances keep ids, not vectors: the embeddings are in results/embeddings only.
     distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
     assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]

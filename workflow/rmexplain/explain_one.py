@@ -43,7 +43,7 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
-from rmexplain.score.stages import score_originals, score_perturbations
+from rmexplain.score.stages import score_originals, score_stage
 
 COMPARISON_ID = "cli-0"
 
@@ -153,7 +153,7 @@ def explain_one(
     for rm in rms:
         spec, arts = design.scoring_spec(rm), artifacts_for(config, rm, root)
         perturbations_path = str(work / f"perturbations_{orienters[rm]}.parquet")
-        rewards = score_perturbations(comparisons_path, [perturbations_path], rm, spec, arts, log)
+        rewards = score_stage("perturbations", comparisons_path, [perturbations_path], rm, spec, arts, log)
         write_table(rewards, work / f"rewards_{rm}.parquet", REWARDS, "rewards")
         perturbations = read_table(perturbations_path, PERTURBATIONS, "perturbations")
         explanations = categorise(

@@ -65,7 +65,7 @@ rule score_discovery_edits:
     input:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
-        edits=[paths.BIASES_ROUND_EDITS],
+        texts=[paths.BIASES_ROUND_EDITS],
         embeddings=lambda w: targets.discovery_round_embeddings_for_rm(
             design, w.dataset, w.engine, int(w.round), w.rm
         ),
@@ -84,8 +84,9 @@ rule score_discovery_edits:
     params:
         spec=rm_spec,
         store=config["scoring"]["cache_dir"],
+        stage="discovery",
     script:
-        "../scripts/score_discovery_edits.py"
+        "../scripts/score_stage.py"
 
 
 rule discovery_effects:

@@ -60,7 +60,7 @@ rule score_effect_edits:
     input:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
-        edits=lambda w: targets.effect_edit_files(design, w.dataset),
+        texts=lambda w: targets.effect_edit_files(design, w.dataset),
         embeddings=lambda w: targets.effect_embeddings_for_rm(design, w.dataset, w.rm),
         known=lambda w: targets.scores_before(design, w.dataset, w.rm, "effects"),
         hub=rm_hub_models,
@@ -77,8 +77,9 @@ rule score_effect_edits:
     params:
         spec=rm_spec,
         store=config["scoring"]["cache_dir"],
+        stage="effects",
     script:
-        "../scripts/score_effect_edits.py"
+        "../scripts/score_stage.py"
 
 
 rule reward_scale:

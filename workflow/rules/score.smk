@@ -30,7 +30,7 @@ rule score_perturbations:
     input:
         unpack(rm_artifacts),
         comparisons=paths.COMPARISONS,
-        perturbations=perturbations_for_rm,
+        texts=perturbations_for_rm,
         embeddings=text_embeddings_for_rm,
         known=lambda w: targets.scores_before(design, w.dataset, w.rm, "perturbations"),
         hub=rm_hub_models,
@@ -47,8 +47,9 @@ rule score_perturbations:
     params:
         spec=rm_spec,
         store=config["scoring"]["cache_dir"],
+        stage="perturbations",
     script:
-        "../scripts/score_perturbations.py"
+        "../scripts/score_stage.py"
 
 
 rule train_demo_rm:

@@ -24,7 +24,7 @@ from rmexplain.effects.analysis import EffectSettings, effect_input, effects_tab
 from rmexplain.effects.edits import effect_editor, make_effect_edits
 from rmexplain.perturb.stages import method_services
 from rmexplain.schemas import EFFECT_EDITS, REWARDS, write_table
-from rmexplain.score.stages import score_effect_edits
+from rmexplain.score.stages import score_stage
 
 NOTE = (
     "Attribute effects of this one comparison: both responses edited along every attribute, once each way, "
@@ -62,7 +62,7 @@ def one_comparison_effects(
     write_table(edits, edits_path, EFFECT_EDITS, "effect edits")
     rewards = {}
     for rm in rms:
-        frame = score_effect_edits(comparisons_path, [str(edits_path)], rm, design.scoring_spec(rm),
+        frame = score_stage("effects", comparisons_path, [str(edits_path)], rm, design.scoring_spec(rm),
                                    dict(artifacts[rm]), log)  # fmt: skip
         write_table(frame, work / f"effect_rewards_{rm}.parquet", REWARDS, "effect rewards")
         rewards[rm] = frame

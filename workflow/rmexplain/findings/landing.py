@@ -53,12 +53,12 @@ REPLICATION_NOTE = (
 )
 
 
-
 CARRIED_NOTE = (
     " A finding listed under a class (numbers as digits, first-person words, an exclamation mark, …) is one"
     " whose edits change the class's count, the class's own measured effect accounting for at least half of"
     " it: what the RM rewards is the class, and the finding is how its edits read (docs/findings.md)."
 )
+
 
 def replication_sentence(row: dict) -> str | None:
     """A finding's sentence on its halves ("Replication: holds in both halves (A +0.40, B +0.45)."); None

@@ -108,33 +108,35 @@ def check_not_all_tied(frame: pl.DataFrame, rm: str, comparisons_path: str) -> N
     )
 
 
-def score_perturbations(
-    comparisons_path: str,
-    perturbation_paths: list[str],
-    rm: str,
-    spec: dict[str, Any],
-    artifacts: dict[str, str],
-    log: logging.Logger,
-    known: Sequence[str] = (),
-    store: ScoreStore | None = None,
-) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, perturbed text) of the given perturbation tables, under the
-    RM's ``overlong`` policy; a text of the score tables ``known`` is copied, not scored again."""
-    texts = pl.concat(
-        [
-            read_table(p, PERTURBATIONS, "perturbations").select(
-                pl.col("perturbation_id").alias("id"), "comparison_id", "text"
-            )
-            for p in perturbation_paths
-        ]
+def _perturbation_texts(path: str) -> pl.DataFrame:
+    frame = read_table(path, PERTURBATIONS, "perturbations")
+    return frame.select(pl.col("perturbation_id").alias("id"), "comparison_id", "text")
+
+
+def _effect_edit_texts(path: str) -> pl.DataFrame:
+    return read_table(path, EFFECT_EDITS, "effect edits").select(
+        pl.col("edit_id").alias("id"), "comparison_id", "text"
     )
-    source = ", ".join(perturbation_paths)
-    return score_texts(comparisons_path, [texts], source, rm, spec, artifacts, log, known, store)
 
 
-def score_effect_edits(
+def _discovery_edit_texts(path: str) -> pl.DataFrame:
+    frame = read_table(path, BIAS_DISCOVERY_EDITS, "discovery edits").with_row_index("row")
+    return frame.select(pl.format(f"{path} row {{}}", "row").alias("id"), "comparison_id", text="edited_text")
+
+
+# The texts of each scoring stage's tables (``id, comparison_id, text``): the perturbations, the attribute
+# effects' edits, one round of bias discovery's edits.
+STAGE_TEXTS: dict[str, Callable[[str], pl.DataFrame]] = {
+    "perturbations": _perturbation_texts,
+    "effects": _effect_edit_texts,
+    "discovery": _discovery_edit_texts,
+}
+
+
+def score_stage(
+    stage: str,
     comparisons_path: str,
-    edit_paths: list[str],
+    table_paths: Sequence[str],
     rm: str,
     spec: dict[str, Any],
     artifacts: dict[str, str],
@@ -142,39 +144,13 @@ def score_effect_edits(
     known: Sequence[str] = (),
     store: ScoreStore | None = None,
 ) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, edited text) of the attribute effects' edit tables; a text of the
-    score tables ``known`` is copied, not scored again."""
-    texts = [
-        read_table(p, EFFECT_EDITS, "effect edits").select(
-            pl.col("edit_id").alias("id"), "comparison_id", "text"
-        )
-        for p in edit_paths
-    ]
+    """REWARDS for every distinct (prompt, text) of one scoring stage's tables (``STAGE_TEXTS``: the
+    perturbations, the attribute effects' edits, a discovery round's edits), under the RM's ``overlong``
+    policy; a text of the score tables ``known`` is copied, one the ``store`` holds read from it
+    (``score_texts``)."""
+    texts = [STAGE_TEXTS[stage](path) for path in table_paths]
     groups = [pl.concat(texts)] if texts else []
-    source = ", ".join(edit_paths)
-    return score_texts(comparisons_path, groups, source, rm, spec, artifacts, log, known, store)
-
-
-def score_discovery_edits(
-    comparisons_path: str,
-    edit_paths: list[str],
-    rm: str,
-    spec: dict[str, Any],
-    artifacts: dict[str, str],
-    log: logging.Logger,
-    known: Sequence[str] = (),
-    store: ScoreStore | None = None,
-) -> pl.DataFrame:
-    """REWARDS for every distinct (prompt, edited text) of bias discovery's edit tables of one round; a text
-    of the score tables ``known`` (the effect edits', the rounds' before) is copied, not scored again."""
-    texts = [
-        read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")
-        .with_row_index("row")
-        .select(pl.format(f"{p} row {{}}", "row").alias("id"), "comparison_id", text="edited_text")
-        for p in edit_paths
-    ]
-    groups = [pl.concat(texts)] if texts else []
-    source = ", ".join(edit_paths)
+    source = ", ".join(table_paths)
     return score_texts(comparisons_path, groups, source, rm, spec, artifacts, log, known, store)
 
 

@@ -37,6 +37,7 @@ PACKAGE = REPO / "workflow" / "rmexplain"
 # Each module kept under mutation testing, with the test files that cover it.
 MODULES: dict[str, tuple[str, ...]] = {
     "score/lengths.py": ("tests/test_score_lengths.py",),
+    "score/store.py": ("tests/test_score_store.py",),
     "provenance.py": ("tests/test_provenance.py",),
     "llm/budget.py": ("tests/test_llm_budget.py",),
     "llm/ratelimit.py": ("tests/test_llm_ratelimit.py",),

@@ -109,13 +109,29 @@ def test_a_hub_model_is_its_repository_and_commit_and_a_local_directory_its_file
     assert rm_identity(spec, {}, [str(marker)]) == first
     marker.write_text(json.dumps({**record, "commit": "b" * 40}))
     assert rm_identity(spec, {}, [str(marker)]) != first
+    marker.write_text(json.dumps({**record, "repo_id": "org/other"}))  # another repository at that commit
+    assert rm_identity(spec, {}, [str(marker)]) != first
     local = tmp_path / "model"
     local.mkdir()
     (local / "model.safetensors").write_bytes(b"12345")
     local_spec = {"backend": "transformers", "model": str(local)}
     before = rm_identity(local_spec, {}, [])
     (local / "model.safetensors").write_bytes(b"123456")
-    assert rm_identity(local_spec, {}, []) != before
+    changed = rm_identity(local_spec, {}, [])
+    assert changed != before
+    (local / "model.safetensors").rename(local / "other.safetensors")  # the same bytes and time, renamed
+    assert rm_identity(local_spec, {}, []) != changed
+
+
+def test_an_artifact_given_as_a_list_is_every_file_of_it(tmp_path):
+    first, second = tmp_path / "a.pt", tmp_path / "b.pt"
+    first.write_bytes(b"1")
+    second.write_bytes(b"2")
+    spec = {"backend": "demo", "train_part": "helpful"}
+    both = rm_identity(spec, {"head": [str(first), str(second)]}, [])
+    assert both != rm_identity(spec, {"head": [str(first)]}, [])
+    second.write_bytes(b"3")
+    assert rm_identity(spec, {"head": [str(first), str(second)]}, []) != both
 
 
 # ── the store ──────────────────────────────────────────────────────────────────────────────────────────────
@@ -128,6 +144,10 @@ def test_the_store_keeps_the_first_row_of_a_text_and_nulls(tmp_path):
     }  # fmt: skip
     assert len(ScoreStore(tmp_path / "scores", "abc")) == 3 and (tmp_path / "scores" / "abc").is_dir()
     assert open_store(None, {"backend": "python", "callable": "x.py:f"}, {}, []) is None
+    # it never drops a reward to stay under a size (diskcache's default evicts past 1 GB), and parallel
+    # jobs read while one writes (write-ahead log)
+    settings = store._cache
+    assert (settings.eviction_policy, settings.sqlite_journal_mode) == ("none", "wal")
 
 
 def _put_many(directory: str, start: int) -> None:

@@ -435,12 +435,7 @@ def scores_before(
         if dataset in design.effect_datasets():
             tables.append(paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm))
         rounds = discovery_rounds(design)
-        for earlier_engine, r in rounds[: rounds.index((engine, round_))]:
-            tables.append(
-                paths.fmt(
-                    paths.BIASES_ROUND_REWARDS, dataset=dataset, engine=earlier_engine, round=str(r), rm=rm
-                )
-            )
+        tables += [round_rewards(dataset, e, r, rm) for e, r in rounds[: rounds.index((engine, round_))]]
     return tables
 
 

@@ -48,6 +48,7 @@ LOGS = {
     "score_originals": "logs/score_originals/{dataset}/{rm}.log",
     "score_perturbations": "logs/score_perturbations/{dataset}/{rm}.log",
     "discovery_round": "logs/discovery/round/{dataset}/{engine}/round{round}.log",
+    "score_discovery_edits": "logs/discovery/score/{dataset}/{engine}/round{round}/{rm}.log",
 }
 
 
@@ -340,6 +341,24 @@ def test_texts_over_a_limit_in_every_score_table(tmp_path, monkeypatch):
     said = run_summary(design, LOGS)[-1]
     assert said.startswith("        (not counted: length_drops: perturbations scores (")
     assert "truncated" in said
+
+
+def test_texts_over_a_limit_in_a_discovery_round_name_that_rounds_scoring_log(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    design = Design.from_config(check(summary_config()))
+    parts = {stage: path for _, _, stage, path in truncation_parts(design)}
+    rewards = pl.DataFrame(
+        {"text_id": ["a", "b"], "rm": "demo-harmless", "reward": [None, 2.0], "truncated": [True, True],
+         "max_length": 512},
+    )  # fmt: skip
+    Path(parts["discovery offline round 1"]).parent.mkdir(parents=True)
+    write_table(rewards, parts["discovery offline round 1"], REWARDS, "rewards")
+    over = "discovery offline round 1 of harmless over demo-harmless's 512-token limit"
+    log = "(logs/discovery/score/harmless/offline/round1/demo-harmless.log)"
+    assert run_summary(design, LOGS)[1:] == [
+        f"      1 text: {over}, left unscored {log}",
+        f"      1 text: {over}, scored cut {log}",
+    ]
 
 
 def test_a_dataset_short_of_n_per_seed_is_counted(tmp_path, monkeypatch):

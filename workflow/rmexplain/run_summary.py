@@ -35,7 +35,7 @@ from rmexplain.data.readers import OUT_OF_SCOPE
 from rmexplain.design import Design
 from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
 from rmexplain.score.lengths import length_counts
-from rmexplain.targets import discovery_rounds, discovery_stage_round, perturbation_jobs, truncation_parts
+from rmexplain.targets import discovery_rounds, discovery_stage, perturbation_jobs, truncation_parts
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
 LOG_RULES = (
@@ -270,18 +270,22 @@ SCORING_RULES = {
 
 def length_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
     """Texts over an RM's token limit, cut or left unscored, per score table (as the truncation table)."""
+    rounds = {discovery_stage(engine, r): (engine, r) for engine, r in discovery_rounds(design)}
+    log_of = partial(_scoring_log, logs, rounds)
     return each_file(
-        (path, partial(_length_drops, dataset, rm, stage, partial(_scoring_log, logs, stage, dataset, rm)))
+        (path, partial(_length_drops, dataset, rm, stage, partial(log_of, stage, dataset, rm)))
         for dataset, rm, stage, path in truncation_parts(design)
     )
 
 
-def _scoring_log(logs: Mapping[str, str], stage: str, dataset: str, rm: str) -> str:
-    """The log of the job that wrote a truncation part's score table."""
-    discovery = discovery_stage_round(stage)
-    if discovery is None:
+def _scoring_log(
+    logs: Mapping[str, str], rounds: Mapping[str, tuple[str, int]], stage: str, dataset: str, rm: str
+) -> str:
+    """The log of the job that wrote a truncation part's score table (``rounds``: each discovery round's
+    stage → its engine and round)."""
+    if stage not in rounds:
         return _log_of(logs, SCORING_RULES[stage], dataset=dataset, rm=rm)
-    engine, round_ = discovery
+    engine, round_ = rounds[stage]
     return _log_of(logs, "score_discovery_edits", dataset=dataset, engine=engine, round=str(round_), rm=rm)
 
 

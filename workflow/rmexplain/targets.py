@@ -105,14 +105,6 @@ def discovery_stage(engine: str, round_: int) -> str:
     return f"discovery {engine} round {round_}"
 
 
-def discovery_stage_round(stage: str) -> tuple[str, int] | None:
-    """(engine, round) of a ``discovery_stage``; None for another stage."""
-    words = stage.split(" ")
-    if len(words) != 4 or words[0] != "discovery":
-        return None
-    return words[1], int(words[3])
-
-
 def overlong_policies(design: Design) -> dict[str, str]:
     """Each RM's ``overlong`` setting."""
     return {rm: overlong_policy(spec) for rm, spec in design.reward_models.items()}

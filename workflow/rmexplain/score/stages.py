@@ -29,6 +29,7 @@ from rmexplain.schemas import (
     PERTURBATIONS,
     REWARDS,
     conform,
+    polars_schema,
     read_table,
 )
 from rmexplain.score.base import build_scorer
@@ -225,7 +226,7 @@ def _original_rows(scores: pl.DataFrame, comparisons: pl.DataFrame) -> pl.DataFr
 
 
 def _empty_rewards() -> pl.DataFrame:
-    return pl.DataFrame(schema={k: c.dtype for k, c in REWARDS.items()})
+    return pl.DataFrame(schema=polars_schema(REWARDS))
 
 
 def _scored_frame(

@@ -625,19 +625,21 @@ def test_p_values_are_a_t_test_with_the_bootstraps_standard_error():
     se = np.std([0.9, 1.1, 1.0, 1.2, 0.8], ddof=1)  # 0.158…; NaN replicates left out
     assert p_value(0.5, boot, clusters=11) == pytest.approx(2 * stats.t.sf(0.5 / se, 10))
     assert p_value(-0.5, boot, clusters=11) == p_value(0.5, boot, clusters=11)
-    assert p_value(0.3, np.full(5, 0.3), 4) == 0.0  # every replicate equal: a sure effect
-    assert p_value(0.0, np.zeros(5), 4) == 1.0
-    assert np.isnan(p_value(float("nan"), boot, 4))
+    assert p_value(0.3, np.full(5, 0.3), 5) == 0.0  # every replicate equal: a sure effect
+    assert p_value(0.0, np.zeros(5), 5) == 1.0
+    assert np.isnan(p_value(float("nan"), boot, 5))
     assert np.isnan(p_value(0.3, np.full(5, 0.3), 1))  # one cluster: nothing to test against
+    # fewer than MIN_FINDING_PAIRS (5) clusters: too few pairs to say, however sure the bootstrap
+    assert np.isnan(p_value(0.3, np.full(5, 0.3), 4)) and np.isnan(p_value(1.0, boot, 4))
     # unlike a count of replicates beyond zero, it can pass BH's smallest threshold, 0.05 / m
     assert p_value(1.0, boot, 40) < 0.05 / 100
     # a minimum effect: the null |beta| <= 0.1, p = P(T > (|b| - 0.1)/se) + P(T < (-|b| - 0.1)/se)
     by_hand = stats.t.sf((0.5 - 0.1) / se, 10) + stats.t.cdf((-0.5 - 0.1) / se, 10)
     assert p_value(0.5, boot, 11, min_effect=0.1) == pytest.approx(by_hand)
     assert p_value(0.05, boot, 11, min_effect=0.1) > 0.5  # inside the null
-    assert p_value(0.3, np.full(5, 0.3), 4, min_effect=0.5) == 1.0  # sure, but not beyond 0.5
-    two = np.std([0.4, 0.6], ddof=1)  # two replicates and two clusters are enough: 1 degree of freedom
-    assert p_value(0.5, np.array([0.4, 0.6]), 2) == pytest.approx(2 * stats.t.sf(0.5 / two, 1))
+    assert p_value(0.3, np.full(5, 0.3), 5, min_effect=0.5) == 1.0  # sure, but not beyond 0.5
+    two = np.std([0.4, 0.6], ddof=1)  # two replicates and five clusters are enough: 4 degrees of freedom
+    assert p_value(0.5, np.array([0.4, 0.6]), 5) == pytest.approx(2 * stats.t.sf(0.5 / two, 4))
 
 
 def filled(frame: pl.DataFrame) -> pl.DataFrame:
@@ -844,7 +846,7 @@ def test_one_rms_effects_counts_and_logged_length_slope_by_hand(caplog):
         ("added", 3, 3),
     ]
     assert (both["effect"], added["effect"]) == pytest.approx((0.7, 0.5))
-    assert both["p_value"] == 1.0  # exact data: every replicate 0.7, inside |β| ≤ 5
+    assert np.isnan(both["p_value"])  # 4 pairs, fewer than MIN_FINDING_PAIRS: too few to say (not tested)
     # an unscored edit (NaN) and one whose reference went unscored are left out; "added" has none left
     data = _input([1.0, 0.6, -0.2, 0.3, np.nan, 0.9], [0, 0, 0, 0, 1, 1], [1, 1, -1, 1, 1, 1], [0.0] * 6,
                   [0, 1, 2, 3, 0, 1], reference=[0.0, 0.0, 0.0, np.nan, 0.0, np.nan])  # fmt: skip

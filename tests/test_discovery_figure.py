@@ -29,8 +29,8 @@ OPTIONS = FigureOptions.from_config({"dpi": 60, "width": 9})
 DEFAULTS = {
     "engine": "offline", "description": "a feature", "q_value": 0.5, "n": 20, "support": 0.3, "p_value": 0.5,
     "round": 1, "kind": "probe", "source": "catalogue", "directions": "both", "n_comparisons": 10,
-    "reference": None, "reward_sd": 1.0, "example_comparison_id": None, "example_direction": None,
-    "example_before": None, "example_after": None, "example_reward_change": None,
+    "pairs": 10, "reference": None, "reward_sd": 1.0, "example_comparison_id": None,
+    "example_direction": None, "example_before": None, "example_after": None, "example_reward_change": None,
 }  # fmt: skip
 
 

@@ -70,7 +70,7 @@ def _round_one() -> pl.DataFrame:
         {"dataset": "d", "rm": rm, "engine": "llm", "feature": feature, "description": feature,
          "effect": effect, "low": effect - 0.2, "high": effect + 0.2, "p_value": 0.9, "n": 6, "support": 0.5,
          "round": 1, "kind": "hypothesis", "source": f"llm: proposed from {rm}'s high- vs low-reward answers",
-         "directions": "both", "n_comparisons": 6, "reference": None, "reward_sd": 1.0,
+         "directions": "both", "n_comparisons": 6, "pairs": 6, "reference": None, "reward_sd": 1.0,
          "example_comparison_id": None, "example_direction": None, "example_before": None,
          "example_after": None, "example_reward_change": None}
         for rm in RMS

@@ -23,6 +23,7 @@ from rmexplain.analysis.bootstrap import (
 )
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.effects.analysis import (
+    MIN_FINDING_PAIRS,
     EffectSettings,
     effect_input,
     effects_table,
@@ -1190,7 +1191,8 @@ def test_the_effects_table_reads_each_estimator_against_its_reference_with_signi
     """Worked by hand: two_way of rm against base is 1/2 [(4 - 2)/2 - (-4 + 2)/2] = 1 sd (2 reward units), of
     base alone 2; b's difference, below 0 by rounding, is a plain 0; c (one direction) and d (no edit) are
     undefined, with no reward effect. flip_rate has no reference and no sign: a's 0.5 is significant, b's 0
-    [0, 0] is not, d's single perturbation defines its 1.0 (its interval [1, 1] excludes 0). Rows ranked
+    [0, 0] is not, d's single perturbation defines its 1.0 (its interval [1, 1] excludes 0) but is not
+    significant: one pair, fewer than MIN_FINDING_PAIRS, is too few to say. Rows ranked
     within each RM and estimator, the RMs and estimators in order, undefined rows last."""
     settings = EffectSettings(("two_way", "flip_rate"), "two_way", BootstrapSettings(n_resamples=400))
     table = effects_table(_table_input(), ["rm", "base"], {"rm": "base", "base": None}, settings)
@@ -1200,7 +1202,7 @@ def test_the_effects_table_reads_each_estimator_against_its_reference_with_signi
         ("base", "flip_rate", "c", 3, None, False, 0), ("base", "flip_rate", "d", 4, None, False, 0),
         ("base", "two_way", "a", 1, None, True, 40), ("base", "two_way", "b", 2, None, False, 40),
         ("base", "two_way", "c", 3, None, False, 20), ("base", "two_way", "d", 4, None, False, 0),
-        ("rm", "flip_rate", "d", 1, None, True, 1), ("rm", "flip_rate", "a", 2, None, True, 20),
+        ("rm", "flip_rate", "d", 1, None, False, 1), ("rm", "flip_rate", "a", 2, None, True, 20),
         ("rm", "flip_rate", "b", 3, None, False, 20), ("rm", "flip_rate", "c", 4, None, False, 0),
         ("rm", "two_way", "a", 1, "base", True, 40), ("rm", "two_way", "b", 2, "base", False, 40),
         ("rm", "two_way", "c", 3, "base", False, 20), ("rm", "two_way", "d", 4, "base", False, 0),
@@ -1244,7 +1246,9 @@ def test_one_comparisons_length_changes_are_over_its_two_originals_word_counts()
 
 def _as_written(effects: pl.DataFrame, primary: str) -> pl.DataFrame:
     """``_effects`` rows as the effects table writes them: ``primary``'s rows marked, counts and sd filled."""
-    filled = effects.with_columns(primary=pl.col("estimator") == primary, n=4, reward_sd=1.0, n_comparisons=2)
+    filled = effects.with_columns(
+        primary=pl.col("estimator") == primary, n=4, reward_sd=1.0, n_comparisons=2, pairs=2
+    )
     halves = [pl.lit(None, dtype=ATTRIBUTE_EFFECTS[c].dtype).alias(c)
               for c in ("half_a_effect", "half_b_effect", "replicates", "influential_pair", "without_it",
                         "carried_by")]  # fmt: skip
@@ -1446,3 +1450,25 @@ def test_the_effects_figure_stage_titles_the_figure_with_its_dataset_method_and_
         frame, "hh · two_step", tmp_path / "expected.png", FigureOptions.from_config({"dpi": 40}), "80%"
     )
     assert output.read_bytes() == (tmp_path / "expected.png").read_bytes()
+
+
+def test_a_row_needs_five_pairs_to_be_significant_whatever_its_interval():
+    """A clear effect (two_way: better +2, worse −2 reward units, ±0.1, sd 2: 1 sd) on k pairs: its interval
+    excludes 0 from 2 pairs on, but it is significant only from MIN_FINDING_PAIRS (5) pairs on; below, too
+    few pairs to say. The length row (no length change: undefined) is never significant."""
+    assert MIN_FINDING_PAIRS == 5
+    settings = EffectSettings(("two_way",), "two_way", BootstrapSettings(n_resamples=200))
+    for pairs, significant in ((4, False), (5, True)):
+        comparison = np.repeat(np.arange(pairs), 2)
+        direction = np.tile([1, -1], pairs)
+        noise = np.where(comparison % 2, 0.1, -0.1)
+        data = EffectInput(
+            comparisons=[f"c{i}" for i in range(pairs)], attributes=["a"], comparison=comparison,
+            attribute=np.zeros(2 * pairs, dtype=np.int64), direction=direction,
+            round=np.ones(2 * pairs, dtype=np.int64), chain=direction, length_change=np.zeros(2 * pairs),
+            rms={"rm": changes(list(2.0 * direction + noise))},
+        )  # fmt: skip
+        row = effects_table(data, ["rm"], {"rm": None}, settings).row(0, named=True)
+        assert row["effect"] == pytest.approx(1.0) and row["n_comparisons"] == pairs
+        assert row["low"] > 0, row  # the interval excludes 0 either way
+        assert row["significant"] is significant, (pairs, row)

@@ -692,7 +692,7 @@ def toy_findings(root: Path) -> ExplorerInputs:
                 {"dataset": "toy", "method": "rules", "rm": rm, "estimator": "length_adjusted",
                  "attribute": a, "effect": e, "low": e - 0.2, "high": e + 0.2, "n": 24, "primary": True,
                  "effect_reward": 2 * e, "reward_sd": 2.0, "reference": None, "n_comparisons": 3,
-                 "significant": abs(e) > 0.2, "rank": k, **HALVES.get((rm, a), NO_HALVES)}
+                 "pairs": 3, "significant": abs(e) > 0.2, "rank": k, **HALVES.get((rm, a), NO_HALVES)}
                 for rm, rows in (
                     ("rm-a", (("harmlessness", 0.5), ("length", -0.3), ("clarity", 0.1))),
                     ("rm-b", (("clarity", 0.8), ("length", 0.15), ("harmlessness", 0.0))),

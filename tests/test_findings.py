@@ -281,6 +281,7 @@ def effects_rows(rows: list[tuple[str, str, float, float, float, bool, int]]) ->
                 "reward_sd": 1.0,
                 "reference": None,
                 "n_comparisons": 3,
+                "pairs": 3,
                 "significant": sig,
                 "rank": rank,
                 **dict.fromkeys(("half_a_effect", "half_b_effect", "replicates")),  # halves not computed

@@ -101,8 +101,9 @@ def test_originals_of_one_length_give_effects_not_length_adjusted_with_a_warning
 
 
 def test_originals_of_several_lengths_are_measured_and_warn_nothing(caplog):
-    """Valid data: the length changes are the words changed over the originals' word-count sd, as before."""
-    data = _input(_pairs([0], n=4))
+    """Valid data: the length changes are the words changed over the originals' word-count sd, as before
+    (six pairs: at least the five a significant row needs)."""
+    data = _input(_pairs([0], n=6))
     assert data.length_measured and np.isfinite(data.length_change).all() and np.any(data.length_change)
     with caplog.at_level(logging.WARNING, logger=LOG.name):
         table = effects_table(data, ["r"], {}, SETTINGS, LOG)

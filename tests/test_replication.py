@@ -75,10 +75,13 @@ def test_a_halfs_weights_are_its_own_bootstrap_and_jackknife_zero_outside():
 # ── attribute effects ─────────────────────────────────────────────────────────────────────────────────────
 def effect_input(d: dict[str, list[float]], n: int) -> EffectInput:
     """Comparisons d-s0-0 … d-s0-<n-1>; per attribute and comparison one better edit with y = +d and one
-    worse with y = −d, so that two_way's effect over any set of pairs is the mean of their d."""
+    worse with y = −d, so that two_way's effect over any set of pairs is the mean of their d (None: no edit
+    in that comparison)."""
     comparison, attribute, direction, y = [], [], [], []
     for a, values in enumerate(d.values()):
         for c, value in enumerate(values):
+            if value is None:
+                continue
             comparison += [c, c]
             attribute += [a, a]
             direction += [1, -1]
@@ -146,11 +149,18 @@ def test_a_finding_that_reverses_in_one_half_or_is_unsure_there_does_not_hold():
 
 
 def test_too_few_pairs_in_a_half_leave_it_null():
-    # 3 pairs: A = {1, 0}, B = {2} alone
-    rows = table_of({"tone": [0.5, 0.6, 0.55]}, 3)
-    assert rows["tone"]["significant"]
-    assert rows["tone"]["half_a_effect"] == pytest.approx(0.55)
+    # tone's edits in A's five pairs and one of B's (3): significant over 6 pairs, B's half holds 1 of them
+    tone = [0.5 + 0.01 * c if c in A10 or c == 3 else None for c in range(10)]
+    rows = table_of({"tone": tone}, 10)
+    assert rows["tone"]["significant"] and rows["tone"]["pairs"] == 6
+    assert rows["tone"]["half_a_effect"] == pytest.approx(np.mean([tone[c] for c in A10]))
     assert rows["tone"]["half_b_effect"] is None and rows["tone"]["replicates"] is None
+    # over 3 pairs (A = {1, 0}, B = {2}) nothing is significant: too few pairs to say; no halves computed
+    rows = table_of({"tone": [0.5, 0.6, 0.55]}, 3)
+    assert not rows["tone"]["significant"] and rows["tone"]["low"] > 0 and rows["tone"]["pairs"] == 3
+    assert [rows["tone"][c] for c in HALVES] == [None, None, None]
+    said = finding_line(finding_of(rows["tone"])).replace("\\", "")
+    assert "(too few pairs to say)." in said and "not significant" not in said
 
 
 def test_the_halves_are_the_same_every_time_and_leave_the_whole_sample_alone(monkeypatch):
@@ -191,9 +201,10 @@ def discovery_tables(changes: dict[str, list[float]], n: int):
     chosen = [float(c + 1) for c in range(n)]
     originals = {"rm": pl.DataFrame({"comparison_id": ids, "rm": "rm", "reward_chosen": chosen,
                                      "reward_rejected": [0.0] * n})}  # fmt: skip
+    scored = [(f, c) for f in changes for c in range(n) if changes[f][c] is not None]  # None: unscored
     rewards = {"rm": pl.DataFrame({
-        "text_id": [text_id(f"q{c}", f"Yes {c}.{marks[f]}") for f in changes for c in range(n)],
-        "reward": [chosen[c] + changes[f][c] for f in changes for c in range(n)],
+        "text_id": [text_id(f"q{c}", f"Yes {c}.{marks[f]}") for f, c in scored],
+        "reward": [chosen[c] + changes[f][c] for f, c in scored],
     })}  # fmt: skip
     sd = float(np.std(chosen + [0.0] * n, ddof=1))
     return (comparisons, edits, candidates, originals, rewards), sd
@@ -241,15 +252,25 @@ def test_a_discovered_feature_that_reverses_in_a_half_does_not_hold():
 
 
 def test_too_few_pairs_for_a_discovered_feature_and_the_first_screens_words():
-    rows, sd = discovered({"bang": [1.0, 1.1, 0.9]}, 3)  # A = {1, 0}, B = {2}
+    # bang scored in A's five pairs and one of B's (3): 6 pairs, B's half holds 1 of them; tilde in 4 pairs
+    bang = [1.0 + 0.01 * c if c in A10 or c == 3 else None for c in range(10)]
+    tilde = [1.0 + 0.01 * c if c in (9, 7, 3, 1) else None for c in range(10)]
+    rows, sd = discovered({"bang": bang, "tilde": tilde}, 10)
     row = rows["bang"]
-    assert row["significant"] and row["half_a_effect"] == pytest.approx(1.05 / sd)
+    assert row["significant"] and row["pairs"] == 6
+    assert row["half_a_effect"] == pytest.approx(np.mean([bang[c] for c in A10]) / sd)
     assert row["half_b_effect"] is None and row["replicates"] is None
     table = conform(pl.DataFrame([row]), DISCOVERED_BIASES, "discovered")
     (finding,) = findings_frame(discovered_findings(table, {}, FindingSettings())).iter_rows(named=True)
     assert finding["replication"] == "too few pairs to split"
     line = finding_line(finding).replace("\\", "")
     assert "Replication: too few pairs to split." in line and "holds in both" not in line
+    # four pairs, however sure: not tested (p NaN), too few pairs to say
+    few = rows["tilde"]
+    assert few["pairs"] == 4 and np.isnan(few["p_value"]) and not few["significant"] and few["low"] > 0
+    table = conform(pl.DataFrame([few]), DISCOVERED_BIASES, "discovered")
+    (finding,) = findings_frame(discovered_findings(table, {}, FindingSettings())).iter_rows(named=True)
+    assert finding["pairs"] == 4 and "(too few pairs to say)." in finding_line(finding).replace("\\", "")
 
 
 def finding_of(row: dict) -> dict:

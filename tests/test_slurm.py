@@ -46,9 +46,12 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 
 def tiny_config() -> dict:
-    """The demo shrunk to one dataset, one seed of three comparisons, two attributes and a python RM."""
+    """The demo shrunk to one dataset (its evaluation stage), one seed of three comparisons, two attributes
+    and a python RM."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    config["datasets"] = {"helpful": {"source": "embedded", "part": "helpful"}}
+    # evaluation only: no attribute effects or bias discovery, whose edits' scoring jobs would chain two more
+    # waves of cluster jobs behind the perturbations' (the truncation table counts every scored stage)
+    config["datasets"] = {"helpful": {"source": "embedded", "part": "helpful", "stages": ["evaluation"]}}
     config["sample"].update(n_per_seed=3, seeds=[0])
     config["reward_models"] = {"wordy": {"backend": "python", "callable": "test_rms.py:wordy"}}
     config["perturb"]["methods"] = list(METHODS)

@@ -364,7 +364,13 @@ ATTRIBUTE_EFFECTS: Contract = {
     "n_comparisons": Column(
         pl.Int64, "Comparisons those observations come from (copies of a pair by several seeds each counted)."
     ),
-    "significant": Column(pl.Boolean, "Whether the interval excludes 0."),
+    "pairs": Column(
+        pl.Int64, "Distinct pairs those observations come from (the bootstrap's clusters: copies once)."
+    ),
+    "significant": Column(
+        pl.Boolean,
+        "Whether the interval excludes 0 and `pairs` is at least 5 (fewer: too few pairs to say).",
+    ),
     "rank": Column(
         pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."
     ),
@@ -620,7 +626,12 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
     "kind": Column(pl.String, "The feature's kind."),
     "source": Column(pl.String, "Where the feature comes from."),
     "directions": Column(pl.String, "`both`, `add` or `remove`: the directions its edits went."),
-    "n_comparisons": Column(pl.Int64, "Distinct comparisons its edits come from (the bootstrap's units)."),
+    "n_comparisons": Column(pl.Int64, "Distinct comparisons its edits come from."),
+    "pairs": Column(
+        pl.Int64,
+        "Distinct pairs its edits come from (the bootstrap's clusters: a pair drawn by several seeds counted"
+        " once); fewer than 5 and it is not tested (p NaN): too few pairs to say.",
+    ),
     "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
     "reward_sd": Column(pl.Float64, "The RM's reward sd on the originals of the dataset."),
     "example_comparison_id": Column(pl.String, "An example edit's comparison (null without edits).", True),
@@ -827,6 +838,12 @@ FINDINGS: Contract = {
     "q_value": Column(pl.Float64, "Benjamini–Hochberg q-value (discovered features); null otherwise.", True),
     "reference": Column(pl.String, "The RM whose reward changes were subtracted; null for none.", True),
     "n": Column(pl.Int64, "Observations behind the effect (edits, or the discovery's n)."),
+    "pairs": Column(
+        pl.Int64,
+        "Distinct pairs behind the effect (its table's `pairs`); below 5 it is not significant: too few pairs"
+        " to say. Null from a table without it.",
+        True,
+    ),
     "rank": Column(
         pl.Int64,
         "Place in this RM's own list of (dataset, method): 1 = largest |effect| (ties: by name).",

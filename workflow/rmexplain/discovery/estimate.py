@@ -31,7 +31,8 @@ freedom, k the clusters the feature's edits come from, p = P(T > (|β_f| − δ)
 every feature is tested on the same responses: their noise is shared (the source's reward, the length
 slope), so under a null RM many tests move together, and with hundreds of edits effects of a few hundredths
 of an sd would be "significant" and matter to no one. Where se is 0 (every replicate equal), p is 0 beyond
-δ and 1 within it; a feature whose edits come from fewer than two clusters is not tested (NaN).
+δ and 1 within it; a feature whose edits come from fewer than ``MIN_FINDING_PAIRS`` (5) clusters is not
+tested (NaN: too few pairs to say), as an attribute effect over fewer is not significant.
 
 Replication: a feature that can come out significant (p ≤ the ``fdr`` ``round_effects`` is given; every
 tested feature without one) is estimated again on each of two disjoint halves of the pairs
@@ -79,6 +80,7 @@ from rmexplain.effects.analysis import (
     HALF_COLUMNS,
     HALVES,
     INFLUENCE_COLUMNS,
+    MIN_FINDING_PAIRS,
     cluster_pairs,
     count_changes,
     fill_influence,
@@ -212,10 +214,10 @@ def p_value(effect: float, boot: np.ndarray, clusters: int, min_effect: float = 
     """p of the null |β| ≤ ``min_effect`` against |β| > ``min_effect``: with t-distributed error of scale
     se = sd(finite bootstrap replicates) and k − 1 degrees of freedom, the chance at β = ±min_effect of an
     estimate at least as far out, P(T > (|β| − δ)/se) + P(T < (−|β| − δ)/se) (two-sided at δ = 0). NaN (not
-    tested) with fewer than two clusters, where the bootstrap cannot vary; where every replicate is equal,
-    0 beyond ``min_effect`` and 1 within it."""
+    tested) with fewer than ``MIN_FINDING_PAIRS`` clusters (too few pairs to say; with one the bootstrap
+    cannot vary); where every replicate is equal, 0 beyond ``min_effect`` and 1 within it."""
     finite = boot[np.isfinite(boot)]
-    if not np.isfinite(effect) or finite.size < 2 or clusters < 2:
+    if not np.isfinite(effect) or finite.size < 2 or clusters < MIN_FINDING_PAIRS:
         return float("nan")
     se = float(np.std(finite, ddof=1))
     size = abs(effect)
@@ -258,6 +260,7 @@ def feature_effects(
                 "p_value": p_value(effect, boot[:, f], k, min_effect),
                 "n": int(mine.sum()),
                 "n_comparisons": int(np.unique(data.comparison[mine]).size),
+                "pairs": k,
                 **dict.fromkeys(HALF_COLUMNS),
                 **dict.fromkeys(INFLUENCE_COLUMNS),
             }

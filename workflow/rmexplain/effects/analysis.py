@@ -419,7 +419,7 @@ def effects_table(
             obs = estimator.observations(data, rm, reference)
             values = [estimator.estimate(obs, w, n, len(data.attributes)) for w in (point, counts, jack)]
             _log_reasons(log, rm, name, estimator, obs, data)
-            mine = _rows(rm, name, estimator, reference, data, obs, values, settings)
+            mine = _rows(rm, name, estimator, reference, data, obs, values, settings, clusters)
             if pairs >= MIN_PAIRS:
                 _replicate(mine, estimator, obs, data, clusters, halves, settings.bootstrap)
                 _influence(mine, estimator, obs, data, clusters, values[2])
@@ -432,7 +432,10 @@ def effects_table(
     return without_intervals(table)
 
 
-MIN_PAIRS = 2  # distinct pairs an interval (and so significance) needs: one pair has nothing to resample
+MIN_PAIRS = 2  # distinct pairs an interval needs: one pair has nothing to resample
+# Distinct pairs a finding's edits must come from before it can be called significant: below it a cluster
+# bootstrap's interval (and a t test on k - 1 degrees of freedom) rests on a handful of responses
+MIN_FINDING_PAIRS = 5
 
 
 def too_few_pairs(pairs: int, comparisons: int) -> str:
@@ -501,11 +504,15 @@ def _rows(
     obs: Observations,
     values: list[np.ndarray],
     settings: EffectSettings,
+    clusters: np.ndarray,
 ) -> list[dict]:
-    """One row per attribute (and length) of one RM and estimator: the point value and its interval."""
+    """One row per attribute (and length) of one RM and estimator: the point value and its interval; a row
+    is significant where its interval excludes 0 and its observations come from at least
+    ``MIN_FINDING_PAIRS`` pairs (``clusters``: each comparison's pair)."""
     estimate, boot, jack = values
     names = row_names(type(estimator), data.attributes)
     n_obs, n_comp = support(obs, len(data.attributes), type(estimator).length_row)
+    pairs = row_pairs(obs, clusters, len(data.attributes), type(estimator).length_row)
     sd = data.rms[rm].sd
     out = []
     for k, attribute in enumerate(names):
@@ -526,12 +533,24 @@ def _rows(
                 "reward_sd": sd,
                 "reference": reference,
                 "n_comparisons": int(n_comp[k]),
-                "significant": bool(defined and excludes_zero(low, high, estimator.signed)),
+                "pairs": int(pairs[k]),
+                "significant": bool(
+                    defined and pairs[k] >= MIN_FINDING_PAIRS and excludes_zero(low, high, estimator.signed)
+                ),
                 **dict.fromkeys(HALF_COLUMNS),
                 **dict.fromkeys(INFLUENCE_COLUMNS),
             }
         )
     return out
+
+
+def row_pairs(obs: Observations, clusters: np.ndarray, n_attributes: int, length_row: bool) -> np.ndarray:
+    """Per row, as ``support`` counts comparisons: the distinct pairs (``clusters``: each comparison's) its
+    observations come from; the length row's are every observation's."""
+    pairs = [np.unique(clusters[obs.comparison[obs.attribute == a]]).size for a in range(n_attributes)]
+    if length_row:
+        pairs.append(np.unique(clusters[obs.comparison]).size)
+    return np.array(pairs, dtype=np.int64)
 
 
 def _replicate(
@@ -602,6 +621,7 @@ _SCHEMA = {
     "reward_sd": pl.Float64,
     "reference": pl.String,
     "n_comparisons": pl.Int64,
+    "pairs": pl.Int64,
     "significant": pl.Boolean,
     "half_a_effect": pl.Float64,
     "half_b_effect": pl.Float64,

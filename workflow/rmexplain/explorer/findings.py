@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from rmexplain.effects.base import LENGTH
+from rmexplain.findings import language
 from rmexplain.findings.phrases import Changed, changed_runs, shown, top_runs
 from rmexplain.textdiff import word_edit
 
@@ -46,6 +47,7 @@ def finding_rows(findings: pl.DataFrame, num: Callable[[float | None], float | N
         row = {k: r[k] for k in _KEEP}
         row.update({k: num(r[k]) for k in _NUMBERS})
         row["influential_pair"] = r["influential_pair"]
+        row["significance_note"] = language.significance_note(r["significant"], r.get("pairs"))
         before, after = r["example_before"], r["example_after"]
         row["example"] = None if before is None else {"before": before, "edit": word_edit(before, after)}
         rows.append(row)

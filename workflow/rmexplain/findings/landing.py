@@ -174,7 +174,7 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
     parts = [
         f"- **{text(row['phrase'])}** — {text(name)} {text(signed(row['effect']))} "
         f"\\[{text(signed(row['low']))}, {text(signed(row['high']))}\\] {text(unit + vs)}"
-        + ("" if row["significant"] else " (not significant)")
+        + language.significance_note(row["significant"], row.get("pairs"))
         + "."
     ]
     replicated = replication_sentence(row)

@@ -27,6 +27,7 @@ from typing import Any
 import regex
 import yaml
 
+from rmexplain.effects.analysis import MIN_FINDING_PAIRS
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings.phrases import written_form
 
@@ -160,3 +161,13 @@ FORMS: dict[str, Callable[[str], str]] = {  # a feature's kind -> what it adds, 
 def unit(name: str) -> str:
     """What one unit of an effect is, in words."""
     return "reward sd per sd of length" if name == LENGTH else "reward sd"
+
+
+def significance_note(significant: bool, pairs: int | None) -> str:
+    """What a finding's line adds after its interval: nothing where it is significant; else "(too few
+    pairs to say)" where its edits come from fewer than ``MIN_FINDING_PAIRS`` pairs, else "(not
+    significant)"."""
+    if significant:
+        return ""
+    too_few = pairs is not None and pairs < MIN_FINDING_PAIRS
+    return " (too few pairs to say)" if too_few else " (not significant)"

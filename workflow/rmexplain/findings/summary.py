@@ -145,6 +145,7 @@ def _base_row(row: Mapping[str, Any], descriptions: Mapping[str, str]) -> dict[s
         "q_value": None,
         "reference": row["reference"],
         "n": row["n"],
+        "pairs": row.get("pairs"),
         "rank": row["rank"],
         **replication_of(row, bool(row["significant"])),
         **influence_of(row, bool(row["significant"])),
@@ -313,7 +314,7 @@ def discovered_findings(
             "name": r["feature"], "description": r["description"],
             "phrase": _feature_phrase(r, texts.get((r["dataset"], r["feature"]), [])),
             "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": _significant(r),
-            "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"],
+            "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"], "pairs": r.get("pairs"),
         }  # fmt: skip
         row.update(replication_of(r, row["significant"]))
         row.update(influence_of(r, row["significant"]))

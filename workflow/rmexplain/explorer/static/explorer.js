@@ -385,7 +385,7 @@
   function numbers(f) {
     return (f.kind === "discovered" ? "discovered: " : "") + f.name + " " + signed(f.effect) + " [" + signed(f.low) +
       ", " + signed(f.high) + "] " + unitOf(f) + (f.reference ? " vs " + f.reference : "") +
-      (f.significant ? "" : " (not significant)") + (f.q_value !== null && f.q_value !== undefined ? ", q = " + fmt(f.q_value, 3) : "");
+      f.significance_note + (f.q_value !== null && f.q_value !== undefined ? ", q = " + fmt(f.q_value, 3) : "");
   }
   function carrierSentence(f) {
     return f.carrier_edits + " of " + f.n_direction + " edits " + (f.carrier_change === "inserts" ? "insert" : "delete") +

@@ -692,7 +692,8 @@ def toy_findings(root: Path) -> ExplorerInputs:
                 {"dataset": "toy", "method": "rules", "rm": rm, "estimator": "length_adjusted",
                  "attribute": a, "effect": e, "low": e - 0.2, "high": e + 0.2, "n": 24, "primary": True,
                  "effect_reward": 2 * e, "reward_sd": 2.0, "reference": None, "n_comparisons": 3,
-                 "pairs": 3, "significant": abs(e) > 0.2, "rank": k, **HALVES.get((rm, a), NO_HALVES)}
+                 "pairs": 3 if rm == "rm-a" else 8, "significant": abs(e) > 0.2, "rank": k,
+                 **HALVES.get((rm, a), NO_HALVES)}
                 for rm, rows in (
                     ("rm-a", (("harmlessness", 0.5), ("length", -0.3), ("clarity", 0.1))),
                     ("rm-b", (("clarity", 0.8), ("length", 0.15), ("harmlessness", 0.0))),
@@ -759,6 +760,11 @@ def test_the_edits_behind_each_effect_are_written_with_their_carrier(tmp_path):
     assert length["words"][0] == max(abs(w) for w in length["words"])  # the longest change first
     finding = next(f for f in manifest["findings"] if f["rm"] == "rm-a" and f["name"] == "harmlessness")
     assert apply_edit(finding["example"]["before"], finding["example"]["edit"]).endswith("Please be careful.")
+    # what each finding's line says after its interval: nothing where significant, else why not
+    notes = {(f["rm"], f["name"]): f["significance_note"] for f in manifest["findings"]}
+    assert notes["rm-a", "harmlessness"] == "" and notes["rm-a", "numbered_list"] == ""
+    assert notes["rm-a", "clarity"] == " (too few pairs to say)"  # 3 pairs
+    assert notes["rm-b", "harmlessness"] == " (not significant)"  # 8 pairs
 
 
 def test_the_findings_build_is_byte_identical(tmp_path):

@@ -408,3 +408,46 @@ def test_rows_without_edits_for_their_dataset_are_left_as_they_are():
         for r in discovered_findings(table({NUMBERS: 0.5, "numbered_list": 0.6}), {}, FindingSettings())
     ]
     assert place_under_classes(rows, {}) == rows and not any(r.get("under") for r in rows)
+
+
+# ── the same edits from two engines ───────────────────────────────────────────────────────────────────────
+CLOSER = "Let me know if you have questions."
+SOURCES = ("Cut it.", "Boil it.", "Fry it.", "Bake it.")
+
+
+def two_engines(llm_edits: list[tuple[str, int, str]], llm_q: float = 0.02) -> dict[str, dict]:
+    """The offline engine's let_me_know and the llm engine's hypothesis "ends inviting questions" (its edits
+    ``llm_edits``: source, direction, edited), both significant, on one RM; the findings by name."""
+    found = table({"let_me_know": -0.58, "ends inviting questions": -0.76})
+    found = found.with_columns(engine=pl.Series(["offline", "llm"]), q_value=pl.Series([0.01, llm_q]))
+    offline = [("let_me_know", 1, 1, s, f"{s} {CLOSER}") for s in SOURCES]
+    llm = [("ends inviting questions", d, 1, s, e) for s, d, e in llm_edits]
+    frame = edits(offline + llm).with_columns(
+        engine=pl.Series(["offline"] * len(offline) + ["llm"] * len(llm))
+    )
+    return by_name(discovered_findings(found, {"d": frame}, FindingSettings()))
+
+
+def test_one_row_for_the_same_edits_tested_by_two_engines():
+    """Where two engines' features edit three or more of the same (response, direction) pairs into the same
+    texts, the one with the smaller q-value is shown and the other listed under it, whatever their effects
+    (each engine fits its own length slope); differing on any shared edit, or sharing fewer than three,
+    both stay."""
+    same = [(s, 1, f"{s} {CLOSER}") for s in SOURCES[1:]]  # three shared, one source each edits alone
+    found = two_engines(same)
+    llm, offline = found["ends inviting questions"], found["let_me_know"]
+    assert llm["under"] == "let_me_know" and llm["same_edits"] and not llm["leading"]
+    assert offline.get("under") is None and offline["leading"]
+    found = two_engines(same, llm_q=0.001)  # the llm's q smaller: it is shown, the catalogue's under it
+    assert found["let_me_know"]["under"] == "ends inviting questions"
+    assert found["ends inviting questions"].get("under") is None
+    differing = [*same[:2], (SOURCES[3], 1, f"{SOURCES[3]} Let me know if you have any questions.")]
+    assert all(r.get("under") is None for r in two_engines(differing).values())
+    assert all(r.get("under") is None for r in two_engines(same[:2]).values())  # two shared: too few
+    block = findings_rst(
+        findings_frame(list(two_engines(same).values())), ["d"], ["a"], 0.95, "1. Findings", None
+    ).replace("\\", "")
+    assert (
+        "The llm engine's ends inviting questions made the same edits (−0.76 reward sd per instance" in block
+    )
+    assert CARRIED_NOTE not in block  # under another engine's feature, not under a class

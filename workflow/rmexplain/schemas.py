@@ -891,7 +891,16 @@ FINDINGS: Contract = {
         "For an attribute effect whose carrier holds a significant discovered feature of the RM, of the sign"
         " that explains the effect: that feature's name; for a discovered feature at least half of whose"
         " effect a significant class of the RM accounts for (numbers as digits, first-person words, …):"
-        " that class's name. The row is listed under it, not on its own (docs/findings.md). Null otherwise.",
+        " that class's name; for a discovered feature whose edits another engine's feature made word for"
+        " word (`same_edits`): that feature's name. The row is listed under it, not on its own"
+        " (docs/findings.md). Null otherwise.",
+        True,
+    ),
+    "same_edits": Column(
+        pl.Boolean,
+        "True for a discovered feature listed under another engine's feature (`under`) because both made the"
+        " same edits: on every response and direction both edited (3 or more), the same edited text."
+        " Null otherwise.",
         True,
     ),
     "under_share": Column(

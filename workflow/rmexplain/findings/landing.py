@@ -131,9 +131,15 @@ def under_sentence(attribute: dict) -> str:
     """What a finding listed under a discovered feature says there: an attribute effect placed by its
     carrier, its phrase, its effect and how many of its edits change the carrier that holds the feature; a
     finding under a class, its phrase, its effect, the class's instances that come with one instance (one
-    edit) of it, and the share of its effect the class's own effect accounts for."""
+    edit) of it, and the share of its effect the class's own effect accounts for; a feature of another engine
+    that made the same edits, its engine, name and effect."""
     if attribute.get("under_share") is not None:
         return carried_by_class_sentence(attribute)
+    if attribute.get("same_edits"):
+        return (
+            f"The {text(attribute['method'])} engine's {text(attribute['name'])} made the same edits "
+            f"({text(signed(attribute['effect']))} reward sd per instance added)."
+        )
     verb = "insert" if attribute["carrier_change"] == "inserts" else "delete"
     return (
         f"It is what **{text(attribute['phrase'])}** reads ({text(attribute['name'])} "
@@ -224,7 +230,7 @@ def findings_rst(
         + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else "")
         + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
         + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else "")
-        + (CARRIED_NOTE if findings["under"].is_not_null().any() else "")
+        + (CARRIED_NOTE if findings["under_share"].is_not_null().any() else "")
         + (NATURE_NOTE if (findings["nature"].is_not_null() & findings["significant"]).any() else ""),
         "",
     ]

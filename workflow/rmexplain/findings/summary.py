@@ -321,7 +321,67 @@ def discovered_findings(
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
-    return _rank_discovered(place_under_classes(rows, discovery_edits), settings.leading_discovered)
+    placed = place_under_same_edits(place_under_classes(rows, discovery_edits), discovery_edits)
+    return _rank_discovered(placed, settings.leading_discovered)
+
+
+MIN_SHARED_EDITS = 3  # (response, direction) pairs two features must both have edited to be called alike
+EditTexts = dict[tuple[str, int], str]  # a feature's edits: (source text, direction) -> edited text
+
+
+def place_under_same_edits(
+    rows: list[dict[str, Any]], discovery_edits: Mapping[str, pl.DataFrame]
+) -> list[dict[str, Any]]:
+    """``rows`` with ``under`` and ``same_edits`` set on each discovered feature whose edits a feature of
+    another engine made too, word for word (``same_edits_alike``): of two such features of one dataset and
+    RM, the one not already under a class, then the smaller q-value, the larger |effect|, the engine's and
+    the feature's names first, is shown; the other is listed under it."""
+    edits = _edit_texts(discovery_edits)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["dataset"], row["rm"]), []).append(row)
+    for (dataset, _), group in groups.items():
+        ordered = sorted(group, key=_shown_first)
+        for i, shown_row in enumerate(ordered):
+            if shown_row.get("same_edits"):
+                continue
+            mine = edits.get((dataset, shown_row["name"]), {})
+            for other in ordered[i + 1 :]:
+                if other["method"] == shown_row["method"] or other.get("under"):
+                    continue
+                if same_edits_alike(mine, edits.get((dataset, other["name"]), {})):
+                    other.update(under=shown_row["name"], same_edits=True)
+    return rows
+
+
+def same_edits_alike(a: EditTexts, b: EditTexts) -> bool:
+    """Whether two features' edits ((source text, direction) -> edited text) are the same edits: on every
+    (source, direction) both edited, at least ``MIN_SHARED_EDITS`` of them, the same edited text."""
+    shared = a.keys() & b.keys()
+    return len(shared) >= MIN_SHARED_EDITS and all(a[key] == b[key] for key in shared)
+
+
+def _edit_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tuple[str, str], EditTexts]:
+    """(dataset, feature) -> its edits."""
+    out: dict[tuple[str, str], EditTexts] = {}
+    for dataset, edits in discovery_edits.items():
+        columns = edits.select("feature", "source_text", "direction", "edited_text")
+        for feature, source, direction, edited in columns.iter_rows():
+            out.setdefault((dataset, feature), {})[(source, direction)] = edited
+    return out
+
+
+def _shown_first(row: Mapping[str, Any]) -> tuple:
+    """Which of two features with the same edits is shown: one not under a class, then the smaller q-value
+    (an undefined one last), the larger |effect|, the engine's and the feature's names."""
+    q = row.get("q_value")
+    return (
+        row.get("under") is not None,
+        q if q is not None and np.isfinite(q) else 2.0,
+        *_by_size(row)[:1],
+        row["method"],
+        row["name"],
+    )
 
 
 def _feature_phrase(row: Mapping[str, Any], texts: Sequence[str]) -> str:

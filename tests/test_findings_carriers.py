@@ -447,7 +447,6 @@ def test_one_row_for_the_same_edits_tested_by_two_engines():
     block = findings_rst(
         findings_frame(list(two_engines(same).values())), ["d"], ["a"], 0.95, "1. Findings", None
     ).replace("\\", "")
-    assert (
-        "The llm engine's ends inviting questions made the same edits (−0.76 reward sd per instance" in block
-    )
+    said = "The llm engine's “ends inviting questions” made the same edits (−0.76 reward sd per instance"
+    assert said in block
     assert CARRIED_NOTE not in block  # under another engine's feature, not under a class

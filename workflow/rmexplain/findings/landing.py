@@ -137,7 +137,7 @@ def under_sentence(attribute: dict) -> str:
         return carried_by_class_sentence(attribute)
     if attribute.get("same_edits"):
         return (
-            f"The {text(attribute['method'])} engine's {text(attribute['name'])} made the same edits "
+            f"The {text(attribute['method'])} engine's “{text(attribute['name'])}” made the same edits "
             f"({text(signed(attribute['effect']))} reward sd per instance added)."
         )
     verb = "insert" if attribute["carrier_change"] == "inserts" else "delete"

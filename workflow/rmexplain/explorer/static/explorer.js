@@ -457,7 +457,7 @@
   function underLine(a) {
     if (a.same_edits) {  // a feature of another engine that made the same edits
       return el("div", { class: "under", "data-name": a.name },
-        "The " + a.method + " engine's " + a.name + " made the same edits (" + signed(a.effect) + " reward sd per instance added).");
+        "The " + a.method + " engine's “" + a.name + "” made the same edits (" + signed(a.effect) + " reward sd per instance added).");
     }
     if (a.under_share !== null && a.under_share !== undefined) {
       var perInstance = a.kind === "discovered";

@@ -319,25 +319,32 @@ def test_effect_edit_skips_of_every_job_in_order_and_unreadable_ones_said(tmp_pa
     )
 
 
+def design_with_rewards(stage: str, rewards: pl.DataFrame) -> tuple[Design, str]:
+    """The summary config's design, with ``rewards`` written as its truncation part ``stage``'s score table
+    (in the working directory); the design and that table's path."""
+    design = Design.from_config(check(summary_config()))
+    path = {part_stage: path for _, _, part_stage, path in truncation_parts(design)}[stage]
+    Path(path).parent.mkdir(parents=True)
+    write_table(rewards, path, REWARDS, "rewards")
+    return design, path
+
+
 def test_texts_over_a_limit_in_every_score_table(tmp_path, monkeypatch):
     """The perturbations' rewards are read with their own contract, and a table not written yet (the
     originals', first) is passed over."""
     monkeypatch.chdir(tmp_path)
-    design = Design.from_config(check(summary_config()))
-    parts = {stage: path for _, _, stage, path in truncation_parts(design)}
     rewards = pl.DataFrame(
         {"text_id": ["a", "b", "c"], "rm": "demo-harmless", "reward": [1.0, None, 2.0],
          "truncated": [True, True, False], "max_length": 512},
     )  # fmt: skip
-    Path(parts["perturbations"]).parent.mkdir(parents=True)
-    write_table(rewards, parts["perturbations"], REWARDS, "rewards")
+    design, path = design_with_rewards("perturbations", rewards)
     over = "perturbations of harmless over demo-harmless's 512-token limit"
     log = "(logs/score_perturbations/harmless/demo-harmless.log)"
     assert run_summary(design, LOGS)[1:] == [
         f"      1 text: {over}, left unscored {log}",
         f"      1 text: {over}, scored cut {log}",
     ]
-    rewards.drop("truncated").write_parquet(parts["perturbations"])
+    rewards.drop("truncated").write_parquet(path)
     said = run_summary(design, LOGS)[-1]
     assert said.startswith("        (not counted: length_drops: perturbations scores (")
     assert "truncated" in said
@@ -345,14 +352,11 @@ def test_texts_over_a_limit_in_every_score_table(tmp_path, monkeypatch):
 
 def test_texts_over_a_limit_in_a_discovery_round_name_that_rounds_scoring_log(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    design = Design.from_config(check(summary_config()))
-    parts = {stage: path for _, _, stage, path in truncation_parts(design)}
     rewards = pl.DataFrame(
         {"text_id": ["a", "b"], "rm": "demo-harmless", "reward": [None, 2.0], "truncated": [True, True],
          "max_length": 512},
     )  # fmt: skip
-    Path(parts["discovery offline round 1"]).parent.mkdir(parents=True)
-    write_table(rewards, parts["discovery offline round 1"], REWARDS, "rewards")
+    design, _ = design_with_rewards("discovery offline round 1", rewards)
     over = "discovery offline round 1 of harmless over demo-harmless's 512-token limit"
     log = "(logs/discovery/score/harmless/offline/round1/demo-harmless.log)"
     assert run_summary(design, LOGS)[1:] == [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -512,7 +512,9 @@ def _rows(
     estimate, boot, jack = values
     names = row_names(type(estimator), data.attributes)
     n_obs, n_comp = support(obs, len(data.attributes), type(estimator).length_row)
-    pairs = row_pairs(obs, clusters, len(data.attributes), type(estimator).length_row)
+    # the distinct pairs behind each row: support's count over each observation's pair, not its comparison
+    by_pair = replace(obs, comparison=clusters[obs.comparison])
+    _, pairs = support(by_pair, len(data.attributes), type(estimator).length_row)
     sd = data.rms[rm].sd
     out = []
     for k, attribute in enumerate(names):
@@ -542,15 +544,6 @@ def _rows(
             }
         )
     return out
-
-
-def row_pairs(obs: Observations, clusters: np.ndarray, n_attributes: int, length_row: bool) -> np.ndarray:
-    """Per row, as ``support`` counts comparisons: the distinct pairs (``clusters``: each comparison's) its
-    observations come from; the length row's are every observation's."""
-    pairs = [np.unique(clusters[obs.comparison[obs.attribute == a]]).size for a in range(n_attributes)]
-    if length_row:
-        pairs.append(np.unique(clusters[obs.comparison]).size)
-    return np.array(pairs, dtype=np.int64)
 
 
 def _replicate(

@@ -378,7 +378,7 @@ def _shown_first(row: Mapping[str, Any]) -> tuple:
     return (
         row.get("under") is not None,
         q if q is not None and np.isfinite(q) else 2.0,
-        *_by_size(row)[:1],
+        _by_size(row)[0],
         row["method"],
         row["name"],
     )

@@ -27,6 +27,7 @@ from rmexplain.explorer.build import (
     token_bucket,
 )
 from rmexplain.explorer.inputs import explorer_inputs, explorer_settings
+from rmexplain.findings.attribution import Check
 from rmexplain.textdiff import apply_edit, word_edit, words
 
 # Texts that would run code if the page ever put them into the document as markup.
@@ -640,10 +641,11 @@ HALVES = {  # rm-a's harmlessness holds in both halves, rm-b's clarity does not 
 }  # fmt: skip
 
 
-def toy_findings(root: Path) -> ExplorerInputs:
+def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
     """The toy tables with attribute effects: rm-a rewards the harmlessness edits that insert "Please be
     careful." (4 of its 6 better edits; the other 2 insert "Stay safe." and move nothing), rm-b rewards
-    clarity; each RM's own order differs. A discovered feature with two edits."""
+    clarity; each RM's own order differs. A discovered feature with two edits; ``checks``: the carriers
+    re-scored."""
     from rmexplain.findings.changes import round_one
     from rmexplain.findings.summary import (
         FindingSettings,
@@ -721,7 +723,7 @@ def toy_findings(root: Path) -> ExplorerInputs:
         }
     )  # fmt: skip  (the list's items each add one number token: +0.7 of its +0.9, under the class)
     rows = attribute_findings(effects, changes_frame, texts, {}, FindingSettings())
-    rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings())
+    rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings(), checks)
     files = {}
     for name, frame, contract in (
         ("findings", findings_frame(rows), S.FINDINGS),
@@ -793,7 +795,8 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
     assert leading("rm-b") == ["clarity", "length"]
     assert text_of(browser, 'li.finding[data-name="numbers as digits"] .under') == (
         "It is what rewards the sentences as a numbered list reads (numbered_list +0.90 reward sd per "
-        "instance added): each instance adds 1 of this class, whose own effect accounts for 78% of it."
+        "instance added): each instance adds 1 of this class, whose own effect accounts for 78% of it "
+        "(inferred: its edits could not be re-scored without the class)."
     )
 
     def every(rm: str) -> list[str]:
@@ -855,6 +858,19 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
     wait_ready(browser)
     assert "Preference flip rates" in text_of(browser, "h2")
     assert "another question" in text_of(browser, "#flips-differ")
+
+    # the same list re-scored with the digits undone: the measured share, and how many edits say it
+    rescored = {
+        ("toy", "rm-a", "discovered", "offline", "numbered_list", "numbers as digits"): Check(0.95, 12, 0)
+    }
+    build_explorer(toy_findings(tmp_path / "rescored", rescored), tmp_path / "explorer-rescored", SETTINGS)
+    browser.get((tmp_path / "explorer-rescored/index.html").as_uri())
+    wait_ready(browser)
+    assert text_of(browser, 'li.finding[data-name="numbers as digits"] .under') == (
+        "It is what rewards the sentences as a numbered list reads (numbered_list +0.90 reward sd per "
+        "instance added): each instance adds 1 of this class; scored again with the class undone in the 12 "
+        "edits that change it, 95% of its effect goes."
+    )
 
     # a discovered feature leads to its edits
     browser.get(root + "#findings/toy")

@@ -265,7 +265,8 @@ def test_the_landing_page_lists_the_feature_under_its_class_word_for_word():
     line = finding_line(numbers, [listed])
     assert line.endswith(
         " It is what **rewards numbered\\_list** reads (numbered\\_list \\+0\\.60 reward sd per instance "
-        "added): each instance adds 1 of this class, whose own effect accounts for 83\\% of it."
+        "added): each instance adds 1 of this class, whose own effect accounts for 83\\% of it (inferred: its"
+        " edits could not be re-scored without the class)."
     )
 
 
@@ -290,7 +291,8 @@ def test_a_share_over_the_whole_is_said_so():
         rows.filter(pl.col("name") == n).row(0, named=True) for n in (NUMBERS, "numbered_list")
     )
     assert finding_line(numbers, [listed]).endswith(
-        "whose own effect accounts for more than all of it (150\\%: the edits' other changes move it back)."
+        "whose own effect accounts for more than all of it (150\\%: the edits' other changes move it back)"
+        " (inferred: its edits could not be re-scored without the class)."
     )
 
 
@@ -321,10 +323,10 @@ def test_a_feature_that_counts_a_character_class_carries_too():
     assert found["greeting_opener"]["under"] == "exclamation"
     assert found["greeting_opener"]["under_share"] == pytest.approx(0.45 / 0.52)
     assert found["bold"].get("under") is None
-    from rmexplain.findings.carriers import _class_named
+    from rmexplain.findings.carriers import class_named
 
-    assert _class_named("emoji") is not None and _class_named('character ";"') is not None
-    assert _class_named("greeting_opener") is None and _class_named("bold") is None
+    assert class_named("emoji") is not None and class_named('character ";"') is not None
+    assert class_named("greeting_opener") is None and class_named("bold") is None
 
 
 def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column():

@@ -16,6 +16,7 @@ from test_llm_workflow import write_project
 from test_reproduction import mini_paper_config, write_mini_paper_inputs
 
 from rmexplain import paths, targets
+from rmexplain import schemas as S
 from rmexplain.config import check, load
 from rmexplain.design import Design
 from rmexplain.llm.base import Completion
@@ -514,9 +515,38 @@ def test_the_plan_of_a_scored_dataset_counts_each_job_by_hand(tmp_path, monkeypa
     assert f"Duration at llm.rate_limit: unknown at 6000 tokens/min (judge {UNJUDGED})" in text
     assert plan.pending[0].metered is not None and metered > 0
     assert (
-        "Completions already cached: 0.\n\n## GPU jobs\n\nNone.\n\n## Hub downloads\n\nNone: everything"
+        "Completions already cached: 0.\n\n## GPU jobs\n\nNone.\n\n## Carriers re-scored\n\n- toy: each RM "
+        "scores the proposed carriers' edits with the class undone: how many is known once bias discovery's "
+        "effects are estimated (`snakemake --until carrier_edits`)\n\n## Hub downloads\n\nNone: everything"
         in text
     )
+    # once the carrier edits exist: their distinct undone texts (per comparison), the skip left out
+    undone = pl.DataFrame(
+        {
+            "dataset": "toy",
+            "kind": "discovered",
+            "method": "offline",
+            "finding": "f",
+            "carrier": "filler words",
+            "comparison_id": ["c0", "c0", "c1", "c1"],
+            "target": "chosen",
+            "direction": 1,
+            "dose": 1,
+            "class_change": 1,
+            "source_text": "S",
+            "edited_text": "E",
+            "source_undone": ["S", "S", "S", None],
+            "edited_undone": ["U", "V", "U", None],
+            "skip": [None, None, None, "why"],
+        }
+    )  # c0: S, U, V; c1: S, U
+    edits_file = tmp_path / paths.fmt(paths.CARRIER_EDITS, dataset="toy")
+    edits_file.parent.mkdir(parents=True)
+    S.write_table(undone, str(edits_file), S.CARRIER_EDITS, "carrier edits")
+    assert "- toy: each RM scores 5 texts (the proposed carriers' edits" in plan_markdown(
+        make_plan(config, tmp_path)
+    )
+    edits_file.unlink()
 
     first = next(job for job in plan.llm_jobs if job.method == "random").planned[0]
     cache = CompletionCache(tmp_path / config["llm"].get("cache_dir", ".rmexplain-cache/llm"))

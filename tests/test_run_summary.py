@@ -16,7 +16,7 @@ from rmexplain.config import check
 from rmexplain.design import Design
 from rmexplain.explanations.categorise import orient
 from rmexplain.run_summary import error_line, failed_jobs, failure_lines, run_summary
-from rmexplain.schemas import ORIGINAL_SCORES, REWARDS, write_table
+from rmexplain.schemas import CARRIER_EDITS, ORIGINAL_SCORES, REWARDS, write_table
 from rmexplain.targets import truncation_parts
 
 SNAKEMAKE_LOG = """\
@@ -477,3 +477,25 @@ def test_a_run_prints_the_failed_jobs_errors_and_what_it_skipped(workflow_copy):
         re.M,
     )
     assert unmatched and int(unmatched[1]) >= 1, said  # "never-sampled" at least
+
+
+def test_carrier_edits_whose_class_could_not_be_undone_are_counted_by_reason(tmp_path, monkeypatch):
+    """Each reason once, the instance it quotes left out ("“3.5” has no …" and "“2024” has no …" are one
+    reason), most first; the carrier edits' log named."""
+    monkeypatch.chdir(tmp_path)
+    design = Design.from_config(check(summary_config()))
+    skips = ["“3.5” has no one-word spelling", "“2024” has no one-word spelling", None, "a stand-in moves"]
+    edits = pl.DataFrame(
+        {"dataset": "harmless", "kind": "discovered", "method": "offline", "finding": "numbered_list",
+         "carrier": "numbers as digits", "comparison_id": "c1", "target": "chosen", "direction": 1,
+         "dose": 1, "class_change": 1, "source_text": "S", "edited_text": "E",
+         "source_undone": [None, None, "S", None], "edited_undone": [None, None, "U", None], "skip": skips}
+    )  # fmt: skip
+    path = Path(paths.fmt(paths.CARRIER_EDITS, dataset="harmless"))
+    path.parent.mkdir(parents=True)
+    write_table(edits, path, CARRIER_EDITS, "carrier edits")
+    logs = {**LOGS, "carrier_edits": "logs/findings/carriers/{dataset}.log"}
+    assert run_summary(design, logs)[1:] == [
+        "      2 carrier edits: “…” has no one-word spelling (logs/findings/carriers/harmless.log)",
+        "      1 carrier edit: a stand-in moves (logs/findings/carriers/harmless.log)",
+    ]

@@ -103,6 +103,11 @@ EFFECT_CHANGES = "results/findings/{dataset}/{method}/changes.parquet"
 FINDINGS = "results/findings/findings.parquet"
 FINDINGS_TABLE = "findings"  # results/tables/findings.{csv,md,html}
 REPORT_LANDING = "results/findings/landing.rst"
+# The carrier re-scored (docs/findings.md): each proposed (finding, class)'s edits with the class undone,
+# their embeddings (for RMs that look texts up) and every RM's rewards of them.
+CARRIER_EDITS = "results/findings/{dataset}/carriers/edits.parquet"
+CARRIER_EMBEDDINGS = "results/findings/{dataset}/carriers/embeddings.parquet"
+CARRIER_REWARDS = "results/scores/{dataset}/carriers/{rm}.parquet"
 PLANTED_RECOVERY = "planted_recovery"  # results/tables/planted_recovery.{csv,md,html}: per planted RM
 PLANTED_RECALL = "planted_recall"  # results/tables/planted_recall.{csv,md,html}: recall@k per estimator
 # Representative examples: a figure, an HTML page (figure embedded, texts) and a Markdown copy of the page.

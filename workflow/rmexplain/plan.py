@@ -62,6 +62,7 @@ from rmexplain.perturb.stages import orientation
 from rmexplain.schemas import (
     BIAS_DISCOVERY_EDITS,
     BIAS_DISCOVERY_EFFECTS,
+    CARRIER_EDITS,
     COMPARISONS,
     ORIGINAL_SCORES,
     polars_schema,
@@ -148,6 +149,7 @@ class Plan:
 
     llm_jobs: list[LLMJob] = field(default_factory=list)
     gpu_jobs: list[tuple[str, str, int]] = field(default_factory=list)  # (rule, wildcards, GPUs)
+    carrier_texts: list[tuple[str, int | None]] = field(default_factory=list)  # (dataset, texts or unknown)
     hub_models: list[tuple[str, str, bool]] = field(default_factory=list)  # (repo@revision, used by, present)
     hub_datasets: list[tuple[str, str]] = field(default_factory=list)  # (dataset, hub id)
     cached_completions: int = 0
@@ -562,6 +564,8 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
             jobs += [("score_discovery_edits", f"dataset={name}, engine={e}, round={r}, rm={rm}", gpus)
                      for name in design.discovery_datasets() if rm in design.dataset(name).rms
                      for e, r in targets.discovery_rounds(design)]  # fmt: skip
+            jobs += [("score_carrier_edits", f"dataset={name}, rm={rm}", gpus)
+                     for name, rms in targets.carrier_rms(design).items() if rm in rms]  # fmt: skip
             if design.tokens.enabled and rm in design.tokens.rms:
                 jobs += [("tokens_scan", f"rm={rm}, prompt={p}", gpus) for p in design.tokens.prompts]
     for method in design.methods:
@@ -576,7 +580,24 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
         jobs += [("embed_discovery_texts", f"dataset={name}, engine={e}, round={r}", 1)
                  for name in effect_datasets if name in design.discovery_datasets()
                  for e, r in targets.discovery_rounds(design) if r > 1]  # fmt: skip
+        jobs += [("embed_carrier_texts", f"dataset={name}", 1)
+                 for name in targets.carrier_rms(design) if name in effect_datasets]  # fmt: skip
     return jobs
+
+
+def _carrier_texts(design: Design, root: Path) -> list[tuple[str, int | None]]:
+    """Per dataset whose carriers are re-scored, the undone texts each RM scores (distinct (prompt, text)
+    of its carrier edits), or None until bias discovery's effects are estimated and the edits are made."""
+    out: list[tuple[str, int | None]] = []
+    for name in targets.carrier_rms(design):
+        path = root / paths.fmt(paths.CARRIER_EDITS, dataset=name)
+        if not path.is_file():
+            out.append((name, None))
+            continue
+        edits = read_table(path, CARRIER_EDITS, "carrier edits").filter(pl.col("skip").is_null())
+        texts = pl.concat(edits.select("comparison_id", text=c) for c in ("source_undone", "edited_undone"))
+        out.append((name, texts.unique().height))
+    return out
 
 
 def _hub(design: Design, root: Path) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str]]]:
@@ -635,6 +656,7 @@ def make_plan(config: Config, root: str | Path = ".") -> Plan:
     return Plan(
         llm_jobs=jobs,
         gpu_jobs=_gpu_jobs(design),
+        carrier_texts=_carrier_texts(design, root),
         hub_models=models,
         hub_datasets=datasets,
         cached_completions=cached,
@@ -686,6 +708,16 @@ def plan_markdown(plan: Plan) -> str:
         lines += ["", "### Answers near their max_tokens", ""] + [f"- WARNING {w}" for w in plan.warnings]
     lines += ["", f"Completions already cached: {plan.cached_completions}.", "", "## GPU jobs", ""]
     lines += [f"- `{rule}` ({wildcards}): gpu={gpus}" for rule, wildcards, gpus in plan.gpu_jobs] or ["None."]
+    if plan.carrier_texts:
+        lines += ["", "## Carriers re-scored", ""]
+        lines += [
+            f"- {name}: each RM scores {count} texts (the proposed carriers' edits with the class undone; "
+            "fewer where a text is an original or was scored before)"
+            if count is not None
+            else f"- {name}: each RM scores the proposed carriers' edits with the class undone: how many is "
+            "known once bias discovery's effects are estimated (`snakemake --until carrier_edits`)"
+            for name, count in plan.carrier_texts
+        ]
     lines += ["", "## Hub downloads", ""]
     for repo, used, present in plan.hub_models:
         lines.append(f"- model {repo} ({'downloaded' if present else 'to download'}; used by {used})")

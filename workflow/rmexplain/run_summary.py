@@ -33,9 +33,16 @@ import polars as pl
 from rmexplain import paths
 from rmexplain.data.readers import OUT_OF_SCOPE
 from rmexplain.design import Design
-from rmexplain.schemas import ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
+from rmexplain.findings.attribution import skip_reasons
+from rmexplain.schemas import CARRIER_EDITS, ORIGINAL_SCORES, PERTURB_SKIPS, REWARDS, read_table
 from rmexplain.score.lengths import length_counts
-from rmexplain.targets import discovery_rounds, discovery_stage, perturbation_jobs, truncation_parts
+from rmexplain.targets import (
+    carrier_rms,
+    discovery_rounds,
+    discovery_stage,
+    perturbation_jobs,
+    truncation_parts,
+)
 
 # The job logs the summary names, by rule (patterns with the rule's wildcards, as its ``log:`` says).
 LOG_RULES = (
@@ -47,6 +54,7 @@ LOG_RULES = (
     "score_perturbations",
     "score_effect_edits",
     "score_discovery_edits",
+    "carrier_edits",
 )
 _ERROR_BLOCK = re.compile(r"^Error in rule (?P<rule>\S+?):?\s*$")
 _LOG_LINE = re.compile(r"^\s+log: (?P<logs>.+?) \(check log file\(s\) for error details\)\s*$")
@@ -261,6 +269,24 @@ def _discovery_drops(log: Callable[[], str], path: str) -> list[Dropped]:
     return [Dropped("discovery edit", reason, n, log()) for reason, n in counts.sort("reason").iter_rows()]
 
 
+def carrier_edit_drops(design: Design, logs: Mapping[str, str]) -> list[Dropped]:
+    """The carriers' edits whose class could not be undone, by reason (the carrier edits' ``skip``; the
+    token an instance is quoted by left out, so that reasons group)."""
+    return each_file(
+        (
+            paths.fmt(paths.CARRIER_EDITS, dataset=dataset),
+            partial(_carrier_drops, partial(_log_of, logs, "carrier_edits", dataset=dataset)),
+        )
+        for dataset in carrier_rms(design)
+    )
+
+
+def _carrier_drops(log: Callable[[], str], path: str) -> list[Dropped]:
+    """One dataset's carrier edits not undone."""
+    reasons = skip_reasons(read_table(path, CARRIER_EDITS, "carrier edits"))
+    return [Dropped("carrier edit", reason, n, log()) for reason, n in reasons.iter_rows()]
+
+
 SCORING_RULES = {
     "originals": "score_originals",
     "perturbations": "score_perturbations",
@@ -322,7 +348,9 @@ def run_summary(design: Design, logs: Mapping[str, str]) -> list[str]:
     ``logs`` maps each rule of LOG_RULES to its log pattern."""
     drops: list[Dropped] = []
     unread: list[str] = []
-    for collect in (data_drops, perturbation_drops, effect_edit_drops, discovery_edit_drops, length_drops):
+    collectors = (data_drops, perturbation_drops, effect_edit_drops, discovery_edit_drops, carrier_edit_drops,
+                  length_drops)  # fmt: skip
+    for collect in collectors:
         try:
             drops += collect(design, logs)
         except Unread as err:

@@ -813,6 +813,33 @@ EFFECT_CHANGES: Contract = {
     "reference": Column(pl.String, "The RM subtracted in `effect_change`; null for none.", True),
 }
 
+CARRIER_EDITS: Contract = {
+    "dataset": Column(pl.String, "Dataset name."),
+    "kind": Column(pl.String, "`attribute` (an attribute effect's round-1 edit) or `discovered`."),
+    "method": Column(pl.String, "The attribute effects' method or the discovery engine."),
+    "finding": Column(pl.String, "The attribute or discovered feature whose edit this is."),
+    "carrier": Column(pl.String, "The class proposed as its carrier (a discovered class's name)."),
+    "comparison_id": Column(pl.String, "Joins COMPARISONS (its prompt is the edit's prompt)."),
+    "target": Column(pl.String, "`chosen` or `rejected`: which original of the comparison was edited."),
+    "direction": Column(pl.Int64, "+1: the edit adds the feature (or moves towards the better side); -1."),
+    "dose": Column(pl.Int64, "Instances of the finding the edit adds (+) or removes (-); ±1 for attributes."),
+    "class_change": Column(pl.Int64, "Instances of the class the edit adds (+) or removes (-)."),
+    "source_text": Column(pl.String, "S: the response edited."),
+    "edited_text": Column(pl.String, "E: the finding's edit of it."),
+    "source_undone": Column(
+        pl.String,
+        "S′: S with each instance of the class among the pieces the edit deleted replaced by its stand-in of"
+        " the same length (docs/findings.md); null for a skip.",
+        True,
+    ),
+    "edited_undone": Column(
+        pl.String,
+        "E′: E with each instance among the pieces the edit inserted replaced; null for a skip.",
+        True,
+    ),
+    "skip": Column(pl.String, "Why the class's change could not be undone (no stand-in, ...); null.", True),
+}
+
 FINDINGS: Contract = {
     "dataset": Column(pl.String, "Dataset name."),
     "method": Column(
@@ -905,9 +932,9 @@ FINDINGS: Contract = {
     ),
     "under_share": Column(
         pl.Float64,
-        "For a discovered feature under a class: the share of its effect per instance that the class's own"
-        " measured effect accounts for, β_class · instances of the class per instance / β_feature"
-        " (docs/findings.md); null otherwise.",
+        "For a finding under a class: the share of its effect the class carries — measured by re-scoring its"
+        " edits with the class's change undone where `under_check` is `re-scored`, else the share the class's"
+        " own measured effect accounts for (`under_inferred_share`; docs/findings.md); null otherwise.",
         True,
     ),
     "under_per_instance": Column(
@@ -915,6 +942,22 @@ FINDINGS: Contract = {
         "For a discovered feature under a class: the class's instances its edits change per instance of"
         " the feature (negative: removed); null otherwise.",
         True,
+    ),
+    "under_inferred_share": Column(
+        pl.Float64,
+        "For a finding under a class: the share the class's own measured effect accounts for, which proposed"
+        " the class (β_class · instances per instance / β_finding); null otherwise.",
+        True,
+    ),
+    "under_check": Column(
+        pl.String,
+        "For a finding under a class: `re-scored` where its edits were scored again with the class's change"
+        " undone and `under_share` is that measured share (docs/findings.md); `inferred` where they could not"
+        " be (no stand-in of the same length, too few edits) and `under_share` is the proposed one.",
+        True,
+    ),
+    "under_checked_edits": Column(
+        pl.Int64, "Re-scored: the finding's edits that change the class, scored again with it undone.", True
     ),
     "half_a_effect": Column(
         pl.Float64, "The effect on half A of the pairs (docs/findings.md); null where not computed.", True
@@ -961,4 +1004,4 @@ FINDINGS: Contract = {
     ),
 }
 
-CONTRACTS.update({"effect_changes": EFFECT_CHANGES, "findings": FINDINGS})
+CONTRACTS.update({"effect_changes": EFFECT_CHANGES, "carrier_edits": CARRIER_EDITS, "findings": FINDINGS})

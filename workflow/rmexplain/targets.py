@@ -7,6 +7,7 @@ The rule files (``import rmexplain.targets as targets``) and the input functions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rmexplain import paths
@@ -320,17 +321,51 @@ def effect_change_files(design: Design) -> list[str]:
 
 def findings_inputs(design: Design) -> dict[str, list[str]]:
     """What the findings read: per effect pair (in ``effect_pairs`` order) its effects, edits, changes and
-    comparisons; the discovery stage's table and edits where it runs."""
-    pairs = design.effect_pairs
+    comparisons; the discovery stage's table and edits where it runs; the carriers re-scored (per dataset of
+    ``carrier_rms``: its carrier edits and comparisons; per RM of it, its rewards of them and of the
+    originals)."""
+    carriers = carrier_rms(design)
+    per_rm = [(d, rm) for d, references in carriers.items() for rm in references]
+    return {
+        **_effect_and_discovery_inputs(design.effect_pairs, design.discovery_datasets()),
+        "carrier_edits": [paths.fmt(paths.CARRIER_EDITS, dataset=d) for d in carriers],
+        "carrier_comparisons": [paths.fmt(paths.COMPARISONS, dataset=d) for d in carriers],
+        "carrier_rewards": [paths.fmt(paths.CARRIER_REWARDS, dataset=d, rm=rm) for d, rm in per_rm],
+        "carrier_originals": [paths.fmt(paths.ORIGINAL_SCORES, dataset=d, rm=rm) for d, rm in per_rm],
+    }
+
+
+def _effect_and_discovery_inputs(
+    pairs: Sequence[tuple[str, str]], discovery_datasets: Sequence[str]
+) -> dict[str, list[str]]:
     return {
         "effects": [paths.fmt(paths.ATTRIBUTE_EFFECTS, dataset=d, method=m) for d, m in pairs],
         "edits": [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in pairs],
-        "changes": effect_change_files(design),
+        "changes": [paths.fmt(paths.EFFECT_CHANGES, dataset=d, method=m) for d, m in pairs],
         "comparisons": [paths.fmt(paths.COMPARISONS, dataset=d) for d, _ in pairs],
         # bias discovery, where it runs: its table and each discovery dataset's tested edits
-        "discovered": [paths.BIASES_TABLE] if design.discovery_datasets() else [],
-        "discovery_edits": [paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()],
+        "discovered": [paths.BIASES_TABLE] if discovery_datasets else [],
+        "discovery_edits": [paths.fmt(paths.BIASES_EDITS, dataset=d) for d in discovery_datasets],
     }
+
+
+def carrier_rms(design: Design) -> dict[str, dict[str, str | None]]:
+    """Datasets whose findings' carriers are re-scored (bias discovery's, where findings run: the classes are
+    discovered features) -> each RM of the dataset -> the RM it is read against."""
+    if not design.effect_pairs:
+        return {}
+    return {d: effect_references(design, d) for d in design.discovery_datasets()}
+
+
+def carrier_edit_inputs(design: Design, dataset: str) -> dict[str, list[str]]:
+    """What a dataset's carrier edits read: the findings' inputs (``findings_inputs``) of that dataset."""
+    pairs = [(d, m) for d, m in design.effect_pairs if d == dataset]
+    return _effect_and_discovery_inputs(pairs, [dataset])
+
+
+def carrier_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
+    """The carrier edits' text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``)."""
+    return [paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
 
 
 def report_links(design: Design) -> dict[str, str | None]:
@@ -416,18 +451,19 @@ def scores_before(
     design: Design, dataset: str, rm: str, stage: str, engine: str = "", round_: int = 0
 ) -> list[str]:
     """The score tables of RM ``rm`` on ``dataset`` that a scoring job of ``stage`` (``perturbations``,
-    ``effects`` or ``discovery``: ``engine``'s round ``round_``) copies the texts of rather than scoring them
-    again, in the order the jobs run: the originals, the perturbations, the effect edits, then every
-    discovery round before this one (engines in config order, rounds in order)."""
+    ``effects``, ``discovery``: ``engine``'s round ``round_``, or ``carriers``: after every round) copies the
+    texts of rather than scoring them again, in the order the jobs run: the originals, the perturbations, the
+    effect edits, then every discovery round before this one (engines in config order, rounds in order)."""
     d = design.dataset(dataset)
     tables = [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm)]
-    if stage in ("effects", "discovery") and d.methods and rm in d.rms:
+    if stage in ("effects", "discovery", "carriers") and d.methods and rm in d.rms:
         tables.append(paths.fmt(paths.PERTURBATION_REWARDS, dataset=dataset, rm=rm))
-    if stage == "discovery":
+    if stage in ("discovery", "carriers"):
         if dataset in design.effect_datasets():
             tables.append(paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm))
         rounds = discovery_rounds(design)
-        tables += [round_rewards(dataset, e, r, rm) for e, r in rounds[: rounds.index((engine, round_))]]
+        before = rounds.index((engine, round_)) if stage == "discovery" else len(rounds)
+        tables += [round_rewards(dataset, e, r, rm) for e, r in rounds[:before]]
     return tables
 
 
@@ -693,6 +729,7 @@ def recorded_job_outputs(design: Design) -> list[str]:
     outputs += [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=d) for d in effect_embedding_datasets(design)]
     outputs += [paths.fmt(paths.REWARD_SCALE, rm=rm) for rm in design.planted_bases]
     outputs += discovery_later_round_outputs(design)
+    outputs += carrier_outputs(design)
     if design.discovery_enabled:
         outputs += [
             paths.fmt(paths.DISCOVERY_ANSWERS, dataset=d, orienter=design.discovery_orienter(d))
@@ -720,6 +757,18 @@ def discovery_later_round_outputs(design: Design) -> list[str]:
         if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))
     ]
     return outputs + [f for d, e, r in later for f in discovery_rewards(design, d, e, r)]
+
+
+def carrier_outputs(design: Design) -> list[str]:
+    """Embeddings (where an RM looks texts up) and every RM's rewards of the carriers re-scored."""
+    carriers = carrier_rms(design)
+    outputs = [
+        paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=d)
+        for d in carriers
+        if any(looks_texts_up(design, rm) for rm in carriers[d])
+    ]
+    rewards = [paths.fmt(paths.CARRIER_REWARDS, dataset=d, rm=r) for d, rms in carriers.items() for r in rms]
+    return outputs + rewards
 
 
 def provenance_targets() -> list[str]:

@@ -20,6 +20,68 @@ rule effect_changes:
         "../scripts/effect_changes.py"
 
 
+# The carrier re-scored (docs/findings.md): the edits of each (finding, class) the classes' measured effects
+# propose, with the class's change undone; their embeddings for RMs that look texts up; every RM's rewards.
+rule carrier_edits:
+    input:
+        unpack(lambda w: targets.carrier_edit_inputs(design, w.dataset)),
+    output:
+        paths.CARRIER_EDITS,
+    log:
+        "logs/findings/carriers/{dataset}.log",
+    conda:
+        "../../envs/core.yaml"
+    script:
+        "../scripts/carrier_edits.py"
+
+
+rule embed_carrier_texts:
+    input:
+        carriers=[paths.CARRIER_EDITS],
+        known=lambda w: targets.text_embeddings_of(design, w.dataset),
+        hub=ancient(downloads.models_for_distances(design)),
+    output:
+        paths.CARRIER_EMBEDDINGS,
+        job_record=paths.job_record(paths.CARRIER_EMBEDDINGS),
+    log:
+        "logs/findings/carriers/embed/{dataset}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 2
+    resources:
+        gpu=embedding_gpus,
+    params:
+        encoder={k: config["evaluate"].get(k) for k in ("embedding_model", "batch_size", "device")},
+    script:
+        "../scripts/embed_effect_texts.py"
+
+
+rule score_carrier_edits:
+    input:
+        unpack(rm_artifacts),
+        comparisons=paths.COMPARISONS,
+        texts=[paths.CARRIER_EDITS],
+        embeddings=lambda w: targets.carrier_embeddings_for_rm(design, w.dataset, w.rm),
+        known=lambda w: targets.scores_before(design, w.dataset, w.rm, "carriers"),
+        hub=rm_hub_models,
+    output:
+        paths.CARRIER_REWARDS,
+        job_record=paths.job_record(paths.CARRIER_REWARDS),
+    log:
+        "logs/findings/carriers/score/{dataset}/{rm}.log",
+    conda:
+        rm_conda_env
+    threads: rm_threads
+    resources:
+        gpu=rm_gpus,
+    params:
+        spec=rm_spec,
+        store=config["scoring"]["cache_dir"],
+        stage="carriers",
+    script:
+        "../scripts/score_stage.py"
+
+
 rule findings:
     input:
         unpack(lambda w: targets.findings_inputs(design)),
@@ -43,5 +105,7 @@ rule findings:
         order={"datasets": list(design.datasets), "rms": list(design.reward_models)},
         level=config["analysis"]["bootstrap"]["confidence_level"],
         links=targets.report_links(design),
+        carriers=targets.carrier_rms(design),
+        bootstrap=config["analysis"]["bootstrap"],
     script:
         "../scripts/findings.py"

@@ -20,5 +20,6 @@ run_embed_effect_texts(
     snakemake.output[0],
     log,
     discovery=list(snakemake.input.get("discovery", [])),  # bias discovery's edits
+    carriers=list(snakemake.input.get("carriers", [])),  # the carrier edits' undone texts
 )
 write_job_record(snakemake.output.job_record, rule=snakemake.rule, gpus=snakemake.resources.get("gpu", 0))

@@ -14,4 +14,6 @@ run_findings(
     links=snakemake.params.links,
     outputs=dict(snakemake.output.items()),
     log=log,
+    carriers=snakemake.params.carriers,  # dataset -> RM -> its reference, where carriers are re-scored
+    bootstrap=snakemake.params.bootstrap,  # for the interval of a class measured by re-scoring
 )

@@ -275,6 +275,12 @@ def half_estimate(
     return HalfEstimate(effect, low, high, int(np.unique(behind).size))
 
 
+def median_row(values: np.ndarray) -> int:
+    """Index of the lower median of ``values`` (finite), the first such index on ties."""
+    order = np.argsort(values, kind="stable")
+    return int(order[(len(order) - 1) // 2])
+
+
 def excludes_zero(low: float, high: float, signed: bool = True) -> bool:
     """Whether an interval excludes 0 (an unsigned share's: lies above it); False where it is undefined."""
     return bool(low > 0 or (signed and high < 0))

@@ -26,6 +26,7 @@ from rmexplain.perturb.stages import method_services
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
     BIAS_DISCOVERY_EDITS,
+    CARRIER_EDITS,
     COMPARISONS,
     EFFECT_EDITS,
     EXPLANATIONS,
@@ -82,17 +83,20 @@ def run_embed_effect_texts(
     output: str,
     log: logging.Logger,
     discovery: Sequence[str] = (),
+    carriers: Sequence[str] = (),
 ) -> None:
-    """TEXT_EMBEDDINGS of every edited text of a dataset (the effect edits ``edits`` and bias discovery's
-    ``discovery``), each once, for the RMs that look texts up instead of encoding them (the demo RMs and the
-    planted RMs built on them). Texts the dataset's own embedding table (``known``: the perturbations' and
-    originals', same encoder) holds are copied from it; only the others are encoded, the effect edits' in
-    one pass and then the discovery's (so the effect edits are encoded alike with or without them)."""
+    """TEXT_EMBEDDINGS of every edited text of a dataset (the effect edits ``edits``, bias discovery's
+    ``discovery`` and the carrier edits' undone texts ``carriers``), each once, for the RMs that look texts
+    up instead of encoding them (the demo RMs and the planted RMs built on them). Texts the dataset's own
+    embedding table (``known``: the perturbations' and originals', same encoder) holds are copied from it;
+    only the others are encoded, the effect edits' in one pass and then the others (so the effect edits are
+    encoded alike with or without them)."""
     effect_texts = set().union(
         *(read_table(p, EFFECT_EDITS, "effect edits")["text"].to_list() for p in edits)
     )
     discovery_texts = set().union(
-        *(read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")["edited_text"].to_list() for p in discovery)
+        *(read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits")["edited_text"].to_list() for p in discovery),
+        *(_undone_texts(p) for p in carriers),
     )
     texts = effect_texts | discovery_texts
     held = [
@@ -111,6 +115,11 @@ def run_embed_effect_texts(
     encoded = [encode_table(group, settings) for group in (missing, later) if group]
     frame = pl.concat([reused, *encoded]).sort("text")
     write_table(frame, output, TEXT_EMBEDDINGS, "effect text embeddings")
+
+
+def _undone_texts(path: str) -> set[str]:
+    frame = read_table(path, CARRIER_EDITS, "carrier edits").filter(pl.col("skip").is_null())
+    return set(frame["source_undone"].to_list()) | set(frame["edited_undone"].to_list())
 
 
 def run_attribute_effects(

@@ -22,13 +22,17 @@ same way over its round-1 edits (an intercept and the signed direction: b_c per 
 side); one a class does not carry may still go under a discovered feature by its carrier phrase
 (``rmexplain.findings.summary.place_under_carriers``).
 
-This reads the edits already scored: it names the carrier from the classes' measured effects; it does not
-re-score F's edits with the class undone.
+These shares propose; the re-scoring decides (``rmexplain.findings.attribution``): each proposed class is
+tested by scoring F's edits again with the class's change undone, and where that measured share is known
+from enough edits it replaces the proposed one (``under_check`` "re-scored"; a class whose measured share
+falls below ``MIN_SHARE`` carries nothing); where it is not (no stand-in of the same length, too few
+edits), the proposed share stands (``under_check`` "inferred").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -38,22 +42,33 @@ import polars as pl
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.classes import CLASS_KINDS
 from rmexplain.discovery.mining import feature_named
+from rmexplain.findings.attribution import (
+    CHARACTER_KINDS,
+    CHARACTER_PROBES,
+    MIN_SHARE,
+    TOLERANCE,
+    WORD_CLASSES,
+    Candidate,
+    Check,
+    CheckKey,
+    signed_coefficient,
+)
 
-MIN_SHARE = 0.5  # of F's effect the class must account for
-CHARACTER_KINDS = ("punctuation", "character")  # catalogue punctuation probes, mined characters: a class each
-CHARACTER_PROBES = ("emoji",)  # a catalogue format probe that counts a character class
-TOLERANCE = 1e-9  # a share of exactly MIN_SHARE, up to rounding, counts
+MIN_PER_INSTANCE = 0.5  # a word class is tried on a finding whose instance comes with this many or more
 
 
 def place_under_classes(
-    rows: list[dict[str, Any]], edits: Mapping[str, pl.DataFrame]
+    rows: list[dict[str, Any]],
+    edits: Mapping[str, pl.DataFrame],
+    checks: Mapping[CheckKey, Check] | None = None,
 ) -> list[dict[str, Any]]:
     """``rows`` (discovered FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance`` set on
     each significant feature a significant class of the same dataset and RM carries; ``edits``: dataset ->
     its discovery edits (``feature``, ``direction``, ``source_text``, ``edited_text``; ``engine`` and ``dose``
     where the table has them). A class may go under another class (opening with "I" under first-person
     words); the placements are made share nearest the whole first (ties by the feature's, then the class's
-    name), and a row that is under a class carries none, so no class ends up under itself."""
+    name), and a row that is under a class carries none, so no class ends up under itself; ``checks``: the
+    re-scored shares (``rmexplain.findings.attribution``), which decide where they can."""
     held = _classes(rows)
     fitted = _PerInstance(
         lambda dataset, method, name: _feature_edits(edits[dataset], method, name)
@@ -62,17 +77,17 @@ def place_under_classes(
     for row in rows:
         mine = held.get((row["dataset"], row["rm"]), [])
         if mine and row["significant"] and row["dataset"] in edits:
-            candidates += [(*c, row) for c in _shares(row, mine, fitted) if c[1] != row["name"]]
+            candidates += [(c, row) for c in _shares(row, mine, fitted, checks) if c.name != row["name"]]
     placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
     carriers: set[tuple[str, str, str]] = set()
-    nearest_first = sorted(candidates, key=lambda c: (_from_whole(c[0]), c[3]["name"], c[1]))
-    for share, name, per_instance, row in nearest_first:
+    nearest_first = sorted(candidates, key=lambda c: (_from_whole(c[0].share), c[1]["name"], c[0].name))
+    for share, row in nearest_first:
         key = (row["dataset"], row["rm"])
-        if (*key, row["name"]) in placed or (*key, row["name"]) in carriers or (*key, name) in placed:
+        if (*key, row["name"]) in placed or (*key, row["name"]) in carriers or (*key, share.name) in placed:
             continue
-        row.update(under=name, under_share=share, under_per_instance=per_instance)
+        row.update(share.columns())
         placed.add((*key, row["name"]))
-        carriers.add((*key, name))
+        carriers.add((*key, share.name))
     return rows
 
 
@@ -80,14 +95,30 @@ def place_attributes_under_classes(
     attributes: list[dict[str, Any]],
     discovered: Sequence[Mapping[str, Any]],
     edits: Mapping[tuple[str, str], pl.DataFrame],
+    checks: Mapping[CheckKey, Check] | None = None,
 ) -> list[dict[str, Any]]:
     """``attributes`` (attribute FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance``
     set on each significant attribute effect a significant class of the same dataset and RM carries, its
     edits fitted as its effect is (an intercept and the signed direction); ``edits``: (dataset, method) ->
     its round-1 edits (``attribute``, ``direction`` better/worse, ``source_text``, ``text``). Per edit, as the
-    attribute effects are: b_c is the class's instances one edit towards the better side changes."""
+    attribute effects are: b_c is the class's instances one edit towards the better side changes; ``checks``
+    as ``place_under_classes``'s."""
     held = _classes(discovered)
-    fitted = _PerInstance(
+    fitted = _attribute_fits(edits)
+    for row in attributes:
+        mine = held.get((row["dataset"], row["rm"]), [])
+        pair = edits.get((row["dataset"], row["method"]))
+        if row["kind"] != "attribute" or not mine or not row["significant"] or pair is None:
+            continue
+        shares = _shares(row, mine, fitted, checks)
+        if shares:
+            row.update(min(shares, key=lambda c: (_from_whole(c.share), c.name)).columns())
+    return attributes
+
+
+def _attribute_fits(edits: Mapping[tuple[str, str], pl.DataFrame]) -> _PerInstance:
+    """b_c of attribute effects' round-1 edits, each per edit towards the better side."""
+    return _PerInstance(
         lambda dataset, method, name: (
             edits[(dataset, method)]
             .filter(pl.col("attribute") == name)
@@ -98,16 +129,62 @@ def place_attributes_under_classes(
             )
         )
     )  # every RM of a (dataset, method) shares an attribute's edits: each b_c is fitted once
-    for row in attributes:
+
+
+def proposals(
+    attributes: Sequence[Mapping[str, Any]],
+    discovered: Sequence[Mapping[str, Any]],
+    attribute_edits: Mapping[tuple[str, str], pl.DataFrame],
+    discovery_edits: Mapping[str, pl.DataFrame],
+) -> list[Candidate]:
+    """Every (finding, class) to re-score, whatever the RM, in row order, each once: for each significant
+    finding (attribute effect or discovered feature) of some RM, each significant class whose measured
+    effect accounts for at least ``MIN_SHARE`` of it, and each class of ``WORD_CLASSES`` whose own edits'
+    estimate, anywhere in its interval, could (significant or not: a class the responses rarely hold has too
+    few edits of its own), or that has no estimate and comes with at least ``MIN_PER_INSTANCE`` instances
+    per instance of the finding (per edit of an attribute). ``discovered``: every discovered row, the
+    classes' own among them."""
+    held = _classes(discovered)
+    estimates = {(r["dataset"], r["rm"], r["name"]): r for r in discovered if r["name"] in WORD_CLASSES}
+    fits = {
+        "discovered": _PerInstance(lambda d, m, name: _feature_edits(discovery_edits[d], m, name)),
+        "attribute": _attribute_fits(attribute_edits),
+    }
+    found: dict[Candidate, None] = {}
+    for row in [*attributes, *discovered]:
         mine = held.get((row["dataset"], row["rm"]), [])
-        pair = edits.get((row["dataset"], row["method"]))
-        if row["kind"] != "attribute" or not mine or not row["significant"] or pair is None:
+        has_edits = (
+            (row["dataset"], row["method"]) in attribute_edits
+            if row["kind"] == "attribute"
+            else row["dataset"] in discovery_edits
+        )
+        if row["kind"] not in fits or not row["significant"] or not has_edits:
             continue
-        shares = _shares(row, mine, fitted)
-        if shares:
-            share, name, per_instance = min(shares, key=lambda c: (_from_whole(c[0]), c[1]))
-            row.update(under=name, under_share=share, under_per_instance=per_instance)
-    return attributes
+        names = [share.name for share in _shares(row, mine, fits[row["kind"]])]
+        names += [
+            c
+            for c in WORD_CLASSES
+            if _could_carry(
+                row, fits[row["kind"]](row, c, class_named(c)), estimates.get((row["dataset"], row["rm"], c))
+            )
+        ]
+        for name in names:
+            if name != row["name"]:
+                found[Candidate(row["dataset"], row["kind"], row["method"], row["name"], name)] = None
+    return list(found)
+
+
+def _could_carry(row: Mapping[str, Any], per_instance: float, own: Mapping[str, Any] | None) -> bool:
+    """Whether a word class whose instances come ``per_instance`` with one of ``row``'s could carry half
+    of its effect: by its own edits' estimate or either end of its interval (``own``), or, without one,
+    where at least ``MIN_PER_INSTANCE`` instances come with each."""
+    if not np.isfinite(per_instance):
+        return False
+    values = [own.get(k) for k in ("effect", "low", "high")] if own is not None else []
+    values = [v for v in values if v is not None and np.isfinite(v)]
+    if not values:
+        return abs(per_instance) >= MIN_PER_INSTANCE
+    return max(per_instance * v / row["effect"] for v in values) >= MIN_SHARE - TOLERANCE
 
 
 def _from_whole(share: float) -> float:
@@ -143,18 +220,45 @@ class _PerInstance:
         return self.fitted[(*finding, name)]
 
 
+@dataclass(frozen=True)
+class Share:
+    """A class's share of a finding: ``share`` decides (the re-scored one where ``check`` is "re-scored"),
+    ``inferred`` is the one the classes' measured effects propose."""
+
+    share: float
+    name: str
+    per_instance: float
+    inferred: float
+    check: str  # "re-scored" or "inferred"
+    checked: int | None = None  # re-scored: the edits that change the class
+
+    def columns(self) -> dict[str, Any]:
+        """The FINDINGS columns of a row placed under this class."""
+        return {"under": self.name, "under_share": self.share, "under_per_instance": self.per_instance,
+                "under_inferred_share": self.inferred, "under_check": self.check,
+                "under_checked_edits": self.checked}  # fmt: skip
+
+
 def _shares(
-    row: Mapping[str, Any], classes: Sequence[tuple[str, float, Feature]], per_instance_of: _PerInstance
-) -> list[tuple[float, str, float]]:
-    """(share, class, b_c) of each class that accounts for at least ``MIN_SHARE`` of ``row``'s effect."""
+    row: Mapping[str, Any],
+    classes: Sequence[tuple[str, float, Feature]],
+    per_instance_of: _PerInstance,
+    checks: Mapping[CheckKey, Check] | None = None,
+) -> list[Share]:
+    """Each class that carries at least ``MIN_SHARE`` of ``row``'s effect: where its re-scoring decides
+    (``checks``), by its re-scored share; elsewhere by the share its measured effect accounts for."""
     if not np.isfinite(row["effect"]) or row["effect"] == 0:
         return []
     out = []
     for name, effect, detector in classes:
         per_instance = per_instance_of(row, name, detector)
-        share = per_instance * effect / row["effect"]
-        if np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
-            out.append((float(share), name, per_instance))
+        share = float(per_instance * effect / row["effect"])
+        check = (checks or {}).get((row["dataset"], row["rm"], row["kind"], row["method"], row["name"], name))
+        if check is not None and check.decides:
+            if check.carries:
+                out.append(Share(check.share, name, per_instance, share, "re-scored", check.checked))
+        elif np.isfinite(share) and share >= MIN_SHARE - TOLERANCE:
+            out.append(Share(share, name, per_instance, share, "inferred"))
     return out
 
 
@@ -162,11 +266,11 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
     """The class a significant discovered row with a finite effect is, else None."""
     if not row["significant"] or not np.isfinite(row["effect"]) or row["effect"] == 0:
         return None
-    return _class_named(row["name"])
+    return class_named(row["name"])
 
 
 @cache
-def _class_named(name: str) -> Feature | None:
+def class_named(name: str) -> Feature | None:
     """The detector of a carrier class from its name: a class, or a feature that counts one character class
     (``CHARACTER_KINDS``, ``CHARACTER_PROBES``); None for any other feature."""
     found = feature_named(name)
@@ -186,16 +290,8 @@ def _per_instance(edits: pl.DataFrame, detector: Feature) -> float:
     """b_c: the class instances that come with one instance of the feature (the signed instance's
     coefficient when each edit's change in the class's count is fitted as the feature's effect is); NaN
     without edits."""
-    if not edits.height:
-        return float("nan")
     sign = edits["direction"].cast(pl.Float64).to_numpy()
     dose = edits["dose"].cast(pl.Float64).to_numpy() if "dose" in edits.columns else sign
     pairs = edits.select("source_text", "edited_text").iter_rows()
     change = np.array([detector.count(e) - detector.count(s) for s, e in pairs], dtype=np.float64)
-    columns = [np.ones_like(sign)] if np.unique(sign).size > 1 else []
-    signed_column = len(columns)
-    columns.append(sign)
-    if any(np.unique(np.abs(dose[sign == s])).size > 1 for s in (-1.0, 1.0)):
-        columns.append(dose - sign)
-    coefficients = np.linalg.lstsq(np.column_stack(columns), change, rcond=None)[0]
-    return float(coefficients[signed_column])
+    return signed_coefficient(sign, dose, change)

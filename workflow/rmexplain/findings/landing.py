@@ -16,6 +16,7 @@ import polars as pl
 
 from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
+from rmexplain.findings.attribution import RESCORED
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
 _RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:#=~^+\-'\"!$%&(),./;?@])")
@@ -55,8 +56,11 @@ REPLICATION_NOTE = (
 
 CARRIED_NOTE = (
     " A finding listed under a class (numbers as digits, first-person words, an exclamation mark, …) is one"
-    " whose edits change the class's count, the class's own measured effect accounting for at least half of"
-    " it: what the RM rewards is the class, and the finding is how its edits read (docs/findings.md)."
+    " whose edits change the class's count and lose at least half of their effect when they are scored again"
+    " with the class's change undone (a digit spelled out, “I” made “they”, at the same length; where they"
+    " could not be, the class's own measured effect accounts for at least half of it): what the RM rewards"
+    " is the class, and the finding is how its edits read. A class re-scored is measured on those edits"
+    " (docs/findings.md)."
 )
 
 
@@ -153,29 +157,38 @@ UNDER_SHOWN = 3  # findings a line lists under it in full (largest first); the r
 
 def carried_by_class_sentence(row: dict) -> str:
     """A finding under a class: "It is what **rewards a numbered list** reads (numbered_list +0.61 reward sd
-    per instance added): each instance adds 1.0 of this class, whose own effect accounts for 95% of it."
-    (an attribute effect: per edit towards its better side)."""
+    per instance added): each instance adds 1.0 of this class; scored again with the class undone in the 24
+    edits that change it, 95% of its effect goes." (an attribute effect: per edit towards its better side);
+    where its edits could not be re-scored, the share the class's own effect accounts for, said so."""
     per = row["under_per_instance"]
     change = f"{'adds' if per > 0 else 'removes'} {abs(per):.2g}"
     unit, each = ("reward sd", "each edit")
     if row["kind"] == "discovered":
         unit, each = ("reward sd per instance added", "each instance")
     share = text(format(row["under_share"], ".0%"))
-    accounts = f"accounts for {share} of it"
-    if round(row["under_share"], 2) > 1:  # over 100 % as printed
-        accounts = f"accounts for more than all of it ({share}: the edits' other changes move it back)"
+    over = round(row["under_share"], 2) > 1  # over 100 % as printed
+    back = f"({share}: the edits' other changes move it back)"
+    if row.get("under_check") == "re-scored":
+        goes = f"more than all of its effect goes {back}" if over else f"{share} of its effect goes"
+        edits = row["under_checked_edits"]
+        said = f"; scored again with the class undone in the {edits} edits that change it, {goes}"
+    else:
+        accounts = f"accounts for more than all of it {back}" if over else f"accounts for {share} of it"
+        said = f", whose own effect {accounts} (inferred: its edits could not be re-scored without the class)"
     return (
         f"It is what **{text(row['phrase'])}** reads ({text(row['name'])} {text(signed(row['effect']))} "
-        f"{unit}): {each} {text(change)} of this class, whose own effect {accounts}."
+        f"{unit}): {each} {text(change)} of this class{said}."
     )
 
 
 def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
     """One bullet: the direction in words, the number and interval, whether it holds in both halves of the
     pairs, whether one or two pairs carry it, the carrier, the example; for a discovered feature, the
-    attribute effects listed ``under`` it."""
+    attribute effects listed ``under`` it; a class measured by re-scoring says so."""
     name = row["name"] if row["kind"] != "discovered" else f"discovered: {row['name']}"
     unit = language.unit(row["name"]) if row["kind"] != "discovered" else "reward sd per instance added"
+    if row.get("method") == RESCORED:
+        name, unit = f"re-scored: {row['name']}", f"{unit}, measured on the edits of the findings under it"
     vs = f" vs {row['reference']}" if row.get("reference") else ""
     parts = [
         f"- **{text(row['phrase'])}** — {text(name)} {text(signed(row['effect']))} "

@@ -7,9 +7,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from rmexplain.findings.carriers import place_attributes_under_classes
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.effects.analysis import reward_sd
+from rmexplain.effects.base import LENGTH
+from rmexplain.findings.attribution import (
+    Candidate,
+    Check,
+    CheckKey,
+    carrier_checks,
+    carrier_edits,
+    rescored_classes,
+    skip_reasons,
+)
+from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
 from rmexplain.findings.changes import effect_changes
 from rmexplain.findings.landing import findings_rst, landing_text, signed
 from rmexplain.findings.summary import (
@@ -17,6 +30,7 @@ from rmexplain.findings.summary import (
     FindingSettings,
     attribute_findings,
     discovered_findings,
+    discovered_significant,
     edit_texts,
     findings_frame,
     place_under_carriers,
@@ -24,6 +38,7 @@ from rmexplain.findings.summary import (
 from rmexplain.markup import write_table_pages
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
+    CARRIER_EDITS,
     COMPARISONS,
     DISCOVERED_BIASES,
     EFFECT_CHANGES,
@@ -120,20 +135,141 @@ def _discovered_table(path: str) -> pl.DataFrame:
 
 
 def findings_table(
-    tables: Mapping[str, Any], descriptions: Mapping[str, str], settings: FindingSettings
+    tables: Mapping[str, Any],
+    descriptions: Mapping[str, str],
+    settings: FindingSettings,
+    checks: Mapping[CheckKey, Check] | None = None,
 ) -> pl.DataFrame:
-    """FINDINGS of every pair and discovered feature."""
-    attributes, discoveries, attribute_edits = [], [], {}
+    """FINDINGS of every pair and discovered feature; ``checks``: the carriers re-scored."""
+    attributes, discoveries = [], []
     for effects, edits, changes, comparisons in tables["pairs"]:
         texts = edit_texts(edits, comparisons)
         attributes += attribute_findings(effects, changes, texts, descriptions, settings)
-        for dataset, method in effects.select("dataset", "method").unique().iter_rows():
-            attribute_edits[(dataset, method)] = texts
     for discovered in tables["discovered"]:
-        discoveries += discovered_findings(discovered, tables["discovery_edits"], settings)
-    attributes = place_attributes_under_classes(attributes, discoveries, attribute_edits)
+        discoveries += discovered_findings(discovered, tables["discovery_edits"], settings, checks)
+    attributes = place_attributes_under_classes(attributes, discoveries, attribute_edits(tables), checks)
     placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)
     return findings_frame(placed + discoveries)
+
+
+def attribute_edits(tables: Mapping[str, Any]) -> dict[tuple[str, str], pl.DataFrame]:
+    """(dataset, method) -> its round-1 edits with their sources (``edit_texts``)."""
+    out = {}
+    for effects, edits, _, comparisons in tables["pairs"]:
+        texts = edit_texts(edits, comparisons)
+        for dataset, method in effects.select("dataset", "method").unique().iter_rows():
+            out[(dataset, method)] = texts
+    return out
+
+
+# ── the carrier re-scored ─────────────────────────────────────────────────────────────────────────────────
+def effect_rows(tables: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each attribute effect (primary estimator, no length row) and discovered feature with a defined
+    effect: ``dataset, rm, kind, method, name, effect, low, high, significant``."""
+    rows = [
+        {"dataset": r["dataset"], "rm": r["rm"], "kind": "attribute", "method": r["method"],
+         "name": r["attribute"], "effect": r["effect"], "low": r["low"], "high": r["high"],
+         "significant": bool(r["significant"])}
+        for effects, *_ in tables["pairs"]
+        for r in effects.filter(pl.col("primary") & (pl.col("attribute") != LENGTH)).iter_rows(named=True)
+    ]  # fmt: skip
+    rows += [
+        {"dataset": r["dataset"], "rm": r["rm"], "kind": "discovered", "method": r["engine"],
+         "name": r["feature"], "effect": r["effect"], "low": r["low"], "high": r["high"],
+         "significant": discovered_significant(r)}
+        for discovered in tables["discovered"]
+        for r in discovered.iter_rows(named=True)
+    ]  # fmt: skip
+    return [r for r in rows if r["effect"] is not None and np.isfinite(r["effect"])]
+
+
+def run_carrier_edits(
+    inputs: Mapping[str, Sequence[str]], dataset: str, output: str, log: logging.Logger
+) -> None:
+    """CARRIER_EDITS of one dataset: the edits of every (finding, class) the classes' measured effects
+    propose, with the class's change undone; ``inputs`` as the findings' (``read_findings_inputs``), for this
+    dataset's pairs."""
+    tables = read_findings_inputs(inputs)
+    rows = [r for r in effect_rows(tables) if r["dataset"] == dataset]
+    pairs = attribute_edits(tables)
+    candidates = proposals(
+        [r for r in rows if r["kind"] == "attribute"],
+        [r for r in rows if r["kind"] == "discovered"],
+        pairs,
+        tables["discovery_edits"],
+    )
+
+    def edits_of(candidate: Candidate) -> pl.DataFrame:
+        if candidate.kind == "discovered":
+            edits = tables["discovery_edits"][candidate.dataset].filter(
+                (pl.col("feature") == candidate.finding) & (pl.col("engine") == candidate.method)
+            )
+            return edits.select(EDIT_COLUMNS)
+        edits = pairs[(candidate.dataset, candidate.method)].filter(pl.col("attribute") == candidate.finding)
+        sign = pl.when(pl.col("direction") == "better").then(1).otherwise(-1)
+        return edits.select(
+            "comparison_id", "target", sign.alias("direction"), sign.alias("dose"), "source_text",
+            pl.col("text").alias("edited_text"),
+        )  # fmt: skip
+
+    frame = carrier_edits(candidates, {c.carrier: class_named(c.carrier) for c in candidates}, edits_of)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    write_table(frame, output, CARRIER_EDITS, "carrier edits")
+    skips = frame.filter(pl.col("skip").is_not_null())
+    log.info("%s: %d (finding, class) proposed, %d edits, %d with the class undone, %d skipped",
+             dataset, len(candidates), frame.height, frame.height - skips.height, skips.height)  # fmt: skip
+    for reason, count in skip_reasons(frame).iter_rows():
+        log.info("  skipped %d: %s", count, reason)
+
+
+EDIT_COLUMNS = ["comparison_id", "target", "direction", "dose", "source_text", "edited_text"]
+
+
+def with_rescored_classes(
+    tables: Mapping[str, Any],
+    checks: Mapping[CheckKey, Check],
+    carriers: Mapping[str, Mapping[str, str | None]],
+    bootstrap: BootstrapSettings,
+) -> dict[str, Any]:
+    """``tables`` with a discovered row (engine ``re-scored``) for each class that carries a significant
+    finding by re-scoring but has no significant row of its own (``rescored_classes``)."""
+    held = {(r["dataset"], r["rm"], r["name"]) for r in effect_rows(tables) if r["significant"]}
+    references = {(d, rm): ref for d, refs in carriers.items() for rm, ref in refs.items()}
+    rows = rescored_classes(checks, held, references, bootstrap)
+    if not rows.height:
+        return dict(tables)
+    discovered = [pl.concat([*tables["discovered"], rows], how="diagonal_relaxed")]
+    return {**tables, "discovered": discovered}
+
+
+def read_carrier_checks(
+    inputs: Mapping[str, Sequence[str]],
+    carriers: Mapping[str, Mapping[str, str | None]],
+    tables: Mapping[str, Any],
+) -> dict[CheckKey, Check]:
+    """Every RM's re-scoring of every proposed carrier; ``carriers``: dataset -> its RMs (``inputs``'
+    ``carrier_rewards`` and ``carrier_originals`` order) -> the RM each is read against; ``inputs``: per
+    dataset (``carriers`` order) ``carrier_edits`` and ``carrier_comparisons``."""
+    effects = {
+        (r["dataset"], r["rm"], r["kind"], r["method"], r["name"]): r["effect"]
+        for r in effect_rows(tables)
+        if r["significant"]
+    }
+    rewards_files = iter(inputs.get("carrier_rewards", []))
+    originals_files = iter(inputs.get("carrier_originals", []))
+    checks: dict[CheckKey, Check] = {}
+    for path, comparisons, references in zip(
+        inputs.get("carrier_edits", []), inputs.get("carrier_comparisons", []), carriers.values(), strict=True
+    ):
+        rewards, sds = {}, {}
+        for rm in references:
+            scored = read_table(next(rewards_files), REWARDS, f"{rm}'s carrier rewards")
+            rewards[rm] = dict(zip(scored["text_id"].to_list(), scored["reward"].to_list(), strict=True))
+            sds[rm] = reward_sd(read_table(next(originals_files), ORIGINAL_SCORES, "original scores"))
+        prompts = read_table(comparisons, COMPARISONS, "comparisons").select("comparison_id", "prompt")
+        edits = read_table(path, CARRIER_EDITS, "carrier edits")
+        checks.update(carrier_checks(edits, dict(prompts.iter_rows()), rewards, sds, references, effects))
+    return checks
 
 
 def run_findings(
@@ -145,12 +281,22 @@ def run_findings(
     outputs: Mapping[str, str],
     log: logging.Logger,
     settings: Mapping[str, Any] | None = None,
+    carriers: Mapping[str, Mapping[str, str | None]] | None = None,
+    bootstrap: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
-    """The findings table (Parquet, CSV, Markdown, HTML) and the report's landing text.
+    """The findings table (Parquet, CSV, Markdown, HTML) and the report's landing text; ``carriers``: as
+    ``read_carrier_checks``'s, where the run re-scores carriers; ``bootstrap``: the analysis' settings, for
+    the interval of a class measured by re-scoring.
 
     ``order``: ``datasets`` and ``rms`` in config order; ``links``: the report categories of the findings
     table (``table``) and of the flip rates (``flip_rates``, None where the run has none)."""
-    frame = findings_table(read_findings_inputs(inputs), descriptions, FindingSettings(**(settings or {})))
+    tables = read_findings_inputs(inputs)
+    checks = read_carrier_checks(inputs, carriers or {}, tables)
+    for key, check in checks.items():
+        log.info("carrier re-scored: %s: share %.3f over %d edits (%d skipped)", "/".join(key), check.share,
+                 check.checked, check.skipped)  # fmt: skip
+    tables = with_rescored_classes(tables, checks, carriers or {}, BootstrapSettings.from_config(bootstrap))
+    frame = findings_table(tables, descriptions, FindingSettings(**(settings or {})), checks)
     Path(outputs["parquet"]).parent.mkdir(parents=True, exist_ok=True)
     write_table(frame, outputs["parquet"], FINDINGS, "findings")
     write_table_pages(frame.select(SHOWN), TITLE, NOTE, outputs["csv"], outputs["md"], outputs["html"])

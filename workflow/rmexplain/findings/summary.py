@@ -18,8 +18,10 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.mining import feature_named
+from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
+from rmexplain.findings.attribution import Check, CheckKey
 from rmexplain.findings.carriers import place_under_classes
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
@@ -69,12 +71,6 @@ def snippet(source: str, edited: str) -> tuple[str, str]:
 def _cut(pieces: list[str], start: int, end: int) -> str:
     text = "".join(pieces[start:end]).strip()
     return ("… " if start > 0 else "") + text + (" …" if end < len(pieces) else "")
-
-
-def median_row(values: np.ndarray) -> int:
-    """Index of the lower median of ``values`` (finite), the first such index on ties."""
-    order = np.argsort(values, kind="stable")
-    return int(order[(len(order) - 1) // 2])
 
 
 # ── attribute and length findings of one (dataset, method) ───────────────────────────────────────────────
@@ -298,11 +294,15 @@ DISCOVERY_EDIT_COLUMNS = ("feature", "direction", "source_text", "edited_text")
 
 
 def discovered_findings(
-    discovered: pl.DataFrame, discovery_edits: Mapping[str, pl.DataFrame], settings: FindingSettings
+    discovered: pl.DataFrame,
+    discovery_edits: Mapping[str, pl.DataFrame],
+    settings: FindingSettings,
+    checks: Mapping[CheckKey, Check] | None = None,
 ) -> list[dict[str, Any]]:
     """FINDINGS rows of the discovered features (``discovered_biases``'s rows), each with the first edit that
     adds it (file order) as its example; ``discovery_edits``: dataset -> that dataset's discovery edits,
-    whose source texts give a mined phrase its case as the responses write it ("I", "Python")."""
+    whose source texts give a mined phrase its case as the responses write it ("I", "Python"); ``checks``: the
+    carriers re-scored (``rmexplain.findings.attribution``)."""
     missing = [c for c in DISCOVERED_COLUMNS if c not in discovered.columns]
     if missing:
         raise ValueError(f"discovered biases: missing column(s) {missing}; have {discovered.columns}")
@@ -313,15 +313,16 @@ def discovered_findings(
             "dataset": r["dataset"], "method": r["engine"], "rm": r["rm"], "kind": "discovered",
             "name": r["feature"], "description": r["description"],
             "phrase": _feature_phrase(r, texts.get((r["dataset"], r["feature"]), [])),
-            "effect": r["effect"], "low": r["low"], "high": r["high"], "significant": _significant(r),
-            "q_value": r["q_value"], "reference": r.get("reference"), "n": r["n"], "pairs": r.get("pairs"),
+            "effect": r["effect"], "low": r["low"], "high": r["high"],
+            "significant": discovered_significant(r), "q_value": r["q_value"],
+            "reference": r.get("reference"), "n": r["n"], "pairs": r.get("pairs"),
         }  # fmt: skip
         row.update(replication_of(r, row["significant"]))
         row.update(influence_of(r, row["significant"]))
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
-    placed = place_under_same_edits(place_under_classes(rows, discovery_edits), discovery_edits)
+    placed = place_under_same_edits(place_under_classes(rows, discovery_edits, checks), discovery_edits)
     return _rank_discovered(placed, settings.leading_discovered)
 
 
@@ -400,7 +401,7 @@ def _source_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tuple[str
     return out
 
 
-def _significant(row: Mapping[str, Any]) -> bool:
+def discovered_significant(row: Mapping[str, Any]) -> bool:
     """The discovery's own verdict where its table has one (q-value within ``discovery.fdr`` and beyond
     ``discovery.min_effect``), else q < 0.05."""
     if row.get("significant") is not None:

@@ -23,6 +23,7 @@ from rmexplain.ids import text_id
 from rmexplain.markup import to_html, to_markdown
 from rmexplain.schemas import (
     BIAS_DISCOVERY_EDITS,
+    CARRIER_EDITS,
     COMPARISONS,
     EFFECT_EDITS,
     ORIGINAL_SCORES,
@@ -125,12 +126,22 @@ def _discovery_edit_texts(path: str) -> pl.DataFrame:
     return frame.select(pl.format(f"{path} row {{}}", "row").alias("id"), "comparison_id", text="edited_text")
 
 
+def _carrier_edit_texts(path: str) -> pl.DataFrame:
+    frame = read_table(path, CARRIER_EDITS, "carrier edits").filter(pl.col("skip").is_null())
+    frame = frame.with_row_index("row")
+    return pl.concat(
+        frame.select(pl.format(f"{path} row {{}} {column}", "row").alias("id"), "comparison_id", text=column)
+        for column in ("source_text", "edited_text", "source_undone", "edited_undone")
+    )  # S and E were scored before (copied): the check reads all four rewards from this table
+
+
 # The texts of each scoring stage's tables (``id, comparison_id, text``): the perturbations, the attribute
 # effects' edits, one round of bias discovery's edits.
 STAGE_TEXTS: dict[str, Callable[[str], pl.DataFrame]] = {
     "perturbations": _perturbation_texts,
     "effects": _effect_edit_texts,
     "discovery": _discovery_edit_texts,
+    "carriers": _carrier_edit_texts,
 }
 
 
@@ -146,9 +157,9 @@ def score_stage(
     store: ScoreStore | None = None,
 ) -> pl.DataFrame:
     """REWARDS for every distinct (prompt, text) of one scoring stage's tables (``STAGE_TEXTS``: the
-    perturbations, the attribute effects' edits, a discovery round's edits), under the RM's ``overlong``
-    policy; a text of the score tables ``known`` is copied, one the ``store`` holds read from it
-    (``score_texts``)."""
+    perturbations, the attribute effects' edits, a discovery round's edits, the carrier edits' texts), under
+    the RM's ``overlong`` policy; a text of the score tables ``known`` is copied, one the ``store`` holds
+    read from it (``score_texts``)."""
     texts = [STAGE_TEXTS[stage](path) for path in table_paths]
     groups = [pl.concat(texts)] if texts else []
     source = ", ".join(table_paths)

@@ -15,6 +15,7 @@
   var PAGE = 200; // rows of a long list shown at once
   var BAR_LIMIT = 1000; // perturbations listed behind a flip-rate bar
   var LENGTH = "length";
+  var RESCORED = "re-scored";  // the method of a class measured by re-scoring the findings it carries
   var DIR_LABEL = { "1": "better", "-1": "worse" };
   var FLIP_RATES_DIFFER = "The paper's preference flip rates answer another question: how often an edit made " +
     "against the RM's preference flips it. They depend on the margins between the two responses and on what " +
@@ -379,11 +380,13 @@
     return (Number(s) > 0 ? "+" : "") + s.replace("-", "−");
   }
   function unitOf(f) {
+    if (f.method === RESCORED) return "reward sd per instance added, measured on the edits of the findings under it";
     if (f.kind === "discovered") return "reward sd per instance added";
     return f.name === LENGTH ? "reward sd per sd of length" : "reward sd";
   }
   function numbers(f) {
-    return (f.kind === "discovered" ? "discovered: " : "") + f.name + " " + signed(f.effect) + " [" + signed(f.low) +
+    var label = f.method === RESCORED ? "re-scored: " : f.kind === "discovered" ? "discovered: " : "";
+    return label + f.name + " " + signed(f.effect) + " [" + signed(f.low) +
       ", " + signed(f.high) + "] " + unitOf(f) + (f.reference ? " vs " + f.reference : "") +
       f.significance_note + (f.q_value !== null && f.q_value !== undefined ? ", q = " + fmt(f.q_value, 3) : "");
   }
@@ -461,13 +464,18 @@
     }
     if (a.under_share !== null && a.under_share !== undefined) {
       var perInstance = a.kind === "discovered";
+      var share = Math.round(100 * a.under_share), over = share > 100;
+      var back = "(" + share + "%: the edits' other changes move it back)";
+      var said = a.under_check === "re-scored"
+        ? "; scored again with the class undone in the " + a.under_checked_edits + " edits that change it, " +
+          (over ? "more than all of its effect goes " + back + "." : share + "% of its effect goes.")
+        : ", whose own effect accounts for " + (over ? "more than all of it " + back : share + "% of it") +
+          " (inferred: its edits could not be re-scored without the class).";
       return el("div", { class: "under", "data-name": a.name },
         "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) +
         (perInstance ? " reward sd per instance added): each instance " : " reward sd): each edit ") +
         (a.under_per_instance > 0 ? "adds " : "removes ") +
-        Number(Math.abs(a.under_per_instance).toPrecision(2)) + " of this class, whose own effect accounts for " +
-        (Math.round(100 * a.under_share) > 100 ? "more than all of it (" + Math.round(100 * a.under_share) +
-          "%: the edits' other changes move it back)." : Math.round(100 * a.under_share) + "% of it."));
+        Number(Math.abs(a.under_per_instance).toPrecision(2)) + " of this class" + said);
     }
     return el("div", { class: "under", "data-name": a.name },
       "It is what ", el("a", { href: effectLink(a) }, a.phrase), " reads (" + a.name + " " + signed(a.effect) + " reward sd): " +

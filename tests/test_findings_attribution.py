@@ -1,0 +1,433 @@
+"""The carrier re-scored (rmexplain.findings.attribution): each class's change undone at the same length, the
+share a class carries by hand, the re-scoring deciding the placement, a class measured on the edits of the
+findings it carries, and the carrier edits' texts a scoring job reads."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rmexplain.analysis.bootstrap import BootstrapSettings
+from rmexplain.discovery.base import SkipEdit
+from rmexplain.findings.attribution import (
+    RESCORED,
+    Candidate,
+    Check,
+    carrier_checks,
+    carrier_edits,
+    class_effect,
+    rescored_classes,
+    signed_coefficient,
+    undone_pair,
+)
+from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
+from rmexplain.findings.landing import finding_line
+from rmexplain.findings.summary import FindingSettings, discovered_findings, findings_frame
+from rmexplain.ids import text_id
+from rmexplain.schemas import CARRIER_EDITS, write_table
+from rmexplain.score.stages import STAGE_TEXTS
+
+NUMBERS, FIRST, SECOND, FILLER = (
+    "numbers as digits",
+    "pronouns first person",
+    "pronouns second person",
+    "filler words",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "edited", "undone"),
+    [
+        # a numbered list's markers spelled out: "Step 1:" → "Step one:"
+        (
+            NUMBERS,
+            "Boil the egg. Serve it.",
+            "Step 1: Boil the egg.\nStep 2: Serve it.",
+            ("Boil the egg. Serve it.", "Step one: Boil the egg.\nStep two: Serve it."),
+        ),
+        # an inserted "I" made "they", capitalised as it was; the "I" the edit kept stays
+        (
+            FIRST,
+            "I can help. Boil it.",
+            "I can help. I think you should boil it.",
+            ("I can help. Boil it.", "I can help. They think you should boil it."),
+        ),
+        # a deleted first-person clause: the source's instances stand in, the edit removes the stand-ins
+        (FIRST, "Let me know. I’m here.", "Here.", ("Let them know. They’re here.", "Here.")),
+        # "you" after "thank" is an object: "them"; "Your" → "Their"
+        (SECOND, "Thank you! Your call.", "Thanks! A call.", ("Thank them! Their call.", "Thanks! A call.")),
+        (FILLER, "It works.", "Honestly, it really works.", ("It works.", "Also, it also works.")),
+        # an inserted exclamation mark: a full stop stands in
+        ("exclamation", "Boil it.", "Hi there! Boil it.", ("Boil it.", "Hi there. Boil it.")),
+        # the edit changes no instance of the class: both texts as they were
+        (NUMBERS, "Boil it.", "Boil it now.", ("Boil it.", "Boil it now.")),
+    ],
+)
+def test_each_class_is_undone_at_the_same_length_where_the_edit_changed_it(name, source, edited, undone):
+    assert undone_pair(class_named(name), source, edited) == undone
+
+
+@pytest.mark.parametrize(
+    ("name", "edited", "why"),
+    [
+        (NUMBERS, "Add 3.5 cups.", "“3.5” has no one-word spelling (a whole number up to 99)"),
+        (NUMBERS, "In 2024 it rained.", "“2024” has no one-word spelling (a whole number up to 99)"),
+        (FIRST, "Let's boil it.", "“Let's” has no one-word third-person stand-in"),
+        (
+            "shape ends on a question",
+            "Boil it. Does that help?",
+            "shape ends on a question is no class of words or marks: it has no stand-in of the same length",
+        ),
+        ("emoji", "Boil it. 🙂", "a stand-in changes the length in words"),  # a lone emoji is a word
+    ],
+)
+def test_an_instance_without_a_stand_in_of_the_same_length_is_a_skip_saying_why(name, edited, why):
+    with pytest.raises(SkipEdit) as raised:
+        undone_pair(class_named(name), "Boil it.", edited)
+    assert str(raised.value) == why
+
+
+def test_the_signed_coefficient_is_the_findings_own_fit():
+    """Additions only, one instance each: the mean; both ways: the half difference (an intercept); doses
+    1 and 2 of additions: the first instance's coefficient (2 per further instance beside it)."""
+    ones = np.array([1.0, 1.0])
+    assert signed_coefficient(ones, ones, np.array([2.0, 4.0])) == pytest.approx(3.0)
+    both = signed_coefficient(np.array([1.0, -1.0]), np.array([1.0, -1.0]), np.array([3.0, -1.0]))
+    assert both == pytest.approx(2.0)  # (3 − (−1)) / 2, the intercept 1
+    dosed = signed_coefficient(
+        np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 2.0]), np.array([1.0, 3.0, 3.0])
+    )
+    assert dosed == pytest.approx(1.0)
+    assert np.isnan(signed_coefficient(np.zeros(0), np.zeros(0), np.zeros(0)))
+
+
+def carrier_rows(rows: list[tuple]) -> pl.DataFrame:
+    """CARRIER_EDITS of one candidate (d, discovered, offline, F, first person) from (comparison, direction,
+    dose, class change, S, E, S′, E′, skip)."""
+    names = [
+        "comparison_id",
+        "direction",
+        "dose",
+        "class_change",
+        "source_text",
+        "edited_text",
+        "source_undone",
+        "edited_undone",
+        "skip",
+    ]
+    frame = pl.DataFrame([dict(zip(names, r, strict=True)) for r in rows], orient="row")
+    return frame.with_columns(
+        dataset=pl.lit("d"),
+        kind=pl.lit("discovered"),
+        method=pl.lit("offline"),
+        finding=pl.lit("F"),
+        carrier=pl.lit(FIRST),
+        target=pl.lit("chosen"),
+    )
+
+
+# Six additions of F (one instance each) on pairs c1..c6, one of which changes no first-person word, and a
+# skip. The RM "a" gives −1 per first-person word and 0.5 for anything else F adds; its reward sd is 2.
+HAND = [
+    ("c1", 1, 1, 1, "S1", "E1", "S1", "U1", None),
+    ("c2", 1, 1, 1, "S2", "E2", "S2", "U2", None),
+    ("c3", 1, 1, 1, "S3", "E3", "S3", "U3", None),
+    ("c4", 1, 1, 1, "S4", "E4", "S4", "U4", None),
+    ("c5", 1, 1, 1, "S5", "E5", "S5", "U5", None),
+    ("c6", 1, 1, 0, "S6", "E6", "S6", "E6", None),  # no first-person word: E′ = E
+    ("c7", 1, 1, 1, "S7", "E7", None, None, "no stand-in"),
+]
+REWARDS = {
+    **{f"S{i}": 0.0 for i in range(1, 8)},
+    **{f"E{i}": -0.5 for i in range(1, 6)},
+    "E6": 0.5,
+    **{f"U{i}": 0.5 for i in range(1, 6)},
+}
+
+
+def rewards_of(values: dict[str, float], prompt: str = "p") -> dict[str, float]:
+    return {text_id(prompt, text): value for text, value in values.items()}
+
+
+def test_the_share_a_class_carries_by_hand():
+    """Per edit the class's part is (r(E) − r(E′)) − (r(S) − r(S′)) = −1 on c1..c5 and 0 on c6, over the RM's
+    sd of 2: −0.5 and 0. F's own effect per instance, fitted the same way on its reward changes, is
+    (5·(−0.25) + 0.25) / 6 = −1/6; the class carries the mean part (−2.5/6) over it: 2.5, over 5 re-scored
+    edits that change it, the skip counted. The reference "b" (the same RM less 0.5 on U texts) changes
+    each part by −0.5 before the sd: (−1 + 0.5) / 2 on c1..c5."""
+    prompts = {f"c{i}": "p" for i in range(1, 8)}
+    reference = {**REWARDS, **{f"U{i}": 0.0 for i in range(1, 6)}}
+    checks = carrier_checks(
+        carrier_rows(HAND),
+        prompts,
+        {"a": rewards_of(REWARDS), "b": rewards_of(reference), "c": rewards_of(REWARDS)},
+        {"a": 2.0, "b": 2.0, "c": 2.0},
+        {"a": None, "c": "b"},
+        {("d", "a", "discovered", "offline", "F"): -1 / 6, ("d", "c", "discovered", "offline", "F"): -1 / 6},
+    )
+    alone = checks[("d", "a", "discovered", "offline", "F", FIRST)]
+    assert alone.share == pytest.approx((-2.5 / 6) / (-1 / 6))
+    assert (alone.checked, alone.skipped, alone.decides, alone.carries) == (5, 1, True, True)
+    assert alone.part.tolist() == pytest.approx([-0.5] * 5 + [0.0])
+    with_reference = checks[("d", "c", "discovered", "offline", "F", FIRST)]
+    assert with_reference.part.tolist() == pytest.approx([-0.25] * 5 + [0.0])
+    assert ("d", "b", "discovered", "offline", "F", FIRST) not in checks  # "b" has no such finding
+
+
+def test_an_unscored_text_is_a_skip_and_four_edits_do_not_decide():
+    prompts = {f"c{i}": "p" for i in range(1, 8)}
+    unscored = {k: v for k, v in REWARDS.items() if k != "U5"}
+    check = carrier_checks(
+        carrier_rows(HAND),
+        prompts,
+        {"a": rewards_of(unscored)},
+        {"a": 2.0},
+        {"a": None},
+        {("d", "a", "discovered", "offline", "F"): -1 / 6},
+    )[("d", "a", "discovered", "offline", "F", FIRST)]
+    assert (check.checked, check.skipped, check.decides) == (4, 2, False)
+
+
+NUMBER_EDITS = [
+    ("numbered_list", 1, 1, "Cut it.", "1. Cut it."),
+    ("numbered_list", 1, 1, "Boil it.", "1. Boil it."),
+]
+
+
+def discovery_edits(rows: list[tuple[str, int, int, str, str]]) -> pl.DataFrame:
+    feature, direction, dose, source, edited = zip(*rows, strict=True)
+    return pl.DataFrame(
+        {
+            "engine": ["offline"] * len(rows),
+            "feature": list(feature),
+            "direction": list(direction),
+            "dose": list(dose),
+            "source_text": list(source),
+            "edited_text": list(edited),
+            "comparison_id": [f"c{i}" for i in range(len(rows))],
+        }
+    )
+
+
+def biases(effects: dict[str, float], significant: dict[str, bool] | None = None) -> pl.DataFrame:
+    names, significant = list(effects), significant or {}
+    return pl.DataFrame(
+        {
+            "dataset": ["d"] * len(names),
+            "rm": ["a"] * len(names),
+            "engine": ["offline"] * len(names),
+            "feature": names,
+            "description": names,
+            "effect": [effects[n] for n in names],
+            "low": [0.0] * len(names),
+            "high": [1.0] * len(names),
+            "q_value": [0.01] * len(names),
+            "n": [9] * len(names),
+            "support": [0.5] * len(names),
+            "significant": [significant.get(n, True) for n in names],
+        }
+    )
+
+
+def key(finding: str, carrier: str = NUMBERS) -> tuple[str, ...]:
+    return ("d", "a", "discovered", "offline", finding, carrier)
+
+
+def placed(checks: dict) -> dict:
+    rows = discovered_findings(
+        biases({NUMBERS: 0.5, "numbered_list": 0.6}),
+        {"d": discovery_edits(NUMBER_EDITS)},
+        FindingSettings(),
+        checks,
+    )
+    return {r["name"]: r for r in rows}["numbered_list"]
+
+
+def test_the_re_scoring_decides_where_it_can_and_the_proposed_share_stands_where_it_cannot():
+    """The class's measured effect proposes 0.5 · 1 / 0.6 = 83 %; re-scored at 10 % the list is on its own,
+    at 95 % it is under the class with the measured share; with four edits the proposed share stands."""
+    assert placed({key("numbered_list"): Check(0.1, 5, 0)}).get("under") is None
+    rescored = placed({key("numbered_list"): Check(0.95, 5, 0)})
+    assert (rescored["under"], rescored["under_check"], rescored["under_checked_edits"]) == (
+        NUMBERS,
+        "re-scored",
+        5,
+    )
+    assert rescored["under_share"] == 0.95 and rescored["under_inferred_share"] == pytest.approx(0.5 / 0.6)
+    inferred = placed({key("numbered_list"): Check(0.95, 4, 0)})
+    assert (inferred["under_check"], inferred["under_share"]) == ("inferred", pytest.approx(0.5 / 0.6))
+    assert inferred["under_checked_edits"] is None
+
+
+def test_an_attribute_is_placed_by_its_re_scoring_too():
+    attributes = [
+        {
+            "dataset": "d",
+            "rm": "a",
+            "kind": "attribute",
+            "method": "rules",
+            "name": "clarity",
+            "effect": 0.4,
+            "significant": True,
+        }
+    ]
+    discovered = [
+        {
+            "dataset": "d",
+            "rm": "a",
+            "kind": "discovered",
+            "method": "offline",
+            "name": NUMBERS,
+            "effect": 0.5,
+            "significant": True,
+        }
+    ]
+    edits = {
+        ("d", "rules"): pl.DataFrame(
+            {
+                "attribute": ["clarity"] * 2,
+                "direction": ["better", "worse"],
+                "source_text": ["Cut it.", "1. Cut it."],
+                "text": ["1. Cut it.", "Cut it."],
+            }
+        )
+    }
+    checks = {("d", "a", "attribute", "rules", "clarity", NUMBERS): Check(0.2, 6, 0)}
+    assert (
+        place_attributes_under_classes([dict(a) for a in attributes], discovered, edits, checks)[0].get(
+            "under"
+        )
+        is None
+    )
+    checks = {("d", "a", "attribute", "rules", "clarity", NUMBERS): Check(0.9, 6, 0)}
+    row = place_attributes_under_classes([dict(a) for a in attributes], discovered, edits, checks)[0]
+    assert (row["under"], row["under_share"], row["under_check"]) == (NUMBERS, 0.9, "re-scored")
+
+
+def test_proposals_are_the_significant_classes_shares_and_the_word_classes_that_could_carry():
+    """numbered_list brings a number token per instance: numbers is proposed though not significant, as the
+    top of its interval (+0.5 · 1 / 0.6 = 83 %) could carry it; the bold edits bring none; a finding that is
+    not significant gets no proposal; "hope" brings a first-person word, the class significant at −0.5
+    (100 %); "filled" brings a filler word, whose estimate lies tightly near 0 (under 2 %: not proposed);
+    "asked" brings a second-person word, the class without an estimate (one instance each: proposed)."""
+    rows = [
+        ("numbered_list", 1, 1, "Cut it.", "1. Cut it."),
+        ("numbered_list", 1, 1, "Boil it.", "1. Boil it."),
+        ("bold", 1, 1, "Boil it.", "**Boil** it."),
+        ("hope", 1, 1, "Cut it.", "Cut it. I hope it helps."),
+        ("quiet", 1, 1, "Cut it.", "Cut it 2."),
+        ("filled", 1, 1, "Cut it.", "Really, cut it."),
+        ("asked", 1, 1, "Cut it.", "You cut it."),
+    ]
+    discovered = [
+        {"dataset": "d", "rm": "a", "kind": "discovered", "method": "offline", "name": name, "effect": effect,
+         "low": low, "high": high, "significant": significant}
+        for name, effect, low, high, significant in [
+            (NUMBERS, 0.1, -0.2, 0.5, False), ("numbered_list", 0.6, 0.4, 0.8, True),
+            ("bold", 0.4, 0.2, 0.6, True), (FIRST, -0.5, -0.6, -0.4, True), ("hope", -0.5, -0.7, -0.3, True),
+            ("quiet", 0.3, -0.1, 0.7, False), (FILLER, 0.0, -0.01, 0.01, False),
+            ("filled", 0.6, 0.3, 0.9, True), ("asked", 0.6, 0.3, 0.9, True),
+        ]
+    ]  # fmt: skip
+    found = proposals([], discovered, {}, {"d": discovery_edits(rows)})
+    assert found == [
+        Candidate("d", "discovered", "offline", "numbered_list", NUMBERS),
+        Candidate("d", "discovered", "offline", "hope", FIRST),
+        Candidate("d", "discovered", "offline", "asked", SECOND),
+    ]
+
+
+def test_carrier_edits_undo_each_candidates_edits_and_say_why_not():
+    edits = discovery_edits(
+        [("numbered_list", 1, 1, "Cut it.", "1. Cut it."), ("numbered_list", 1, 1, "Add it.", "100. Add it.")]
+    )
+    candidate = Candidate("d", "discovered", "offline", "numbered_list", NUMBERS)
+    frame = carrier_edits(
+        [candidate],
+        {NUMBERS: class_named(NUMBERS)},
+        lambda c: edits.with_columns(target=pl.lit("chosen")).drop("engine", "feature"),
+    )
+    assert frame.columns[: len(CARRIER_EDITS)] == list(CARRIER_EDITS)
+    assert frame["edited_undone"].to_list() == ["one. Cut it.", None]
+    assert frame["class_change"].to_list() == [1, 1]
+    assert frame["skip"].to_list() == [None, "“100” has no one-word spelling (a whole number up to 99)"]
+
+
+def test_a_scoring_job_reads_the_four_texts_of_every_edit_undone(tmp_path):
+    frame = carrier_rows(HAND[:2] + HAND[-1:])
+    path = tmp_path / "edits.parquet"
+    write_table(frame.select(*CARRIER_EDITS), str(path), CARRIER_EDITS, "carrier edits")
+    texts = STAGE_TEXTS["carriers"](str(path))
+    assert sorted(texts["text"].to_list()) == [
+        "E1",
+        "E2",
+        "S1",
+        "S1",
+        "S2",
+        "S2",
+        "U1",
+        "U2",
+    ]  # the skip: none
+    assert texts["id"].n_unique() == texts.height
+
+
+def check_of(edits: list[tuple[str, float, float]], share: float = 1.0) -> Check:
+    """A check from (comparison, class change, part) per edit, each edit's texts its own."""
+    return Check(
+        share,
+        len(edits),
+        0,
+        tuple((c, f"S{i}", f"E{i}") for i, (c, _, _) in enumerate(edits)),
+        tuple((f"S{i}", f"U{i}") for i in range(len(edits))),
+        np.array([e[1] for e in edits]),
+        np.array([e[2] for e in edits]),
+    )
+
+
+def test_a_class_measured_on_the_edits_it_carries_by_hand():
+    """Parts 0.4 per instance on six pairs (two instances on one), one edit that changes no instance left
+    out: Σ x·y / Σ x² = (5·0.4 + 2·0.8) / (5 + 4) = 0.4; every resample 0.4, so the interval is [0.4, 0.4];
+    six pairs: significant, both halves 0.4. Its example is the stand-in made the class again."""
+    edits = [(f"d-s0-{i}", 1.0, 0.4) for i in range(5)] + [("d-s0-5", 2.0, 0.8), ("d-s0-6", 0.0, 0.0)]
+    found = class_effect([check_of(edits)], "d", BootstrapSettings(n_resamples=200))
+    assert found["effect"] == pytest.approx(0.4) and found["low"] == pytest.approx(0.4)
+    assert (found["n"], found["pairs"], found["significant"], found["replicates"]) == (6, 6, True, True)
+    assert found["example_before"] in {f"U{i}" for i in range(6)} and found["example_after"].startswith("E")
+
+
+def test_a_class_over_four_pairs_is_too_few_to_say_and_an_edit_carried_twice_counts_once():
+    edits = [(f"d-s0-{i}", 1.0, 0.4 + i / 10) for i in range(4)]
+    twice = class_effect([check_of(edits), check_of(edits)], "d", BootstrapSettings(n_resamples=200))
+    once = class_effect([check_of(edits)], "d", BootstrapSettings(n_resamples=200))
+    assert twice == once and (once["n"], once["pairs"], once["significant"]) == (4, 4, False)
+
+
+def test_a_class_without_a_significant_row_is_measured_where_it_carries():
+    """numbers carries the list by re-scoring (a row is made for it, engine re-scored); first person carries
+    nothing here (10 %), and a class with a significant row of its own gets none."""
+    edits = [(f"d-s0-{i}", 1.0, 0.5) for i in range(6)]
+    checks = {
+        key("numbered_list"): check_of(edits),
+        key("bold", FIRST): check_of(edits, share=0.1),
+        key("table", SECOND): check_of(edits),
+    }
+    rows = rescored_classes(
+        checks, {("d", "a", SECOND)}, {("d", "a"): "base"}, BootstrapSettings(n_resamples=200)
+    )
+    assert rows["feature"].to_list() == [NUMBERS] and rows["engine"].to_list() == [RESCORED]
+    assert rows["reference"].to_list() == ["base"] and rows["effect"].to_list() == pytest.approx([0.5])
+
+
+def test_the_landing_line_of_a_finding_re_scored_word_for_word():
+    checks = {key("numbered_list"): Check(0.95, 5, 0)}
+    table, edits = biases({NUMBERS: 0.5, "numbered_list": 0.6}), {"d": discovery_edits(NUMBER_EDITS)}
+    rows = findings_frame(discovered_findings(table, edits, FindingSettings(), checks))
+    numbers, listed = (
+        rows.filter(pl.col("name") == n).row(0, named=True) for n in (NUMBERS, "numbered_list")
+    )
+    assert finding_line(numbers, [listed]).endswith(
+        " It is what **rewards numbered\\_list** reads (numbered\\_list \\+0\\.60 reward sd per instance"
+        " added): each instance adds 1 of this class; scored again with the class undone in the 5 edits that"
+        " change it, 95\\% of its effect goes."
+    )

@@ -1190,6 +1190,7 @@ def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_
                 "score_discovery_edits",
                 f"dataset={dataset}, engine=offline, round={round_}, rm=gpu-rm",
             ) in jobs
+        assert ("score_carrier_edits", f"dataset={dataset}, rm=gpu-rm") in jobs  # the carriers re-scored
 
 
 def test_the_config_names_only_registered_probes():

@@ -221,12 +221,12 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     (root / "config" / "theirs.yaml").write_text(text)
     workflow_copy.snakemake("--cores", "2", "--configfile", "config/theirs.yaml")
 
-    # the RM was asked once per distinct text: originals, perturbations, effect and discovery edits
+    # the RM was asked once per distinct text: originals, perturbations, effect, discovery and carrier edits
     asked = [tuple(json.loads(line)) for line in (root / "theirs" / "asked.jsonl").read_text().splitlines()]
     assert len(asked) == len(set(asked)) > 3 * 2 * len(THEIR_DATA)
     tables = [f for f in (root / "results" / "scores").rglob("*.parquet") if "originals" not in f.parts]
     stages = {f.relative_to(root / "results" / "scores").parts[1] for f in tables}  # <dataset>/<stage>/…
-    assert stages == {"perturbations", "effects", "discovery"}
+    assert stages == {"perturbations", "effects", "discovery", "carriers"}
     originals = {text_id(p, r) for p, *responses in THEIR_DATA for r in responses}
     scored = set(pl.concat([pl.read_parquet(f, columns=["text_id"]) for f in tables])["text_id"]) | originals
     assert {text_id(p, r) for p, r in asked} == scored  # every scored text asked for, none twice

@@ -22,7 +22,7 @@ rarely hold it: numbers) is measured on the re-scored edits of the findings it c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -76,9 +76,10 @@ LARGEST_ONE_WORD = 99  # numbers up to this are one word spelled out ("forty-two
 MIN_SHARE = 0.5  # of a finding's effect a class must carry to be its carrier
 TOLERANCE = 1e-9  # a share of exactly MIN_SHARE, up to rounding, counts
 MIN_CHECKED_EDITS = 5  # edits that change the class, re-scored, before the re-scoring decides
-# Classes of words with a stand-in: tried as the carrier of every significant finding whose edits change
-# them, whether or not the class's own edits found it (a class the responses rarely hold, such as numbers,
-# has too few edits of its own); character classes only where their own edits found them.
+# Classes of words with a stand-in: tried as the carrier of a significant finding whose edits change them
+# wherever their own estimate could carry half of it, significant or not (a class the responses rarely
+# hold, such as numbers, has too few edits of its own: rmexplain.findings.carriers.proposals); character
+# classes only where their own edits found them significant.
 WORD_CLASSES = ("numbers as digits", "pronouns first person", "pronouns second person", "filler words")
 RESCORED = "re-scored"  # the engine named on a class measured by re-scoring the findings it carries
 
@@ -170,7 +171,7 @@ class Candidate:
 def carrier_edits(
     candidates: Sequence[Candidate],
     detectors: Mapping[str, Feature],
-    edits_of: Any,
+    edits_of: Callable[[Candidate], pl.DataFrame],
 ) -> pl.DataFrame:
     """CARRIER_EDITS: every edit of each candidate's finding with the class's change undone (or why not);
     ``edits_of(candidate)`` gives the finding's edits (``comparison_id, target, direction, dose,

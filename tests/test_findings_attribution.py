@@ -431,3 +431,20 @@ def test_the_landing_line_of_a_finding_re_scored_word_for_word():
         " added): each instance adds 1 of this class; scored again with the class undone in the 5 edits that"
         " change it, 95\\% of its effect goes."
     )
+
+
+def test_a_class_measured_by_re_scoring_is_not_listed_under_its_own_edits_row():
+    """The class's own edits' row (offline, not significant) and its re-scored row share a name, and so the
+    same edits by name: the re-scored row has no edits of its own and stays on its own, leading."""
+    own = [(NUMBERS, 1, 1, f"Add {w}.", f"Add {d}.") for w, d in (("two", 2), ("six", 6), ("nine", 9))]
+    table = biases({NUMBERS: 0.1}, {NUMBERS: False})
+    rescored = pl.DataFrame(
+        {"dataset": ["d"], "rm": ["a"], "engine": [RESCORED], "feature": [NUMBERS], "description": [NUMBERS],
+         "effect": [0.5], "low": [0.4], "high": [0.6], "q_value": [None], "n": [12], "support": [None],
+         "significant": [True]}
+    )  # fmt: skip
+    both = pl.concat([table, rescored], how="diagonal_relaxed")
+    rows = discovered_findings(both, {"d": discovery_edits(own)}, FindingSettings())
+    measured = next(r for r in rows if r["method"] == RESCORED)
+    assert measured.get("under") is None and measured["leading"]
+    assert all(r.get("same_edits") is None for r in rows)

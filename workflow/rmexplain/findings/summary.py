@@ -21,7 +21,7 @@ from rmexplain.discovery.mining import feature_named
 from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
-from rmexplain.findings.attribution import Check, CheckKey
+from rmexplain.findings.attribution import RESCORED, Check, CheckKey
 from rmexplain.findings.carriers import place_under_classes
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
@@ -336,7 +336,8 @@ def place_under_same_edits(
     """``rows`` with ``under`` and ``same_edits`` set on each discovered feature whose edits a feature of
     another engine made too, word for word (``same_edits_alike``): of two such features of one dataset and
     RM, the one not already under a class, then the smaller q-value, the larger |effect|, the engine's and
-    the feature's names first, is shown; the other is listed under it."""
+    the feature's names first, is shown; the other is listed under it. A class measured by re-scoring
+    (engine ``re-scored``) has no edits of its own and is never one of the two."""
     edits = _edit_texts(discovery_edits)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -344,11 +345,11 @@ def place_under_same_edits(
     for (dataset, _), group in groups.items():
         ordered = sorted(group, key=_shown_first)
         for i, shown_row in enumerate(ordered):
-            if shown_row.get("same_edits"):
+            if shown_row.get("same_edits") or shown_row["method"] == RESCORED:
                 continue
             mine = edits.get((dataset, shown_row["name"]), {})
             for other in ordered[i + 1 :]:
-                if other["method"] == shown_row["method"] or other.get("under"):
+                if other["method"] in (shown_row["method"], RESCORED) or other.get("under"):
                     continue
                 if same_edits_alike(mine, edits.get((dataset, other["name"]), {})):
                     other.update(under=shown_row["name"], same_edits=True)

@@ -379,6 +379,8 @@ def test_every_config_targets_its_provenance():
             "results/provenance/jobs/embeddings/d.json",
             "results/provenance/jobs/effects/d/rules/edits.json",
             "results/provenance/jobs/effects/d/embeddings.json",
+            "results/provenance/jobs/findings/d/carriers/embeddings.json",  # the carriers' undone texts
+            "results/provenance/jobs/scores/d/carriers/r.json",  # ... scored
         ],
     }  # fmt: skip
     assert {paths.PROVENANCE, paths.PROVENANCE_CONFIG} <= set(provenance_targets())

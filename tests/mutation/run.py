@@ -86,6 +86,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "findings/summary.py": ("tests/test_findings.py",),
     "findings/landing.py": ("tests/test_findings.py",),
     "findings/carriers.py": ("tests/test_findings_carriers.py",),
+    "findings/attribution.py": ("tests/test_findings_attribution.py",),
 }
 SKIPPED_FILES = shutil.ignore_patterns("__pycache__", ".pytest_cache", "build", "*.egg-info")
 # A child's wall-clock limit is (its tests' recorded time + constant s) x multiplier: module fixtures (tiny

@@ -448,3 +448,62 @@ def test_a_class_measured_by_re_scoring_is_not_listed_under_its_own_edits_row():
     measured = next(r for r in rows if r["method"] == RESCORED)
     assert measured.get("under") is None and measured["leading"]
     assert all(r.get("same_edits") is None for r in rows)
+
+
+def test_a_check_keeps_each_re_scored_edits_texts_change_and_part_in_order_past_a_skip():
+    """A skip in the middle is counted and passed over (the rows after it read); a removal whose source held
+    the class (S′ ≠ S) carries −(r(S) − r(S′)); each re-scored edit keeps (comparison, S, E), (S′, E′), its
+    class change and its part, in table order."""
+    rows = [
+        ("c1", 1, 1, 1, "S1", "E1", "S1", "U1", None),
+        ("c7", 1, 1, 1, "S7", "E7", None, None, "no stand-in"),
+        ("c2", -1, -1, -1, "R2", "F2", "V2", "F2", None),  # a removal: S held the class, E does not
+        ("c3", 1, 2, 2, "S3", "E3", "S3", "U3", None),
+    ]
+    rewards = {"S1": 0.0, "E1": -1.0, "U1": 0.0, "R2": -2.0, "V2": -1.0, "F2": 0.0, "S3": 0.0, "E3": -3.0,
+               "U3": -1.0}  # fmt: skip
+    check = carrier_checks(carrier_rows(rows), {c: "p" for c in ("c1", "c2", "c3", "c7")},
+                           {"a": rewards_of(rewards)}, {"a": 2.0}, {"a": None},
+                           {("d", "a", "discovered", "offline", "F"): -0.5})[key("F", FIRST)]  # fmt: skip
+    assert (check.checked, check.skipped) == (3, 1)
+    assert check.edits == (("c1", "S1", "E1"), ("c2", "R2", "F2"), ("c3", "S3", "E3"))
+    assert check.undone == (("S1", "U1"), ("V2", "F2"), ("S3", "U3"))
+    assert check.change.tolist() == [1.0, -1.0, 2.0]
+    # parts: (−1 − 0) − 0 = −1; (0 − 0) − (−2 − (−1)) = +1; (−3 − (−1)) − 0 = −2; over the sd of 2
+    assert check.part.tolist() == pytest.approx([-0.5, 0.5, -1.0])
+    # fitted as F's effect: both signs (an intercept), doses 1 and 2 among additions (a further-instance
+    # column): the signed instance's coefficient solves −0.5 = a + b, 0.5 = a − b, −1.0 = a + b + c
+    assert check.share == pytest.approx(-0.5 / -0.5)
+
+
+def test_a_class_with_varying_parts_by_hand_interval_halves_and_example():
+    """Parts that vary: the effect Σ x·y / Σ x², its interval the configured bootstrap's over the pairs
+    (recomputed here with the same seed and the bootstrap's own functions), its halves each over the pairs
+    split_halves gives them, its example the lower-median part per instance among additions."""
+    from rmexplain.analysis.bootstrap import clusters_of, interval, jackknife_counts, resample_counts
+    from rmexplain.effects.analysis import split_halves
+
+    parts = [0.1, 0.5, 0.3, 0.9, 0.2, 0.7, 0.4, 0.6]
+    changes = [1.0, 1.0, 2.0, 1.0, -1.0, 1.0, 1.0, 2.0]
+    edits = [(f"d-s0-{i}", x, y) for i, (x, y) in enumerate(zip(changes, parts, strict=True))]
+    settings = BootstrapSettings(n_resamples=300, seed=7)
+    found = class_effect([check_of(edits)], "d", settings)
+    x, y = np.array(changes), np.array(parts)
+    assert found["effect"] == pytest.approx(np.sum(x * y) / np.sum(x * x))
+    ids = [e[0] for e in edits]
+    clusters = clusters_of(ids, "d")
+    boot, jack = resample_counts(clusters, settings), jackknife_counts(clusters)
+    resampled, left_out = (boot @ (x * y)) / (boot @ (x * x)), (jack @ (x * y)) / (jack @ (x * x))
+    expected = interval(found["effect"], resampled, left_out, settings)
+    assert (found["low"], found["high"]) == pytest.approx(expected[:2])
+    half = split_halves(ids, "d")
+    for h, column in ((0, "half_a_effect"), (1, "half_b_effect")):
+        xs, ys = x[half == h], y[half == h]
+        assert found[column] == pytest.approx(np.sum(xs * ys) / np.sum(xs * xs))
+    assert (found["n"], found["pairs"]) == (8, 8)
+    # additions' parts per instance: 0.1 0.5 0.15 0.9 0.7 0.4 0.3 → lower median 0.4 (edit 6)
+    assert (found["example_comparison_id"], found["example_before"], found["example_after"]) == (
+        "d-s0-6",
+        "U6",
+        "E6",
+    )

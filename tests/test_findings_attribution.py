@@ -507,3 +507,49 @@ def test_a_class_with_varying_parts_by_hand_interval_halves_and_example():
         "U6",
         "E6",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "edited", "undone"),
+    [
+        (NUMBERS, "Go.", "Go 99 times.", ("Go.", "Go ninety-nine times.")),  # the largest one-word number
+        (FIRST, "Do it.", "I did it for your sake. Do it.", ("Do it.", "They did it for your sake. Do it.")),
+        (SECOND, "Do it.", "I did it for your sake. Do it.", ("Do it.", "I did it for their sake. Do it.")),
+    ],
+)  # fmt: skip
+def test_stand_ins_at_their_edges(name, source, edited, undone):
+    """99 has a one-word spelling; "your" after "for" is "their" (only "you" turns "them" there)."""
+    assert undone_pair(class_named(name), source, edited) == undone
+
+
+@pytest.mark.parametrize(("edited", "token"), [("Go 100 times.", "100"), ("Wait 07 days.", "07")])
+def test_a_number_of_three_digits_or_a_leading_zero_has_no_stand_in(edited, token):
+    with pytest.raises(SkipEdit, match=f"“{token}” has no one-word spelling"):
+        undone_pair(class_named(NUMBERS), "Go.", edited)
+
+
+def test_the_class_change_is_the_edits_count_minus_its_sources():
+    """A source with two number tokens edited to one: −1 (not the sum, 3)."""
+    edits = pl.DataFrame({"comparison_id": ["c"], "target": ["chosen"], "direction": [-1], "dose": [-1],
+                          "source_text": ["Step 1 and 2."], "edited_text": ["Step 1 and two."]})  # fmt: skip
+    candidate = Candidate("d", "discovered", "offline", "f", NUMBERS)
+    frame = carrier_edits([candidate], {NUMBERS: class_named(NUMBERS)}, lambda c: edits)
+    assert frame["class_change"].to_list() == [-1] and frame["source_undone"].to_list() == ["Step 1 and two."]
+
+
+def test_an_rm_without_the_finding_is_passed_over_and_every_column_of_a_re_scored_class_is_set():
+    prompts = {f"c{i}": "p" for i in range(1, 8)}
+    effects = {("d", "b", "discovered", "offline", "F"): -1 / 6}  # "a", first, has no such finding
+    checks = carrier_checks(carrier_rows(HAND), prompts, {"a": rewards_of(REWARDS), "b": rewards_of(REWARDS)},
+                            {"a": 2.0, "b": 2.0}, {"a": None, "b": None}, effects)  # fmt: skip
+    assert list(checks) == [("d", "b", "discovered", "offline", "F", FIRST)]
+    edits = [(f"d-s0-{i}", 1.0, 0.5) for i in range(6)]
+    rows = rescored_classes(
+        {key("numbered_list"): check_of(edits)}, set(), {}, BootstrapSettings(n_resamples=200)
+    )
+    row = rows.row(0, named=True)
+    detector = class_named(NUMBERS)
+    expected = {"dataset": "d", "rm": "a", "engine": RESCORED, "feature": NUMBERS,
+                "description": detector.description, "kind": "numbers", "q_value": None, "support": None,
+                "reference": None}  # fmt: skip
+    assert {k: row[k] for k in expected} == expected

@@ -142,23 +142,30 @@ def findings_table(
 ) -> pl.DataFrame:
     """FINDINGS of every pair and discovered feature; ``checks``: the carriers re-scored."""
     attributes, discoveries = [], []
-    for effects, edits, changes, comparisons in tables["pairs"]:
-        texts = edit_texts(edits, comparisons)
-        attributes += attribute_findings(effects, changes, texts, descriptions, settings)
+    texts = pair_texts(tables)
+    for (effects, _, changes, _), pair in zip(tables["pairs"], texts, strict=True):
+        attributes += attribute_findings(effects, changes, pair, descriptions, settings)
     for discovered in tables["discovered"]:
         discoveries += discovered_findings(discovered, tables["discovery_edits"], settings, checks)
-    attributes = place_attributes_under_classes(attributes, discoveries, attribute_edits(tables), checks)
+    edits = attribute_edits(tables, texts)
+    attributes = place_attributes_under_classes(attributes, discoveries, edits, checks)
     placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)
     return findings_frame(placed + discoveries)
 
 
-def attribute_edits(tables: Mapping[str, Any]) -> dict[tuple[str, str], pl.DataFrame]:
-    """(dataset, method) -> its round-1 edits with their sources (``edit_texts``)."""
+def pair_texts(tables: Mapping[str, Any]) -> list[pl.DataFrame]:
+    """Each pair's round-1 edits with their sources (``edit_texts``), in pair order."""
+    return [edit_texts(edits, comparisons) for _, edits, _, comparisons in tables["pairs"]]
+
+
+def attribute_edits(
+    tables: Mapping[str, Any], texts: Sequence[pl.DataFrame]
+) -> dict[tuple[str, str], pl.DataFrame]:
+    """(dataset, method) -> its round-1 edits with their sources; ``texts``: ``pair_texts(tables)``."""
     out = {}
-    for effects, edits, _, comparisons in tables["pairs"]:
-        texts = edit_texts(edits, comparisons)
+    for (effects, *_), pair in zip(tables["pairs"], texts, strict=True):
         for dataset, method in effects.select("dataset", "method").unique().iter_rows():
-            out[(dataset, method)] = texts
+            out[(dataset, method)] = pair
     return out
 
 
@@ -191,7 +198,7 @@ def run_carrier_edits(
     dataset's pairs."""
     tables = read_findings_inputs(inputs)
     rows = [r for r in effect_rows(tables) if r["dataset"] == dataset]
-    pairs = attribute_edits(tables)
+    pairs = attribute_edits(tables, pair_texts(tables))
     candidates = proposals(
         [r for r in rows if r["kind"] == "attribute"],
         [r for r in rows if r["kind"] == "discovered"],

@@ -17,7 +17,16 @@ import numpy as np
 from rmexplain.registry import Registry
 
 LENGTH = "length"  # the row of the RM's sensitivity to length itself
-BUILT_IN = ("flip_rate", "paper_delta", "two_way", "rate_att", "rate_atu", "rate_ate", "length_adjusted")
+BUILT_IN = (
+    "flip_rate",
+    "paper_delta",
+    "two_way",
+    "rate_att",
+    "rate_atu",
+    "rate_ate",
+    "length_adjusted",
+    "robust_length_adjusted",
+)
 
 
 @dataclass

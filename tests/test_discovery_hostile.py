@@ -177,6 +177,7 @@ def test_an_rm_that_scores_every_edit_alike_is_named_and_tests_nothing(caplog):
         rows = table.filter(pl.col("rm") == rm)
         assert not rows["significant"].any() and rows["q_value"].is_nan().all()
         assert rows["effect"].is_nan().all() and rows["low"].is_nan().all() and (rows["n"] == 12).all()
+        assert rows["robust_effect"].is_nan().all()  # the robust fit is not read either
     assert _row(table, "base", "bang")["significant"]  # the other RMs of the round are tested as before
 
 

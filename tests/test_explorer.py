@@ -712,8 +712,8 @@ def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
          "feature": ["opener:thanks", "numbers as digits", "numbered_list"],
          "description": ["a thankful opener", "numbers as digits", "the sentences as a numbered list"],
          "effect": [0.6, 0.7, 0.9], "low": [0.3, 0.4, 0.5], "high": [0.9, 1.0, 1.3],
-         "q_value": [0.01] * 3, "n": [12] * 3, "support": [0.0] * 3}
-    )  # fmt: skip
+         "q_value": [0.01] * 3, "n": [12] * 3, "support": [0.0] * 3, "robust_effect": [0.05, 0.7, 0.85]}
+    )  # fmt: skip  (the thankful opener's robust fit keeps less than half of it: a few edits make it)
     discovery_edits = pl.DataFrame(
         {
             "feature": ["opener:thanks"] * 2 + ["numbered_list"] * 2,
@@ -823,6 +823,11 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
         "Carried by one pair: without toy/2 its effect is −0.02."
     )
     assert not browser.find_elements("css selector", f"{harm} .influence")  # not carried: no line
+    assert text_of(browser, 'section[data-rm="rm-a"] li.finding[data-name="opener:thanks"] .robust') == (
+        "A few edits far from the rest make it: Huber's robust fit, which weighs them less, gives +0.05."
+    )
+    agreeing = 'li.finding[data-name="numbers as digits"] .robust'
+    assert not browser.find_elements("css selector", agreeing)  # its robust fit agrees: no line
     length = 'section[data-rm="rm-a"] li.finding[data-name="length"]'
     assert text_of(browser, f"{length} .phrase") == "penalises longer answers"
     assert "rewards longer answers" in text_of(

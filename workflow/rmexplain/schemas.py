@@ -691,6 +691,12 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
         " the effect is undefined.",
         True,
     ),
+    "robust_effect": Column(
+        pl.Float64,
+        "The effect as Huber's M-estimate of the same fit (`robust_length_adjusted`, docs/effects.md): edits"
+        " far from the rest weigh less; NaN where undefined, null where not computed.",
+        True,
+    ),
 }
 
 _HALVES = ("half_a_effect", "half_b_effect", "replicates", "influential_pair", "without_it", "carried_by")
@@ -1000,6 +1006,18 @@ FINDINGS: Contract = {
         pl.String,
         "Edit versus nature in words (docs/discovery.md): whether the natural responses agree with the"
         " feature's effect; null for other findings.",
+        True,
+    ),
+    "robust_effect": Column(
+        pl.Float64,
+        "The effect as Huber's M-estimate of the same fit (docs/effects.md, `robust_length_adjusted`): edits"
+        " far from the rest weigh less; null where the table has none (another primary estimator).",
+        True,
+    ),
+    "robust": Column(
+        pl.String,
+        "For a significant finding: `agrees` where `robust_effect` has the effect's sign and at least half"
+        " its size, else `a few edits far from the rest make it`; null otherwise.",
         True,
     ),
 }

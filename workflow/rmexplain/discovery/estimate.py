@@ -97,7 +97,7 @@ from rmexplain.effects.analysis import (
     word_counts,
 )
 from rmexplain.effects.base import EffectInput, RewardChanges
-from rmexplain.effects.estimators import LengthAdjusted
+from rmexplain.effects.estimators import LengthAdjusted, RobustLengthAdjusted
 from rmexplain.ids import text_id
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
 
@@ -111,6 +111,22 @@ class AddedEffect(LengthAdjusted):
     removes); a feature edited one way only keeps its effect (the length-adjusted mean change)."""
 
     one_way_defined: ClassVar[bool] = True
+
+
+class RobustAddedEffect(RobustLengthAdjusted):
+    """``AddedEffect`` as Huber's M-estimate (``robust_length_adjusted``): ``robust_effect`` beside each
+    feature's effect, where a few edits far from the rest cannot make it."""
+
+    one_way_defined: ClassVar[bool] = True
+
+
+def robust_point(data: EffectInput, rm: str, reference: str | None) -> np.ndarray:
+    """[features + the length row]: the robust fit over every comparison (point estimate only)."""
+    estimator = RobustAddedEffect()
+    n = len(data.comparisons)
+    return estimator.estimate(
+        estimator.observations(data, rm, reference), np.ones((1, n)), n, len(data.attributes)
+    )[0]
 
 
 def discovery_input(
@@ -243,6 +259,7 @@ def feature_effects(
     (``half_a_effect``, ``half_b_effect``, ``replicates``) and their most influential pair
     (``influential_pair``, ``without_it``, ``carried_by``); null for the others."""
     fit_data, (point, boot, jack) = _length_fit(data, rm, reference, settings, log)
+    robust = robust_point(fit_data, rm, reference)
     scored = np.isfinite(data.standardised(rm, reference))
     clusters = clusters_of(data.comparisons, data.dataset)
     rows = []
@@ -261,6 +278,7 @@ def feature_effects(
                 "n": int(mine.sum()),
                 "n_comparisons": int(np.unique(data.comparison[mine]).size),
                 "pairs": k,
+                "robust_effect": settled(float(robust[f])) if mine.any() else float("nan"),
                 **dict.fromkeys(HALF_COLUMNS),
                 **dict.fromkeys(INFLUENCE_COLUMNS),
             }
@@ -456,7 +474,8 @@ def untested(rows: list[dict]) -> list[dict]:
     """``rows`` with no effect, interval or p-value (not tested): a degenerate reward estimates nothing."""
     nan = float("nan")
     halves = dict.fromkeys((*HALF_COLUMNS, *INFLUENCE_COLUMNS))
-    return [{**row, "effect": nan, "low": nan, "high": nan, "p_value": nan, **halves} for row in rows]
+    undefined = dict.fromkeys(("effect", "low", "high", "p_value", "robust_effect"), nan)
+    return [{**row, **undefined, **halves} for row in rows]
 
 
 def warn_constant(

@@ -17,6 +17,7 @@ import polars as pl
 from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED
+from rmexplain.findings.summary import ROBUST_DIFFERS
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
 _RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:#=~^+\-'\"!$%&(),./;?@])")
@@ -92,6 +93,23 @@ def influence_sentence(row: dict) -> str | None:
         return f"Carried by one pair: without {pair} its effect is {without}."
     alone = f"without {pair} alone: {without}"
     return f"Carried by two pairs: without {pair} and one more pair it is gone ({alone})."
+
+
+ROBUST_NOTE = (
+    " Each finding is also fitted as Huber's M-estimate, which weighs edits far from the rest less"
+    " (docs/effects.md); where that fit loses the effect's sign or half its size, a few edits make it."
+)
+
+
+def robust_sentence(row: dict) -> str | None:
+    """A significant finding's sentence where its robust fit does not agree ("A few edits far from the rest
+    make it: Huber's robust fit, which weighs them less, gives +0.02."); None otherwise."""
+    if row.get("robust") != ROBUST_DIFFERS:
+        return None
+    robust = signed(row["robust_effect"])
+    return (
+        f"A few edits far from the rest make it: Huber's robust fit, which weighs them less, gives {robust}."
+    )
 
 
 NATURE_NOTE = (
@@ -202,6 +220,9 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
     carried = influence_sentence(row)
     if carried is not None:
         parts.append(f"**{text(carried)}**")
+    robust = robust_sentence(row)
+    if robust is not None:
+        parts.append(f"**{text(robust)}**")
     natural = nature_sentence(row)
     if natural is not None:
         parts.append(f"**{text(natural)}**" if row.get("nature") == DIFFERS else text(natural))
@@ -244,6 +265,7 @@ def findings_rst(
         + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
         + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else "")
         + (CARRIED_NOTE if findings["under_share"].is_not_null().any() else "")
+        + (ROBUST_NOTE if (findings["robust"] == ROBUST_DIFFERS).any() else "")
         + (NATURE_NOTE if (findings["nature"].is_not_null() & findings["significant"]).any() else ""),
         "",
     ]

@@ -65,10 +65,12 @@ NOTE = (
     " out the one or two most influential pairs makes a significant finding's effect 0, of the other sign"
     " or (discovered) within the minimum effect; `without_it`: its effect without the most influential pair."
     " `nature`, `natural_effect`: a discovered feature's association with the reward among the original"
-    " responses at equal length, and whether it agrees with the edits (docs/discovery.md)."
+    " responses at equal length, and whether it agrees with the edits (docs/discovery.md). `robust`,"
+    " `robust_effect`: whether Huber's robust fit of the same edits agrees (docs/effects.md)."
 )
 SHOWN = ["dataset", "method", "rm", "order", "rank", "leading", "phrase", "name", "effect", "low", "high",
-         "significant", "replication", "carried_by", "without_it", "nature", "natural_effect", "reference",
+         "significant", "replication", "carried_by", "without_it", "nature", "natural_effect", "robust",
+         "robust_effect", "reference",
          "carrier", "carrier_edits",
          "n_direction", "carrier_share_change", "example_before", "example_after", "example_effect_change",
          "example_words_change", "inserted_most", "deleted_most"]  # fmt: skip

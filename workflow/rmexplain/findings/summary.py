@@ -31,6 +31,11 @@ ALPHA = 0.05  # a discovered feature is significant when its q-value is below th
 HALF_COLUMNS = ("half_a_effect", "half_b_effect", "replicates")
 INFLUENCE_COLUMNS = ("influential_pair", "without_it", "carried_by")
 NATURE_COLUMNS = ("natural_effect", "natural_low", "natural_high", "natural_pairs", "nature")
+ROBUST_ESTIMATOR = "robust_length_adjusted"  # the robust fit of the primary estimator below
+ROBUST_OF = "length_adjusted"
+ROBUST_AGREES = "agrees"
+ROBUST_DIFFERS = "a few edits far from the rest make it"
+ROBUST_SHARE = 0.5  # the robust fit agrees where it keeps the sign and at least this share of the effect
 HOLDS = "holds in both halves"
 FAILS = "does not hold in both halves"
 TOO_FEW_PAIRS = "too few pairs to split"
@@ -101,10 +106,12 @@ def attribute_findings(
     by_edit = {r["edit_id"]: r for r in texts.select("edit_id", "source_text", "text").iter_rows(named=True)}
     edits = {e: Changed.of(r["source_text"], r["text"]) for e, r in by_edit.items()}
     primary = _effects_rows(effects)
+    robust = robust_effects(effects)
     rows = []
     for row in primary.iter_rows(named=True):
         mine = at_equal_length(changes.filter(pl.col("rm") == row["rm"]), primary, row["rm"])
         base = _base_row(row, descriptions)
+        base.update(robust_of(row["effect"], robust.get((row["rm"], row["attribute"])), base["significant"]))
         if row["attribute"] == LENGTH:
             base.update(_length_example(mine, by_edit, row["effect"]))
         else:
@@ -112,6 +119,27 @@ def attribute_findings(
             base.update(_behind(attribute, row["effect"], by_edit, edits, settings))
         rows.append(base)
     return _lead(rows, settings.leading_attributes)
+
+
+def robust_effects(effects: pl.DataFrame) -> dict[tuple[str, str], float]:
+    """(rm, attribute) -> the effect of ``robust_length_adjusted``, where the primary estimator is
+    ``length_adjusted`` and the table reports both; else empty."""
+    primary = effects.filter(pl.col("primary"))["estimator"].unique().to_list()
+    if primary != [ROBUST_OF]:
+        return {}
+    rows = effects.filter(pl.col("estimator") == ROBUST_ESTIMATOR).select("rm", "attribute", "effect")
+    return {(r["rm"], r["attribute"]): r["effect"] for r in rows.iter_rows(named=True)}
+
+
+def robust_of(effect: float | None, robust: float | None, significant: bool) -> dict[str, Any]:
+    """``robust_effect`` (Huber's fit of the same design; docs/effects.md) and, for a significant finding,
+    ``robust`` in words: it agrees where it keeps the effect's sign and at least half its size, else a few
+    edits far from the rest make the effect; null where there is no robust estimate."""
+    defined = robust is not None and np.isfinite(robust) and effect is not None and np.isfinite(effect)
+    if not defined or not significant:
+        return {"robust_effect": robust, "robust": None}
+    agrees = robust * effect > 0 and abs(robust) >= ROBUST_SHARE * abs(effect)
+    return {"robust_effect": robust, "robust": ROBUST_AGREES if agrees else ROBUST_DIFFERS}
 
 
 def at_equal_length(changes: pl.DataFrame, primary: pl.DataFrame, rm: str) -> pl.DataFrame:
@@ -320,6 +348,7 @@ def discovered_findings(
         row.update(replication_of(r, row["significant"]))
         row.update(influence_of(r, row["significant"]))
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
+        row.update(robust_of(r["effect"], r.get("robust_effect"), row["significant"]))
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
     placed = place_under_same_edits(place_under_classes(rows, discovery_edits, checks), discovery_edits)

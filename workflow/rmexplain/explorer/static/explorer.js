@@ -436,6 +436,11 @@
       f.carried_by === 1 ? "Carried by one pair: without " + pair + " its effect is " + without + "." :
         "Carried by two pairs: without " + pair + " and one more pair it is gone (without " + pair + " alone: " + without + ").");
   }
+  function robustLine(f) {
+    if (f.robust !== "a few edits far from the rest make it") return null;
+    return el("div", { class: "influence robust", title: "Huber's M-estimate of the same fit weighs edits far from the rest less; docs/effects.md" },
+      "A few edits far from the rest make it: Huber's robust fit, which weighs them less, gives " + signed(f.robust_effect) + ".");
+  }
   function natureLine(f) {
     if (!f.nature || !f.significant) return null;
     var own = f.nature.indexOf("never in your data") === 0 || f.nature.indexOf("not compared") === 0;
@@ -489,6 +494,7 @@
       el("div", { class: "numbers" }, effectBar(f, max), " ", numbers(f)),
       replicationLine(f),
       influenceLine(f),
+      robustLine(f),
       natureLine(f),
       f.carrier ? el("div", { class: "carrier" }, carrierSentence(f)) : null,
       exampleOf(f),

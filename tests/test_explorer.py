@@ -708,11 +708,20 @@ def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
     )  # fmt: skip
     texts = edit_texts(round_one(edits_frame, ["harmlessness", "clarity"]), comparisons)
     discovered = pl.DataFrame(
-        {"dataset": ["toy"] * 3, "rm": ["rm-a"] * 3, "engine": ["offline"] * 3,
-         "feature": ["opener:thanks", "numbers as digits", "numbered_list"],
-         "description": ["a thankful opener", "numbers as digits", "the sentences as a numbered list"],
-         "effect": [0.6, 0.7, 0.9], "low": [0.3, 0.4, 0.5], "high": [0.9, 1.0, 1.3],
-         "q_value": [0.01] * 3, "n": [12] * 3, "support": [0.0] * 3, "robust_effect": [0.05, 0.7, 0.85]}
+        {
+            "dataset": ["toy"] * 3,
+            "rm": ["rm-a"] * 3,
+            "engine": ["offline"] * 3,
+            "feature": ["opener:thanks", "numbers as digits", "numbered_list"],
+            "description": ["a thankful opener", "numbers as digits", "the sentences as a numbered list"],
+            "effect": [0.6, 0.7, 0.9],
+            "low": [0.3, 0.4, 0.5],
+            "high": [0.9, 1.0, 1.3],
+            "q_value": [0.01] * 3,
+            "n": [12] * 3,
+            "support": [0.0] * 3,
+            "robust_effect": [0.05, 0.7, 0.85],
+        }
     )  # fmt: skip  (the thankful opener's robust fit keeps less than half of it: a few edits make it)
     discovery_edits = pl.DataFrame(
         {

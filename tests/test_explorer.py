@@ -722,7 +722,7 @@ def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
             "support": [0.0] * 3,
             "robust_effect": [0.05, 0.7, 0.85],
         }
-    )  # fmt: skip  (the thankful opener's robust fit keeps less than half of it: a few edits make it)
+    )  # the thankful opener's robust fit keeps less than half of it: a few edits make it
     discovery_edits = pl.DataFrame(
         {
             "feature": ["opener:thanks"] * 2 + ["numbered_list"] * 2,

@@ -20,6 +20,7 @@ from rmexplain.data.readers import (
     read_helpsteer2,
     read_hh_rlhf,
     read_pairs_file,
+    read_table_file,
 )
 from rmexplain.data.stages import sample_comparisons, sample_pairs
 
@@ -166,6 +167,27 @@ def test_file_reader_errors(tmp_path):
         f"{cut}: line 3, column 27 is not valid JSON: Unterminated string starting there (each line of a "
         "JSONL file is one JSON object)"
     )
+
+
+def test_a_byte_order_mark_opening_a_jsonl_file_is_read_as_none(tmp_path):
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b'\xef\xbb\xbf{"prompt": "a", "chosen": "b", "rejected": "c"}\n')
+    assert read_table_file(marked)["prompt"].to_list() == ["a"]
+    inside = tmp_path / "inside.jsonl"  # only at the start of the file: elsewhere it is still not JSON
+    inside.write_bytes(b'{"prompt": "a", "chosen": "b", "rejected": "c"}\n\xef\xbb\xbf{"prompt": "d"}\n')
+    with pytest.raises(DataError, match="line 2, column 1 is not valid JSON"):
+        read_table_file(inside)
+
+
+def test_an_empty_pairs_file_and_a_directory_for_a_path_are_named_as_such(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    with pytest.raises(DataError, match=r"empty\.jsonl: the file holds no rows"):
+        list(read_pairs_file(empty, SkipCounter()))
+    config = tiny_demo_config()
+    config["datasets"] = {"mine": {"source": "file", "path": str(tmp_path)}}
+    with pytest.raises(ConfigError, match=r"^datasets\.mine\.path: '.*' is a directory; name the JSONL"):
+        check(copy.deepcopy(config))
 
 
 def test_file_reader_parquet_and_jsonl(tmp_path):

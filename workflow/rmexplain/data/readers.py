@@ -183,12 +183,13 @@ def json_problem(err: json.JSONDecodeError) -> str:
 
 
 def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file; invalid UTF-8 or JSON raises DataError naming the line and column."""
+    """Records of a JSONL file; invalid UTF-8 or JSON raises DataError naming the line and column. A byte
+    order mark opening the file (as some Windows editors write) is read as none."""
     records = []
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as err:
                 raise DataError(
                     f"{path}: line {number} is not valid UTF-8 ({err.reason} at byte {err.start})"
@@ -229,6 +230,8 @@ def read_table_file(path: str | Path, required: Iterable[str] = REQUIRED_COLUMNS
         frame = _records_frame(records, path)
     else:
         raise DataError(f"{path}: expected a .jsonl or .parquet file")
+    if not frame.height and not frame.columns:
+        raise DataError(f"{path}: the file holds no rows (each line of a JSONL file is one comparison)")
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {missing}; found {frame.columns}")

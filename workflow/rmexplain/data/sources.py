@@ -117,6 +117,8 @@ class DataSource:
 
 def _check_pairs_file(key: str, spec: Spec) -> None:
     path = spec["path"]
+    if Path(path).is_dir():
+        raise ConfigError(f"{key}.path: {path!r} is a directory; name the JSONL or Parquet file in it")
     if not Path(path).is_file():
         raise ConfigError(f"{key}.path: file {path!r} does not exist{relative_note(path)}")
     if Path(path).suffix not in {".jsonl", ".parquet"}:

@@ -260,6 +260,7 @@ def feature_effects(
     (``influential_pair``, ``without_it``, ``carried_by``); null for the others."""
     fit_data, (point, boot, jack) = _length_fit(data, rm, reference, settings, log)
     robust = robust_point(fit_data, rm, reference)
+    log.info("%s: length sensitivity γ as Huber's robust fit %+.3f reward sd per sd of words", rm, robust[-1])
     scored = np.isfinite(data.standardised(rm, reference))
     clusters = clusters_of(data.comparisons, data.dataset)
     rows = []

@@ -26,6 +26,8 @@ the RM's reward sd over the dataset's original responses; s(e) = +1 for an edit 
 - ``length_adjusted``: least squares over the round-1 edits, y = c_a + β_a·s + γ·Δℓ, Δℓ the edit's change
   in words over the sd of the originals' word counts: β_a (the two-way effect with the edits' length
   changes held equal) per attribute and γ as the ``length`` row (reward sd per sd of length, longer).
+- ``robust_length_adjusted``: the same design and two steps as Huber's M-estimate, each edit weighted by
+  Huber's weight at the whole sample's fit, so that a few edits far from the rest cannot make an effect.
 """
 
 from __future__ import annotations

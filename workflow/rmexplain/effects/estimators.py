@@ -251,13 +251,17 @@ class RobustLengthAdjusted(LengthAdjusted):
     """``length_adjusted`` as Huber's M-estimate: the same design and two steps, each edit weighted by
     Huber's weight at the whole sample's fit (``huber_weights``), so that a few edits far from the rest (a
     one-word response whose every edit moves the reward tenfold) cannot make an effect or the length slope.
-    Resamples refit with those weights fixed (the one-step bootstrap of a robust fit)."""
+    Resamples refit with those weights fixed (the one-step bootstrap of a robust fit): the weights are
+    found once per observations (the last ones asked for are kept), not again for every set of resamples."""
+
+    def __init__(self) -> None:
+        self._weighed: tuple[Observations, int, np.ndarray] | None = None
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
         design, columns = length_design(obs)
-        root = np.sqrt(huber_weights(obs, design, n_comparisons))
+        root = np.sqrt(self.huber_weights(obs, design, n_comparisons))
         weighted = dataclasses.replace(
             obs,
             value=obs.value * root,
@@ -267,8 +271,14 @@ class RobustLengthAdjusted(LengthAdjusted):
             weighted, design * root[:, None], columns, weights, n_comparisons, n_attributes
         )
 
+    def huber_weights(self, obs: Observations, design: np.ndarray, n_comparisons: int) -> np.ndarray:
+        """``huber_weights`` of ``obs``, found once for the same observations object."""
+        if self._weighed is None or self._weighed[0] is not obs or self._weighed[1] != n_comparisons:
+            self._weighed = (obs, n_comparisons, huber_weights(obs, design, n_comparisons))
+        return self._weighed[2]
 
-HUBER_ITERATIONS, HUBER_TOLERANCE = 100, 1e-10  # IRLS stops when no weight moves by more than this
+
+HUBER_ITERATIONS, HUBER_TOLERANCE = 100, 1e-8  # IRLS stops when no weight moves by more than this
 
 
 def huber_weights(obs: Observations, design: np.ndarray, n_comparisons: int) -> np.ndarray:

@@ -169,6 +169,23 @@ def test_file_reader_errors(tmp_path):
     )
 
 
+def test_a_lone_surrogate_escape_names_the_line_and_field(tmp_path):
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text(
+        '{"prompt": "a", "chosen": "b", "rejected": "c"}\n'
+        '{"prompt": "a", "chosen": "ok \\ud800", "rejected": "c"}\n'
+    )
+    with pytest.raises(DataError) as raised:
+        read_table_file(lone)
+    assert str(raised.value) == (
+        f"{lone}: line 2, field 'chosen': \\ud800 at character 4 is half of a surrogate pair, no character "
+        "(escape a character outside the BMP as both halves, or write it as UTF-8)"
+    )
+    pair = tmp_path / "pair.jsonl"  # both halves: one character (an emoji), read as such
+    pair.write_text('{"prompt": "a", "chosen": "ok \\ud83d\\ude00", "rejected": "c"}\n')
+    assert read_table_file(pair)["chosen"].to_list() == ["ok 😀"]
+
+
 def test_a_byte_order_mark_opening_a_jsonl_file_is_read_as_none(tmp_path):
     marked = tmp_path / "marked.jsonl"
     marked.write_bytes(b'\xef\xbb\xbf{"prompt": "a", "chosen": "b", "rejected": "c"}\n')

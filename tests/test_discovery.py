@@ -842,7 +842,8 @@ def test_one_rms_effects_counts_and_logged_length_slope_by_hand(caplog):
         both, added = feature_effects(data, "rm", None, BootstrapSettings(200), 5.0, LOG)
     assert caplog.messages == [
         "rm: length sensitivity γ -0.400 reward sd per sd of words (held equal)",
-        "rm: length sensitivity γ as Huber's robust fit -0.400 reward sd per sd of words",  # no noise: the same
+        # no noise: the robust fit is the same
+        "rm: length sensitivity γ as Huber's robust fit -0.400 reward sd per sd of words",
     ]
     assert [(r["feature"], r["n"], r["n_comparisons"]) for r in (both, added)] == [
         ("both", 4, 4),

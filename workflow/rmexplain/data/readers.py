@@ -206,8 +206,26 @@ def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
             if not isinstance(record, dict):
                 kind = type(record).__name__
                 raise DataError(f"{path}: line {number} is a JSON {kind}, not an object of named columns")
+            _check_unicode(record, path, number)
             records.append(record)
     return records
+
+
+def _check_unicode(record: dict[str, Any], path: Path, number: int) -> None:
+    """Raise DataError naming the line and field of a text holding a lone surrogate escape (``\ud800``):
+    valid JSON, but no character, which no UTF-8 file or table can hold."""
+    for key, value in record.items():
+        if not isinstance(value, str):
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            escape = f"\\u{ord(value[err.start]):04x}"
+            raise DataError(
+                f"{path}: line {number}, field {key!r}: {escape} at character {err.start + 1} is half of a"
+                " surrogate pair, no character (escape a character outside the BMP as both halves, or write"
+                " it as UTF-8)"
+            ) from None
 
 
 def _records_frame(records: list[dict[str, Any]], path: Path) -> pl.DataFrame:

@@ -48,3 +48,21 @@ def test_an_error_inside_a_python_rm_names_the_rm_and_the_rows(tmp_path):
     with pytest.raises(ScoringError, match=r"reward_models\.mine\.callable '.*rm\.py:score' raised "
                        r"ZeroDivisionError: float division by zero \(input rows 2-3\)"):  # fmt: skip
         scorer.score(["q"] * 4, ["long one", "longer", "abc", "fine"])
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[str(len(r)) for r in responses]", r"returned text \('7'\) for input row 0, not a number"),
+        ("'0.5'", r"returned a str, not one reward per input \(input rows 0-1\)"),
+        ("3.0", r"returned a float, not one reward per input \(input rows 0-1\)"),
+        ("[1.0, b'2']", r"returned text \(b'2'\) for input row 1, not a number"),
+    ],
+)
+def test_a_python_rm_returning_text_or_a_lone_number_is_refused_naming_the_row(tmp_path, body, message):
+    from rmexplain.score.base import ScoringError, build_scorer
+
+    (tmp_path / "rm.py").write_text(f"def score(prompts, responses):\n    return {body}\n")
+    scorer = build_scorer("mine", {"backend": "python", "callable": f"{tmp_path / 'rm.py'}:score"})
+    with pytest.raises(ScoringError, match=rf"reward_models\.mine\.callable '.*rm\.py:score' {message}"):
+        scorer.score(["q", "q"], ["one two", "three"])

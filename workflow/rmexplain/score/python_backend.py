@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,15 @@ class PythonScorer(RewardModelBackend):
             raise ScoringError(f"{key} raised {type(err).__name__}: {err} ({rows})") from err
         if out is None:
             return [None] * len(prompts)
+        if isinstance(out, (str, bytes)) or not isinstance(out, Iterable):
+            raise ScoringError(f"{key} returned a {type(out).__name__}, not one reward per input ({rows})")
+        out = list(out)
+        text = next((i for i, r in enumerate(out) if isinstance(r, (str, bytes))), None)
+        if text is not None:  # float("0.5") would pass: a reward is a number, not its spelling
+            raise ScoringError(
+                f"{key} returned text ({out[text]!r}) for input row {start + text}, not a number: return"
+                " floats"
+            )
         try:
             rewards = [None if r is None else float(r) for r in out]
         except Exception as err:  # not an iterable of numbers: what it returned, named

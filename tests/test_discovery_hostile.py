@@ -181,6 +181,26 @@ def test_an_rm_that_scores_every_edit_alike_is_named_and_tests_nothing(caplog):
     assert _row(table, "base", "bang")["significant"]  # the other RMs of the round are tested as before
 
 
+# ── an RM explained against a copy of itself ──────────────────────────────────────────────────────────────
+def test_an_rm_whose_reference_scores_every_edit_alike_is_named_and_its_effects_are_zero(caplog):
+    # two names for one model, each the other's reference: every change less the reference's is 0
+    rms = {"mine": (_base, _base), "copy": (_base, _base), "base": (_base, _base)}
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        table = _effects(_comparisons(12), PAD, rms, {"mine": "copy", "copy": "mine", "base": None})
+    said = (
+        "every scored edit changes its reward exactly as it changes its reference {!r}'s, so every effect "
+        "against that reference is 0; is the reference the same model under another name?"
+    )
+    assert _warnings(caplog) == [
+        f"RM 'mine' on dataset 'hh': {said.format('copy')}",
+        f"RM 'copy' on dataset 'hh': {said.format('mine')}",
+    ]
+    for rm in ("mine", "copy"):
+        rows = table.filter(pl.col("rm") == rm)
+        assert (rows["effect"].abs() < 1e-12).all() and not rows["significant"].any()
+    assert _row(table, "base", "bang")["significant"]  # explained alone, as before
+
+
 # ── a reward sd dominated by a few responses ──────────────────────────────────────────────────────────────
 def test_a_reward_sd_dominated_by_a_few_responses_is_named_with_both_sds(caplog):
     comparisons = _comparisons(30)  # 60 responses: up to two may dominate

@@ -1472,3 +1472,17 @@ def test_a_row_needs_five_pairs_to_be_significant_whatever_its_interval():
         assert row["effect"] == pytest.approx(1.0) and row["n_comparisons"] == pairs
         assert row["low"] > 0, row  # the interval excludes 0 either way
         assert row["significant"] is significant, (pairs, row)
+
+
+def test_an_rm_whose_reference_moves_alike_on_every_edit_is_warned_of(caplog):
+    data = round_one(_length_rows((1.0, 0.3), -0.4))
+    data.rms["copy"] = data.rms["rm"]  # the same model under another name
+    settings = EffectSettings(("length_adjusted",), "length_adjusted", BootstrapSettings(n_resamples=50))
+    with caplog.at_level(logging.WARNING, logger=LOG.name):
+        table = effects_table(data, ["rm", "copy"], {"rm": "copy", "copy": None}, settings, LOG)
+    assert [r.getMessage() for r in caplog.records if r.name == LOG.name] == [
+        "RM 'rm': every scored edit changes its reward exactly as it changes its reference 'copy''s, so "
+        "every effect against that reference is 0; is the reference the same model under another name?"
+    ]
+    assert (table.filter(pl.col("rm") == "rm")["effect"].abs() < 1e-12).all()
+    assert table.filter((pl.col("rm") == "copy") & (pl.col("attribute") == "a"))["effect"].item() == 1.0

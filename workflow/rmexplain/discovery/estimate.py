@@ -94,6 +94,7 @@ from rmexplain.effects.analysis import (
     reward_sd,
     settled,
     split_halves,
+    warn_same_as_reference,
     word_counts,
 )
 from rmexplain.effects.base import EffectInput, RewardChanges
@@ -551,6 +552,7 @@ def round_effects(
         reference = references.get(rm)
         warn_dominated_sd(originals[rm], rm, dataset, log)
         y, change = data.standardised(rm, reference), data.rms[rm].change
+        warn_same_as_reference(y, rm, reference, dataset, log)
         natural_y = pairs.rewards(originals[rm], originals[reference] if reference else None)
         tested = rm not in constant and reference not in constant  # an RM scoring alike tests nothing
         below = (1.0 if fdr is None else fdr) if tested else None

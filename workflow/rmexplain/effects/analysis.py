@@ -419,6 +419,9 @@ def effects_table(
     point = np.ones((1, n))
     rows = []
     for rm in rms:
+        warn_same_as_reference(
+            data.standardised(rm, references.get(rm)), rm, references.get(rm), data.dataset, log
+        )
         for name in settings.estimators:
             estimator: Estimator = estimators.get(name)()
             reference = references.get(rm) if estimator.referenced else None
@@ -481,6 +484,26 @@ def _log_reasons(
         why.pop(len(data.attributes), None)
         log.warning("%s, %s: %s", named_rm(rm, data.dataset), name, UNADJUSTED)
     _log_undefined(log, rm, name, row_names(type(estimator), data.attributes), why)
+
+
+SAME_AS_REFERENCE = 1e-6  # |change less the reference's| in reward sd below which an edit moves both alike
+
+
+def warn_same_as_reference(
+    y: np.ndarray, rm: str, reference: str | None, dataset: str | None, log: logging.Logger | None
+) -> bool:
+    """Warn, and say whether, an RM's reward changes less its reference's (``y``, reward sd) are 0 on every
+    scored edit (two at least): it rewards nothing beyond its reference — the same model under two names?"""
+    finite = y[np.isfinite(y)]
+    if reference is None or finite.size < 2 or np.max(np.abs(finite)) > SAME_AS_REFERENCE:
+        return False
+    if log is not None:
+        log.warning(
+            "%s: every scored edit changes its reward exactly as it changes its reference %r's, so every "
+            "effect against that reference is 0; is the reference the same model under another name?",
+            named_rm(rm, dataset), reference,
+        )  # fmt: skip
+    return True
 
 
 def named_rm(rm: str, dataset: str | None) -> str:

@@ -142,3 +142,23 @@ def test_the_effects_table_reports_it_by_default_beside_the_primary():
     assert robust["effect"].to_list() == pytest.approx(_robust(obs)[0][[0, 1, 2, 3]].tolist(), abs=1e-12)
     assert not robust["primary"].any()
     assert robust.filter(pl.col("attribute") == "a")["significant"].item()
+
+
+def test_one_estimator_fits_each_observations_its_own_weights():
+    estimator = estimators.get("robust_length_adjusted")()
+    ones = np.ones((1, N_COMPARISONS))
+    first, second = _edits(seed=0), _edits(seed=5, outlier=0.0)
+    assert estimator.estimate(first, ones, N_COMPARISONS, 3) == pytest.approx(_robust(first), abs=1e-12)
+    # the same number of comparisons, other observations: not the first's weights
+    assert estimator.estimate(second, ones, N_COMPARISONS, 3) == pytest.approx(_robust(second), abs=1e-12)
+    assert not np.allclose(_robust(first), _robust(second))
+
+
+def test_with_classes_and_no_length_change_the_outlying_edits_still_weigh_less():
+    obs = _edits()
+    classes = np.random.default_rng(4).integers(-2, 3, size=(obs.value.size, 1)).astype(np.float64)
+    flat = Observations(obs.comparison, obs.attribute, obs.value + 0.4 * classes[:, 0], obs.sign,
+                        np.zeros(obs.value.size), None, classes)  # fmt: skip
+    weights = huber_weights(flat, length_design(flat)[0], N_COMPARISONS)
+    assert weights[flat.comparison == 0].max() < 0.5  # γ is undefined and taken as 0, not as NaN
+    assert weights[flat.comparison != 0].min() > weights[flat.comparison == 0].max()

@@ -297,7 +297,7 @@ def huber_weights(obs: Observations, design: np.ndarray, n_comparisons: int) -> 
         if residuals is None or scale == 0.0:
             return np.ones(obs.value.size)
         updated = norm.weights(residuals / scale)
-        if np.max(np.abs(updated - weights), initial=0.0) <= HUBER_TOLERANCE:
+        if np.max(np.abs(updated - weights)) <= HUBER_TOLERANCE:  # some observations: scale > 0
             return updated
         weights = updated
     return weights

@@ -261,15 +261,8 @@ class RobustLengthAdjusted(LengthAdjusted):
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
         design, columns = length_design(obs)
-        root = np.sqrt(self.huber_weights(obs, design, n_comparisons))
-        weighted = dataclasses.replace(
-            obs,
-            value=obs.value * root,
-            covariates=None if obs.covariates is None else obs.covariates * root[:, None],
-        )
-        return self.estimate_on(
-            weighted, design * root[:, None], columns, weights, n_comparisons, n_attributes
-        )
+        weighted, weighted_design = reweighted(obs, design, self.huber_weights(obs, design, n_comparisons))
+        return self.estimate_on(weighted, weighted_design, columns, weights, n_comparisons, n_attributes)
 
     def huber_weights(self, obs: Observations, design: np.ndarray, n_comparisons: int) -> np.ndarray:
         """``huber_weights`` of ``obs``, found once for the same observations object."""
@@ -309,20 +302,24 @@ def weighted_residuals(
     """The residuals y − ŷ of ``length_adjusted``'s fit with each observation weighted by ``weights``
     (ŷ = X·β̂ + γ̂·Δℓ of the two steps with covariates; unidentified coefficients count 0); None where γ is
     measured but undefined."""
-    root = np.sqrt(weights)
     ones = np.ones((1, n_comparisons))
-    value = obs.value * root
+    weighted, weighted_design = reweighted(obs, design, weights)
     if obs.covariates is None:
-        coefficients = least_squares(
-            dataclasses.replace(obs, value=value), design * root[:, None], ones, n_comparisons
-        )
+        coefficients = least_squares(weighted, weighted_design, ones, n_comparisons)
         return obs.value - design @ np.nan_to_num(coefficients[0])
-    weighted = dataclasses.replace(obs, value=value, covariates=obs.covariates * root[:, None])
-    coefficients, slope = two_steps(weighted, design * root[:, None], ones, n_comparisons)
+    coefficients, slope = two_steps(weighted, weighted_design, ones, n_comparisons)
     if np.any(obs.length_change) and not np.isfinite(slope[0]):
         return None
     gamma = float(slope[0]) if np.any(obs.length_change) else 0.0
     return obs.value - design[:, :-1] @ np.nan_to_num(coefficients[0]) - gamma * design[:, -1]
+
+
+def reweighted(obs: Observations, design: np.ndarray, weights: np.ndarray) -> tuple[Observations, np.ndarray]:
+    """``obs`` and ``design`` with each observation's row (value, classes, design) times √weight: least
+    squares on them is weighted least squares on the originals."""
+    root = np.sqrt(weights)
+    covariates = None if obs.covariates is None else obs.covariates * root[:, None]
+    return dataclasses.replace(obs, value=obs.value * root, covariates=covariates), design * root[:, None]
 
 
 def residual_scale(residuals: np.ndarray | None) -> float:

@@ -383,33 +383,128 @@ def two_steps(
     ``design`` fitted to ``obs.value − γ·length_change`` without them (NaN where unidentified; where no
     edit changes the length, γ is NaN and the others are fitted as the unadjusted fit has them).
 
-    One decomposition per resample: with A = X'WX of ``design`` less its length column X, and [Z, ℓ] the
-    covariates and the length, γ is the last coefficient of the Schur complement's system
-    (C − B'A⁺B)·θ = c − B'A⁺a (B = X'W[Z, ℓ], C = [Z, ℓ]'W[Z, ℓ], a = X'Wy, c = [Z, ℓ]'Wy: exact with the
-    pseudo-inverse, as B's columns lie in A's range), and the coefficients are A⁺(a − γ·X'Wℓ). A⁺ is any
-    generalised inverse (``generalised_inverse``: both give every identified coefficient exactly)."""
-    full = with_covariates(design, obs.covariates)
+    With X ``design`` less its length column and U = [Z, ℓ] the covariates and the length, γ is the last
+    coefficient of the Schur complement's system (C − B'A⁺B)·θ = c − B'A⁺a (A = X'WX, B = X'WU, C = U'WU,
+    a = X'Wy, c = U'Wy: exact with the pseudo-inverse, as B's columns lie in A's range), and the
+    coefficients are A⁺(a − γ·X'Wℓ). Each column of X belongs to one attribute's edits (its intercept, β,
+    dose), so A is block-diagonal by attribute (``AttributeBlocks``): A⁺ is found a block at a time, each
+    with ``generalised_inverse``'s test against the largest eigenvalue of all blocks, which is the test on
+    the whole of A — a few 3 × 3 decompositions where the whole matrix would take one of hundreds of
+    columns per resample."""
     p = design.shape[1] - 1  # the columns of X
-    blocks, targets = comparison_blocks(obs, full, n_comparisons)
+    shared = with_covariates(design, obs.covariates)[:, p:]
+    blocks = AttributeBlocks(obs, design[:, :p], shared, n_comparisons)
     measured = bool(np.any(obs.length_change))
     coefficients, slopes = [], []
     for i in range(0, len(weights), CHUNK):
-        w = weights[i : i + CHUNK]
-        gram, moment = np.einsum("rc,cpq->rpq", w, blocks), np.einsum("rc,cp->rp", w, targets)
-        a_inverse, lost = generalised_inverse(gram[:, :p, :p])
-        cross, rest = gram[:, :p, p:], gram[:, p:, p:]
-        shared = np.einsum("rpq,rqk->rpk", a_inverse, cross)  # A⁺B
-        schur = rest - np.einsum("rpk,rpl->rkl", cross, shared)
-        right = moment[:, p:] - np.einsum("rpk,rp->rk", shared, moment[:, :p])
-        theta = np.einsum("rkl,rl->rk", np.linalg.pinv(schur, hermitian=True), right)
+        gram, cross, moment, shared_gram, shared_moment = blocks.weighted(weights[i : i + CHUNK])
+        a_inverse, lost = blocks.generalised_inverse(gram)
+        shared = a_inverse @ cross  # A⁺B per block: [r, blocks, size, q]
+        schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, shared)
+        right = shared_moment - np.einsum("rkpi,rkp->ri", shared, moment)
+        theta = np.einsum("rij,rj->ri", np.linalg.pinv(schur, hermitian=True), right)
         slope = np.where(unidentified(schur)[:, -1], np.nan, theta[:, -1])
         used = slope if measured else np.zeros_like(slope)
-        solved = np.einsum("rpq,rq->rp", a_inverse, moment[:, :p] - used[:, None] * cross[:, :, -1])
-        coefficients.append(np.where(lost, np.nan, solved))
+        solved = np.einsum("rkpq,rkq->rkp", a_inverse, moment - used[:, None, None] * cross[..., -1])
+        coefficients.append(blocks.columns_of(np.where(lost, np.nan, solved)))
         slopes.append(slope)
     if not coefficients:
         return np.zeros((0, p)), np.zeros(0)
     return np.vstack(coefficients), np.concatenate(slopes)
+
+
+class AttributeBlocks:
+    """The normal equations of ``two_steps`` by comparison and attribute: X's columns grouped by the
+    attribute whose edits they are nonzero on (a block of at most three: intercept, β, dose; ``size`` the
+    largest, smaller blocks padded with slots never drawn), U = [Z, ℓ] shared. Each comparison's share of
+    every block is summed once; a resample's sums are one product with its comparison weights."""
+
+    def __init__(self, obs: Observations, own: np.ndarray, shared: np.ndarray, n_comparisons: int) -> None:
+        self.block_of_column, self.slot_of_column = column_blocks(obs.attribute, own)
+        self.n_blocks = int(self.block_of_column.max()) + 1 if own.shape[1] else 0
+        self.size = int(np.bincount(self.block_of_column).max()) if own.shape[1] else 0
+        row_block = _row_blocks(own, self.block_of_column)
+        x = np.zeros((len(own), self.size))
+        for j in range(own.shape[1]):  # a row is nonzero in its own block's columns only
+            x[:, self.slot_of_column[j]] += own[:, j]
+        drawn = row_block >= 0
+        cell = obs.comparison[drawn] * self.n_blocks + row_block[drawn]
+        x, u, y = x[drawn], shared[drawn], obs.value[drawn]
+        k, q, cells = self.size, shared.shape[1], n_comparisons * self.n_blocks
+        self.xx = _sums_by(cell, (x[:, :, None] * x[:, None, :]).reshape(-1, k * k), cells)
+        self.xu = _sums_by(cell, (x[:, :, None] * u[:, None, :]).reshape(-1, k * q), cells)
+        self.xy = _sums_by(cell, x * y[:, None], cells)
+        outer = (shared[:, :, None] * shared[:, None, :]).reshape(-1, q * q)
+        self.uu = _sums_by(obs.comparison, outer, n_comparisons)
+        self.uy = _sums_by(obs.comparison, shared * obs.value[:, None], n_comparisons)
+        self.n_comparisons, self.q = n_comparisons, q
+
+    def weighted(self, weights: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(A, B, a per block: [r, blocks, size, size], [r, blocks, size, q], [r, blocks, size]; C, c:
+        [r, q, q], [r, q]) under each row of comparison ``weights``."""
+        r, b, k, q = len(weights), self.n_blocks, self.size, self.q
+
+        def summed(per_cell: np.ndarray, *shape: int) -> np.ndarray:
+            return (weights @ per_cell.reshape(self.n_comparisons, -1)).reshape(r, *shape)
+
+        return (
+            summed(self.xx, b, k, k),
+            summed(self.xu, b, k, q),
+            summed(self.xy, b, k),
+            summed(self.uu, q, q),
+            summed(self.uy, q),
+        )
+
+    def generalised_inverse(self, gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """([r, blocks, size, size], [r, blocks, size]): a generalised inverse of the block-diagonal A from
+        its blocks, and the coefficients it leaves unidentified, as ``unidentified`` tests the whole matrix
+        (its eigenvalues are the blocks', the tolerance against the largest of all): D·S⁺·D, S = D·A·D
+        scaled to a unit diagonal (D = diag(1/√A_ii)), its null eigenvalues left out. It solves the normal
+        equations of any target in A's range, so every identified coefficient is the pseudo-inverse's. A
+        slot no column fills is never drawn (unidentified, and left out)."""
+        r, b, k = gram.shape[0], gram.shape[1], self.size
+        if not b:
+            return np.zeros((r, 0, k, k)), np.zeros((r, 0, k), dtype=bool)
+        diagonal, scale, values, vectors, _ = _scaled_spectrum(gram.reshape(r * b, k, k))
+        largest = np.repeat(np.maximum(values.reshape(r, b * k).max(axis=1), 1e-300), b)
+        null = values <= IDENTIFIED_TOLERANCE * largest[:, None]
+        inverse_values = np.where(null, 0.0, 1.0 / np.where(null, 1.0, values))
+        scaled_inverse = (vectors * inverse_values[:, None, :]) @ vectors.transpose(0, 2, 1)
+        inverse = scale[:, :, None] * scaled_inverse * scale[:, None, :]
+        return inverse.reshape(r, b, k, k), _in_null_space(diagonal, vectors, null).reshape(r, b, k)
+
+    def columns_of(self, per_block: np.ndarray) -> np.ndarray:
+        """[r, columns of X]: each column's value from its block and slot ([r, blocks, size])."""
+        return per_block[:, self.block_of_column, self.slot_of_column]
+
+
+def column_blocks(attribute: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(block, slot) of each column of X: the block numbers the attributes whose edits the columns are
+    nonzero on (in order of first column), the slot a column's place among its block's. A column nonzero on
+    two attributes' edits is not ``length_design``'s and is refused; one nonzero nowhere gets a block of its
+    own (never drawn: unidentified)."""
+    blocks: dict[int, int] = {}
+    block_of_column, slot_of_column, filled = [], [], []
+    for j in range(own.shape[1]):
+        owners = np.unique(attribute[own[:, j] != 0])
+        if owners.size > 1:
+            raise ValueError(f"design column {j} is nonzero on the edits of {owners.size} attributes")
+        key = int(owners[0]) if owners.size else -1 - j
+        if key not in blocks:
+            blocks[key] = len(blocks)
+            filled.append(0)
+        block_of_column.append(blocks[key])
+        slot_of_column.append(filled[blocks[key]])
+        filled[blocks[key]] += 1
+    return np.array(block_of_column, dtype=np.int64), np.array(slot_of_column, dtype=np.int64)
+
+
+def _row_blocks(own: np.ndarray, block_of_column: np.ndarray) -> np.ndarray:
+    """Each row's block (that of its attribute's columns; −1 where none is nonzero on it)."""
+    row_block = np.full(len(own), -1, dtype=np.int64)
+    for j in range(own.shape[1]):
+        row_block[own[:, j] != 0] = block_of_column[j]
+    return row_block
 
 
 def comparison_blocks(
@@ -435,18 +530,6 @@ def _solved(blocks: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.
     gram, moment = np.einsum("rc,cpq->rpq", weights, blocks), np.einsum("rc,cp->rp", weights, targets)
     coefficients = np.einsum("rpq,rq->rp", np.linalg.pinv(gram, hermitian=True), moment)
     return np.where(unidentified(gram), np.nan, coefficients)
-
-
-def generalised_inverse(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """([resamples, p, p], [resamples, p]): a generalised inverse of each Gram matrix G and the coefficients
-    it leaves unidentified (``unidentified``'s test), from one eigendecomposition: D·S⁺·D, S = D·G·D scaled
-    to a unit diagonal (D = diag(1/√G_ii)), its null eigenvalues (``unidentified``'s tolerance) left out.
-    It solves the normal equations of any target in G's range, so every identified coefficient is the
-    pseudo-inverse's, in half the decompositions of ``pinv`` and ``unidentified`` together."""
-    diagonal, scale, values, vectors, null = _scaled_spectrum(gram)
-    inverse_values = np.where(null, 0.0, 1.0 / np.where(null, 1.0, values))
-    scaled_inverse = (vectors * inverse_values[:, None, :]) @ vectors.transpose(0, 2, 1)
-    return scale[:, :, None] * scaled_inverse * scale[:, None, :], _in_null_space(diagonal, vectors, null)
 
 
 def unidentified(gram: np.ndarray) -> np.ndarray:

@@ -1,0 +1,95 @@
+"""``two_steps`` solved a block at a time: the same numbers as least squares on the whole design."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rmexplain.effects.base import Observations
+from rmexplain.effects.estimators import column_blocks, length_design, two_steps, with_covariates
+
+N_COMPARISONS = 12
+
+
+def _edits(seed: int = 0) -> Observations:
+    """Edits of four attributes on 12 comparisons: a and b both ways (a with doses of 1–3 instances: three
+    columns), c added only (one column), d both ways with one dose (two columns); two classes held equal."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(N_COMPARISONS):
+        rows += [
+            (c, 0, 1.0, float(rng.integers(1, 4))),
+            (c, 0, -1.0, -1.0),
+            (c, 1, 1.0, 1.0),
+            (c, 1, -1.0, -1.0),
+        ]
+        rows += [(c, 2, 1.0, 1.0), (c, 3, 1.0, 1.0), (c, 3, -1.0, -1.0)]
+    comparison, attribute, sign, dose = (np.array(column) for column in zip(*rows, strict=True))
+    length = rng.normal(size=len(rows))
+    classes = rng.integers(-2, 3, size=(len(rows), 2)).astype(np.float64)
+    value = 0.4 * sign * (attribute == 0) + 0.3 * length + classes @ [0.2, -0.1] + rng.normal(size=len(rows))
+    return Observations(
+        comparison.astype(np.int64), attribute.astype(np.int64), value, sign, length, dose, classes
+    )
+
+
+def _by_least_squares(obs: Observations, counts: np.ndarray) -> tuple[np.ndarray, float]:
+    """The two steps by plain least squares on the whole design, each edit repeated by its comparison's
+    count: γ with the classes, then the other columns on y − γ·Δℓ without them."""
+    design, _ = length_design(obs)
+    repeat = counts[obs.comparison]
+    root = np.sqrt(repeat)[:, None]
+    full = with_covariates(design, obs.covariates)
+    gamma = np.linalg.lstsq(full * root, obs.value * root[:, 0], rcond=None)[0][-1]
+    rest = np.linalg.lstsq(
+        design[:, :-1] * root, (obs.value - gamma * obs.length_change) * root[:, 0], rcond=None
+    )
+    return rest[0], float(gamma)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_coefficient_and_the_slope_are_least_squares_on_the_whole_design(seed):
+    obs = _edits(seed)
+    design, _ = length_design(obs)
+    counts = np.random.default_rng(seed + 10).multinomial(N_COMPARISONS, [1 / N_COMPARISONS] * N_COMPARISONS)
+    weights = np.vstack([np.ones(N_COMPARISONS), counts]).astype(np.float64)
+    coefficients, slopes = two_steps(obs, design, weights, N_COMPARISONS)
+    for row, count in enumerate(weights):
+        expected, gamma = _by_least_squares(obs, count)
+        assert slopes[row] == pytest.approx(gamma, abs=1e-10)
+        assert coefficients[row] == pytest.approx(expected, abs=1e-10)
+
+
+def test_an_attribute_no_resample_draws_is_unidentified_and_the_others_are_not():
+    """Attribute c's edits all come from comparisons 0 and 1; a resample without them leaves its one
+    column unidentified (NaN), every other coefficient as least squares has it."""
+    obs = _edits()
+    keep = (obs.attribute != 2) | (obs.comparison < 2)
+    obs = Observations(*(None if v is None else v[keep] for v in vars(obs).values()))
+    design, columns = length_design(obs)
+    weights = np.ones((1, N_COMPARISONS))
+    weights[0, :2] = 0.0
+    coefficients, slope = two_steps(obs, design, weights, N_COMPARISONS)
+    assert np.isnan(coefficients[0, columns[2]])
+    drawn = obs.comparison >= 2
+    others = Observations(*(None if v is None else v[drawn] for v in vars(obs).values()))
+    expected, gamma = _by_least_squares(others, np.ones(N_COMPARISONS))
+    assert slope[0] == pytest.approx(gamma, abs=1e-10)
+    assert np.delete(coefficients[0], columns[2]) == pytest.approx(expected, abs=1e-10)
+
+
+def test_the_blocks_group_each_attributes_columns_in_order():
+    obs = _edits()
+    design, columns = length_design(obs)
+    block, slot = column_blocks(obs.attribute, design[:, :-1])
+    # numbered by first column: the intercepts of a, b and d come first; c, added only, has none
+    assert [int(block[columns[a]]) for a in range(4)] == [0, 1, 3, 2]
+    assert np.bincount(block).tolist() == [3, 2, 2, 1]  # a: intercept, β, dose; c: β alone
+    assert sorted(slot[block == 0].tolist()) == [0, 1, 2]
+
+
+def test_a_column_on_two_attributes_edits_is_refused():
+    attribute = np.array([0, 0, 1, 1])
+    shared_column = np.array([[1.0], [1.0], [1.0], [1.0]])
+    with pytest.raises(ValueError, match="design column 0 is nonzero on the edits of 2 attributes"):
+        column_blocks(attribute, shared_column)

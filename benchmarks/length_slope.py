@@ -97,10 +97,16 @@ def original_scores(rm: str, comparisons: pl.DataFrame) -> pl.DataFrame:
 
 
 def edit_rewards(rm: str, comparisons: pl.DataFrame, edits: pl.DataFrame) -> pl.DataFrame:
-    """REWARDS of RM ``rm`` on every edited text."""
+    """REWARDS of RM ``rm`` on every edited text of a discovery round."""
+    return rewards_of(rm, comparisons, edits["comparison_id"], edits["edited_text"])
+
+
+def rewards_of(
+    rm: str, comparisons: pl.DataFrame, comparison_ids: pl.Series, texts: pl.Series
+) -> pl.DataFrame:
+    """REWARDS of RM ``rm`` on each text, a response to its comparison's prompt."""
     prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
-    pairs = edits.select("comparison_id", "edited_text").iter_rows()
-    rewards = {text_id(prompts[c], t): score(rm, t) for c, t in pairs}
+    rewards = {text_id(prompts[c], t): score(rm, t) for c, t in zip(comparison_ids, texts, strict=True)}
     frame = pl.DataFrame({"text_id": list(rewards), "rm": rm, "reward": list(rewards.values())})
     return _filled(frame, REWARDS, "rewards")
 
@@ -130,13 +136,9 @@ def attribute_slopes(
     round-1 edits of every paper attribute, with the classes held equal for γ (``classes``) or not (the
     one-step fit the effects had before)."""
     edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
-    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
     out = {}
     for rm in PER_WORD:
-        pairs = edits.select("comparison_id", "text").iter_rows()
-        rewards = {text_id(prompts[c], t): score(rm, t) for c, t in pairs}
-        frame = _filled(pl.DataFrame({"text_id": list(rewards), "rm": rm, "reward": list(rewards.values())}),
-                        REWARDS, "rewards")  # fmt: skip
+        frame = rewards_of(rm, comparisons, edits["comparison_id"], edits["text"])
         data = effect_input(comparisons, edits, {rm: originals[rm]}, {rm: frame}, {}, list(PAPER_ATTRIBUTES),
                             class_counts if classes else None)  # fmt: skip
         table = effects_table(

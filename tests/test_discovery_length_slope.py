@@ -5,6 +5,7 @@ doses move with length, and each feature's effect is one instance's."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sys
@@ -18,14 +19,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import length_slope
 from length_slope import PER_WORD, SLOPES
 
-from rmexplain.analysis.bootstrap import BootstrapSettings, interval
+from rmexplain.analysis.bootstrap import BootstrapSettings, clusters_of, interval, resample_counts
+from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
-from rmexplain.discovery.classes import FirstPerson, NumbersAsDigits
+from rmexplain.discovery.classes import FirstPerson, NumbersAsDigits, class_counts
 from rmexplain.discovery.edits import edit_dose
-from rmexplain.discovery.estimate import AddedEffect, length_fitted
+from rmexplain.discovery.estimate import AddedEffect, discovery_input, length_fitted
 from rmexplain.discovery.stages import _round_tables
-from rmexplain.effects.analysis import reward_sd
-from rmexplain.effects.base import Observations
+from rmexplain.effects.analysis import effect_input, reward_sd, slope_input
+from rmexplain.effects.base import Observations, estimators
+from rmexplain.effects.edits import make_effect_edits
+from rmexplain.effects.estimators import length_design
 from rmexplain.perturb.skips import SkipRecorder
 
 LOG = logging.getLogger("test")
@@ -189,3 +193,75 @@ def test_an_engines_own_edits_without_a_dose_count_one_instance_each():
     output = RoundOutput(edits=edits, candidates=candidates)
     got, _ = _round_tables(output, pl.DataFrame(), {}, "mine", 1, SkipRecorder())
     assert got["dose"].to_list() == [1, -1]
+
+
+@pytest.fixture(scope="module")
+def attribute_edits(scored_round):
+    """The rules editor's round-1 edits of every paper attribute on the same comparisons, every RM's rewards,
+    as the attribute effects (``effect_input``) and as discovery's slope edits (``slope_input``) read them."""
+    comparisons, originals, _, _ = scored_round
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
+    rewards = {
+        rm: length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["text"]) for rm in PER_WORD
+    }
+    effects = effect_input(comparisons, edits, originals, rewards, {}, list(PAPER_ATTRIBUTES), class_counts)
+    return effects, slope_input(comparisons, [edits], originals, rewards, class_counts=class_counts)
+
+
+@pytest.mark.parametrize("rm", list(PER_WORD))
+def test_discovery_adjusts_every_feature_by_the_attribute_effects_length_slope(
+    scored_round, attribute_edits, rm
+):
+    """One γ: with the dataset's attribute edits as its slope edits, discovery's length row is the attribute
+    effects' — at the point estimate and in every resample (both resample the same comparisons) — and each
+    feature's effect is its own edits' fit at that γ: still one instance's."""
+    comparisons, originals, edits, _ = scored_round
+    effects, slope = attribute_edits
+    rewards = {r: length_slope.edit_rewards(r, comparisons, edits) for r in PER_WORD}
+    data = discovery_input(comparisons, edits, originals, rewards, "helpful", slope_edits=slope)
+    assert data.comparisons == effects.comparisons
+    clusters = clusters_of(data.comparisons, "helpful")
+    weights = np.vstack(
+        [np.ones(len(clusters)), resample_counts(clusters, BootstrapSettings(n_resamples=20))]
+    )
+    least = estimators.get("length_adjusted")()
+    gamma = least.estimate(
+        least.observations(effects, rm, None), weights, len(clusters), len(effects.attributes)
+    )
+    found = AddedEffect().estimate(
+        AddedEffect().observations(data, rm, None), weights, len(clusters), len(data.attributes)
+    )
+    assert found[:, -1] == pytest.approx(gamma[:, -1], abs=1e-10)
+    obs = AddedEffect().observations(dataclasses.replace(data, slope_edits=None), rm, None)
+    at_gamma = dataclasses.replace(obs, value=obs.value - gamma[0, -1] * obs.length_change, covariates=None)
+    design, columns = length_design(at_gamma)
+    by_hand = np.linalg.lstsq(design[:, :-1], at_gamma.value, rcond=None)[0]
+    feature = data.attributes.index("numbered_list")
+    assert found[0, feature] == pytest.approx(by_hand[columns[feature]], abs=1e-9)
+    digit = 1 / reward_sd(originals[rm]) if rm in SLOPES else 0.0  # one digit token's (length alone: none)
+    assert found[0, feature] == pytest.approx(digit, rel=0.1, abs=0.02)
+
+
+def test_the_attribute_effects_of_two_methods_share_one_length_slope(scored_round, attribute_edits):
+    """Each method's length row is fitted over both methods' edits: the same γ for both."""
+    comparisons, originals, _, _ = scored_round
+    effects, _ = attribute_edits
+    rm, least = "per-word +0.02", estimators.get("length_adjusted")()
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
+    half = len(PAPER_ATTRIBUTES) // 2
+    names = list(PAPER_ATTRIBUTES)
+    methods = [edits.filter(pl.col("attribute").is_in(part)) for part in (names[:half], names[half:])]
+    methods = [m.with_columns(method=pl.lit(f"m{i}")) for i, m in enumerate(methods)]
+    rewards = {rm: length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["text"])}
+    slopes = []
+    for mine, other in ((0, 1), (1, 0)):
+        data = effect_input(comparisons, methods[mine], {rm: originals[rm]}, rewards, {}, names, class_counts)
+        data.slope_edits = slope_input(
+            comparisons, [methods[other]], {rm: originals[rm]}, rewards, class_counts=class_counts
+        )
+        n = len(data.comparisons)
+        slopes.append(
+            least.estimate(least.observations(data, rm, None), np.ones((1, n)), n, len(names))[0, -1]
+        )
+    whole = least.estimate(least.observations(effects, rm, None), np.ones((1, n)), n, len(names))[0, -1]
+    assert slopes[0] == pytest.approx(whole, abs=1e-10) and slopes[1] == pytest.approx(whole, abs=1e-10)

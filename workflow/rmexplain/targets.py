@@ -280,6 +280,22 @@ def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[s
             for rm in rms
             if method in design.dataset(dataset).methods
         ],
+        **slope_edit_inputs(design, dataset, besides=method),  # the other methods' edits, for one γ
+    }
+
+
+def slope_edit_inputs(design: Design, dataset: str, besides: str | None = None) -> dict[str, list[str]]:
+    """The dataset's attribute edits that inform the length slope of an estimate (every effect method's but
+    ``besides``, the estimate's own) and their rewards per RM (``effect_rms`` order); empty lists where there
+    are none (a dataset without attribute effects: each estimate fits γ over its own edits)."""
+    methods = [m for m in design.effect_methods(dataset) if m != besides]
+    if not methods:
+        return {"slope_edits": [], "slope_rewards": []}
+    return {
+        "slope_edits": [paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=m) for m in methods],
+        "slope_rewards": [
+            paths.fmt(paths.EFFECT_REWARDS, dataset=dataset, rm=rm) for rm in effect_rms(design, dataset)
+        ],
     }
 
 
@@ -478,6 +494,7 @@ def discovery_effect_inputs(
         "candidates": discovery_round_file(paths.BIASES_ROUND_CANDIDATES, dataset, engine, round_),
         "originals": original_score_files(design, dataset),
         "rewards": discovery_rewards(design, dataset, engine, round_),
+        **slope_edit_inputs(design, dataset),  # the attribute edits: γ is the attribute effects' own
     }
 
 

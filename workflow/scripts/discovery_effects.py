@@ -13,6 +13,8 @@ run_round_effects(
         "candidates": snakemake.input.candidates,
         "originals": list(snakemake.input.originals),
         "rewards": list(snakemake.input.rewards),
+        "slope_edits": list(snakemake.input.slope_edits),  # the attribute edits: γ is theirs
+        "slope_rewards": list(snakemake.input.slope_rewards),
     },
     rms=snakemake.params.rms,
     references=snakemake.params.references,

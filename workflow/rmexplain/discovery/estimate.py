@@ -136,10 +136,14 @@ def discovery_input(
     originals: Mapping[str, pl.DataFrame],
     rewards: Mapping[str, pl.DataFrame],
     dataset: str | None = None,
+    slope_edits: EffectInput | None = None,
 ) -> EffectInput:
     """The estimator's arrays over the edits (in their order): features as attributes, every RM's reward
-    changes (NaN where a text went unscored); ``dataset`` splits the comparison ids into pairs exactly."""
-    ids = sorted(set(edits["comparison_id"].to_list()))
+    changes (NaN where a text went unscored); ``dataset`` splits the comparison ids into pairs exactly. With
+    ``slope_edits`` (the dataset's attribute edits), γ is theirs alone, the attribute effects' own: the
+    edits' comparisons join theirs, and these edits inform the features only."""
+    edited = set(edits["comparison_id"].to_list())
+    ids = sorted(edited if slope_edits is None else edited | set(slope_edits.comparisons))
     features = list(dict.fromkeys(edits["feature"].to_list()))
     c_index, f_index = {c: i for i, c in enumerate(ids)}, {f: i for i, f in enumerate(features)}
     words_changed = word_counts(edits["edited_text"].to_list()) - word_counts(edits["source_text"].to_list())
@@ -158,6 +162,8 @@ def discovery_input(
         dataset=dataset,
         dose=(edits["dose"] if "dose" in edits.columns else edits["direction"]).to_numpy(),
         covariates=class_count_changes(edits["source_text"].to_list(), edits["edited_text"].to_list()),
+        slope_edits=slope_edits,
+        slope_own=slope_edits is None,
     )  # fmt: skip
 
 
@@ -391,7 +397,8 @@ def _length_fit(
     point, boot, jack = fitted(AddedEffect(), data, rm, reference, settings)
     scored = np.isfinite(data.standardised(rm, reference))
     if np.isfinite(point[0, -1]) or not scored.any():
-        log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (held equal)", rm, point[0, -1])
+        over = "the attribute edits'" if data.slope_edits is not None else "held equal"
+        log.info("%s: length sensitivity γ %+.3f reward sd per sd of words (%s)", rm, point[0, -1], over)
         return data, (point, boot, jack)
     log.warning("%s: %s", named_rm(rm, data.dataset), unadjusted_reason(data.length_change[scored]))
     flat = unadjusted(data)
@@ -399,8 +406,10 @@ def _length_fit(
 
 
 def unadjusted(data: EffectInput) -> EffectInput:
-    """``data`` without length changes: the fit's γ column is 0, so it leaves the features unadjusted."""
-    return dataclasses.replace(data, length_change=np.zeros_like(data.length_change))
+    """``data`` without length changes (or slope edits): the fit's γ column is 0, so it leaves the features
+    unadjusted."""
+    flat = np.zeros_like(data.length_change)
+    return dataclasses.replace(data, length_change=flat, slope_edits=None, slope_own=True)
 
 
 def unadjusted_reason(length_change: np.ndarray) -> str:
@@ -534,16 +543,18 @@ def round_effects(
     min_effect: float,
     log: logging.Logger,
     fdr: float | None = None,
+    slope_edits: EffectInput | None = None,
 ) -> pl.DataFrame:
     """BIAS_DISCOVERY_EFFECTS of one (dataset, engine, round): every RM × feature tested, each p-value of the
-    null |effect| ≤ ``min_effect``. The features Benjamini–Hochberg at level ``fdr`` can make significant
-    (p ≤ ``fdr``, since q ≥ p; every tested feature where ``fdr`` is None) are estimated again on each half
-    of the pairs (``half_a_effect``, ``half_b_effect``, ``replicates``) and get their most influential pair
-    (``influential_pair``, ``without_it``, ``carried_by``); ``discovered_biases`` keeps these for the
-    significant features only."""
+    null |effect| ≤ ``min_effect``; with ``slope_edits`` (the dataset's attribute edits), every feature at
+    their length slope, the attribute effects' γ (``discovery_input``). The features Benjamini–Hochberg at
+    level ``fdr`` can make significant (p ≤ ``fdr``, since q ≥ p; every tested feature where ``fdr`` is
+    None) are estimated again on each half of the pairs (``half_a_effect``, ``half_b_effect``,
+    ``replicates``) and get their most influential pair (``influential_pair``, ``without_it``,
+    ``carried_by``); ``discovered_biases`` keeps these for the significant features only."""
     if not edits.height:
         return pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
-    data = discovery_input(comparisons, edits, originals, rewards, dataset)
+    data = discovery_input(comparisons, edits, originals, rewards, dataset, slope_edits)
     about = {row["feature"]: row for row in candidates.iter_rows(named=True)}
     pairs = NaturalPairs.of(comparisons, dataset, settings)
     constant = constant_rms(comparisons, edits, rewards, data)

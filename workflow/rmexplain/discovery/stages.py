@@ -11,9 +11,12 @@ import polars as pl
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.discovery.base import RoundContext, RoundOutput, engines
+from rmexplain.discovery.classes import class_counts
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
+from rmexplain.effects.analysis import slope_input
+from rmexplain.effects.base import EffectInput
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
 from rmexplain.markup import to_html, to_markdown
@@ -24,6 +27,7 @@ from rmexplain.schemas import (
     BIAS_DISCOVERY_EFFECTS,
     COMPARISONS,
     DISCOVERED_BIASES,
+    EFFECT_EDITS,
     ORIGINAL_SCORES,
     PERTURB_SKIPS,
     REWARDS,
@@ -155,11 +159,13 @@ def run_round_effects(
     |effect| ≤ ``min_effect``, the halves of those ``fdr`` can make significant. ``inputs``:
     ``comparisons``, ``edits``, ``candidates``, and per RM (``rms`` order) ``originals`` and ``rewards`` of
     the edits."""
+    comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
+    originals = _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores")
     effects = round_effects(
-        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        comparisons,
         read_table(inputs["edits"], BIAS_DISCOVERY_EDITS, "discovery edits"),
         read_table(inputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates"),
-        _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
+        originals,
         _by_rm(rms, inputs["rewards"], REWARDS, "discovery rewards"),
         references,
         dataset,
@@ -167,8 +173,29 @@ def run_round_effects(
         float(min_effect),
         log,
         fdr=float(fdr),
+        slope_edits=attribute_edits(inputs, comparisons, originals, rms),
     )
     write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")
+
+
+def attribute_edits(
+    inputs: Mapping[str, Any],
+    comparisons: pl.DataFrame,
+    originals: Mapping[str, pl.DataFrame],
+    rms: Sequence[str],
+) -> EffectInput | None:
+    """The dataset's attribute edits (``slope_edits``: EFFECT_EDITS of every effect method; ``slope_rewards``:
+    their rewards per RM in ``rms`` order), whose length slope every feature is adjusted by; None where the
+    dataset has no attribute effects."""
+    if not inputs.get("slope_edits"):
+        return None
+    return slope_input(
+        comparisons,
+        [read_table(p, EFFECT_EDITS, "effect edits") for p in inputs["slope_edits"]],
+        originals,
+        _by_rm(rms, inputs["slope_rewards"], REWARDS, "effect rewards"),
+        class_counts=class_counts,
+    )
 
 
 TITLE = "Discovered biases: what each RM rewards or penalises beyond the attributes"

@@ -191,6 +191,28 @@ def effect_input(
     )
 
 
+def slope_input(
+    comparisons: pl.DataFrame,
+    edits: Sequence[pl.DataFrame],
+    originals: Mapping[str, pl.DataFrame],
+    rewards: Mapping[str, pl.DataFrame],
+    attributes: list[str] | None = None,
+    class_counts: ClassCounts | None = None,
+) -> EffectInput | None:
+    """The attribute edits of ``edits`` (EFFECT_EDITS of one or more methods; of ``attributes`` only, where
+    given) as one input for the length slope: each (method, attribute) an attribute of its own; None where
+    there are none."""
+    wanted = [e if attributes is None else e.filter(pl.col("attribute").is_in(attributes)) for e in edits]
+    frames = [f for f in wanted if f.height]
+    if not frames:
+        return None
+    joined = pl.concat(frames, how="vertical").with_columns(
+        attribute=pl.col("method") + ": " + pl.col("attribute")
+    )
+    named = list(dict.fromkeys(joined["attribute"].to_list()))
+    return effect_input(comparisons, joined, originals, rewards, {}, named, class_counts)
+
+
 def original_length_sd(comparisons: pl.DataFrame) -> float:
     """The sd (ddof 1) of the original responses' word counts: the unit of the edits' length changes."""
     lengths = word_counts(original_texts(comparisons)["text"].to_list())

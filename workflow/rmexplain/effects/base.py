@@ -59,6 +59,12 @@ class EffectInput:
     length_measured: bool = True  # False: the originals' word counts have no sd, every length_change 0
     dose: np.ndarray | None = None  # [edits] instances added (+) or removed (−); None: one per edit
     covariates: np.ndarray | None = None  # [edits, classes] count changes the length slope holds equal
+    # Other edits of the dataset that inform the length slope γ only (``length_adjusted``'s first step: the
+    # dataset's attribute edits of every method), so that one γ adjusts every effect; their comparisons are
+    # among ``comparisons``. ``slope_own`` False: this input's own edits do not inform γ (discovery's, where
+    # the attribute edits do).
+    slope_edits: EffectInput | None = None
+    slope_own: bool = True
 
     def standardised(self, rm: str, reference: str | None) -> np.ndarray:
         """y(e): the RM's reward changes less the reference's, in the RM's reward sd (NaN where unscored)."""
@@ -79,6 +85,7 @@ class Observations:
     length_change: np.ndarray | None = None
     dose: np.ndarray | None = None  # length_adjusted: signed instances; None: the sign (one instance)
     covariates: np.ndarray | None = None  # length_adjusted: [n, classes] held equal for the length slope
+    in_slope: np.ndarray | None = None  # length_adjusted: [n] whether it informs the length slope (None: all)
 
 
 class Estimator:

@@ -76,6 +76,7 @@ def _finite(obs: Observations) -> Observations:
         None if obs.length_change is None else obs.length_change[keep],
         None if obs.dose is None else obs.dose[keep],
         None if obs.covariates is None else obs.covariates[keep],
+        None if obs.in_slope is None else obs.in_slope[keep],
     )
 
 
@@ -199,6 +200,26 @@ class LengthAdjusted(_EditEstimator):
     # gives its β without an intercept (the length-adjusted mean change in that direction, signed).
     one_way_defined: ClassVar[bool] = False
 
+    def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
+        """The round-1 edits, and after them ``data.slope_edits``' (which inform γ only): their attributes
+        numbered after ``data``'s and the length row's, their comparisons as ``data`` numbers them."""
+        own = super().observations(data, rm, reference)
+        in_slope = np.full(own.value.size, data.slope_own)
+        if data.slope_edits is None:
+            return own if data.slope_own else dataclasses.replace(own, in_slope=in_slope)
+        slope = super().observations(data.slope_edits, rm, reference)
+        index = {c: i for i, c in enumerate(data.comparisons)}
+        comparison = np.array([index[c] for c in np.asarray(data.slope_edits.comparisons)[slope.comparison]])
+        if (own.covariates is None) != (slope.covariates is None):
+            raise ValueError("the slope edits and the edits hold the classes equal for γ in one case only")
+        return Observations(
+            np.concatenate([own.comparison, comparison.astype(np.int64)]),
+            np.concatenate([own.attribute, slope.attribute + len(data.attributes) + 1]),
+            *(np.concatenate(pair) for pair in zip(_slope_parts(own), _slope_parts(slope), strict=True)),
+            None if own.covariates is None else np.vstack([own.covariates, slope.covariates]),
+            np.concatenate([in_slope, np.ones(slope.value.size, dtype=bool)]),
+        )
+
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
     ) -> np.ndarray:
@@ -222,8 +243,8 @@ class LengthAdjusted(_EditEstimator):
             coefficients, slope = two_steps(obs, design, weights, n_comparisons)
         out = np.full((weights.shape[0], n_attributes + 1), np.nan)
         one_way = set(one_direction(obs))
-        for a, column in columns.items():
-            if self.one_way_defined or a not in one_way:
+        for a, column in columns.items():  # the slope edits' attributes, numbered after these, are not rows
+            if a < n_attributes and (self.one_way_defined or a not in one_way):
                 out[:, a] = coefficients[:, column]
         out[:, n_attributes] = slope
         return out
@@ -232,18 +253,42 @@ class LengthAdjusted(_EditEstimator):
         reasons = {} if self.one_way_defined else {a: ONE_DIRECTION for a in one_direction(obs)}
         design, columns = length_design(obs)
         if not design.shape[0]:
-            return reasons
+            return _own_rows(reasons, n_attributes)
         blocks, _ = comparison_blocks(obs, design, int(obs.comparison.max()) + 1)
         lost = unidentified(np.einsum("rc,cpq->rpq", np.ones((1, len(blocks))), blocks))[0]
         if obs.covariates is not None:  # the length slope from the design with the covariates
-            full, _ = comparison_blocks(obs, with_covariates(design, obs.covariates), len(blocks))
+            slope = slope_rows(obs)
+            informs, full_design = _rows_of(obs, slope), with_covariates(design, obs.covariates)[slope]
+            full, _ = comparison_blocks(informs, full_design, len(blocks))
             lost[-1] = unidentified(full.sum(axis=0)[None])[0][-1]
         if lost[-1]:
             reasons[n_attributes] = LENGTH_CONFOUNDED if np.any(obs.length_change) else NO_LENGTH_CHANGE
             for a, column in columns.items():
                 if lost[column] and a not in reasons:
                     reasons[a] = LENGTH_CONFOUNDED
-        return reasons
+        return _own_rows(reasons, n_attributes)
+
+
+def slope_rows(obs: Observations) -> np.ndarray:
+    """[observations] whether each informs the length slope (all where ``in_slope`` is None)."""
+    return np.ones(obs.value.size, dtype=bool) if obs.in_slope is None else obs.in_slope.astype(bool)
+
+
+def _own_rows(reasons: dict[int, str], n_attributes: int) -> dict[int, str]:
+    """``reasons`` of the attributes' rows and the length row (not of the slope edits' attributes)."""
+    return {a: why for a, why in reasons.items() if a <= n_attributes}
+
+
+def _slope_parts(obs: Observations) -> tuple[np.ndarray, ...]:
+    """(value, sign, length change, dose) of ``obs``; a missing dose is the sign (one instance)."""
+    assert obs.sign is not None and obs.length_change is not None
+    dose = obs.sign if obs.dose is None else obs.dose
+    return obs.value, obs.sign, obs.length_change, dose
+
+
+def _rows_of(obs: Observations, keep: np.ndarray) -> Observations:
+    """``obs``' observations where ``keep``."""
+    return Observations(*(None if v is None else v[keep] for v in dataclasses.astuple(obs)))
 
 
 @estimators.register("robust_length_adjusted")
@@ -308,9 +353,10 @@ def weighted_residuals(
         coefficients = least_squares(weighted, weighted_design, ones, n_comparisons)
         return obs.value - design @ np.nan_to_num(coefficients[0])
     coefficients, slope = two_steps(weighted, weighted_design, ones, n_comparisons)
-    if np.any(obs.length_change) and not np.isfinite(slope[0]):
+    measured = bool(np.any(obs.length_change[slope_rows(obs)]))
+    if measured and not np.isfinite(slope[0]):
         return None
-    gamma = float(slope[0]) if np.any(obs.length_change) else 0.0
+    gamma = float(slope[0]) if measured else 0.0
     return obs.value - design[:, :-1] @ np.nan_to_num(coefficients[0]) - gamma * design[:, -1]
 
 
@@ -386,7 +432,9 @@ def two_steps(
     With X ``design`` less its length column and U = [Z, ℓ] the covariates and the length, γ is the last
     coefficient of the Schur complement's system (C − B'A⁺B)·θ = c − B'A⁺a (A = X'WX, B = X'WU, C = U'WU,
     a = X'Wy, c = U'Wy: exact with the pseudo-inverse, as B's columns lie in A's range), and the
-    coefficients are A⁺(a − γ·X'Wℓ). Each column of X belongs to one attribute's edits (its intercept, β,
+    coefficients are A⁺(a − γ·X'Wℓ). Where ``obs.in_slope`` marks the edits that inform γ, the first step
+    is theirs alone (their rows of C and c, their attributes' blocks of B'A⁺B and B'A⁺a) and the second
+    step every attribute's. Each column of X belongs to one attribute's edits (its intercept, β,
     dose), so A is block-diagonal by attribute (``AttributeBlocks``): A⁺ is found a block at a time, each
     with ``generalised_inverse``'s test against the largest eigenvalue of all blocks, which is the test on
     the whole of A — a few 3 × 3 decompositions where the whole matrix would take one of hundreds of
@@ -394,12 +442,13 @@ def two_steps(
     p = design.shape[1] - 1  # the columns of X
     shared = with_covariates(design, obs.covariates)[:, p:]
     blocks = AttributeBlocks(obs, design[:, :p], shared, n_comparisons)
-    measured = bool(np.any(obs.length_change))
+    measured = bool(np.any(obs.length_change[blocks.in_slope]))
+    informs = blocks.slope_blocks[None, :, None, None]  # the blocks of the edits that inform γ
     coefficients, slopes = [], []
     for i in range(0, len(weights), CHUNK):
         gram, cross, moment, shared_gram, shared_moment = blocks.weighted(weights[i : i + CHUNK])
         a_inverse, lost = blocks.generalised_inverse(gram)
-        shared = a_inverse @ cross  # A⁺B per block: [r, blocks, size, q]
+        shared = a_inverse @ cross * informs  # A⁺B per block: [r, blocks, size, q]
         schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, shared)
         right = shared_moment - np.einsum("rkpi,rkp->ri", shared, moment)
         theta = np.einsum("rij,rj->ri", np.linalg.pinv(schur, hermitian=True), right)
@@ -424,6 +473,8 @@ class AttributeBlocks:
         self.n_blocks = int(self.block_of_column.max()) + 1 if own.shape[1] else 0
         self.size = int(np.bincount(self.block_of_column).max()) if own.shape[1] else 0
         row_block = _row_blocks(own, self.block_of_column)
+        self.in_slope = slope_rows(obs)
+        self.slope_blocks = slope_blocks(row_block, self.in_slope, self.n_blocks)
         x = np.zeros((len(own), self.size))
         for j in range(own.shape[1]):  # a row is nonzero in its own block's columns only
             x[:, self.slot_of_column[j]] += own[:, j]
@@ -434,9 +485,9 @@ class AttributeBlocks:
         self.xx = _sums_by(cell, (x[:, :, None] * x[:, None, :]).reshape(-1, k * k), cells)
         self.xu = _sums_by(cell, (x[:, :, None] * u[:, None, :]).reshape(-1, k * q), cells)
         self.xy = _sums_by(cell, x * y[:, None], cells)
-        outer = (shared[:, :, None] * shared[:, None, :]).reshape(-1, q * q)
-        self.uu = _sums_by(obs.comparison, outer, n_comparisons)
-        self.uy = _sums_by(obs.comparison, shared * obs.value[:, None], n_comparisons)
+        u, y, at = shared[self.in_slope], obs.value[self.in_slope], obs.comparison[self.in_slope]
+        self.uu = _sums_by(at, (u[:, :, None] * u[:, None, :]).reshape(-1, q * q), n_comparisons)
+        self.uy = _sums_by(at, u * y[:, None], n_comparisons)
         self.n_comparisons, self.q = n_comparisons, q
 
     def weighted(self, weights: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -497,6 +548,16 @@ def column_blocks(attribute: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, n
         slot_of_column.append(filled[blocks[key]])
         filled[blocks[key]] += 1
     return np.array(block_of_column, dtype=np.int64), np.array(slot_of_column, dtype=np.int64)
+
+
+def slope_blocks(row_block: np.ndarray, in_slope: np.ndarray, n_blocks: int) -> np.ndarray:
+    """[blocks] 1.0 where the block's edits inform the length slope, else 0.0; an attribute's edits do all
+    or none."""
+    informing = np.bincount(row_block[row_block >= 0], weights=in_slope[row_block >= 0], minlength=n_blocks)
+    rows = np.bincount(row_block[row_block >= 0], minlength=n_blocks)
+    if np.any((informing > 0) & (informing < rows)):
+        raise ValueError("an attribute's edits inform the length slope in part: all or none of them must")
+    return (informing > 0).astype(np.float64)
 
 
 def _row_blocks(own: np.ndarray, block_of_column: np.ndarray) -> np.ndarray:
@@ -609,12 +670,14 @@ def dosed_attributes(obs: Observations) -> list[int]:
 
 
 def support(obs: Observations, n_attributes: int, length_row: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: the observations and the distinct comparisons behind it (the length row: all of them)."""
-    n = np.bincount(obs.attribute, minlength=n_attributes).astype(np.int64)
+    """Per row: the observations and the distinct comparisons behind it (the length row: all of those that
+    inform the length slope)."""
+    n = np.bincount(obs.attribute, minlength=n_attributes)[:n_attributes].astype(np.int64)
     n_comp = np.array(
         [np.unique(obs.comparison[obs.attribute == a]).size for a in range(n_attributes)], dtype=np.int64
     )
     if length_row:
-        n = np.append(n, obs.value.size)
-        n_comp = np.append(n_comp, np.unique(obs.comparison).size)
+        slope = slope_rows(obs)
+        n = np.append(n, int(slope.sum()))
+        n_comp = np.append(n_comp, np.unique(obs.comparison[slope]).size)
     return n, n_comp

@@ -13,8 +13,15 @@ import polars as pl
 from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.analysis.sensitivity import with_keys
-from rmexplain.effects.analysis import ClassCounts, EffectSettings, effect_input, effects_table, log_summary
-from rmexplain.effects.base import LENGTH
+from rmexplain.effects.analysis import (
+    ClassCounts,
+    EffectSettings,
+    effect_input,
+    effects_table,
+    log_summary,
+    slope_input,
+)
+from rmexplain.effects.base import LENGTH, EffectInput
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.plots import effects_figure
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
@@ -147,15 +154,18 @@ def run_attribute_effects(
             f"{inputs['edits']} holds no edit: the editor of {method!r} filled no slot on {dataset} "
             f"(the reasons: {paths.fmt(paths.EFFECT_SKIPS, dataset=dataset, method=method)})"
         )
+    comparisons = read_table(inputs["comparisons"], COMPARISONS, "comparisons")
+    originals = _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores")
     data = effect_input(
-        read_table(inputs["comparisons"], COMPARISONS, "comparisons"),
+        comparisons,
         edits,
-        _by_rm(rms, inputs["originals"], ORIGINAL_SCORES, "original scores"),
+        originals,
         _by_rm(rms, inputs["rewards"], REWARDS, "effect rewards"),
         _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations") if inputs["explanations"] else {},
         list(attributes),
         class_counts,
     )
+    data.slope_edits = slope_edits(inputs, comparisons, originals, rms, attributes, class_counts)
     options = EffectSettings(
         estimators=tuple(settings["estimators"]),
         primary=str(settings["primary"]),
@@ -170,6 +180,28 @@ def run_attribute_effects(
     log_length_slopes(table, options.primary, data.covariates, log)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     write_table(with_keys(table, dataset, method), output, ATTRIBUTE_EFFECTS, "attribute effects")
+
+
+def slope_edits(
+    inputs: Mapping[str, Any],
+    comparisons: pl.DataFrame,
+    originals: Mapping[str, pl.DataFrame],
+    rms: Sequence[str],
+    attributes: Sequence[str],
+    class_counts: ClassCounts | None,
+) -> EffectInput | None:
+    """The dataset's other attribute edits that inform the length slope (``slope_edits``: EFFECT_EDITS files;
+    ``slope_rewards``: their rewards per RM in ``rms`` order), as one input; None where there are none."""
+    if not inputs.get("slope_edits"):
+        return None
+    return slope_input(
+        comparisons,
+        [read_table(p, EFFECT_EDITS, "effect edits") for p in inputs["slope_edits"]],
+        originals,
+        _by_rm(rms, inputs["slope_rewards"], REWARDS, "effect rewards"),
+        list(attributes),
+        class_counts,
+    )
 
 
 def log_length_slopes(

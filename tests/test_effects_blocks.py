@@ -93,3 +93,22 @@ def test_a_column_on_two_attributes_edits_is_refused():
     shared_column = np.array([[1.0], [1.0], [1.0], [1.0]])
     with pytest.raises(ValueError, match="design column 0 is nonzero on the edits of 2 attributes"):
         column_blocks(attribute, shared_column)
+
+
+def test_edits_that_do_not_inform_the_slope_are_fitted_at_the_others_slope():
+    """Attribute d's edits marked out of the slope (``in_slope``): γ is least squares over the other
+    attributes' edits alone, and d's coefficients are its own edits' fit at that γ."""
+    obs = _edits()
+    obs.in_slope = obs.attribute != 3
+    design, columns = length_design(obs)
+    coefficients, slope = two_steps(obs, design, np.ones((1, N_COMPARISONS)), N_COMPARISONS)
+    others = Observations(*(None if v is None else v[obs.in_slope] for v in vars(obs).values()))
+    _, gamma = _by_least_squares(others, np.ones(N_COMPARISONS))
+    assert slope[0] == pytest.approx(gamma, abs=1e-10)
+    mine = obs.attribute == 3
+    own_columns = [j for j in range(design.shape[1] - 1) if np.any(design[mine, j])]
+    by_hand = np.linalg.lstsq(
+        design[mine][:, own_columns], obs.value[mine] - gamma * obs.length_change[mine], rcond=None
+    )[0]
+    assert coefficients[0, own_columns] == pytest.approx(by_hand, abs=1e-10)
+    assert columns[3] in own_columns

@@ -448,9 +448,9 @@ def two_steps(
     for i in range(0, len(weights), CHUNK):
         gram, cross, moment, shared_gram, shared_moment = blocks.weighted(weights[i : i + CHUNK])
         a_inverse, lost = blocks.generalised_inverse(gram)
-        shared = a_inverse @ cross * informs  # A⁺B per block: [r, blocks, size, q]
-        schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, shared)
-        right = shared_moment - np.einsum("rkpi,rkp->ri", shared, moment)
+        a_inverse_b = a_inverse @ cross * informs  # A⁺B per block: [r, blocks, size, q]
+        schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, a_inverse_b)
+        right = shared_moment - np.einsum("rkpi,rkp->ri", a_inverse_b, moment)
         theta = np.einsum("rij,rj->ri", np.linalg.pinv(schur, hermitian=True), right)
         slope = np.where(unidentified(schur)[:, -1], np.nan, theta[:, -1])
         used = slope if measured else np.zeros_like(slope)

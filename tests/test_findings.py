@@ -21,9 +21,11 @@ from rmexplain.findings import language
 from rmexplain.findings.landing import (
     FLIP_RATES_DIFFER,
     MARKER,
+    ONE_SLOPE_NOTE,
     finding_line,
     findings_rst,
     landing_text,
+    one_slope,
     signed,
     text,
 )
@@ -917,3 +919,19 @@ def test_an_attribute_whose_carrier_holds_a_discovered_feature_is_listed_under_i
         "It is what **rewards clarity** reads (clarity +0.90 reward sd): 4 of 6 of that attribute's edits "
         "insert “1.”."
     )
+
+
+def test_the_landing_says_one_slope_where_every_discovered_dataset_has_a_length_row():
+    def row(dataset, kind, name, effect):
+        method = "offline" if kind == "discovered" else "rules"
+        return {"dataset": dataset, "method": method, "rm": "r", "kind": kind, "name": name, "n": 6,
+                "phrase": f"rewards {name}", "effect": effect, "low": effect - 0.1, "high": effect + 0.1,
+                "significant": True, "rank": 1, "leading": True}  # fmt: skip
+
+    both = findings_frame([row("d", "length", "length", 0.3), row("d", "discovered", "bold", 0.5)])
+    assert one_slope(both) and ONE_SLOPE_NOTE in findings_rst(both, ["d"], ["r"], 0.95, "1. F", "2. A")
+    alone = pl.concat([both, findings_frame([row("e", "discovered", "emoji", 0.4)])])  # e: discovery alone
+    assert not one_slope(alone) and ONE_SLOPE_NOTE not in findings_rst(
+        alone, ["d", "e"], ["r"], 0.95, "1. F", "2. A"
+    )
+    assert not one_slope(findings_frame([row("d", "length", "length", 0.3)]))  # nothing discovered

@@ -47,6 +47,9 @@ DISCOVERED_NOTE = (
     " change when one instance of the feature is added, in reward sd, against the RM's reference where it has"
     " one, with a Benjamini–Hochberg q-value."
 )
+ONE_SLOPE_NOTE = (
+    " Each discovered feature is held at equal length by the same slope as the attribute effects."
+)
 
 
 REPLICATION_NOTE = (
@@ -247,6 +250,14 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
     return " ".join(parts)
 
 
+def one_slope(findings: pl.DataFrame) -> bool:
+    """Whether discovered features are held at equal length by the attribute effects' slope: every dataset
+    with discovered findings has a length row (its discovery then takes that γ; docs/discovery.md)."""
+    discovered = set(findings.filter(pl.col("kind") == "discovered")["dataset"].to_list())
+    measured = set(findings.filter(pl.col("kind") == "length")["dataset"].to_list())
+    return bool(discovered) and discovered <= measured
+
+
 def findings_rst(
     findings: pl.DataFrame,
     datasets: Sequence[str],
@@ -262,6 +273,7 @@ def findings_rst(
         f"length: per sd of length, longer. Every finding, with the edits behind it: `{table_link}`_ and the "
         "`explorer <explorer/index.html>`_."
         + (DISCOVERED_NOTE if (findings["kind"] == "discovered").any() else "")
+        + (ONE_SLOPE_NOTE if one_slope(findings) else "")
         + (REPLICATION_NOTE if findings["replication"].is_not_null().any() else "")
         + (INFLUENCE_NOTE if findings["carried_by"].is_not_null().any() else "")
         + (CARRIED_NOTE if findings["under_share"].is_not_null().any() else "")

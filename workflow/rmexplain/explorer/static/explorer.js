@@ -508,7 +508,9 @@
     if (!rows.length) { add(view, el("p", { class: "note" }, "This run computed no attribute effects for " + d.name + ".")); return; }
     add(view, el("p", { class: "note" }, "Each RM's leading findings, in its own order (largest first): the change in its reward, " +
       "in its reward sd, when a response moves to an attribute's better side with its length held equal (" +
-      Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0), and its sensitivity to length itself. " +
+      Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0), and its sensitivity to length itself" +
+      (rows.some(function (f) { return f.kind === "discovered"; }) && rows.some(function (f) { return f.name === LENGTH; }) ?
+        ", the one slope by which every finding, discovered features included, holds length equal. " : ". ") +
       "Each finding leads to the edits behind it. docs/findings.md"));
     var max = 0.05;
     rows.forEach(function (f) { [f.low, f.high, f.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); }); });

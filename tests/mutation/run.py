@@ -46,7 +46,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "embeddings.py": ("tests/test_embeddings.py",),
     "run_summary.py": ("tests/test_run_summary.py",),
     "llm/cache.py": ("tests/test_llm_client.py", "tests/test_llm_budget.py"),
-    "effects/estimators.py": ("tests/test_effects.py", "tests/test_effects_robust.py"),
+    "effects/estimators.py": (
+        "tests/test_effects.py",
+        "tests/test_effects_robust.py",
+        "tests/test_effects_blocks.py",
+        "tests/test_discovery_length_slope.py",
+    ),
     "effects/recovery.py": ("tests/test_effects.py", "tests/test_planted.py"),
     "effects/analysis.py": ("tests/test_effects.py", "tests/test_every_language.py"),
     "score/planted.py": ("tests/test_planted.py",),

@@ -8,12 +8,12 @@
 mutmut names a mutant by the module path it mutates, relative to the folder it runs in, so it runs in a
 staging folder, ``.mutation/<module>/`` (rebuilt on every run, git-ignored), where the package sits at the top
 as ``rmexplain/`` (the module names then match ``rmexplain.<module>`` as the library imports them);
-``config/``, ``workflow/``, ``envs/``, ``docs/`` and ``tests/`` are copied beside it, so the tests' paths from
-the repository root (``tests/conftest.py``'s ``REPO``) and the tiers plugin work unchanged. mutmut puts its
-mutated copy first on ``sys.path``, ahead of the editable install. Every test of the file runs once to record
-which tests reach which function; each mutant then runs only those tests, in a child forked from a fork server
-(a child forked straight from a process whose polars thread pool has started can deadlock). Tests that reach
-the library only through a Snakemake subprocess never see a mutant.
+``config/``, ``workflow/``, ``envs/``, ``docs/``, ``benchmarks/`` and ``tests/`` are copied beside it, so the
+tests' paths from the repository root (``tests/conftest.py``'s ``REPO``) and the tiers plugin work unchanged.
+mutmut puts its mutated copy first on ``sys.path``, ahead of the editable install. Every test of the file runs
+once to record which tests reach which function; each mutant then runs only those tests, in a child forked
+from a fork server (a child forked straight from a process whose polars thread pool has started can deadlock).
+Tests that reach the library only through a Snakemake subprocess never see a mutant.
 
 The script prints each mutant's status (``killed``, ``survived``, ``timeout``, ``no tests``, ...), the
 counts, and the diff of every survivor; ``docs/testing.md`` ("Mutation testing") keeps the counts and why
@@ -115,7 +115,7 @@ def mutmut_settings(
             "",
             "[tool.mutmut]",
             'source_paths = ["rmexplain"]',
-            'also_copy = ["config", "workflow", "envs", "docs", "Snakefile"]',
+            'also_copy = ["config", "workflow", "envs", "docs", "benchmarks", "Snakefile"]',
             f'only_mutate = ["rmexplain/{module}"]',
             f"pytest_add_cli_args_test_selection = {list(tests)!r}".replace("'", '"'),
             f"pytest_add_cli_args = {pytest_args!r}".replace("'", '"'),
@@ -141,8 +141,9 @@ def stage(
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     shutil.copytree(PACKAGE, folder / "rmexplain", ignore=SKIPPED_FILES)
-    # envs: the rules' conda files Snakemake records; docs: the pages some tests read (docs/extending.md)
-    for name in ("config", "workflow", "tests", "envs", "docs"):
+    # envs: the rules' conda files Snakemake records; docs: the pages some tests read (docs/extending.md);
+    # benchmarks: the measurements some tests share (benchmarks/length_slope.py)
+    for name in ("config", "workflow", "tests", "envs", "docs", "benchmarks"):
         shutil.copytree(REPO / name, folder / name, ignore=SKIPPED_FILES)
     shutil.copy(REPO / "Snakefile", folder / "Snakefile")  # the tests that copy the workflow read it
     project = (REPO / "pyproject.toml").read_text(encoding="utf-8")

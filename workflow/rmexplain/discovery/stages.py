@@ -15,8 +15,7 @@ from rmexplain.discovery.classes import class_counts
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table
-from rmexplain.effects.analysis import slope_input
-from rmexplain.effects.base import EffectInput
+from rmexplain.effects.stages import slope_edits
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
 from rmexplain.markup import to_html, to_markdown
@@ -27,7 +26,6 @@ from rmexplain.schemas import (
     BIAS_DISCOVERY_EFFECTS,
     COMPARISONS,
     DISCOVERED_BIASES,
-    EFFECT_EDITS,
     ORIGINAL_SCORES,
     PERTURB_SKIPS,
     REWARDS,
@@ -173,29 +171,9 @@ def run_round_effects(
         float(min_effect),
         log,
         fdr=float(fdr),
-        slope_edits=attribute_edits(inputs, comparisons, originals, rms),
+        slope_edits=slope_edits(inputs, comparisons, originals, rms, None, class_counts),
     )
     write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")
-
-
-def attribute_edits(
-    inputs: Mapping[str, Any],
-    comparisons: pl.DataFrame,
-    originals: Mapping[str, pl.DataFrame],
-    rms: Sequence[str],
-) -> EffectInput | None:
-    """The dataset's attribute edits (``slope_edits``: EFFECT_EDITS of every effect method; ``slope_rewards``:
-    their rewards per RM in ``rms`` order), whose length slope every feature is adjusted by; None where the
-    dataset has no attribute effects."""
-    if not inputs.get("slope_edits"):
-        return None
-    return slope_input(
-        comparisons,
-        [read_table(p, EFFECT_EDITS, "effect edits") for p in inputs["slope_edits"]],
-        originals,
-        _by_rm(rms, inputs["slope_rewards"], REWARDS, "effect rewards"),
-        class_counts=class_counts,
-    )
 
 
 TITLE = "Discovered biases: what each RM rewards or penalises beyond the attributes"

@@ -187,11 +187,12 @@ def slope_edits(
     comparisons: pl.DataFrame,
     originals: Mapping[str, pl.DataFrame],
     rms: Sequence[str],
-    attributes: Sequence[str],
+    attributes: Sequence[str] | None,
     class_counts: ClassCounts | None,
 ) -> EffectInput | None:
-    """The dataset's other attribute edits that inform the length slope (``slope_edits``: EFFECT_EDITS files;
-    ``slope_rewards``: their rewards per RM in ``rms`` order), as one input; None where there are none."""
+    """The dataset's attribute edits that inform an estimate's length slope (``slope_edits``: EFFECT_EDITS
+    files, of ``attributes`` only where given; ``slope_rewards``: their rewards per RM in ``rms`` order), as
+    one input; None where there are none (the attribute effects of one method, a dataset without them)."""
     if not inputs.get("slope_edits"):
         return None
     return slope_input(
@@ -199,7 +200,7 @@ def slope_edits(
         [read_table(p, EFFECT_EDITS, "effect edits") for p in inputs["slope_edits"]],
         originals,
         _by_rm(rms, inputs["slope_rewards"], REWARDS, "effect rewards"),
-        list(attributes),
+        None if attributes is None else list(attributes),
         class_counts,
     )
 

@@ -112,3 +112,16 @@ def test_edits_that_do_not_inform_the_slope_are_fitted_at_the_others_slope():
     )[0]
     assert coefficients[0, own_columns] == pytest.approx(by_hand, abs=1e-10)
     assert columns[3] in own_columns
+
+
+def test_a_slope_the_design_cannot_tell_from_the_directions_is_nan_and_the_classes_still_fitted():
+    """Every edit's length change a function of its attribute and direction (Δℓ = p_a + q_a·s): γ is not
+    identified (NaN, not the pseudo-inverse's number), while the two classes beside it are."""
+    obs = _edits()
+    offsets = np.array([0.3, -0.2, 0.5, 0.1])
+    obs.length_change = offsets[obs.attribute] + 0.25 * obs.sign * (obs.attribute + 1)
+    design, _ = length_design(obs)
+    _, slope = two_steps(obs, design, np.ones((1, N_COMPARISONS)), N_COMPARISONS)
+    assert np.isnan(slope[0])
+    full = with_covariates(design, obs.covariates)
+    assert np.linalg.matrix_rank(full[:, :-1]) == full.shape[1] - 1  # the classes are identified

@@ -25,6 +25,7 @@ from rmexplain.config import check, load
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import sample_comparisons
 from rmexplain.design import Design
+from rmexplain.findings.landing import ONE_SLOPE_NOTE
 from rmexplain.ids import text_id
 from rmexplain.score.store import ScoreStore
 from rmexplain.settings import ConfigError
@@ -243,6 +244,12 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     leading = findings.filter(pl.col("leading"))
     length = leading.filter(pl.col("name") == "length").row(0, named=True)
     assert length["phrase"] == "penalises longer answers" and length["significant"] and length["rank"] <= 2
+    # one length slope: the discovery round adjusts its features by the attribute effects' γ
+    round_log = (root / "logs" / "discovery" / "effects" / "mine" / "offline" / "round1.log").read_text()
+    gamma = re.search(
+        r"mine: length sensitivity γ (\S+) reward sd per sd of words \(the attribute edits'\)", round_log
+    )
+    assert gamma and float(gamma.group(1)) == pytest.approx(length["effect"], abs=5e-4), round_log
     polite = leading.filter(pl.col("carrier").str.to_lowercase().str.contains(r"\bplease\b|\bthank"))
     assert polite.height, f"no leading finding carried by politeness: {leading.select('name', 'carrier')}"
     named = polite.row(0, named=True)
@@ -269,6 +276,7 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     browser.get((root / "results/report.html").as_uri())
     landing = wait_for_text(browser, "What each RM rewards")
     assert "penalises longer answers" in landing and named["phrase"] in landing
+    assert ONE_SLOPE_NOTE.strip() in landing  # the length row is the slope of every finding
     assert landing.index("What each RM rewards") < landing.index("How to read it")
     assert "Reproduction" not in landing and "Evaluation" not in landing  # sections this run has not
     for shown in ("What each RM rewards", "penalises longer answers", first["phrase"]):

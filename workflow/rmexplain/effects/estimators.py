@@ -452,7 +452,7 @@ def two_steps(
         schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, a_inverse_b)
         right = shared_moment - np.einsum("rkpi,rkp->ri", a_inverse_b, moment)
         theta = np.einsum("rij,rj->ri", np.linalg.pinv(schur, hermitian=True), right)
-        slope = np.where(unidentified(schur)[:, -1], np.nan, theta[:, -1])
+        slope = np.where(slope_unidentified(schur, shared_gram), np.nan, theta[:, -1])
         used = slope if measured else np.zeros_like(slope)
         solved = np.einsum("rkpq,rkq->rkp", a_inverse, moment - used[:, None, None] * cross[..., -1])
         coefficients.append(blocks.columns_of(np.where(lost, np.nan, solved)))
@@ -460,6 +460,15 @@ def two_steps(
     if not coefficients:
         return np.zeros((0, p)), np.zeros(0)
     return np.vstack(coefficients), np.concatenate(slopes)
+
+
+def slope_unidentified(schur: np.ndarray, shared_gram: np.ndarray) -> np.ndarray:
+    """[resamples]: whether γ is not identified — a component of the length in the null space of the Schur
+    complement C − B'A⁺B (``unidentified``), or the length almost wholly in the span of the attributes'
+    columns: what is left of ℓ'Wℓ after them at most ``IDENTIFIED_TOLERANCE`` of it (the Schur complement's
+    own diagonal, scaled to 1, would hide a remainder of rounding)."""
+    left = np.einsum("rii->ri", schur)[:, -1]
+    return unidentified(schur)[:, -1] | (left <= IDENTIFIED_TOLERANCE * shared_gram[:, -1, -1])
 
 
 class AttributeBlocks:

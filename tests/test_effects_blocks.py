@@ -125,3 +125,24 @@ def test_a_slope_the_design_cannot_tell_from_the_directions_is_nan_and_the_class
     assert np.isnan(slope[0])
     full = with_covariates(design, obs.covariates)
     assert np.linalg.matrix_rank(full[:, :-1]) == full.shape[1] - 1  # the classes are identified
+
+
+def test_where_no_edit_changes_the_length_the_others_are_the_unadjusted_fit():
+    obs = _edits()
+    obs.length_change = np.zeros_like(obs.length_change)
+    design, _ = length_design(obs)
+    coefficients, slope = two_steps(obs, design, np.ones((1, N_COMPARISONS)), N_COMPARISONS)
+    assert np.isnan(slope[0])
+    plain = np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0]
+    assert coefficients[0] == pytest.approx(plain, abs=1e-10)
+
+
+def test_no_resample_and_no_edit_give_empty_and_undefined_fits():
+    obs = _edits()
+    design, _ = length_design(obs)
+    coefficients, slope = two_steps(obs, design, np.ones((0, N_COMPARISONS)), N_COMPARISONS)
+    assert coefficients.shape == (0, design.shape[1] - 1) and slope.shape == (0,)
+    none = Observations(*(None if v is None else v[:0] for v in vars(obs).values()))
+    empty, _ = length_design(none)
+    coefficients, slope = two_steps(none, empty, np.ones((2, N_COMPARISONS)), N_COMPARISONS)
+    assert coefficients.shape == (2, 0) and np.isnan(slope).all()

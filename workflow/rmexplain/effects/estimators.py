@@ -440,6 +440,8 @@ def two_steps(
     the whole of A — a few 3 × 3 decompositions where the whole matrix would take one of hundreds of
     columns per resample."""
     p = design.shape[1] - 1  # the columns of X
+    if not obs.value.size:  # nothing to fit
+        return np.full((len(weights), p), np.nan), np.full(len(weights), np.nan)
     shared = with_covariates(design, obs.covariates)[:, p:]
     blocks = AttributeBlocks(obs, design[:, :p], shared, n_comparisons)
     measured = bool(np.any(obs.length_change[blocks.in_slope]))
@@ -479,8 +481,8 @@ class AttributeBlocks:
 
     def __init__(self, obs: Observations, own: np.ndarray, shared: np.ndarray, n_comparisons: int) -> None:
         self.block_of_column, self.slot_of_column = column_blocks(obs.attribute, own)
-        self.n_blocks = int(self.block_of_column.max()) + 1 if own.shape[1] else 0
-        self.size = int(np.bincount(self.block_of_column).max()) if own.shape[1] else 0
+        self.n_blocks = int(self.block_of_column.max()) + 1  # every edit has its attribute's β column
+        self.size = int(np.bincount(self.block_of_column).max())
         row_block = _row_blocks(own, self.block_of_column)
         self.in_slope = slope_rows(obs)
         self.slope_blocks = slope_blocks(row_block, self.in_slope, self.n_blocks)

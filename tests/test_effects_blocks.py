@@ -81,11 +81,12 @@ def test_an_attribute_no_resample_draws_is_unidentified_and_the_others_are_not()
 def test_the_blocks_group_each_attributes_columns_in_order():
     obs = _edits()
     design, columns = length_design(obs)
-    block, slot = column_blocks(obs.attribute, design[:, :-1])
+    block, slot, of_attribute = column_blocks(obs.attribute, design[:, :-1])
     # numbered by first column: the intercepts of a, b and d come first; c, added only, has none
     assert [int(block[columns[a]]) for a in range(4)] == [0, 1, 3, 2]
     assert np.bincount(block).tolist() == [3, 2, 2, 1]  # a: intercept, β, dose; c: β alone
     assert sorted(slot[block == 0].tolist()) == [0, 1, 2]
+    assert of_attribute == {0: 0, 1: 1, 3: 2, 2: 3}
 
 
 def test_a_column_on_two_attributes_edits_is_refused():

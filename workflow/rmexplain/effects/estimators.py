@@ -480,22 +480,20 @@ class AttributeBlocks:
     every block is summed once; a resample's sums are one product with its comparison weights."""
 
     def __init__(self, obs: Observations, own: np.ndarray, shared: np.ndarray, n_comparisons: int) -> None:
-        self.block_of_column, self.slot_of_column = column_blocks(obs.attribute, own)
+        self.block_of_column, self.slot_of_column, block_of = column_blocks(obs.attribute, own)
         self.n_blocks = int(self.block_of_column.max()) + 1  # every edit has its attribute's β column
         self.size = int(np.bincount(self.block_of_column).max())
-        row_block = _row_blocks(own, self.block_of_column)
+        row_block = np.array([block_of[int(a)] for a in obs.attribute], dtype=np.int64)
         self.in_slope = slope_rows(obs)
         self.slope_blocks = slope_blocks(row_block, self.in_slope, self.n_blocks)
         x = np.zeros((len(own), self.size))
         for j in range(own.shape[1]):  # a row is nonzero in its own block's columns only
             x[:, self.slot_of_column[j]] += own[:, j]
-        drawn = row_block >= 0
-        cell = obs.comparison[drawn] * self.n_blocks + row_block[drawn]
-        x, u, y = x[drawn], shared[drawn], obs.value[drawn]
+        cell = obs.comparison * self.n_blocks + row_block
         k, q, cells = self.size, shared.shape[1], n_comparisons * self.n_blocks
         self.xx = _sums_by(cell, (x[:, :, None] * x[:, None, :]).reshape(-1, k * k), cells)
-        self.xu = _sums_by(cell, (x[:, :, None] * u[:, None, :]).reshape(-1, k * q), cells)
-        self.xy = _sums_by(cell, x * y[:, None], cells)
+        self.xu = _sums_by(cell, (x[:, :, None] * shared[:, None, :]).reshape(-1, k * q), cells)
+        self.xy = _sums_by(cell, x * obs.value[:, None], cells)
         u, y, at = shared[self.in_slope], obs.value[self.in_slope], obs.comparison[self.in_slope]
         self.uu = _sums_by(at, (u[:, :, None] * u[:, None, :]).reshape(-1, q * q), n_comparisons)
         self.uy = _sums_by(at, u * y[:, None], n_comparisons)
@@ -525,8 +523,6 @@ class AttributeBlocks:
         equations of any target in A's range, so every identified coefficient is the pseudo-inverse's. A
         slot no column fills is never drawn (unidentified, and left out)."""
         r, b, k = gram.shape[0], gram.shape[1], self.size
-        if not b:
-            return np.zeros((r, 0, k, k)), np.zeros((r, 0, k), dtype=bool)
         diagonal, scale, values, vectors, _ = _scaled_spectrum(gram.reshape(r * b, k, k))
         largest = np.repeat(np.maximum(values.reshape(r, b * k).max(axis=1), 1e-300), b)
         null = values <= IDENTIFIED_TOLERANCE * largest[:, None]
@@ -540,11 +536,11 @@ class AttributeBlocks:
         return per_block[:, self.block_of_column, self.slot_of_column]
 
 
-def column_blocks(attribute: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(block, slot) of each column of X: the block numbers the attributes whose edits the columns are
-    nonzero on (in order of first column), the slot a column's place among its block's. A column nonzero on
-    two attributes' edits is not ``length_design``'s and is refused; one nonzero nowhere gets a block of its
-    own (never drawn: unidentified)."""
+def column_blocks(attribute: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """(block, slot) of each column of X and each attribute's block: the block numbers the attributes whose
+    edits the columns are nonzero on (in order of first column), the slot a column's place among its
+    block's. A column nonzero on two attributes' edits is not ``length_design``'s and is refused; one nonzero
+    nowhere gets a block of its own (never drawn: unidentified)."""
     blocks: dict[int, int] = {}
     block_of_column, slot_of_column, filled = [], [], []
     for j in range(own.shape[1]):
@@ -558,25 +554,21 @@ def column_blocks(attribute: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, n
         block_of_column.append(blocks[key])
         slot_of_column.append(filled[blocks[key]])
         filled[blocks[key]] += 1
-    return np.array(block_of_column, dtype=np.int64), np.array(slot_of_column, dtype=np.int64)
+    return (
+        np.array(block_of_column, dtype=np.int64),
+        np.array(slot_of_column, dtype=np.int64),
+        {a: b for a, b in blocks.items() if a >= 0},
+    )
 
 
 def slope_blocks(row_block: np.ndarray, in_slope: np.ndarray, n_blocks: int) -> np.ndarray:
     """[blocks] 1.0 where the block's edits inform the length slope, else 0.0; an attribute's edits do all
     or none."""
-    informing = np.bincount(row_block[row_block >= 0], weights=in_slope[row_block >= 0], minlength=n_blocks)
-    rows = np.bincount(row_block[row_block >= 0], minlength=n_blocks)
+    informing = np.bincount(row_block, weights=in_slope, minlength=n_blocks)
+    rows = np.bincount(row_block, minlength=n_blocks)
     if np.any((informing > 0) & (informing < rows)):
         raise ValueError("an attribute's edits inform the length slope in part: all or none of them must")
     return (informing > 0).astype(np.float64)
-
-
-def _row_blocks(own: np.ndarray, block_of_column: np.ndarray) -> np.ndarray:
-    """Each row's block (that of its attribute's columns; −1 where none is nonzero on it)."""
-    row_block = np.full(len(own), -1, dtype=np.int64)
-    for j in range(own.shape[1]):
-        row_block[own[:, j] != 0] = block_of_column[j]
-    return row_block
 
 
 def comparison_blocks(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import math
 import re
 
 import numpy as np
@@ -29,7 +30,7 @@ from rmexplain.discovery.estimate import (
     rank_biases,
     round_effects,
 )
-from rmexplain.discovery.recall import describe, moved_shares, recall_table
+from rmexplain.discovery.recall import describe, moved_shares, recall_table, rm_slopes
 from rmexplain.discovery.text import capitalise_first, tidy, without_spans
 from rmexplain.effects.base import EffectInput, RewardChanges
 from rmexplain.ids import text_id
@@ -1008,10 +1009,10 @@ def test_recall_ranks_the_first_significant_feature_that_moves_the_detector():
          "q_value": [0.01, 0.01, 0.5], "significant": [True, True, False], "rank": [1, 2, 3]}
     )  # fmt: skip
     comparisons = pl.DataFrame({"comparison_id": ["c0", "c1"], "prompt": ["q", "q"]})
-    strict = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, moved_share=0.75)
+    strict = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, 0.75, {})
     row = strict.filter(pl.col("rm") == "p").row(0, named=True)
     assert (row["rank"], row["feature"], row["hit_at_1"], row["hit_at_5"]) == (2, "f1", False, True)
-    lenient = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, moved_share=0.5)
+    lenient = recall_table(biases, {"d": edits}, {"d": comparisons}, {"p": {"bias": bias}}, 0.5, {})
     assert lenient.filter(pl.col("rm") == "p")["rank"].to_list() == [1]
     summary = lenient.filter(pl.col("rm") == "all planted RMs").row(0, named=True)
     assert (summary["hits_at_1"], summary["biases"], summary["recall_at_1"]) == (1, 1, 1.0)
@@ -1039,7 +1040,7 @@ def test_an_rm_with_several_planted_biases_has_a_row_per_bias_judged_by_its_own_
     )  # fmt: skip
     comparisons = pl.DataFrame({"comparison_id": ["c0", "c1"], "prompt": ["q", "q"]})
     planted = {"weak": {"bias": [bang, digits, hedge]}}
-    table = recall_table(biases, {"d": edits}, {"d": comparisons}, planted, moved_share=0.5)
+    table = recall_table(biases, {"d": edits}, {"d": comparisons}, planted, 0.5, {})
     rows = table.filter(pl.col("rm") == "weak")
     assert rows["planted"].to_list() == [
         "+0.3 x any match of !",
@@ -1053,6 +1054,53 @@ def test_an_rm_with_several_planted_biases_has_a_row_per_bias_judged_by_its_own_
     assert (summary["biases"], summary["hits_at_1"], summary["hits_at_5"]) == (3, 1, 2)
 
 
+def test_a_planted_length_bias_is_judged_by_the_length_slope_against_its_truth():
+    """Word counts 4, 6, 2, 1 (sd 2.2174); +0.5 per 10 words of a base of reward sd 2.0, the RM's sd 4.0:
+    γ's truth is 0.05 · 2.0 · 2.2174 / 4.0 = 0.055434 reward sd per sd of words. The γ shown is the largest
+    fit's: offline round 1 (10 edits) before llm round 1 (8) and offline round 2 (5)."""
+    comparisons = pl.DataFrame(
+        {"comparison_id": ["c0", "c1"], "prompt": ["q", "q"], "chosen": ["a b c d", "a b c d e f"],
+         "rejected": ["a b", "a"]}
+    )  # fmt: skip
+    edits = pl.DataFrame(
+        {"feature": ["f"], "direction": [1], "source_text": ["a"], "edited_text": ["a 1"],
+         "comparison_id": ["c0"], "target": ["chosen"], "engine": ["offline"], "round": [1]}
+    )  # fmt: skip
+    length = {"detector": "length", "per_words": 10, "strength": 0.5}
+    digits = {"detector": "regex", "pattern": "[0-9]", "count": True, "strength": 0.3}
+    planted = {
+        "p": {"base": "b", "bias": [length, digits]},  # against its base: the truth is known
+        "q": {"base": "b", "bias": [length]},  # explained alone: the base's slope is in γ
+        "z": {"base": "b", "bias": digits},  # no length bias: the truth is 0
+    }
+    rows = [
+        ("p", "offline", 2, 5, "b", 9.0, 8.0, 10.0), ("p", "offline", 1, 10, "b", 0.06, 0.05, 0.07),
+        ("p", "llm", 1, 8, "b", 7.0, 6.0, 8.0), ("q", "offline", 1, 9, None, 0.3, 0.2, 0.4),
+        ("z", "offline", 1, 9, "b", 0.04, 0.01, 0.07),
+    ]  # fmt: skip
+    biases = pl.DataFrame(
+        [{"dataset": "d", "rm": rm, "engine": engine, "round": r, "n": n, "reference": ref, "reward_sd": 4.0,
+          "length_slope": g, "length_slope_low": lo, "length_slope_high": hi, "feature": "f", "effect": 0.5,
+          "q_value": 0.01, "significant": True, "rank": 1} for rm, engine, r, n, ref, g, lo, hi in rows]
+    )  # fmt: skip
+    slopes = rm_slopes(biases, {"d": comparisons}, planted, {"p": 2.0, "q": 2.0, "z": 2.0})
+    truth = 0.5 / 10 * 2.0 * 2.2173557826083 / 4.0
+    assert slopes["d", "p"] == {
+        "slope": 0.06, "slope_low": 0.05, "slope_high": 0.07, "slope_truth": pytest.approx(truth),
+        "slope_error": pytest.approx(0.06 - truth), "slope_holds": True,
+    }  # fmt: skip
+    assert math.isnan(slopes["d", "q"]["slope_truth"]) and slopes["d", "q"]["slope_holds"] is None
+    assert slopes["d", "z"]["slope_truth"] == 0.0 and slopes["d", "z"]["slope_holds"] is False
+    table = recall_table(biases, {"d": edits}, {"d": comparisons}, planted, 0.5, slopes)
+    p = table.filter(pl.col("rm") == "p")
+    assert p["planted"].to_list() == ["+0.5 x words / 10", "+0.3 x matches of [0-9]"]
+    assert p.select("rank", "hit_at_1", "hit_at_5").rows() == [(None, None, None), (1, True, True)]
+    assert p["slope"].to_list() == [0.06, 0.06]  # the RM's γ on each of its rows
+    summary = table.filter(pl.col("rm") == "all planted RMs").row(0, named=True)
+    assert (summary["biases"], summary["hits_at_1"]) == (2, 2)  # p's and z's digits; no length row
+    assert (summary["slopes"], summary["slopes_held"]) == (2, 1)  # p holds, z does not; q's is unknown
+
+
 def test_a_control_hits_when_nothing_is_significant():
     edits = pl.DataFrame(
         {"feature": ["f"], "direction": [1], "source_text": ["a"], "edited_text": ["a!"],
@@ -1063,7 +1111,7 @@ def test_a_control_hits_when_nothing_is_significant():
     for significant, quiet in ((False, True), (True, False)):
         biases = pl.DataFrame({"dataset": ["d"], "rm": ["c"], "feature": ["f"], "effect": [0.1],
                                "q_value": [0.01], "significant": [significant], "rank": [1]})  # fmt: skip
-        table = recall_table(biases, {"d": edits}, {"d": comparisons}, {"c": control}, 0.5)
+        table = recall_table(biases, {"d": edits}, {"d": comparisons}, {"c": control}, 0.5, {})
         row = table.filter(pl.col("rm") == "c").row(0, named=True)
         assert row["control"] and row["hit_at_1"] is quiet and row["rank"] is None
         summary = table.filter(pl.col("rm") == "all planted RMs")

@@ -24,7 +24,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
 from rmexplain.discovery.classes import FirstPerson, NumbersAsDigits, class_counts
 from rmexplain.discovery.edits import edit_dose
-from rmexplain.discovery.estimate import AddedEffect, discovery_input, length_fitted
+from rmexplain.discovery.estimate import AddedEffect, discovery_input, feature_effects, length_fitted
 from rmexplain.discovery.stages import _round_tables
 from rmexplain.effects.analysis import effect_input, reward_sd, slope_input
 from rmexplain.effects.base import Observations, estimators
@@ -63,6 +63,20 @@ def test_the_length_slope_holds_the_truth_however_the_features_doses_move_with_l
     else:
         assert gamma == pytest.approx(truth, rel=0.15), (gamma, truth)
     assert low <= truth <= high, (low, gamma, high, truth)
+
+
+def test_every_features_row_carries_the_rms_length_slope_and_its_interval(scored_round, fits):
+    """The effects table says at which γ each feature is held: the fit's γ and its interval, computed as a
+    feature's (the same bootstrap and jackknife replicates), on every row of the RM."""
+    data = scored_round[3]
+    rm, settings = "per-word +0.02", BootstrapSettings(n_resamples=200)
+    point, boot, jack = fits[rm]
+    low, high = interval(float(point[0, -1]), boot[:, -1], jack[:, -1], settings)[:2]
+    rows = feature_effects(data, rm, None, settings, 0.0, LOG)
+    slopes = {(r["length_slope"], r["length_slope_low"], r["length_slope_high"]) for r in rows}
+    assert len(slopes) == 1
+    assert slopes.pop() == (pytest.approx(point[0, -1], abs=1e-12), pytest.approx(low), pytest.approx(high))
+    assert len(rows) == len(data.attributes) and low < point[0, -1] < high
 
 
 @pytest.fixture(scope="module")

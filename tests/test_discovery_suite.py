@@ -65,15 +65,23 @@ def test_the_offline_engine_finds_the_planted_biases_the_docs_say(planted_base, 
 
 def test_the_weak_bias_suite_plants_three_weak_biases_per_rm_and_passes_the_check():
     """config/weak_biases.yaml (a benchmark: ``python benchmarks/suites.py weak``): four RMs of three 0.3-sd
-    biases each against the base, and a control; its class detectors count what the mined classes edit."""
+    biases each against the base, two more with a length term of ±0.02 per word and two 0.3-sd classes, and
+    a control; its class detectors count what the mined classes edit."""
     from rmexplain.config import check
     from rmexplain.score.planted import detector, planted_biases
 
     config = check(yaml.safe_load((REPO / "config" / "weak_biases.yaml").read_text()))
     planted = {rm: spec for rm, spec in config["reward_models"].items() if spec["backend"] == "planted"}
     biased = {rm: planted_biases(spec["bias"]) for rm, spec in planted.items() if rm != "control"}
-    assert sorted(biased) == ["classes-a", "classes-b", "mixed", "probes"]
-    assert all(len(b) == 3 and {abs(x["strength"]) for x in b} == {0.3} for b in biased.values())
+    assert sorted(biased) == ["classes-a", "classes-b", "mixed", "probes", "slope-down", "slope-up"]
+    assert all(len(b) == 3 for b in biased.values())
+    for rm, biases in biased.items():
+        lengths = [b for b in biases if b["detector"] == "length"]
+        others = {abs(b["strength"]) for b in biases if b["detector"] != "length"}
+        assert others == {0.3} and [(b["strength"], b["per_words"]) for b in lengths] == {
+            "slope-up": [(0.02, 1)],
+            "slope-down": [(-0.02, 1)],
+        }.get(rm, [])
     digits, first, filler = (detector(b) for b in biased["classes-a"])
     text = "I think it takes 3 to 5 minutes, honestly. My 2nd try was just fine."
     assert (digits([""], [text])[0], first([""], [text])[0], filler([""], [text])[0]) == (3, 2, 2)

@@ -697,6 +697,15 @@ BIAS_DISCOVERY_EFFECTS: Contract = {
         " far from the rest weigh less; NaN where undefined, null where not computed.",
         True,
     ),
+    "length_slope": Column(
+        pl.Float64,
+        "The RM's length sensitivity γ at which the effect is held (reward sd, less the reference's, per sd"
+        " of the originals' word counts; one number per RM and fit: docs/discovery.md); NaN where undefined"
+        " (the effects are then not length-adjusted).",
+        True,
+    ),
+    "length_slope_low": Column(pl.Float64, "Lower bound of γ's bootstrap interval over comparisons.", True),
+    "length_slope_high": Column(pl.Float64, "Upper bound of that interval.", True),
 }
 
 _HALVES = ("half_a_effect", "half_b_effect", "replicates", "influential_pair", "without_it", "carried_by")
@@ -766,7 +775,9 @@ BIAS_DISCOVERY_RECALL: Contract = {
     "feature": Column(pl.String, "That feature.", True),
     "effect": Column(pl.Float64, "Its effect.", True),
     "q_value": Column(pl.Float64, "Its q-value.", True),
-    "hit_at_1": Column(pl.Boolean, "rank == 1 (a control: no significant feature).", True),
+    "hit_at_1": Column(
+        pl.Boolean, "rank == 1 (a control: no significant feature; a length bias: null, see `slope`).", True
+    ),
     "hit_at_5": Column(pl.Boolean, "rank <= 5 (a control: as hit_at_1).", True),
     "n_significant": Column(pl.Int64, "Significant features of the RM (summary: of the controls).", True),
     "n_moving": Column(
@@ -775,9 +786,35 @@ BIAS_DISCOVERY_RECALL: Contract = {
     "top": Column(pl.String, "The three top-ranked significant features, for the reader.", True),
     "hits_at_1": Column(pl.Int64, "Summary rows: planted RMs found first.", True),
     "hits_at_5": Column(pl.Int64, "Summary rows: planted RMs found in the first five.", True),
-    "biases": Column(pl.Int64, "Summary rows: planted RMs with a bias.", True),
+    "biases": Column(
+        pl.Int64, "Summary rows: planted biases judged by a feature (not the controls, not length).", True
+    ),
     "recall_at_1": Column(pl.Float64, "Summary rows: hits_at_1 / biases.", True),
     "recall_at_5": Column(pl.Float64, "Summary rows: hits_at_5 / biases.", True),
+    "slope": Column(
+        pl.Float64,
+        "The RM's length sensitivity γ as discovery estimated it (`length_slope` of its largest fit: the"
+        " engine and round with the most edits; reward sd, less the reference's, per sd of the originals'"
+        " word counts); the same on each of the RM's rows.",
+        True,
+    ),
+    "slope_low": Column(pl.Float64, "Lower bound of γ's interval.", True),
+    "slope_high": Column(pl.Float64, "Upper bound of γ's interval.", True),
+    "slope_truth": Column(
+        pl.Float64,
+        "γ by construction: the planted length biases' Σ strength · base reward sd · sd of words / (per_words"
+        " · the RM's reward sd), 0 without one; NaN where the RM is not explained against its base (the"
+        " base's own slope is then in γ).",
+        True,
+    ),
+    "slope_error": Column(pl.Float64, "slope - slope_truth; NaN where either is undefined.", True),
+    "slope_holds": Column(
+        pl.Boolean, "Whether γ's interval holds the truth; null where either is undefined.", True
+    ),
+    "slopes": Column(pl.Int64, "Summary rows: planted RMs whose slope has a known truth.", True),
+    "slopes_held": Column(
+        pl.Int64, "Summary rows: of those, the slopes whose interval holds the truth.", True
+    ),
 }
 
 CONTRACTS.update(

@@ -525,6 +525,12 @@ def discovery_planted(design: Design) -> dict[str, dict]:
     }
 
 
+def planted_base_scales(design: Design) -> list[str]:
+    """The ``reward_scale`` file of each planted RM's base, in ``discovery_planted``'s order: the unit of
+    its planted strengths, which the recall's length-slope truth needs."""
+    return [paths.fmt(paths.REWARD_SCALE, rm=spec["base"]) for spec in discovery_planted(design).values()]
+
+
 def bias_discovery_targets(design: Design) -> list[str]:
     """Files ``rule all`` asks of bias discovery: the table and its figure, each dataset's edits, and the
     recall of the planted RMs where there are any."""

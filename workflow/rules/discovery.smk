@@ -135,6 +135,7 @@ rule discovery_recall:
         biases=paths.BIASES_TABLE,
         edits=[paths.fmt(paths.BIASES_EDITS, dataset=d) for d in design.discovery_datasets()],
         comparisons=[paths.fmt(paths.COMPARISONS, dataset=d) for d in design.discovery_datasets()],
+        scales=targets.planted_base_scales(design),
     output:
         csv=paths.table_file(paths.BIASES_RECALL, "csv"),
         md=paths.table_file(paths.BIASES_RECALL, "md"),

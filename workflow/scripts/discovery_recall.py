@@ -15,4 +15,5 @@ run_discovery_recall(
     moved_share=snakemake.params.moved_share,
     outputs=dict(snakemake.output.items()),
     log=log,
+    scales=dict(zip(snakemake.params.planted, snakemake.input.scales, strict=True)),  # RM -> its base's scale
 )

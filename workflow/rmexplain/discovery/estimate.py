@@ -102,6 +102,7 @@ from rmexplain.effects.estimators import LengthAdjusted, RobustLengthAdjusted
 from rmexplain.ids import text_id
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
 
+SLOPE_COLUMNS = ("length_slope", "length_slope_low", "length_slope_high")
 CONSTANT_SPREAD = 1e-6  # edit rewards spread over at most this × the reward sd are one reward
 DOMINATING_SHARE, DOMINATING_MOST = 0.01, 2  # at most max(2, ⌈1 %⌉) responses may dominate the sd …
 DOMINATING_FACTOR, DOMINATING_MIN_RESPONSES = 2.0, 20  # … by more than halving it when left out, from 20 up
@@ -266,6 +267,7 @@ def feature_effects(
     (``half_a_effect``, ``half_b_effect``, ``replicates``) and their most influential pair
     (``influential_pair``, ``without_it``, ``carried_by``); null for the others."""
     fit_data, (point, boot, jack) = _length_fit(data, rm, reference, settings, log)
+    slope = length_slope(point, boot, jack, settings, adjusted=fit_data is data)
     robust = robust_point(fit_data, rm, reference)
     log.info("%s: length sensitivity γ as Huber's robust fit %+.3f reward sd per sd of words", rm, robust[-1])
     scored = np.isfinite(data.standardised(rm, reference))
@@ -289,6 +291,7 @@ def feature_effects(
                 "robust_effect": settled(float(robust[f])) if mine.any() else float("nan"),
                 **dict.fromkeys(HALF_COLUMNS),
                 **dict.fromkeys(INFLUENCE_COLUMNS),
+                **slope,
             }
         )
     if replicate_below is not None:
@@ -297,6 +300,28 @@ def feature_effects(
         influence_features(fit_data, rm, reference, jack, rows, wanted, min_effect)
         warn_carried_slope(fit_data, rm, reference, point, jack, min_effect, log)
     return rows
+
+
+def length_slope(
+    point: np.ndarray, boot: np.ndarray, jack: np.ndarray, settings: BootstrapSettings, adjusted: bool
+) -> dict[str, float]:
+    """``length_slope`` (γ, the fit's last column), ``length_slope_low`` and ``length_slope_high`` (its
+    interval, as a feature's is computed); NaN throughout where the fit is not ``adjusted`` for length."""
+    gamma = settled(float(point[0, -1])) if adjusted else float("nan")
+    if not np.isfinite(gamma):
+        return dict.fromkeys(SLOPE_COLUMNS, float("nan"))
+    low, high = (settled(b) for b in interval(gamma, boot[:, -1], jack[:, -1], settings)[:2])
+    return dict(zip(SLOPE_COLUMNS, (gamma, low, high), strict=True))
+
+
+def largest_fit_slope(rows: pl.DataFrame) -> tuple[float, float, float]:
+    """(γ, low, high) of one RM's largest fit: the (engine, round) with the most edits (ties: the engine's
+    name, then the earlier round); ``rows``: the RM's effects or discovered-bias rows on one dataset. Where
+    the dataset has attribute edits every fit has one γ; with discovery alone each fits its own."""
+    slopes = (pl.col(c).first() for c in SLOPE_COLUMNS)
+    fits = rows.group_by("engine", "round").agg(pl.col("n").sum(), *slopes)
+    largest = fits.sort(["n", "engine", "round"], descending=[True, False, False]).row(0, named=True)
+    return tuple(largest[c] for c in SLOPE_COLUMNS)
 
 
 def warn_carried_slope(
@@ -482,10 +507,11 @@ def constant_rms(
 
 
 def untested(rows: list[dict]) -> list[dict]:
-    """``rows`` with no effect, interval or p-value (not tested): a degenerate reward estimates nothing."""
+    """``rows`` with no effect, interval, p-value or length slope (not tested): a degenerate reward estimates
+    nothing."""
     nan = float("nan")
     halves = dict.fromkeys((*HALF_COLUMNS, *INFLUENCE_COLUMNS))
-    undefined = dict.fromkeys(("effect", "low", "high", "p_value", "robust_effect"), nan)
+    undefined = dict.fromkeys(("effect", "low", "high", "p_value", "robust_effect", *SLOPE_COLUMNS), nan)
     return [{**row, **undefined, **halves} for row in rows]
 
 

@@ -8,15 +8,26 @@ taken in rank order (by |effect|); the rank of the first that moves the detector
 1 when it is first, at 5 when it is among the first five. A control (noise only) hits when no feature is
 significant. An RM with several planted biases (``bias: [...]``) has a row per bias, each judged by its own
 detector among the RM's significant features.
+
+A planted length bias (``detector: length``) is judged by the length slope instead: every edit that
+changes the word count moves its detector, so no feature can name it. Each row carries its RM's length
+sensitivity γ as discovery estimated it (``length_slope`` of the RM's largest fit, ``largest_fit_slope``)
+beside the truth the planted terms give: with the base as reference, γ_true = Σ strength · s_base ·
+sd(words) / (per_words · reward sd) over the RM's length biases (0 without one), in the unit γ is
+estimated in (the RM's reward sd on the originals per sd of their word counts); explained without its base,
+the base's own slope is in γ and the truth is unknown (NaN).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
+from rmexplain.discovery.estimate import largest_fit_slope
+from rmexplain.effects.analysis import original_length_sd
 from rmexplain.schemas import BIAS_DISCOVERY_RECALL, conform, polars_schema
 from rmexplain.score.planted import detector, planted_biases
 
@@ -48,10 +59,40 @@ def moved_shares(
     return dict(shares.iter_rows())
 
 
+def slope_truth(
+    spec: Mapping[str, Any], reference: str | None, base_sd: float, length_sd: float, reward_sd: float
+) -> float:
+    """The planted RM's length sensitivity by construction, in discovery's unit (reward sd per sd of the
+    originals' word counts): Σ strength · ``base_sd`` · ``length_sd`` / (per_words · ``reward_sd``) over its
+    length biases, 0 without one; NaN unless its base is the ``reference`` (the base's own slope is then
+    in the estimate)."""
+    if reference is None or reference != spec.get("base"):
+        return float("nan")
+    lengths = [b for b in planted_biases(spec["bias"]) if b.get("detector") == "length"]
+    per_sd = sum(float(b.get("strength", 0.0)) / float(b.get("per_words", 100)) for b in lengths)
+    return per_sd * base_sd * length_sd / reward_sd
+
+
+def slope_columns(biases: pl.DataFrame, truth: float) -> dict[str, Any]:
+    """``largest_fit_slope`` of the RM (``biases``: its rows) with the truth, the error and whether the
+    interval holds the truth (null where either is unknown)."""
+    slope, low, high = largest_fit_slope(biases)
+    known = math.isfinite(truth) and all(v is not None and math.isfinite(v) for v in (slope, low, high))
+    return {
+        "slope": slope,
+        "slope_low": low,
+        "slope_high": high,
+        "slope_truth": truth,
+        "slope_error": slope - truth if known else float("nan"),
+        "slope_holds": bool(low <= truth <= high) if known else None,
+    }
+
+
 def rm_row(
     biases: pl.DataFrame, shares: Mapping[str, float], moved_share: float, bias: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """One planted RM's row on one dataset (``biases``: its DISCOVERED_BIASES rows)."""
+    """One planted bias's row on one dataset (``biases``: its RM's DISCOVERED_BIASES rows); a length bias
+    has no hit (the slope columns judge it)."""
     significant = biases.filter(pl.col("significant")).sort("rank")
     control = describe(bias) == "noise only"
     top = ", ".join(f"{f} {e:+.2f}" for f, e in significant.head(3).select("feature", "effect").iter_rows())
@@ -62,6 +103,8 @@ def rm_row(
         "n_moving": sum(share >= moved_share for share in shares.values()),
         "top": top,
     }
+    if bias.get("detector") == "length":
+        return row
     if control:
         quiet = significant.height == 0
         return {**row, "hit_at_1": quiet, "hit_at_5": quiet}
@@ -73,14 +116,36 @@ def rm_row(
     return {**row, "hit_at_1": False, "hit_at_5": False}
 
 
+def rm_slopes(
+    biases: pl.DataFrame,
+    comparisons: Mapping[str, pl.DataFrame],
+    planted: Mapping[str, Mapping[str, Any]],
+    base_sds: Mapping[str, float],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(dataset, planted RM) -> ``slope_columns`` of every planted RM with discovered-bias rows
+    (``base_sds``: each planted RM's base reward sd, its ``reward_scale``)."""
+    slopes = {}
+    for dataset, frame in comparisons.items():
+        length_sd = original_length_sd(frame)
+        for rm, spec in planted.items():
+            mine = biases.filter((pl.col("dataset") == dataset) & (pl.col("rm") == rm))
+            if mine.height:
+                first = mine.row(0, named=True)
+                truth = slope_truth(spec, first["reference"], base_sds[rm], length_sd, first["reward_sd"])
+                slopes[dataset, rm] = slope_columns(mine, truth)
+    return slopes
+
+
 def recall_table(
     biases: pl.DataFrame,
     edits: Mapping[str, pl.DataFrame],
     comparisons: Mapping[str, pl.DataFrame],
     planted: Mapping[str, Mapping[str, Any]],
     moved_share: float,
+    slopes: Mapping[tuple[str, str], Mapping[str, Any]],
 ) -> pl.DataFrame:
-    """BIAS_DISCOVERY_RECALL: a row per (dataset, planted RM), then summary rows per dataset and over all."""
+    """BIAS_DISCOVERY_RECALL: a row per (dataset, planted bias), then summary rows per dataset and over all
+    (``slopes``: ``rm_slopes``; an RM it does not hold has null slope columns)."""
     rows = []
     for dataset, frame in edits.items():
         prompts = dict(comparisons[dataset].select("comparison_id", "prompt").iter_rows())
@@ -88,7 +153,8 @@ def recall_table(
             mine = biases.filter((pl.col("dataset") == dataset) & (pl.col("rm") == rm))
             for bias in planted_biases(spec["bias"]) if mine.height else ():  # a row per planted bias
                 shares = moved_shares(frame, prompts, bias)
-                rows.append({"dataset": dataset, "rm": rm, **rm_row(mine, shares, moved_share, bias)})
+                row = rm_row(mine, shares, moved_share, bias)
+                rows.append({"dataset": dataset, "rm": rm, **row, **slopes.get((dataset, rm), {})})
     table = pl.DataFrame(rows, schema=polars_schema(BIAS_DISCOVERY_RECALL))
     summaries = [_summary(table.filter(pl.col("dataset") == d), d) for d in edits]
     if len(edits) > 1:
@@ -98,8 +164,9 @@ def recall_table(
 
 
 def _summary(rows: pl.DataFrame, dataset: str) -> dict[str, Any]:
-    biased = rows.filter(~pl.col("control"))
+    biased = rows.filter(~pl.col("control") & pl.col("hit_at_5").is_not_null())  # a length bias has no hit
     controls = rows.filter(pl.col("control"))
+    slopes = rows.unique(["dataset", "rm"], keep="first").filter(pl.col("slope_holds").is_not_null())
     n = biased.height
     hits1, hits5 = int(biased["hit_at_1"].sum()), int(biased["hit_at_5"].sum())
     return {
@@ -113,4 +180,6 @@ def _summary(rows: pl.DataFrame, dataset: str) -> dict[str, Any]:
         "biases": n,
         "recall_at_1": hits1 / n if n else float("nan"),
         "recall_at_5": hits5 / n if n else float("nan"),
+        "slopes": slopes.height,
+        "slopes_held": int(slopes["slope_holds"].sum()),
     }

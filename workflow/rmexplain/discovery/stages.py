@@ -13,8 +13,8 @@ from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.discovery.base import RoundContext, RoundOutput, engines
 from rmexplain.discovery.classes import class_counts
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
-from rmexplain.discovery.estimate import discovered_biases, round_effects
-from rmexplain.discovery.recall import SUMMARY, recall_table
+from rmexplain.discovery.estimate import discovered_biases, largest_fit_slope, round_effects
+from rmexplain.discovery.recall import SUMMARY, recall_table, rm_slopes
 from rmexplain.effects.stages import slope_edits
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
@@ -33,6 +33,7 @@ from rmexplain.schemas import (
     read_table,
     write_table,
 )
+from rmexplain.score.planted import read_reward_scale
 
 
 def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -> dict[str, pl.DataFrame]:
@@ -214,8 +215,10 @@ def run_discovered_biases(
     for (dataset, rm), group in table.group_by("dataset", "rm", maintain_order=True):
         top = group.filter(pl.col("significant")).sort("rank").head(3)
         shown_top = ", ".join(f"{f} {e:+.2f}" for f, e in top.select("feature", "effect").iter_rows())
-        log.info("%s/%s: %d of %d features significant%s", dataset, rm, int(group["significant"].sum()),
-                 group.height, f"; first: {shown_top}" if shown_top else "")  # fmt: skip
+        gamma, low, high = largest_fit_slope(group)
+        log.info("%s/%s: %d of %d features significant%s; length slope γ %+.3f [%+.3f, %+.3f] reward sd per "
+                 "sd of words", dataset, rm, int(group["significant"].sum()), group.height,
+                 f"; first: {shown_top}" if shown_top else "", gamma, low, high)  # fmt: skip
 
 
 def run_biases_figure(
@@ -241,24 +244,31 @@ def run_discovery_recall(
     moved_share: float,
     outputs: Mapping[str, str],
     log: logging.Logger,
+    scales: Mapping[str, str],
 ) -> None:
     """The discovery-recall table of the planted RMs (``planted``: RM -> its scoring spec) from the
-    discovered biases and each dataset's edits and comparisons (dataset -> file)."""
+    discovered biases and each dataset's edits and comparisons (dataset -> file); ``scales``: each planted
+    RM's base's ``reward_scale`` file, the unit of its planted strengths."""
+    table_of_biases = read_table(biases, DISCOVERED_BIASES, "discovered biases")
+    frames = {d: read_table(p, COMPARISONS, "comparisons") for d, p in comparisons.items()}
+    base_sds = {rm: read_reward_scale(path) for rm, path in scales.items()}
     table = recall_table(
-        read_table(biases, DISCOVERED_BIASES, "discovered biases"),
+        table_of_biases,
         {d: read_table(p, BIAS_DISCOVERY_EDITS, "discovery edits") for d, p in edits.items()},
-        {d: read_table(p, COMPARISONS, "comparisons") for d, p in comparisons.items()},
+        frames,
         planted,
         moved_share,
+        rm_slopes(table_of_biases, frames, planted, base_sds),
     )
     for row in table.filter(pl.col("rm") == SUMMARY).iter_rows(named=True):
         log.info(
-            "%s: recall@1 %d/%d, recall@5 %d/%d, controls' significant features %s", row["dataset"],
-            row["hits_at_1"], row["biases"], row["hits_at_5"], row["biases"], row["n_significant"],
+            "%s: recall@1 %d/%d, recall@5 %d/%d, controls' significant features %s, length slopes whose "
+            "interval holds the truth %d/%d", row["dataset"], row["hits_at_1"], row["biases"],
+            row["hits_at_5"], row["biases"], row["n_significant"], row["slopes_held"], row["slopes"],
         )  # fmt: skip
     table.write_csv(outputs["csv"])
     shown = table.with_columns(
-        pl.col("effect", "recall_at_1", "recall_at_5").round(3),
+        pl.col("effect", "recall_at_1", "recall_at_5", *SLOPE_SHOWN).round(3),
         pl.col("q_value").map_elements(_two_digits, pl.String),
     )
     Path(outputs["md"]).write_text(
@@ -271,6 +281,10 @@ RECALL_TITLE = "Discovery recall: where the planted biases rank among the signif
 RECALL_NOTE = (
     "Per planted RM: the rank (among its significant features, by |effect|) of the first feature whose edits"
     " move the planted detector (it changes on at least discovery.recall.moved_share of the feature's edits),"
-    " hit at 1 and at 5; a control (noise only) hits when nothing is significant. Summary rows per dataset"
-    " and over all: hits, recall@1 and recall@5 of the biased RMs, and the controls' significant features."
+    " hit at 1 and at 5; a control (noise only) hits when nothing is significant. A planted length bias has"
+    " no hit: every RM's row carries its length slope γ as discovery estimated it (slope, its interval)"
+    " beside the truth its planted terms give (0 without a length bias; NaN where the RM is not explained"
+    " against its base). Summary rows per dataset and over all: hits, recall@1 and recall@5 of the biases a"
+    " feature can name, the controls' significant features, and the slopes whose interval holds the truth."
 )
+SLOPE_SHOWN = ("slope", "slope_low", "slope_high", "slope_truth", "slope_error")

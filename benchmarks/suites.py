@@ -139,6 +139,7 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
     """The recall table as the first screen lists the features: a feature a class carries
     (``rmexplain.findings.carriers``) is shown under it, not on its own, so the RM's significant features
     are ranked without those (the findings' rule, read here from the run's own tables)."""
+    from rmexplain import paths
     from rmexplain.discovery.recall import recall_table, rm_slopes
     from rmexplain.findings.summary import FindingSettings, discovered_findings
     from rmexplain.score.planted import read_reward_scale
@@ -159,7 +160,7 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
     )
     planted = {rm: spec for rm, spec in settings["reward_models"].items() if spec.get("backend") == "planted"}
     moved_share = (settings.get("discovery", {}).get("recall") or {}).get("moved_share", 0.5)
-    base_sds = {rm: read_reward_scale(results / "models" / spec["base"] / "reward_scale.json")
+    base_sds = {rm: read_reward_scale(root / paths.fmt(paths.REWARD_SCALE, rm=spec["base"]))
                 for rm, spec in planted.items()}  # fmt: skip
     slopes = rm_slopes(biases, comparisons, planted, base_sds)
     return recall_table(shown, edits, comparisons, planted, moved_share, slopes).to_dicts()

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import length_slope
 from length_slope import PER_WORD, SLOPES
 
+from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings, clusters_of, interval, resample_counts
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
@@ -31,6 +32,7 @@ from rmexplain.effects.base import Observations, estimators
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.estimators import length_design
 from rmexplain.perturb.skips import SkipRecorder
+from rmexplain.score.planted import noise
 
 LOG = logging.getLogger("test")
 
@@ -279,3 +281,34 @@ def test_the_attribute_effects_of_two_methods_share_one_length_slope(scored_roun
         )
     whole = least.estimate(least.observations(effects, rm, None), np.ones((1, n)), n, len(names))[0, -1]
     assert slopes[0] == pytest.approx(whole, abs=1e-10) and slopes[1] == pytest.approx(whole, abs=1e-10)
+
+
+def test_the_slope_coverage_benchmark_refits_a_planted_rms_noise_seed_by_seed(scored_round, tmp_path):
+    """benchmarks/slope_coverage.py on a suite folder of this round: without noise γ is the truth by hand;
+    each draw's γ is the fit of the planted terms plus that seed's noise, and coverage counts the draws."""
+    import slope_coverage
+
+    comparisons, _, edits, _ = scored_round
+    for table, path in ((comparisons, paths.COMPARISONS), (edits, paths.BIASES_ROUND_EDITS)):
+        target = tmp_path / paths.fmt(path, dataset="helpful", engine="offline", round=1)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        table.write_parquet(target)
+    spec = {"base": "base", "bias": {"detector": "length", "per_words": 1, "strength": 0.02, "noise": 0.3}}
+    edits_round = slope_coverage.read_round(tmp_path, "helpful")
+    originals = [t for pair in comparisons.select("chosen", "rejected").rows() for t in pair]
+    by_hand = 0.02 * float(np.std([len(t.split()) for t in originals], ddof=1))
+    settings = BootstrapSettings(n_resamples=100)
+    row = slope_coverage.coverage("slope", spec, edits_round, 3, settings)
+    assert row["truth"] == pytest.approx(by_hand) and row["noiseless"] == pytest.approx(by_hand, abs=1e-9)
+    assert [d["seed"] for d in row["draws"]] == [0, 1, 2] and row["suite_draw"] == row["draws"][0]
+    pairs = list(zip(edits["source_text"], edits["edited_text"], strict=True))
+    words = np.array([len(e.split()) - len(s.split()) for s, e in pairs])
+    prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
+    asked = [prompts[c] for c in edits["comparison_id"]]
+    epsilon = noise(2, "slope", asked, edits["edited_text"].to_list()) - noise(
+        2, "slope", asked, edits["source_text"].to_list()
+    )
+    third = slope_coverage.fitted_slope(edits_round, 0.02 * words + 0.3 * epsilon, settings)
+    assert row["draws"][2]["length_slope"] == pytest.approx(third["length_slope"], abs=1e-12)
+    held = [d["length_slope_low"] <= row["truth"] <= d["length_slope_high"] for d in row["draws"]]
+    assert row["coverage"] == pytest.approx(sum(held) / 3) and [d["holds"] for d in row["draws"]] == held

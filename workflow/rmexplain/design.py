@@ -290,6 +290,12 @@ class Design:
         return {rm: spec["expect"] for rm, spec in self.reward_models.items() if "expect" in spec}
 
     @property
+    def encoder(self) -> dict[str, Any]:
+        """The sentence encoder's settings (``evaluate``: ``embedding_model``, ``batch_size``, ``device``)."""
+        evaluate = {**schema_defaults("evaluate"), **section(self.config, "evaluate")}
+        return {k: evaluate.get(k) for k in ("embedding_model", "batch_size", "device")}
+
+    @property
     def embedding_model(self) -> str:
         """The sentence encoder of the semantic metrics (``evaluate.embedding_model``)."""
         return str({**schema_defaults("evaluate"), **section(self.config, "evaluate")}["embedding_model"])
@@ -450,13 +456,17 @@ class Design:
     def discovery_engines(self) -> list[str]:
         return list(self.bias_discovery["engines"])
 
-    def discovery_round_settings(self, engine: str) -> dict[str, Any]:
-        """What a round of ``engine`` reads: ``discovery.<engine>``, ``responses_per_feature`` and
-        ``min_per_direction`` (the rest of the section reaches only the rules after it)."""
+    def discovery_round_settings(self, engine: str, round_: int) -> dict[str, Any]:
+        """What round ``round_`` of ``engine`` reads: ``discovery.<engine>``, ``responses_per_feature`` and
+        ``min_per_direction``; a round after the first also ``fdr`` and the sentence ``encoder`` (what is
+        significant before it, and how words relate: the offline engine's merged word classes). The rest of
+        the section reaches only the rules after it."""
         settings = self.bias_discovery
+        later = {"fdr": settings["fdr"], "encoder": self.encoder} if round_ > 1 else {}
         return {
             engine: dict(settings.get(engine) or {}),
             **{k: settings[k] for k in ("responses_per_feature", "min_per_direction")},
+            **later,
         }
 
     @cached_property

@@ -540,7 +540,7 @@ def _round_context(
         references=targets.effect_references(design, dataset),
         previous=_tables([root / f for f in inputs["previous"]], BIAS_DISCOVERY_EFFECTS),
         previous_edits=_tables([root / f for f in inputs["previous_edits"]], BIAS_DISCOVERY_EDITS),
-        settings=design.discovery_round_settings(engine),
+        settings=design.discovery_round_settings(engine, round_),
         log=QUIET,
         services={"chats": counter.chats},
     )  # fmt: skip

@@ -15,6 +15,7 @@ wildcard_constraints:
 rule discovery_round:
     input:
         unpack(lambda w: targets.discovery_round_inputs(design, w.dataset, w.engine, int(w.round))),
+        hub=lambda w: ancient(downloads.models_for_distances(design) if int(w.round) > 1 else []),
     output:
         edits=paths.BIASES_ROUND_EDITS,
         candidates=paths.BIASES_ROUND_CANDIDATES,
@@ -30,7 +31,7 @@ rule discovery_round:
     params:
         rms=lambda w: targets.effect_rms(design, w.dataset),
         references=lambda w: targets.effect_references(design, w.dataset),
-        settings=lambda w: design.discovery_round_settings(w.engine),
+        settings=lambda w: design.discovery_round_settings(w.engine, int(w.round)),
         llm=lambda w: design.llm if w.engine in design.discovery_llm_engines else {},
     script:
         "../scripts/discovery_round.py"

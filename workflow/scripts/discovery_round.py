@@ -3,9 +3,11 @@ import sys
 sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
 
 from rmexplain.discovery.stages import run_discovery_round
+from rmexplain.hub import use_local_copies
 from rmexplain.logs import script_logger
 
 log = script_logger(snakemake)
+use_local_copies(snakemake.input.get("hub", []), log)  # a later round's encoder: the downloaded copy only
 run_discovery_round(
     inputs={
         "comparisons": snakemake.input.comparisons,

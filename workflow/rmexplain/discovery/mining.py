@@ -40,6 +40,7 @@ from rmexplain.discovery.text import (
     WORD,
     before_final_punctuation,
     capitalise_first,
+    pronoun_i,
     sentence_texts,
     sentences,
     tidy,
@@ -134,6 +135,37 @@ class MinedWords(Feature):
         if self.opens:
             return text[:a] + with_opener(text[a:b], capitalise_first(self.phrase) + ",") + text[b:]
         return text[:a] + before_final_punctuation(text[a:b], f", {self.phrase}") + text[b:]
+
+    def remove(self, text: str) -> str:
+        return without_spans(text, [m.span() for m in self.pattern.finditer(text)])
+
+
+class WordClass(Feature):
+    """Words an RM rewards alike, merged into one class (``rmexplain.discovery.merging``): present where any
+    member is; removed: every occurrence of every member deleted; added: its first member (the one with the
+    largest effect in round 1), where ``MinedWords`` adds it. Its count is every member's occurrences."""
+
+    kind, source = "word class", "merged from the word features of the round before"
+
+    def __init__(self, members: Sequence[str], opens_sentences: bool = False) -> None:
+        if len(members) < 2:
+            raise ValueError(f"a word class needs two members or more, not {list(members)}")
+        self.members = tuple(members)
+        self.name = "word class " + ", ".join(f'"{m}"' for m in self.members)
+        written = [f"“{pronoun_i(m)}”" for m in self.members]
+        self.description = f"Uses any of the words {', '.join(written[:-1])} or {written[-1]}."
+        longest_first = sorted(self.members, key=lambda m: (-len(m), m))
+        self.pattern = regex.compile("|".join(f"(?:{phrase_pattern(m)})" for m in longest_first), FLAGS)
+        self.first = MinedWords(self.members[0], opens_sentences)
+
+    def present(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+    def count(self, text: str) -> int:
+        return sum(1 for _ in self.pattern.finditer(text))
+
+    def add(self, text: str) -> str:
+        return self.first.add(text)
 
     def remove(self, text: str) -> str:
         return without_spans(text, [m.span() for m in self.pattern.finditer(text)])
@@ -280,6 +312,19 @@ def mined_words(texts: Sequence[str], min_support: int, ngram_max: int) -> tuple
     return features, matrix.toarray().astype(np.uint8)
 
 
+def opens_sentences(phrase: str, texts: Sequence[str]) -> bool:
+    """Whether ``phrase`` mostly opens a sentence where ``texts`` use it (as ``mined_words`` decides where a
+    mined word is added): more than half as many sentence starts as responses that use it."""
+    n = len(phrase.split())
+    starts = sum(
+        " ".join(w.lower() for w in words(sentence)[:n]) == phrase
+        for text in texts
+        for sentence in sentence_texts(text)
+    )
+    pattern = regex.compile(phrase_pattern(phrase), FLAGS)
+    return starts * 2 > sum(pattern.search(text) is not None for text in texts)
+
+
 def mined_characters(texts: Sequence[str], min_support: int) -> list[Feature]:
     """Characters that are no letter, digit or space, used by ``min_support`` responses (a bracket stands
     for its pair)."""
@@ -409,17 +454,22 @@ def all_candidates(
 
 
 MINED_NAME = regex.compile(r'^(?P<kind>opener|closer|words|character) "(?P<text>.+)"$')
+WORD_CLASS_NAME = regex.compile(r'^word class (?P<members>"[^"]+"(?:, "[^"]+")+)$')
 
 
 def feature_named(name: str) -> Feature | None:
     """The detector of a tested feature from its name, where the name says it: a catalogue probe, a class,
-    or a mined opener, closer, word n-gram or character (``words "as i said"``); None for a lexicon
+    a mined opener, closer, word n-gram or character (``words "as i said"``) or a merged word class
+    (``word class "maybe", "perhaps"``); None for a lexicon
     category (its word lists are the miner's) and an engine's own features (an LLM's, no detector)."""
     if name in probes.names():
         return probe(name)
     by_name = {f.name: f for f in class_features(CLASS_KINDS)}
     if name in by_name:
         return by_name[name]
+    merged = WORD_CLASS_NAME.match(name)
+    if merged is not None:
+        return WordClass(regex.findall(r'"([^"]+)"', merged.group("members")))
     found = MINED_NAME.match(name)
     if found is None:
         return None

@@ -1,13 +1,14 @@
 """The offline engine (the default): the catalogue's probes and candidates mined from the responses.
 
-One round. Every probe of ``discovery.offline.probes`` (default: every registered probe, plugins included)
+Round 1: every probe of ``discovery.offline.probes`` (default: every registered probe, plugins included)
 is tested, and so is every class candidate of the kinds asked for (``rmexplain.discovery.classes``: numbers,
 pronouns, shape, filler): a class's edits add it to any response, so whether the responses happen to have it
 says little about what the RM does with it, and a screen on presence left weak classes out. The other mined
 candidates (``rmexplain.discovery.mining``) are screened on the original responses against each RM's reward
 (beyond its reference) at equal length, and the strongest ``mined.per_rm`` of each RM are tested,
 ``mined.max_candidates`` in all. No LLM, no model: what it can see is what a regular expression or
-a word list can name.
+a word list can name. Round 2 (``rounds: 2``) tests the word classes merged from the words round 1 found
+alike (``rmexplain.discovery.merging``); it stops early, saying why, where no RM has two.
 """
 
 from __future__ import annotations
@@ -20,16 +21,26 @@ import polars as pl
 from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput, engines, probe, probes
 from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.edits import original_units
-from rmexplain.discovery.mining import ScreenSettings, all_candidates, presence_matrix, screen
+from rmexplain.discovery.merging import MergeSettings, embedding_similarity, word_classes
+from rmexplain.discovery.mining import (
+    ScreenSettings,
+    WordClass,
+    all_candidates,
+    opens_sentences,
+    presence_matrix,
+    screen,
+)
 from rmexplain.effects.analysis import original_rewards, reward_sd, word_counts
 from rmexplain.settings import schema_defaults
 
 
 @engines.register("offline")
 class OfflineEngine(Engine):
-    """Catalogue probes and mined candidates, one round."""
+    """Catalogue probes and mined candidates (round 1); word classes merged from round 1's words (round 2)."""
 
     def run_round(self, context: RoundContext) -> RoundOutput:
+        if context.round > 1:
+            return merged_round(context)
         settings = context.engine_settings("offline")
         units = original_units(context.comparisons)
         texts = units["text"].to_list()
@@ -58,6 +69,29 @@ class OfflineEngine(Engine):
         )  # fmt: skip
         features: list[Feature] = [*always, *(f for f, _, _ in chosen)]
         return RoundOutput(features=features, screened={f.name: (rm, t) for f, rm, t in chosen})
+
+
+def merged_round(context: RoundContext) -> RoundOutput:
+    """Round 2: the word classes of ``rmexplain.discovery.merging``, each added where its first member
+    mostly stands; stopped early where there is none."""
+    merge = context.engine_settings("offline").get("merge") or {}
+    settings = MergeSettings.of(merge, context.settings["fdr"])
+    merged = word_classes(context.previous, settings, embedding_similarity(context.settings["encoder"]))
+    if not merged:
+        return RoundOutput(stopped=NO_CLASS.format(round=context.round, fdr=settings.fdr))
+    texts = original_units(context.comparisons)["text"].to_list()
+    features: list[Feature] = [WordClass(c.members, opens_sentences(c.members[0], texts)) for c in merged]
+    context.log.info(
+        "%s: %d word classes merged from the words round 1 found alike: %s",
+        context.dataset, len(features), "; ".join(f.name for f in features),
+    )  # fmt: skip
+    return RoundOutput(features=features)
+
+
+NO_CLASS = (
+    "round {round} stopped early: no RM has two significant word features (q ≤ {fdr}) of round 1 that behave "
+    "alike (discovery.offline.merge), so there is no word class to test"
+)
 
 
 def warn_unreachable_support(min_support: int, responses: int, context: RoundContext) -> None:

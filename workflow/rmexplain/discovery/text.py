@@ -18,11 +18,17 @@ LETTERS = regex.compile(r"\p{L}")
 SENTENCE = regex.compile(r"[^\n]*?(?:[.!?…]+[\"'”’)\]]*(?=\s|$)|[。！？]+[\"'”’)\]]*|(?=\n)|$)")
 TERMINAL = regex.compile(r"[.!?…。！？][\"'”’)\]]*$")
 SPACES = regex.compile(r"[ \t]{2,}")
+PRONOUN_I = regex.compile(r"(?<![\p{L}\p{N}])i(?=['’]|(?![\p{L}\p{N}]))")
 
 
 def words(text: str) -> list[str]:
     """The words of ``text``, in order."""
     return WORD.findall(text)
+
+
+def pronoun_i(text: str) -> str:
+    """A lower-cased phrase with the pronoun ``I`` (and ``I'm``, ``I’ve``, …) capitalised again."""
+    return PRONOUN_I.sub("I", text)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -3,11 +3,12 @@ class the RM rewards or penalises (a numbered list adds digits, "Let me know if 
 word) is listed under that class, not as a finding of its own (docs/findings.md).
 
 The classes are the discovered features of ``rmexplain.discovery.classes`` (numbers as digits, first- and
-second-person words, filler words, ending on a question, opening with "I") and the features that count one
-character class (the catalogue's punctuation probes — an exclamation mark, an ellipsis, … — its emoji
-probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the exclamation mark an RM penalises.
-Each is tested with its own edits, so its effect per instance, β_c, is measured causally. A feature F's
-effect per instance β_F is fitted on its own edits at the length slope
+second-person words, filler words, ending on a question, opening with "I"), the word classes the offline
+engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class) and the
+features that count one character class (the catalogue's punctuation probes — an exclamation mark, an
+ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the
+exclamation mark an RM penalises. Each is tested with its own edits, so its effect per instance, β_c, is
+measured causally. A feature F's effect per instance β_F is fitted on its own edits at the length slope
 (``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the signed
 instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
 edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's instances
@@ -41,7 +42,7 @@ import polars as pl
 
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.classes import CLASS_KINDS
-from rmexplain.discovery.mining import feature_named
+from rmexplain.discovery.mining import WordClass, feature_named
 from rmexplain.findings.attribution import (
     CHARACTER_KINDS,
     CHARACTER_PROBES,
@@ -271,12 +272,13 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
 
 @cache
 def class_named(name: str) -> Feature | None:
-    """The detector of a carrier class from its name: a class, or a feature that counts one character class
-    (``CHARACTER_KINDS``, ``CHARACTER_PROBES``); None for any other feature."""
+    """The detector of a carrier class from its name: a class, a merged word class, or a feature that counts
+    one character class (``CHARACTER_KINDS``, ``CHARACTER_PROBES``); None for any other feature."""
     found = feature_named(name)
     if found is None:
         return None
-    carries = found.kind in CLASS_KINDS or found.kind in CHARACTER_KINDS or found.name in CHARACTER_PROBES
+    kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind)
+    carries = found.kind in kinds or found.name in CHARACTER_PROBES
     return found if carries else None
 
 

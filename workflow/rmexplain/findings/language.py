@@ -27,6 +27,7 @@ from typing import Any
 import regex
 import yaml
 
+from rmexplain.discovery.text import PRONOUN_I, pronoun_i
 from rmexplain.effects.analysis import MIN_FINDING_PAIRS
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings.phrases import written_form
@@ -86,7 +87,6 @@ def what_is_added(
 
 # ── the forms ─────────────────────────────────────────────────────────────────────────────────────────────
 MINED_NAME = regex.compile(r'(?P<kind>words|opener|closer|character) "(?P<text>.*)"', regex.DOTALL)
-PRONOUN_I = regex.compile(r"(?<![\p{L}\p{N}])i(?=['’]|(?![\p{L}\p{N}]))")
 VERB_FIRST = regex.compile(r"(?P<verb>\p{L}+)\s+(?P<rest>.+)", regex.DOTALL)
 ABOUT_THE_RESPONSE = regex.compile(
     r"(?:the|a|each|every)\s+(?:response|answer|reply)\s+(?P<rest>(?P<verb>\p{L}+).*)",
@@ -138,11 +138,6 @@ def lower_first(text: str) -> str:
     if text[:1].isupper() and not text[1:2].isupper() and not PRONOUN_I.match(text.lower()):
         return text[0].lower() + text[1:]
     return text
-
-
-def pronoun_i(text: str) -> str:
-    """A lower-cased phrase with the pronoun ``I`` (and ``I'm``, ``I’ve``, …) capitalised again."""
-    return PRONOUN_I.sub("I", text)
 
 
 FORMS: dict[str, Callable[[str], str]] = {  # a feature's kind -> what it adds, in words

@@ -1,0 +1,174 @@
+"""Word classes merged from the words round 1 found alike: the offline engine's second round
+(rmexplain.discovery.merging, mining.WordClass), by hand."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rmexplain.design import Design
+from rmexplain.discovery.base import RoundContext
+from rmexplain.discovery.merging import (
+    MergeSettings,
+    WordEffect,
+    alike_groups,
+    embedding_similarity,
+    nested,
+    significant_words,
+    word_classes,
+)
+from rmexplain.discovery.mining import WordClass, feature_named
+from rmexplain.discovery.offline import NO_CLASS, OfflineEngine
+from rmexplain.findings.carriers import class_named
+from rmexplain.findings.language import feature_phrase
+from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, conform, polars_schema
+from rmexplain.settings import schema_defaults
+
+LOG = logging.getLogger("test_discovery_merging")
+SETTINGS = MergeSettings()
+
+
+def _effects(rows: list[tuple[str, str, float, float]]) -> pl.DataFrame:
+    """Round-1 effects: (RM, feature, effect, p-value) rows of the offline engine on dataset "d"."""
+    full = [
+        {"dataset": "d", "rm": rm, "engine": "offline", "feature": feature, "description": feature,
+         "effect": effect, "low": effect - 0.1, "high": effect + 0.1, "p_value": p, "n": 40, "support": 0.5,
+         "round": 1, "kind": "words" if feature.startswith("words ") else "format", "source": "mined",
+         "directions": "both", "n_comparisons": 20, "pairs": 20, "reference": None, "reward_sd": 1.0,
+         "example_comparison_id": None, "example_direction": None, "example_before": None,
+         "example_after": None, "example_reward_change": None}
+        for rm, feature, effect, p in rows
+    ]  # fmt: skip
+    return conform(
+        pl.DataFrame(full, schema=polars_schema(BIAS_DISCOVERY_EFFECTS)), BIAS_DISCOVERY_EFFECTS, "e"
+    )
+
+
+def _words(*pairs: tuple[str, float]) -> list[WordEffect]:
+    return [WordEffect(p, e) for p, e in pairs]
+
+
+def test_alike_words_share_a_sign_a_size_and_a_meaning():
+    found = _words(("maybe", -0.6), ("perhaps", -0.5), ("great", -0.45), ("possibly", 0.5), ("likely", -0.2))
+    similarity = np.array([
+        [1.0, 0.9, 0.2, 0.9, 0.8],
+        [0.9, 1.0, 0.2, 0.8, 0.8],
+        [0.2, 0.2, 1.0, 0.2, 0.2],
+        [0.9, 0.8, 0.2, 1.0, 0.8],
+        [0.8, 0.8, 0.2, 0.8, 1.0],
+    ])  # fmt: skip
+    # "great": unrelated; "possibly": the other sign; "likely": 0.2 is under half of 0.6
+    assert alike_groups(found, similarity, SETTINGS) == [["maybe", "perhaps"]]
+    assert alike_groups(found, similarity, MergeSettings(max_ratio=3.0)) == [["maybe", "perhaps", "likely"]]
+    assert alike_groups(found, similarity, MergeSettings(min_similarity=0.1)) == [
+        ["maybe", "perhaps", "great"]
+    ]
+
+
+def test_a_word_joins_through_any_member_and_the_first_members_effect_bounds_the_class():
+    found = _words(("a", 1.0), ("b", 0.9), ("c", 0.8), ("e", 0.6), ("f", 0.55), ("d", 0.45))
+    # a chain a-b-c (c relates to b only); d relates to c, but its effect is under half of a's: a's class
+    # stops at c; e then opens the next, which takes f and d (0.45 is within twice 0.6)
+    similarity = np.eye(6)
+    for i, j in ((0, 1), (1, 2), (2, 5), (5, 3), (5, 4), (3, 4)):
+        similarity[i, j] = similarity[j, i] = 0.9
+    assert alike_groups(found, similarity, SETTINGS) == [["a", "b", "c"], ["e", "f", "d"]]
+    # c relates to b only, and b comes after it: c joins on the second pass, the class in |effect| order
+    chained = np.array([[1.0, 0.0, 0.9], [0.0, 1.0, 0.9], [0.9, 0.9, 1.0]])
+    assert alike_groups(_words(("a", 1.0), ("c", 0.9), ("b", 0.8)), chained, SETTINGS) == [["a", "c", "b"]]
+    assert alike_groups(found[:1], np.ones((1, 1)), SETTINGS) == []
+    assert alike_groups(found[:3], np.eye(3), SETTINGS) == []
+
+
+def test_a_phrase_holding_a_members_words_joins_no_class_with_it():
+    assert nested("i can", "i") and nested("i", "i can") and nested("can i help", "i help")
+    assert not nested("i can help", "i help")
+    assert not nested("in", "i") and nested("so i can", "i can")
+    found = _words(("i", -0.8), ("i can", -0.7), ("me", -0.6))
+    assert alike_groups(found, np.ones((3, 3)), SETTINGS) == [["i", "me"]]
+
+
+def test_only_significant_word_features_of_each_rm_are_merged_by_bh_per_rm():
+    previous = _effects([
+        ("rm", 'words "maybe"', -0.6, 1e-6), ("rm", 'words "perhaps"', -0.5, 1e-6),
+        ("rm", 'words "possibly"', -0.4, 0.2),  # BH over the rm's 4 features: q = 0.2·4/4 > 0.05
+        ("rm", "bold", -0.9, 1e-6),  # not a word feature
+        ("other", 'words "maybe"', 0.3, 0.02), ("other", 'words "perhaps"', 0.3, 0.5),  # q 0.04, 0.5
+    ])  # fmt: skip
+    found = significant_words(previous, 0.05)
+    assert found == {"rm": _words(("maybe", -0.6), ("perhaps", -0.5)), "other": _words(("maybe", 0.3))}
+    assert significant_words(previous, 0.3)["rm"] == _words(
+        ("maybe", -0.6), ("perhaps", -0.5), ("possibly", -0.4)
+    )
+
+
+def test_the_classes_of_every_rm_related_by_the_bundled_encoder():
+    previous = _effects([
+        ("hedges", 'words "maybe"', -0.6, 1e-6), ("hedges", 'words "perhaps"', -0.5, 1e-6),
+        ("hedges", 'words "possibly"', -0.45, 1e-6), ("hedges", 'words "dog"', -0.5, 1e-6),
+        ("self", 'words "i"', -0.8, 1e-6), ("self", 'words "me"', -0.7, 1e-6),
+        ("self", 'words "maybe"', -0.7, 1e-6),
+    ])  # fmt: skip
+    classes = word_classes(previous, SETTINGS, embedding_similarity(schema_defaults("evaluate")))
+    # all-MiniLM-L6-v2: maybe/perhaps/possibly 0.85-0.94, dog 0.12; i/me 0.65, maybe 0.37-0.39
+    assert [c.members for c in classes] == [("i", "me"), ("maybe", "perhaps", "possibly")]
+    assert [
+        c.members
+        for c in word_classes(previous, MergeSettings(max_classes=1), lambda w: np.ones((len(w),) * 2))
+    ] == [("i", "maybe", "me")]  # maybe and me tie at -0.7: by phrase
+
+
+def test_a_word_class_counts_removes_and_adds_its_members_and_is_named_back():
+    words = WordClass(["maybe", "perhaps"], opens_sentences=True)
+    assert words.name == 'word class "maybe", "perhaps"'
+    assert words.description == "Uses any of the words “maybe” or “perhaps”."
+    text = "Maybe it works. Perhaps not, maybe later."
+    assert words.count(text) == 3 and words.present(text) and not words.present("It works.")
+    assert words.remove(text) == "It works. Not, later."
+    assert words.add("It works. Try it.") == "It works. Maybe, try it."
+    named = feature_named(words.name)
+    assert isinstance(named, WordClass) and named.members == ("maybe", "perhaps")
+    assert class_named(words.name) is not None  # a carrier: its member words go under it
+    assert WordClass(["i", "me", "my"]).description == "Uses any of the words “I”, “me” or “my”."
+    with pytest.raises(ValueError, match="two members"):
+        WordClass(["maybe"])
+
+
+def test_a_word_class_reads_as_a_sentence():
+    words = WordClass(["i", "me", "my"])
+    assert feature_phrase(words.name, words.description, -0.5, words.kind) == (
+        "penalises any of the words “I”, “me” or “my”"
+    )
+
+
+def _context(previous: pl.DataFrame) -> RoundContext:
+    responses = ["Maybe so. It works.", "Perhaps it does.", "It may. Maybe not.", "Yes. It works."]
+    comparisons = pl.DataFrame({
+        "comparison_id": ["d-s0-0", "d-s0-1"], "dataset": "d", "seed": 0, "source_index": ["0", "1"],
+        "prompt": ["Does it?", "Will it?"], "chosen": responses[:2], "rejected": responses[2:],
+    })  # fmt: skip
+    settings = {"offline": {}, "fdr": 0.05, "encoder": schema_defaults("evaluate")}
+    return RoundContext("d", 2, comparisons, {}, {}, previous, settings, LOG)
+
+
+def test_the_offline_engines_second_round_tests_the_classes_or_stops_saying_why(caplog):
+    previous = _effects([("rm", 'words "maybe"', -0.6, 1e-6), ("rm", 'words "perhaps"', -0.5, 1e-6)])
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        output = OfflineEngine().run_round(_context(previous))
+    assert [f.name for f in output.features] == ['word class "maybe", "perhaps"'] and output.stopped is None
+    assert output.features[0].add("It works.") == "Maybe, it works."  # "maybe" opens its sentences here
+    assert "1 word classes merged" in caplog.text
+    alone = OfflineEngine().run_round(_context(previous.head(1)))
+    assert alone.features == [] and alone.stopped == NO_CLASS.format(round=2, fdr=0.05)
+
+
+def test_a_later_round_reads_the_significance_level_and_the_encoder():
+    design = Design({"discovery": {"fdr": 0.1, "offline": {"rounds": 2}}, "evaluate": {"batch_size": 8}})
+    first, second = (design.discovery_round_settings("offline", r) for r in (1, 2))
+    assert "fdr" not in first and "encoder" not in first
+    assert second["fdr"] == 0.1 and second["encoder"]["batch_size"] == 8
+    assert second["encoder"]["embedding_model"] == schema_defaults("evaluate")["embedding_model"]
+    assert design.discovery_rounds("offline") == [1, 2]

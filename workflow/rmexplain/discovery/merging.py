@@ -1,0 +1,146 @@
+"""Word classes merged from the words an RM rewards alike: the offline engine's second round.
+
+Round 1 tests each mined word n-gram on its own, so a class the RM rewards word by word ("maybe",
+"perhaps", "possibly"; "I", "me", "my") comes out as several rows, each weaker than the class. Round 2
+(``discovery.offline.rounds: 2``) merges, per RM, the significant word features of round 1 (Benjamini–
+Hochberg over the round's features of that RM at ``discovery.fdr``) that behave alike, and tests each merged
+class as one feature (``rmexplain.discovery.mining.WordClass``: every member removed together; one member
+added), its effect per instance, as a word's.
+
+Alike: the same sign and a per-instance effect within a factor ``merge.max_ratio`` of the class's first
+member's; related to a member, the cosine of the two words' sentence embeddings (``evaluate.embedding_model``,
+all-MiniLM-L6-v2 by default) at least ``merge.min_similarity`` ("maybe" joins "could" through "might").
+Greedy, in order of |effect| (ties by name): the largest unmerged word opens a class, which takes every
+unmerged word alike to it until none joins; a class needs two members, listed in that order. A word that
+holds another member's words ("i can" beside "i") joins no class with it: its effect is mostly the shorter
+word's. At most ``merge.max_classes`` classes per dataset, the classes of every RM together
+(largest first member first; the same member set once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rmexplain.discovery.mining import MINED_NAME, WordClass
+
+Similarity = Callable[[Sequence[str]], np.ndarray]  # words -> their [words, words] cosine similarities
+
+
+@dataclass(frozen=True)
+class MergeSettings:
+    """``discovery.offline.merge`` and ``discovery.fdr``."""
+
+    fdr: float = 0.05
+    min_similarity: float = 0.5
+    max_ratio: float = 2.0
+    max_classes: int = 10
+
+    @classmethod
+    def of(cls, merge: Mapping[str, Any], fdr: float) -> MergeSettings:
+        known = {k: merge[k] for k in ("min_similarity", "max_ratio", "max_classes") if k in merge}
+        return cls(fdr=float(fdr), **known)
+
+
+@dataclass(frozen=True)
+class WordEffect:
+    """A significant word feature of round 1 on one RM: its phrase and per-instance effect."""
+
+    phrase: str
+    effect: float
+
+
+def significant_words(previous: pl.DataFrame, fdr: float) -> dict[str, list[WordEffect]]:
+    """RM -> its significant mined word features of the rounds before (q ≤ ``fdr`` by Benjamini–Hochberg
+    over each RM's tested features), largest |effect| first (ties by phrase)."""
+    from rmexplain.discovery.estimate import discovered_biases  # scipy: only where a round merges
+
+    if previous.is_empty():
+        return {}
+    table = discovered_biases(previous, fdr).filter(pl.col("significant") & (pl.col("kind") == "words"))
+    out: dict[str, list[WordEffect]] = {}
+    for row in table.sort("rm", "feature").iter_rows(named=True):
+        named = MINED_NAME.match(row["feature"])
+        if named and named.group("kind") == "words" and np.isfinite(row["effect"]) and row["effect"] != 0:
+            out.setdefault(row["rm"], []).append(WordEffect(named.group("text"), float(row["effect"])))
+    return {rm: sorted(found, key=lambda w: (-abs(w.effect), w.phrase)) for rm, found in out.items()}
+
+
+def nested(a: str, b: str) -> bool:
+    """Whether the words of one phrase hold the other's, in order ("i can" holds "i")."""
+    short, long = sorted((a.split(), b.split()), key=len)
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def alike_groups(
+    found: Sequence[WordEffect], similarity: np.ndarray, settings: MergeSettings
+) -> list[list[str]]:
+    """The classes of one RM's words (``found`` in order, ``similarity`` their cosines): see the module."""
+    left = list(range(len(found)))
+    groups = []
+    while left:
+        first, *rest = left
+        members = [first]
+        joined = True
+        while joined:  # until no word left joins: one may relate only to a word that joined after it
+            joined = False
+            for j in rest:
+                if j not in members and _joins(found, similarity, members, j, settings):
+                    members.append(j)
+                    joined = True
+        left = [j for j in left if j not in members]
+        if len(members) > 1:
+            groups.append([found[m].phrase for m in sorted(members)])
+    return groups
+
+
+def _joins(
+    found: Sequence[WordEffect],
+    similarity: np.ndarray,
+    members: Sequence[int],
+    j: int,
+    settings: MergeSettings,
+) -> bool:
+    """Whether word ``j`` joins the class ``members`` (its first the seed): see the module."""
+    seed, word = found[members[0]], found[j]
+    ratio = abs(word.effect / seed.effect)
+    return bool(
+        np.sign(word.effect) == np.sign(seed.effect)
+        and 1 / settings.max_ratio <= ratio <= settings.max_ratio
+        and max(similarity[m, j] for m in members) >= settings.min_similarity
+        and not any(nested(word.phrase, found[m].phrase) for m in members)
+    )
+
+
+def word_classes(previous: pl.DataFrame, settings: MergeSettings, similarity: Similarity) -> list[WordClass]:
+    """The merged classes to test (see the module); none where no RM has two words alike."""
+    chosen: dict[tuple[str, ...], float] = {}
+    for found in significant_words(previous, settings.fdr).values():
+        if len(found) < 2:
+            continue
+        effect_of = {w.phrase: w.effect for w in found}
+        for group in alike_groups(found, similarity([w.phrase for w in found]), settings):
+            key = tuple(group)
+            chosen[key] = max(chosen.get(key, 0.0), abs(effect_of[group[0]]))
+    order = sorted(chosen, key=lambda members: (-chosen[members], members))
+    return [WordClass(members) for members in order[: settings.max_classes]]
+
+
+def embedding_similarity(encoder: Mapping[str, Any]) -> Similarity:
+    """Cosine similarity of words under the sentence encoder ``evaluate`` names (its unit-normalised
+    embeddings' dot products)."""
+
+    def similarity(phrases: Sequence[str]) -> np.ndarray:
+        from rmexplain.embeddings import BUNDLED_MINILM, embed, load_sentence_model
+
+        model = load_sentence_model(
+            str(encoder.get("embedding_model") or BUNDLED_MINILM), str(encoder.get("device") or "cpu")
+        )
+        vectors = embed(list(phrases), model, int(encoder.get("batch_size") or 64))
+        return vectors @ vectors.T
+
+    return similarity

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.discovery.mining import MINED_NAME, WordClass
+from rmexplain.discovery.mining import MINED_NAME
 
 Similarity = Callable[[Sequence[str]], np.ndarray]  # words -> their [words, words] cosine similarities
 
@@ -116,8 +116,10 @@ def _joins(
     )
 
 
-def word_classes(previous: pl.DataFrame, settings: MergeSettings, similarity: Similarity) -> list[WordClass]:
-    """The merged classes to test (see the module); none where no RM has two words alike."""
+def word_classes(
+    previous: pl.DataFrame, settings: MergeSettings, similarity: Similarity
+) -> list[tuple[str, ...]]:
+    """The members of each merged class to test (see the module); none where no RM has two words alike."""
     chosen: dict[tuple[str, ...], float] = {}
     for found in significant_words(previous, settings.fdr).values():
         if len(found) < 2:
@@ -127,7 +129,7 @@ def word_classes(previous: pl.DataFrame, settings: MergeSettings, similarity: Si
             key = tuple(group)
             chosen[key] = max(chosen.get(key, 0.0), abs(effect_of[group[0]]))
     order = sorted(chosen, key=lambda members: (-chosen[members], members))
-    return [WordClass(members) for members in order[: settings.max_classes]]
+    return order[: settings.max_classes]
 
 
 def embedding_similarity(encoder: Mapping[str, Any]) -> Similarity:

@@ -460,8 +460,8 @@ WORD_CLASS_NAME = regex.compile(r'^word class (?P<members>"[^"]+"(?:, "[^"]+")+)
 def feature_named(name: str) -> Feature | None:
     """The detector of a tested feature from its name, where the name says it: a catalogue probe, a class,
     a mined opener, closer, word n-gram or character (``words "as i said"``) or a merged word class
-    (``word class "maybe", "perhaps"``); None for a lexicon
-    category (its word lists are the miner's) and an engine's own features (an LLM's, no detector)."""
+    (``word class "maybe", "perhaps"``); None for a lexicon category (its word lists are the miner's) and an
+    engine's own features (an LLM's, no detector)."""
     if name in probes.names():
         return probe(name)
     by_name = {f.name: f for f in class_features(CLASS_KINDS)}

@@ -80,7 +80,7 @@ def merged_round(context: RoundContext) -> RoundOutput:
     if not merged:
         return RoundOutput(stopped=NO_CLASS.format(round=context.round, fdr=settings.fdr))
     texts = original_units(context.comparisons)["text"].to_list()
-    features: list[Feature] = [WordClass(c.members, opens_sentences(c.members[0], texts)) for c in merged]
+    features: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
     context.log.info(
         "%s: %d word classes merged from the words round 1 found alike: %s",
         context.dataset, len(features), "; ".join(f.name for f in features),

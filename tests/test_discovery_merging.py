@@ -28,7 +28,11 @@ from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, conform, polars_schema
 from rmexplain.settings import schema_defaults
 
 LOG = logging.getLogger("test_discovery_merging")
-SETTINGS = MergeSettings()
+SETTINGS = MergeSettings.of({}, 0.05)  # the schema's defaults: 0.5, 2, 10
+
+
+def _merge(**given: float) -> MergeSettings:
+    return MergeSettings.of(given, 0.05)
 
 
 def _effects(rows: list[tuple[str, str, float, float]]) -> pl.DataFrame:
@@ -62,10 +66,8 @@ def test_alike_words_share_a_sign_a_size_and_a_meaning():
     ])  # fmt: skip
     # "great": unrelated; "possibly": the other sign; "likely": 0.2 is under half of 0.6
     assert alike_groups(found, similarity, SETTINGS) == [["maybe", "perhaps"]]
-    assert alike_groups(found, similarity, MergeSettings(max_ratio=3.0)) == [["maybe", "perhaps", "likely"]]
-    assert alike_groups(found, similarity, MergeSettings(min_similarity=0.1)) == [
-        ["maybe", "perhaps", "great"]
-    ]
+    assert alike_groups(found, similarity, _merge(max_ratio=3.0)) == [["maybe", "perhaps", "likely"]]
+    assert alike_groups(found, similarity, _merge(min_similarity=0.1)) == [["maybe", "perhaps", "great"]]
 
 
 def test_a_word_joins_through_any_member_and_the_first_members_effect_bounds_the_class():
@@ -118,7 +120,7 @@ def test_the_classes_of_every_rm_related_by_the_bundled_encoder():
     related = lambda w: np.ones((len(w),) * 2)  # noqa: E731
     # every word related: one class per RM, the one whose first member is largest kept; maybe and me tie
     # at -0.7, by phrase
-    assert word_classes(previous, MergeSettings(max_classes=1), related) == [("i", "maybe", "me")]
+    assert word_classes(previous, _merge(max_classes=1), related) == [("i", "maybe", "me")]
 
 
 def test_a_word_class_counts_removes_and_adds_its_members_and_is_named_back():
@@ -172,3 +174,5 @@ def test_a_later_round_reads_the_significance_level_and_the_encoder():
     assert second["fdr"] == 0.1 and second["encoder"]["batch_size"] == 8
     assert second["encoder"]["embedding_model"] == schema_defaults("evaluate")["embedding_model"]
     assert design.discovery_rounds("offline") == [1, 2]
+    assert MergeSettings.of({}, 0.1) == MergeSettings(0.1, 0.5, 2.0, 10)  # the schema's defaults
+    assert MergeSettings.of({"max_classes": 3}, 0.1).max_classes == 3

@@ -27,23 +27,25 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.mining import MINED_NAME
+from rmexplain.settings import schema_defaults
 
 Similarity = Callable[[Sequence[str]], np.ndarray]  # words -> their [words, words] cosine similarities
 
 
 @dataclass(frozen=True)
 class MergeSettings:
-    """``discovery.offline.merge`` and ``discovery.fdr``."""
+    """``discovery.offline.merge`` (its defaults the config schema's) and ``discovery.fdr``."""
 
-    fdr: float = 0.05
-    min_similarity: float = 0.5
-    max_ratio: float = 2.0
-    max_classes: int = 10
+    fdr: float
+    min_similarity: float
+    max_ratio: float
+    max_classes: int
 
     @classmethod
     def of(cls, merge: Mapping[str, Any], fdr: float) -> MergeSettings:
-        known = {k: merge[k] for k in ("min_similarity", "max_ratio", "max_classes") if k in merge}
-        return cls(fdr=float(fdr), **known)
+        given = {**schema_defaults("discovery", "offline", "merge"), **merge}
+        similarity, ratio, most = given["min_similarity"], given["max_ratio"], given["max_classes"]
+        return cls(float(fdr), float(similarity), float(ratio), int(most))
 
 
 @dataclass(frozen=True)

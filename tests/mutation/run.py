@@ -87,6 +87,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "discovery/estimate.py": ("tests/test_discovery.py", "tests/test_discovery_llm.py"),
     "discovery/edits.py": ("tests/test_discovery.py", "tests/test_discovery_llm.py"),
     "discovery/mining.py": ("tests/test_discovery.py",),
+    "discovery/merging.py": ("tests/test_discovery_merging.py",),
     "findings/phrases.py": ("tests/test_findings.py",),
     "findings/summary.py": ("tests/test_findings.py", "tests/test_findings_robust.py"),
     "findings/landing.py": ("tests/test_findings.py", "tests/test_findings_robust.py"),

@@ -9,7 +9,7 @@ added), its effect per instance, as a word's.
 
 Alike: the same sign and a per-instance effect within a factor ``merge.max_ratio`` of the class's first
 member's; related to a member, the cosine of the two words' sentence embeddings (``evaluate.embedding_model``,
-all-MiniLM-L6-v2 by default) at least ``merge.min_similarity`` ("maybe" joins "could" through "might").
+all-MiniLM-L6-v2 by default) at least ``merge.min_similarity`` ("may" joins "could" through "might").
 Greedy, in order of |effect| (ties by name): the largest unmerged word opens a class, which takes every
 unmerged word alike to it until none joins; a class needs two members, listed in that order. A word that
 holds another member's words ("i can" beside "i") joins no class with it: its effect is mostly the shorter

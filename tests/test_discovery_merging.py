@@ -85,6 +85,38 @@ def test_a_word_joins_through_any_member_and_the_first_members_effect_bounds_the
     assert alike_groups(found[:3], np.eye(3), SETTINGS) == []
 
 
+def test_the_bounds_hold_at_their_edges():
+    # half the first member's effect, and a cosine of exactly min_similarity, still join
+    found = _words(("a", -1.0), ("b", -0.5), ("c", -0.49))
+    similarity = np.full((3, 3), 0.5)
+    assert alike_groups(found, similarity, SETTINGS) == [["a", "b"]]
+    assert alike_groups(found, np.full((3, 3), 0.49), SETTINGS) == []
+
+
+def test_one_class_per_member_set_ranked_by_its_largest_first_member():
+    previous = _effects([
+        ("a", 'words "maybe"', -0.3, 1e-6), ("a", 'words "perhaps"', -0.3, 1e-6),
+        ("b", 'words "maybe"', -0.9, 1e-6), ("b", 'words "perhaps"', -0.8, 1e-6),
+        ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+    ])  # fmt: skip
+    related = lambda w: np.ones((len(w),) * 2)  # noqa: E731
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    assert word_classes(previous, _merge(max_classes=1), related) == [("maybe", "perhaps")]
+
+
+def test_nothing_to_merge_where_round_one_found_no_word():
+    previous = _effects(
+        [
+            ("rm", 'words "maybe"', 0.0, 1e-6),  # no effect: nothing to merge on
+            ("rm", 'words "perhaps"', -0.5, 1e-6),
+            ("rm", "my_words", -0.5, 1e-6),  # a plugin's feature of kind words, no mined name
+        ]
+    ).with_columns(kind=pl.lit("words"))
+    assert significant_words(previous, 0.05) == {"rm": _words(("perhaps", -0.5))}
+    assert significant_words(previous.clear(), 0.05) == {}
+    assert word_classes(previous.clear(), SETTINGS, embedding_similarity({})) == []
+
+
 def test_a_phrase_holding_a_members_words_joins_no_class_with_it():
     assert nested("i can", "i") and nested("i", "i can") and nested("can i help", "i help")
     assert not nested("i can help", "i help")
@@ -114,7 +146,7 @@ def test_the_classes_of_every_rm_related_by_the_bundled_encoder():
         ("self", 'words "i"', -0.8, 1e-6), ("self", 'words "me"', -0.7, 1e-6),
         ("self", 'words "maybe"', -0.7, 1e-6),
     ])  # fmt: skip
-    classes = word_classes(previous, SETTINGS, embedding_similarity(schema_defaults("evaluate")))
+    classes = word_classes(previous, SETTINGS, embedding_similarity({}))  # the bundled all-MiniLM-L6-v2
     # all-MiniLM-L6-v2: maybe/perhaps/possibly 0.85-0.94, dog 0.12; i/me 0.65, maybe 0.37-0.39
     assert classes == [("i", "me"), ("maybe", "perhaps", "possibly")]
     related = lambda w: np.ones((len(w),) * 2)  # noqa: E731

@@ -107,12 +107,12 @@ def _joins(
     j: int,
     settings: MergeSettings,
 ) -> bool:
-    """Whether word ``j`` joins the class ``members`` (its first the seed): see the module."""
+    """Whether word ``j`` joins the class ``members`` (its first the seed, whose |effect| no later word's
+    exceeds): see the module."""
     seed, word = found[members[0]], found[j]
-    ratio = abs(word.effect / seed.effect)
     return bool(
         np.sign(word.effect) == np.sign(seed.effect)
-        and 1 / settings.max_ratio <= ratio <= settings.max_ratio
+        and abs(word.effect) * settings.max_ratio >= abs(seed.effect)
         and max(similarity[m, j] for m in members) >= settings.min_similarity
         and not any(nested(word.phrase, found[m].phrase) for m in members)
     )

@@ -8,6 +8,7 @@ import logging
 import numpy as np
 import polars as pl
 import pytest
+from conftest import REPO
 
 from rmexplain.design import Design
 from rmexplain.discovery.base import RoundContext
@@ -208,3 +209,19 @@ def test_a_later_round_reads_the_significance_level_and_the_encoder():
     assert design.discovery_rounds("offline") == [1, 2]
     assert MergeSettings.of({}, 0.1) == MergeSettings(0.1, 0.5, 2.0, 10)  # the schema's defaults
     assert MergeSettings.of({"max_classes": 3}, 0.1).max_classes == 3
+
+
+def test_the_hedging_example_config_passes_the_check_and_its_rm_scores_by_hand():
+    """config/own_rm/hedging.yaml (docs/discovery.md's example): two offline rounds on the bundled harmless
+    pairs, its RM −0.5 per hedging word and +0.01 per word."""
+    import importlib.util
+
+    from rmexplain.config import load
+
+    config = load(REPO / "config" / "own_rm" / "hedging.yaml")
+    assert config["discovery"]["offline"]["rounds"] == 2  # the check fills the rest with defaults
+    assert Design(config).discovery_rounds("offline") == [1, 2]
+    spec = importlib.util.spec_from_file_location("hedging_rm", REPO / "config" / "own_rm" / "hedging_rm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.score(["?"], ["Maybe it could work, probably not."]) == [pytest.approx(-1.5 + 0.06)]

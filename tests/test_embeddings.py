@@ -396,3 +396,15 @@ def test_distances_hold_no_vectors_and_the_evaluation_looks_them_up(model, tmp_p
     unknown = perturbations.with_columns(text=pl.lit("a text embed_texts never saw"))
     with pytest.raises(KeyError, match="rerun embed_texts"):
         with_embeddings(distances, unknown, str(tmp_path / "e.parquet"), "chunk")
+
+
+def test_the_configured_encoder_reads_the_model_the_device_and_the_batch_size():
+    from rmexplain.embeddings import BUNDLED_MINILM, configured_encoder, resolve_model_path
+
+    bundled = load_sentence_model(BUNDLED_MINILM, "cpu")
+    assert configured_encoder({}) == (bundled, 64)  # the schema's defaults: the bundled model, cpu, 64
+    assert configured_encoder({"batch_size": 8, "device": "cpu"}) == (bundled, 8)
+    by_path = resolve_model_path(BUNDLED_MINILM)
+    model, _ = configured_encoder({"embedding_model": by_path})
+    assert model is load_sentence_model(by_path, "cpu") and model is not bundled
+    assert str(model.device) == "cpu"

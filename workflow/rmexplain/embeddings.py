@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.schemas import TEXT_EMBEDDINGS, conform, read_table
+from rmexplain.settings import schema_defaults
 
 BUNDLED_MINILM = "bundled-minilm"
 LONG_TEXTS = ("chunk", "truncate")
@@ -42,6 +43,14 @@ def load_sentence_model(name: str = BUNDLED_MINILM, device: str = "cpu") -> Any:
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(resolve_model_path(name), device=device)
+
+
+def configured_encoder(settings: Mapping[str, Any]) -> tuple[Any, int]:
+    """The sentence encoder the ``evaluate`` settings name (``embedding_model`` on ``device``; the schema's
+    defaults for what they leave out) and the batch size to encode with (``batch_size``)."""
+    encoder = {**schema_defaults("evaluate"), **settings}
+    model = load_sentence_model(str(encoder["embedding_model"]), str(encoder["device"]))
+    return model, int(encoder["batch_size"])
 
 
 def chunk_spans(text: str, tokenizer: Any, budget: int) -> list[tuple[int, int, int]]:

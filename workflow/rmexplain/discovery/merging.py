@@ -139,12 +139,10 @@ def embedding_similarity(encoder: Mapping[str, Any]) -> Similarity:
     embeddings' dot products)."""
 
     def similarity(phrases: Sequence[str]) -> np.ndarray:
-        from rmexplain.embeddings import BUNDLED_MINILM, embed, load_sentence_model
+        from rmexplain.embeddings import configured_encoder, embed  # torch: only where a round merges
 
-        model = load_sentence_model(
-            str(encoder.get("embedding_model") or BUNDLED_MINILM), str(encoder.get("device") or "cpu")
-        )
-        vectors = embed(list(phrases), model, int(encoder.get("batch_size") or 64))
+        model, batch_size = configured_encoder(encoder)
+        vectors = embed(list(phrases), model, batch_size)
         return vectors @ vectors.T
 
     return similarity

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rmexplain.embeddings import TextEmbeddings, embedding_table, load_sentence_model, read_text_embeddings
+from rmexplain.embeddings import TextEmbeddings, configured_encoder, embedding_table, read_text_embeddings
 from rmexplain.explanations.categorise import (
     AGREED,
     OWN,
@@ -190,9 +190,8 @@ def encode_table(texts: Sequence[str], settings: dict[str, Any]) -> pl.DataFrame
     """TEXT_EMBEDDINGS rows of ``texts`` (each once, sorted) with the evaluation's encoder (``evaluate``)."""
     if not texts:
         return pl.DataFrame(schema=polars_schema(TEXT_EMBEDDINGS))
-    encoder = {**schema_defaults("evaluate"), **settings}
-    model = load_sentence_model(encoder["embedding_model"], encoder["device"])
-    return embedding_table(texts, model, int(encoder["batch_size"]))
+    model, batch_size = configured_encoder(settings)
+    return embedding_table(texts, model, batch_size)
 
 
 def with_originals(comparisons: pl.DataFrame, perturbations: pl.DataFrame) -> pl.DataFrame:

@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.mining import MINED_NAME
+from rmexplain.embeddings import configured_encoder, embed
 from rmexplain.settings import schema_defaults
 
 Similarity = Callable[[Sequence[str]], np.ndarray]  # words -> their [words, words] cosine similarities
@@ -139,8 +140,6 @@ def embedding_similarity(encoder: Mapping[str, Any]) -> Similarity:
     embeddings' dot products)."""
 
     def similarity(phrases: Sequence[str]) -> np.ndarray:
-        from rmexplain.embeddings import configured_encoder, embed  # torch: only where a round merges
-
         model, batch_size = configured_encoder(encoder)
         vectors = embed(list(phrases), model, batch_size)
         return vectors @ vectors.T

@@ -140,35 +140,24 @@ class MinedWords(Feature):
         return without_spans(text, [m.span() for m in self.pattern.finditer(text)])
 
 
-class WordClass(Feature):
-    """Words an RM rewards alike, merged into one class (``rmexplain.discovery.merging``): present where any
-    member is; removed: every occurrence of every member deleted; added: its first member (the one with the
-    largest effect in round 1), where ``MinedWords`` adds it. Its count is every member's occurrences."""
+class WordClass(MinedWords):
+    """Words an RM rewards alike, merged into one class (``rmexplain.discovery.merging``): a mined word whose
+    pattern matches any member, so it is present where any member is, removed by deleting every occurrence
+    of every member, and counted over all of them; added as its first member (the one with the largest effect
+    in round 1), where ``MinedWords`` adds a word."""
 
     kind, source = "word class", "merged from the word features of the round before"
 
     def __init__(self, members: Sequence[str], opens_sentences: bool = False) -> None:
         if len(members) < 2:
             raise ValueError(f"a word class needs two members or more, not {list(members)}")
+        super().__init__(members[0], opens_sentences)
         self.members = tuple(members)
         self.name = "word class " + ", ".join(f'"{m}"' for m in self.members)
         written = [f"“{pronoun_i(m)}”" for m in self.members]
         self.description = f"Uses any of the words {', '.join(written[:-1])} or {written[-1]}."
         longest_first = sorted(self.members, key=lambda m: (-len(m), m))
         self.pattern = regex.compile("|".join(f"(?:{phrase_pattern(m)})" for m in longest_first), FLAGS)
-        self.first = MinedWords(self.members[0], opens_sentences)
-
-    def present(self, text: str) -> bool:
-        return self.pattern.search(text) is not None
-
-    def count(self, text: str) -> int:
-        return sum(1 for _ in self.pattern.finditer(text))
-
-    def add(self, text: str) -> str:
-        return self.first.add(text)
-
-    def remove(self, text: str) -> str:
-        return without_spans(text, [m.span() for m in self.pattern.finditer(text)])
 
 
 CHARACTER_NAMES = {

@@ -23,8 +23,9 @@ from typing import NamedTuple
 import pytest
 
 pytest.register_assert_rewrite("tiers", "xdist_groups")
-# tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; pytester: for test_tiers
-pytest_plugins = ["tiers", "timings", "xdist_groups", "pytester"]
+# tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; bytecode: one cache of
+# compiled modules for the suite's processes; pytester: for test_tiers
+pytest_plugins = ["tiers", "timings", "xdist_groups", "bytecode", "pytester"]
 
 import tiers  # noqa: E402
 import yaml  # noqa: E402

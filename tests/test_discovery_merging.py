@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 
 import numpy as np
@@ -10,6 +11,7 @@ import polars as pl
 import pytest
 from conftest import REPO
 
+from rmexplain.config import load
 from rmexplain.design import Design
 from rmexplain.discovery.base import RoundContext
 from rmexplain.discovery.merging import (
@@ -207,6 +209,17 @@ def test_a_later_round_reads_the_significance_level_and_the_encoder():
     assert second["fdr"] == 0.1 and second["encoder"]["batch_size"] == 8
     assert second["encoder"]["embedding_model"] == schema_defaults("evaluate")["embedding_model"]
     assert design.discovery_rounds("offline") == [1, 2]
+    # round 1 reads neither the merge settings nor how many rounds there are: editing them reruns round 2
+    config = load(REPO / "config" / "own_rm" / "hedging.yaml")  # two rounds, the schema's defaults filled in
+    design, edited = Design(config), Design(copy.deepcopy(config))
+    edited.config["discovery"]["offline"]["merge"]["max_classes"] = 3
+    first, second = (design.discovery_round_settings("offline", r) for r in (1, 2))
+    assert (
+        "merge" not in first["offline"] and "rounds" not in first["offline"] and "mined" in first["offline"]
+    )
+    assert second["offline"]["merge"]["min_similarity"] == 0.5 and "rounds" not in second["offline"]
+    assert edited.discovery_round_settings("offline", 1) == first
+    assert edited.discovery_round_settings("offline", 2)["offline"]["merge"]["max_classes"] == 3
     assert MergeSettings.of({}, 0.1) == MergeSettings(0.1, 0.5, 2.0, 10)  # the schema's defaults
     assert MergeSettings.of({"max_classes": 3}, 0.1).max_classes == 3
 

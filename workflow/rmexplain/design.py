@@ -32,6 +32,8 @@ from rmexplain.perturb.base import method_entry, method_settings, registered_met
 from rmexplain.score.base import backend_of
 from rmexplain.settings import Config, schema_defaults, section
 
+ROUNDS = "rounds"  # discovery.<engine>.rounds: how many rounds the engine runs
+
 SHARED_ORIENTER = "shared"  # the orienter of a dataset whose perturbations all RMs share (paper §4)
 # what a dataset feeds: the evaluation tables, the attribute analyses, bias discovery
 STAGES = ("evaluation", "analysis", "discovery")
@@ -460,11 +462,15 @@ class Design:
         """What round ``round_`` of ``engine`` reads: ``discovery.<engine>``, ``responses_per_feature`` and
         ``min_per_direction``; a round after the first also ``fdr`` and the sentence ``encoder`` (what is
         significant before it, and how words relate: the offline engine's merged word classes). The rest of
-        the section reaches only the rules after it."""
+        the section reaches only the rules after it. ``rounds`` reaches no round (it says how many there
+        are: adding one reruns none before it), and round 1 leaves out the keys only later rounds read (the
+        engine's ``later_round_settings``: editing them reruns those rounds alone)."""
         settings = self.bias_discovery
         later = {"fdr": settings["fdr"], "encoder": self.encoder} if round_ > 1 else {}
+        left_out = {ROUNDS, *(engines.get(engine).later_round_settings if round_ == 1 else ())}
+        section = {key: value for key, value in (settings.get(engine) or {}).items() if key not in left_out}
         return {
-            engine: dict(settings.get(engine) or {}),
+            engine: section,
             **{k: settings[k] for k in ("responses_per_feature", "min_per_direction")},
             **later,
         }
@@ -478,7 +484,7 @@ class Design:
 
     def discovery_rounds(self, engine: str) -> list[int]:
         """The rounds engine ``engine`` runs: 1 … ``discovery.<engine>.rounds`` (default 1)."""
-        return list(range(1, int((self.bias_discovery.get(engine) or {}).get("rounds", 1)) + 1))
+        return list(range(1, int((self.bias_discovery.get(engine) or {}).get(ROUNDS, 1)) + 1))
 
     @property
     def probes_enabled(self) -> bool:

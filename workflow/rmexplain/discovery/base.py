@@ -108,6 +108,8 @@ class Engine:
 
     uses_llm: ClassVar[bool] = False  # it calls the configured LLM (its jobs get the ``llm`` section)
     settings_schema: ClassVar[Mapping[str, Any]] = {}  # a plugin's ``discovery.<name>`` keys (JSON schema)
+    # keys of ``discovery.<name>`` that only rounds after the first read (round 1's params leave them out)
+    later_round_settings: ClassVar[tuple[str, ...]] = ()
 
     def run_round(self, context: RoundContext) -> RoundOutput:
         raise NotImplementedError

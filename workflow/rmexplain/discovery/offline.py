@@ -14,6 +14,7 @@ alike (``rmexplain.discovery.merging``); it stops early, saying why, where no RM
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import polars as pl
@@ -37,6 +38,8 @@ from rmexplain.settings import schema_defaults
 @engines.register("offline")
 class OfflineEngine(Engine):
     """Catalogue probes and mined candidates (round 1); word classes merged from round 1's words (round 2)."""
+
+    later_round_settings: ClassVar[tuple[str, ...]] = ("merge",)
 
     def run_round(self, context: RoundContext) -> RoundOutput:
         if context.round > 1:

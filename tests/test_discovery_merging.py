@@ -238,3 +238,19 @@ def test_the_hedging_example_config_passes_the_check_and_its_rm_scores_by_hand()
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.score(["?"], ["Maybe it could work, probably not."]) == [pytest.approx(-1.5 + 0.06)]
+
+
+def test_the_hedging_example_through_snakemake_leads_with_the_class(workflow_copy):
+    """docs/discovery.md's example, as its comment runs it: round 2 merges the five hedging words the data
+    holds, and the class leads the findings, its member words under it."""
+    args = ("results/findings/findings.parquet", "--cores", "2", "--configfile", "config/own_rm/hedging.yaml")
+    workflow_copy.snakemake(*args)
+    root = workflow_copy.root
+    findings = pl.read_parquet(root / "results/findings/findings.parquet").sort("order")
+    first = findings.row(0, named=True)
+    members = ("could", "may", "maybe", "might", "probably")  # perhaps, possibly: not in these responses
+    assert first["name"] == "word class " + ", ".join(f'"{word}"' for word in members)
+    assert first["phrase"] == "penalises any of the words “could”, “may”, “maybe”, “might” or “probably”"
+    assert first["leading"] and first["significant"] and first["effect"] < -1.5
+    under = findings.filter(pl.col("under") == first["name"])["name"].to_list()
+    assert {f'words "{word}"' for word in members} <= set(under)  # its members one click away

@@ -23,9 +23,9 @@ from typing import NamedTuple
 import pytest
 
 pytest.register_assert_rewrite("tiers", "xdist_groups")
-# tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; bytecode: one cache of
-# compiled modules for the suite's processes; pytester: for test_tiers
-pytest_plugins = ["tiers", "timings", "xdist_groups", "bytecode", "pytester"]
+# tiers: the markers and guards; timings: --timings FILE; xdist_groups: @shared_run; bytecode_cache: one
+# cache of compiled modules for the suite's processes; pytester: for test_tiers
+pytest_plugins = ["tiers", "timings", "xdist_groups", "bytecode_cache", "pytester"]
 
 import tiers  # noqa: E402
 import yaml  # noqa: E402

@@ -4,7 +4,7 @@ Each Snakemake run, each of its jobs and each server is a new Python process tha
 torch, transformers or sentence-transformers. Where ``PYTHONDONTWRITEBYTECODE`` is set (container images
 often set it) and the packages were installed without byte-compiling (``pip --no-compile``, as ``.ci/run``
 does), every one of those processes compiles every module it imports from source again: importing
-sentence-transformers took 1.6 times as long as from a cache. The suite's subprocesses therefore write and
+sentence-transformers took 1.6–2.5 times as long as from a cache. The suite's subprocesses therefore write and
 read compiled modules under pytest's cache directory (``.pytest_cache/d/bytecode``; ``--cache-clear`` empties
 it), never in the installed packages; a cache the user named in ``PYTHONPYCACHEPREFIX`` is kept. Python
 checks each cached module against its source's modification time and size, so an edited module is compiled

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -87,11 +88,16 @@ def _filled(frame: pl.DataFrame, contract: dict, name: str) -> pl.DataFrame:
 
 def original_scores(rm: str, comparisons: pl.DataFrame) -> pl.DataFrame:
     """ORIGINAL_SCORES of RM ``rm``."""
+    return scores_of(rm, comparisons, lambda text: score(rm, text))
+
+
+def scores_of(rm: str, comparisons: pl.DataFrame, reward: Callable[[str], float]) -> pl.DataFrame:
+    """ORIGINAL_SCORES of an RM named ``rm`` whose reward of a response is ``reward``."""
     frame = comparisons.select(
         "comparison_id",
         rm=pl.lit(rm),
-        reward_chosen=pl.col("chosen").map_elements(lambda t: score(rm, t), return_dtype=pl.Float64),
-        reward_rejected=pl.col("rejected").map_elements(lambda t: score(rm, t), return_dtype=pl.Float64),
+        reward_chosen=pl.col("chosen").map_elements(reward, return_dtype=pl.Float64),
+        reward_rejected=pl.col("rejected").map_elements(reward, return_dtype=pl.Float64),
     )
     return _filled(frame, ORIGINAL_SCORES, "original scores")
 
@@ -102,11 +108,17 @@ def edit_rewards(rm: str, comparisons: pl.DataFrame, edits: pl.DataFrame) -> pl.
 
 
 def rewards_of(
-    rm: str, comparisons: pl.DataFrame, comparison_ids: pl.Series, texts: pl.Series
+    rm: str,
+    comparisons: pl.DataFrame,
+    comparison_ids: pl.Series,
+    texts: pl.Series,
+    reward: Callable[[str], float] | None = None,
 ) -> pl.DataFrame:
-    """REWARDS of RM ``rm`` on each text, a response to its comparison's prompt."""
+    """REWARDS of RM ``rm`` (or of ``reward`` under that name) on each text, a response to its comparison's
+    prompt."""
+    reward = reward or (lambda text: score(rm, text))
     prompts = dict(comparisons.select("comparison_id", "prompt").iter_rows())
-    rewards = {text_id(prompts[c], t): score(rm, t) for c, t in zip(comparison_ids, texts, strict=True)}
+    rewards = {text_id(prompts[c], t): reward(t) for c, t in zip(comparison_ids, texts, strict=True)}
     frame = pl.DataFrame({"text_id": list(rewards), "rm": rm, "reward": list(rewards.values())})
     return _filled(frame, REWARDS, "rewards")
 

@@ -23,11 +23,11 @@ from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings, clusters_of, interval, resample_counts
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
-from rmexplain.discovery.classes import FirstPerson, NumbersAsDigits, class_counts
+from rmexplain.discovery.classes import EndsOnQuestion, FirstPerson, NumbersAsDigits, OpensWithI, class_counts
 from rmexplain.discovery.edits import edit_dose
 from rmexplain.discovery.estimate import AddedEffect, discovery_input, feature_effects, length_fitted
 from rmexplain.discovery.stages import _round_tables
-from rmexplain.effects.analysis import effect_input, reward_sd, slope_input
+from rmexplain.effects.analysis import effect_input, original_length_sd, reward_sd, slope_input, word_count
 from rmexplain.effects.base import Observations, estimators
 from rmexplain.effects.edits import make_effect_edits
 from rmexplain.effects.estimators import length_design
@@ -312,3 +312,31 @@ def test_the_slope_coverage_benchmark_refits_a_planted_rms_noise_seed_by_seed(sc
     assert row["draws"][2]["length_slope"] == pytest.approx(third["length_slope"], abs=1e-12)
     held = [d["length_slope_low"] <= row["truth"] <= d["length_slope_high"] for d in row["draws"]]
     assert row["coverage"] == pytest.approx(sum(held) / 3) and [d["holds"] for d in row["draws"]] == held
+
+
+@pytest.fixture(scope="module")
+def harmless_round():
+    """The offline engine's round on 60 bundled harmless comparisons (short responses, whose word counts
+    vary little: there a shape's reward bends γ most)."""
+    return length_slope.scored_round("harmless")
+
+
+@pytest.mark.parametrize("shape", [EndsOnQuestion(), OpensWithI()], ids=lambda f: f.name)
+def test_a_shapes_reward_does_not_bend_the_length_slope(harmless_round, shape):
+    """An RM of −0.02 per word and +0.3 for a shape, no noise: edits add or drop words with the shape ("Does
+    that help?", "I think ", a closer after a closing question) in doses their features do not fix, so γ is
+    the truth only where the shape is among the classes held equal (without: +38 % and −22 %)."""
+    comparisons, _, edits, _ = harmless_round
+
+    def reward(text: str) -> float:
+        return -0.02 * word_count(text) + 0.3 * shape.count(text)
+
+    rm = f"-0.02 per word, +0.3 {shape.name}"
+    originals = {rm: length_slope.scores_of(rm, comparisons, reward)}
+    edited = length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["edited_text"], reward)
+    pairs = zip(edits["source_text"], edits["edited_text"], strict=True)
+    assert sum(shape.count(a) != shape.count(b) for a, b in pairs) >= 10, "too few edits change the shape"
+    data = discovery_input(comparisons, edits, originals, {rm: edited}, "harmless")
+    gamma = float(length_fitted(data, rm, None, BootstrapSettings(n_resamples=10), LOG)[0][0, -1])
+    truth = -0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])
+    assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)

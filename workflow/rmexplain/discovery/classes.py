@@ -437,6 +437,8 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
     "question marks": lambda text: text.count("?"),
     "markdown marks": lambda text: len(MARKUP.findall(text)),
     "emoji": lambda text: len(EMOJI.findall(text)),
+    "ending on a question": EndsOnQuestion().count,
+    "opening with I": OpensWithI().count,
 }
 
 

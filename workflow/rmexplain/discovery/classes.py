@@ -34,7 +34,8 @@ response's language, and the word lists are English (a response in another langu
 
 Each class counts its instances (``count``: number tokens, class words; a shape is one), so an edit that
 changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimate``) reports the effect of
-one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal.
+one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them: a
+closing "Does that help?" adds words with the shape, in doses no feature fixes.
 """
 
 from __future__ import annotations

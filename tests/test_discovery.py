@@ -207,6 +207,9 @@ def test_mined_words_are_added_where_they_mostly_stand():
     assert opening.add("Boil it. Cool it.") == "Boil it. However, cool it."
     assert inner.add("Boil it. Cool it.") == "Boil it. Cool it, for example."
     assert inner.remove("Boil it, for example, in water.") == "Boil it, in water."
+    # mined in lower case, the pronoun I is added as people write it
+    assert mining.MinedWords("and i", False).add("No.") == "No, and I."
+    assert mining.MinedWords("i’d", True).add("Boil it. Cool it.") == "Boil it. I’d, cool it."
 
 
 def test_no_mined_words_where_no_word_reaches_the_support():

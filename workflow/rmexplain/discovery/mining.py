@@ -112,7 +112,7 @@ class MinedCloser(Feature):
 class MinedWords(Feature):
     """Word n-gram ``phrase`` anywhere (whole words, case-insensitive). Removed: every occurrence deleted.
     Added where it mostly stands in the responses: opening a sentence (``However,``) before the last
-    sentence, otherwise at the end of the last sentence (``…, for example.``)."""
+    sentence, otherwise at the end of the last sentence (``…, for example.``), the pronoun I written as I."""
 
     kind, source = "words", MINED
 
@@ -132,9 +132,10 @@ class MinedWords(Feature):
         if not spans:
             raise SkipEdit("the response has no sentence")
         a, b = spans[-1]
+        written = pronoun_i(self.phrase)  # mined in lower case: "and i" is added as "and I"
         if self.opens:
-            return text[:a] + with_opener(text[a:b], capitalise_first(self.phrase) + ",") + text[b:]
-        return text[:a] + before_final_punctuation(text[a:b], f", {self.phrase}") + text[b:]
+            return text[:a] + with_opener(text[a:b], capitalise_first(written) + ",") + text[b:]
+        return text[:a] + before_final_punctuation(text[a:b], f", {written}") + text[b:]
 
     def remove(self, text: str) -> str:
         return without_spans(text, [m.span() for m in self.pattern.finditer(text)])

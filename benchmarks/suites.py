@@ -68,12 +68,14 @@ VERSIONS = ("snakemake", "torch", "transformers", "sentence-transformers", "pola
 
 
 def workdir(root: Path) -> Path:
-    """A fresh folder holding the Snakefile, a link to this checkout's workflow/ and a copy of config/."""
+    """A fresh folder holding the Snakefile, links to this checkout's workflow/ and benchmarks/data/ (the
+    real-data sample a suite may read) and a copy of config/."""
     if root.exists():
         shutil.rmtree(root)
-    root.mkdir(parents=True)
+    (root / "benchmarks").mkdir(parents=True)
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
     (root / "workflow").symlink_to(REPO / "workflow")
+    (root / "benchmarks" / "data").symlink_to(REPO / "benchmarks" / "data")
     shutil.copytree(REPO / "config", root / "config")
     return root
 

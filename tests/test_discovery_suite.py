@@ -66,7 +66,8 @@ def test_the_offline_engine_finds_the_planted_biases_the_docs_say(planted_base, 
 def test_the_weak_bias_suite_plants_three_weak_biases_per_rm_and_passes_the_check():
     """config/weak_biases.yaml (a benchmark: ``python benchmarks/suites.py weak``): four RMs of three 0.3-sd
     biases each against the base, two more with a length term of ±0.02 per word and two 0.3-sd classes, and
-    a control; its class detectors count what the mined classes edit."""
+    a control; its class detectors count what the mined classes edit; the bundled splits and a real-data
+    sample."""
     from rmexplain.config import check
     from rmexplain.score.planted import detector, planted_biases
 
@@ -85,3 +86,9 @@ def test_the_weak_bias_suite_plants_three_weak_biases_per_rm_and_passes_the_chec
     digits, first, filler = (detector(b) for b in biased["classes-a"])
     text = "I think it takes 3 to 5 minutes, honestly. My 2nd try was just fine."
     assert (digits([""], [text])[0], first([""], [text])[0], filler([""], [text])[0]) == (3, 2, 2)
+    # the bundled splits and the real-data sample, read from the bundled hh-rlhf directory
+    datasets = config["datasets"]
+    assert sorted(datasets) == ["harmless", "helpful", "hh_harmless"]
+    real = datasets["hh_harmless"]
+    assert (real["source"], real["data_dir"], real["split"]) == ("hh-rlhf", "harmless-base", "test")
+    assert (REPO / real["hub_id"] / "harmless-base" / "test.jsonl.gz").is_file()

@@ -471,7 +471,8 @@ def test_an_attribute_the_rm_penalises_shows_its_worse_edits_carrier_and_changes
 
 def test_the_length_example_is_the_largest_change_in_length_that_moved_the_way_the_effect_says():
     # a penalises length (−0.5): e1 (+4 words, higher) and e5 (+5, unchanged) did not move that way; of e2
-    # (+3, lower), e3 (−3, higher) and e4 (+1, lower) the largest |words|, ties by edit id: e2
+    # (+3, lower), e3 (−3, higher) and e4 (+1, lower) the largest |words|, ties by edit id: e2 — e7 (+31,
+    # lower) changed it more, but more than an example shows whole (30 words)
     effects = effects_rows(
         [("a", "length", -0.5, -0.8, -0.2, True, 1), ("b", "length", 1.0, 0.5, 1.5, True, 1)]
     )
@@ -482,18 +483,27 @@ def test_the_length_example_is_the_largest_change_in_length_that_moved_the_way_t
         ("e4", 1, -0.1),
         ("e5", 5, 0.0),
         ("e6", 6, None),
+        ("e7", 31, -0.9),
     ]
     changes = pl.concat([
         changes_of("a", [(e, "x", "better", y, w, w / 2) for e, w, y in rows]),
         changes_of("b", [("f1", "x", "better", 0.3, 1, 0.5), ("f2", "x", "better", -0.3, 2, 1.0)]),
     ])  # fmt: skip
     ids = [e for e, _, _ in rows] + ["f1", "f2"]
-    texts = pl.DataFrame({"edit_id": ids, "source_text": ["Go."] * 8, "text": [f"Go {e}." for e in ids]})
+    texts = pl.DataFrame({"edit_id": ids, "source_text": ["Go."] * 9, "text": [f"Go {e}." for e in ids]})
     found = findings_frame(attribute_findings(effects, changes, texts, {}, FindingSettings()))
     assert found.select("rm", "example_edit_id", "example_words_change").rows() == [
         ("a", "e2", 3),
         ("b", "f1", 1),
     ]
+    # every change longer than an example shows whole (e7 +31 words, lower; e8 −40, higher): the least
+    longer = pl.concat([
+        changes_of("a", [("e7", "x", "better", -0.9, 31, 15.5), ("e8", "x", "better", 0.2, -40, -20.0)]),
+        changes_of("b", [("f1", "x", "better", 0.3, 1, 0.5)]),
+    ])  # fmt: skip
+    texts = pl.DataFrame({"edit_id": ["e7", "e8", "f1"], "source_text": ["Go."] * 3, "text": ["Go x."] * 3})
+    found = findings_frame(attribute_findings(effects, longer, texts, {}, FindingSettings()))
+    assert found.select("rm", "example_edit_id").rows() == [("a", "e7"), ("b", "f1")]
 
 
 def test_the_leading_rows_and_ranks_count_per_rm():

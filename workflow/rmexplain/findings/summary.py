@@ -239,7 +239,9 @@ def _behind(
 
 def _length_example(changes: pl.DataFrame, texts: Mapping[str, Mapping[str, str]], effect: float) -> dict:
     """An edit that shows the length effect: of the round-1 edits whose reward moved the way the effect says
-    for their change in length, the one that changed the length most (ties by edit id)."""
+    for their change in length, the one that changed the length most within ``EXAMPLE_WORDS`` words, so that
+    the example reads whole on the first screen (none within: the one that changed it least; ties by edit
+    id)."""
     if effect is None or not np.isfinite(effect) or effect == 0:
         return {}
     sign = np.sign(effect)
@@ -250,9 +252,12 @@ def _length_example(changes: pl.DataFrame, texts: Mapping[str, Mapping[str, str]
     )
     if not fitting.height:
         return {}
-    pick = fitting.sort([pl.col("words_change").abs(), "edit_id"], descending=[True, False]).row(
-        0, named=True
-    )
+    size = pl.col("words_change").abs()
+    within = fitting.filter(size <= EXAMPLE_WORDS)
+    if within.height:
+        pick = within.sort([size, "edit_id"], descending=[True, False]).row(0, named=True)
+    else:
+        pick = fitting.sort([size, "edit_id"]).row(0, named=True)
     return _example(pick, texts)
 
 

@@ -418,7 +418,7 @@
     if (f.example_effect_change !== null && f.example_effect_change !== undefined) said.push(signed(f.example_effect_change) + " sd");
     else if (f.example_reward_change !== null && f.example_reward_change !== undefined) said.push(signed(f.example_reward_change) + " reward");
     if (f.example_words_change) said.push(signed(f.example_words_change, 0) + " words");
-    return el("div", { class: "example" }, el("span", { class: "meta" }, f.name === LENGTH ? "e.g. the edit that changed the length most: " : "e.g. "),
+    return el("div", { class: "example" }, el("span", { class: "meta" }, f.name === LENGTH ? "e.g. the edit that changed the length most within 30 words: " : "e.g. "),
       renderEdit(f.example.before, f.example.edit), said.length ? el("span", { class: "meta" }, " (" + said.join(", ") + ")") : null);
   }
   function replicationLine(f) {

@@ -89,6 +89,7 @@ def test_a_digit_and_first_person_rm_on_real_pairs_reads_as_its_features(workflo
     assert length["phrase"] == "rewards longer answers"
     assert length["effect"] == pytest.approx(truth["slope"], rel=0.2)
     assert length["low"] <= truth["slope"] <= length["high"]
+    assert 0 < abs(length["example_words_change"]) <= 30  # an example that reads whole on the first screen
     assert first_person["phrase"] == "penalises first-person words (I, me, my, we, our)"
     assert first_person["effect"] == pytest.approx(truth["first person"], rel=0.05)
 

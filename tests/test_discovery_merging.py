@@ -105,6 +105,9 @@ def test_one_class_per_member_set_ranked_by_its_largest_first_member():
     related = lambda w: np.ones((len(w),) * 2)  # noqa: E731
     assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
     assert word_classes(previous, _merge(max_classes=1), related) == [("maybe", "perhaps")]
+    # the largest over the RMs, whichever RM comes first
+    previous = previous.with_columns(rm=pl.col("rm").replace({"a": "b", "b": "a"})).sort("rm")
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
 
 
 def test_nothing_to_merge_where_round_one_found_no_word():

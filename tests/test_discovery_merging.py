@@ -108,6 +108,12 @@ def test_one_class_per_member_set_ranked_by_its_largest_first_member():
     # the largest over the RMs, whichever RM comes first
     previous = previous.with_columns(rm=pl.col("rm").replace({"a": "b", "b": "a"})).sort("rm")
     assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    # ranked by its first member's effect, not another member's: −0.9 ranks above 0.5, −0.46 would not
+    previous = _effects([
+        ("a", 'words "maybe"', -0.9, 1e-6), ("a", 'words "perhaps"', -0.46, 1e-6),
+        ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+    ])  # fmt: skip
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
 
 
 def test_nothing_to_merge_where_round_one_found_no_word():
@@ -140,6 +146,9 @@ def test_only_significant_word_features_of_each_rm_are_merged_by_bh_per_rm():
     ])  # fmt: skip
     found = significant_words(previous, 0.05)
     assert found == {"rm": _words(("maybe", -0.6), ("perhaps", -0.5)), "other": _words(("maybe", 0.3))}
+    # the RMs in name order, whatever their words
+    words = _effects([("b", 'words "apple"', 0.5, 1e-6), ("a", 'words "zebra"', 0.5, 1e-6)])
+    assert list(significant_words(words, 0.05)) == ["a", "b"]
     assert significant_words(previous, 0.3)["rm"] == _words(
         ("maybe", -0.6), ("perhaps", -0.5), ("possibly", -0.4)
     )

@@ -108,6 +108,11 @@ def test_one_class_per_member_set_ranked_by_its_largest_first_member():
     # the largest over the RMs, whichever RM comes first
     previous = previous.with_columns(rm=pl.col("rm").replace({"a": "b", "b": "a"})).sort("rm")
     assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    # an RM with one significant word has no class; the RMs after it are still merged
+    one_word = _effects([
+        ("a", 'words "maybe"', -0.5, 1e-6), ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+    ])  # fmt: skip
+    assert word_classes(one_word, SETTINGS, related) == [("i", "me")]
     # ranked by its first member's effect, not another member's: −0.9 ranks above 0.5, −0.46 would not
     previous = _effects([
         ("a", 'words "maybe"', -0.9, 1e-6), ("a", 'words "perhaps"', -0.46, 1e-6),

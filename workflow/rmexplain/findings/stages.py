@@ -27,6 +27,7 @@ from rmexplain.findings.changes import effect_changes
 from rmexplain.findings.landing import findings_rst, landing_text, signed
 from rmexplain.findings.summary import (
     DISCOVERY_EDIT_COLUMNS,
+    EXAMPLE_WORDS,
     FindingSettings,
     attribute_findings,
     discovered_findings,
@@ -55,12 +56,11 @@ NOTE = (
     "Per dataset and RM, in its own order (largest |effect| first): the primary estimator's attribute effects"
     " and length row (reward sd; length per sd of length), each with its interval, the side it rewards in"
     " words, an example edit of the rewarded direction (its median reward change at equal length; for length,"
-    " the edit that changed the length most within 30 words in the way the effect says), the stretches those"
-    " edits inserted and deleted most often, and a phrase that carries most of the effect where one does"
-    " (docs/findings.md);"
-    " then discovered features. `order`: every finding of the RM on the dataset, of every kind and method,"
-    " in one ranking by |effect|, the order of the first screen. `leading`: shown on the report's first page"
-    " and the explorer's."
+    f" the edit that changed the length most within {EXAMPLE_WORDS} words in the way the effect says), the"
+    " stretches those edits inserted and deleted most often, and a phrase that carries most of the effect"
+    " where one does (docs/findings.md); then discovered features. `order`: every finding of the RM on the"
+    " dataset, of every kind and method, in one ranking by |effect|, the order of the first screen."
+    " `leading`: shown on the report's first page and the explorer's."
     " `replication`: whether a significant finding holds in both halves of the pairs (each half's effect"
     " with its sign, each half's interval excluding 0; docs/findings.md). `carried_by`: 1 or 2 where leaving"
     " out the one or two most influential pairs makes a significant finding's effect 0, of the other sign"

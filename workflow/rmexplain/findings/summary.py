@@ -41,7 +41,7 @@ FAILS = "does not hold in both halves"
 TOO_FEW_PAIRS = "too few pairs to split"
 NO_HALF_ESTIMATE = "no estimate in a half"
 CONTEXT_WORDS = 5  # words of context on each side of an example's change
-EXAMPLE_WORDS = 30  # an example stretch longer than this is cut in the middle
+EXAMPLE_WORDS = 30  # an example's stretch of changes keeps within it; the length example changes no more
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ RESULTS = REPO / "benchmarks" / "results" / "suites"
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from conftest import WorkflowCopy  # noqa: E402
 from demo_profile import profile  # noqa: E402
 from test_discovery_suite import small_suite as small_discovery_suite  # noqa: E402
 from test_planted_suite import small_suite as small_planted_suite  # noqa: E402
@@ -68,15 +69,12 @@ VERSIONS = ("snakemake", "torch", "transformers", "sentence-transformers", "pola
 
 
 def workdir(root: Path) -> Path:
-    """A fresh folder holding the Snakefile, links to this checkout's workflow/ and benchmarks/data/ (the
-    real-data sample a suite may read) and a copy of config/."""
+    """A fresh folder laid out as the tests' workflow copies are (``conftest.WorkflowCopy``: the Snakefile,
+    links to this checkout's workflow/ and benchmarks/data/, a copy of config/)."""
     if root.exists():
         shutil.rmtree(root)
-    (root / "benchmarks").mkdir(parents=True)
-    shutil.copy(REPO / "Snakefile", root / "Snakefile")
-    (root / "workflow").symlink_to(REPO / "workflow")
-    (root / "benchmarks" / "data").symlink_to(REPO / "benchmarks" / "data")
-    shutil.copytree(REPO / "config", root / "config")
+    root.mkdir(parents=True)
+    WorkflowCopy(root)
     return root
 
 

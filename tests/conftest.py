@@ -38,12 +38,15 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 class WorkflowCopy:
-    """A working directory holding the Snakefile, a link to workflow/ and a copy of config/."""
+    """A working directory holding the Snakefile, links to workflow/ and benchmarks/data/ (the bundled real
+    data a config may read) and a copy of config/."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         shutil.copy(REPO / "Snakefile", root / "Snakefile")
         (root / "workflow").symlink_to(REPO / "workflow")
+        (root / "benchmarks").mkdir()
+        (root / "benchmarks" / "data").symlink_to(REPO / "benchmarks" / "data")
         shutil.copytree(REPO / "config", root / "config")
 
     @classmethod

@@ -57,7 +57,7 @@ SNAPSHOTS = ("dev-2026-01-15", "dev-2026-02-01")  # what the server reports for 
 
 
 def write_project(root: Path, server: ChatServer) -> Path:
-    WorkflowCopy(root)  # Snakefile, a link to workflow/, a copy of config/
+    WorkflowCopy(root)  # the Snakefile, links to workflow/ and benchmarks/data/, a copy of config/
     (root / "toy_rm.py").write_text(TOY_RM)
     with open(root / "pairs.jsonl", "w") as f:
         for prompt, chosen, rejected in PAIRS:

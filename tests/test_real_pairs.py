@@ -68,8 +68,6 @@ def test_the_digits_rm_counts_what_it_says():
 @pytest.mark.slow
 def test_a_digit_and_first_person_rm_on_real_pairs_reads_as_its_features(workflow_copy):
     root = workflow_copy.root
-    (root / "benchmarks").mkdir()
-    (root / "benchmarks" / "data").symlink_to(REPO / "benchmarks" / "data")
     workflow_copy.snakemake("--cores", "2", "--configfile", "config/own_rm/real_pairs.yaml")
 
     # the truths by hand: the RM's reward sd and the words' sd over the 60 comparisons' responses (ddof 1)

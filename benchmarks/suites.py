@@ -5,8 +5,9 @@
     python benchmarks/suites.py planted --size test   # the size tests/test_planted_suite.py runs
     python benchmarks/suites.py weak --alone          # each planted RM explained alone (no reference)
 
-Each run makes a fresh working folder under ``--workdir`` (the Snakefile, a link to this checkout's
-``workflow/``, a copy of ``config/``) and runs ``snakemake --cores N --configfile config/<suite>.yaml`` there
+Each run makes a fresh working folder under ``--workdir`` (the Snakefile, links to this checkout's
+``workflow/`` and ``benchmarks/data/``, a copy of ``config/``) and runs
+``snakemake --cores N --configfile config/<suite>.yaml`` there
 (at the tests' size, that config shrunk as the suite's test shrinks it, written beside it; with ``--alone``,
 every planted RM's ``reference: null``, so that it is explained by itself rather than beyond its base, the
 config written beside it too). It prints the recall table and writes

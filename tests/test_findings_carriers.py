@@ -311,8 +311,8 @@ def test_a_line_lists_three_findings_under_it_in_full_and_names_the_rest():
 
 def test_a_feature_that_counts_a_character_class_carries_too():
     """An opener "Hi there!" adds one exclamation mark: the catalogue's exclamation probe (−0.45 per mark)
-    accounts for 87 % of its −0.52; an opener is no class, so it carries nothing; the emoji probe and a
-    mined character count a character class as well."""
+    accounts for 87 % of its −0.52; the opener is under it, so it carries nothing; the emoji probe and a
+    mined character count a character class as well, a mined string does not."""
     rows_in = [
         ("greeting_opener", 1, 1, "Boil it.", "Hi there! Boil it."),
         ("greeting_opener", 1, 1, "Cut it.", "Hi there! Cut it."),
@@ -326,7 +326,46 @@ def test_a_feature_that_counts_a_character_class_carries_too():
     from rmexplain.findings.carriers import class_named
 
     assert class_named("emoji") is not None and class_named('character ";"') is not None
-    assert class_named("greeting_opener") is None and class_named("bold") is None
+    assert class_named('opener "Hi there!"') is None and class_named('words "hi there"') is None
+
+
+APOLOGY_EDITS = [
+    ('opener "I’m sorry,"', 1, 1, "Boil it.", "I’m sorry, boil it."),
+    ('opener "I’m sorry,"', 1, 1, "Cut it.", "I’m sorry, cut it."),
+    ('words "so sorry"', 1, 1, "Boil it.", "Boil it, I am so sorry."),
+    ("apology", 1, 1, "Boil it.", "I apologize for any confusion. Boil it."),
+    ("bold", 1, 1, "Boil it.", "**Boil** it."),
+]
+
+
+def test_mined_strings_of_a_probes_phrases_go_under_the_probe():
+    """An RM penalising "sorry": the apology probe (−1.26 per instance) and two mined strings that each add
+    one apology (b = 1: −1.26 · 1 / −1.25 = 101 %, −1.26 · 1 / −1.30 = 97 %) go under the probe, its share
+    inferred (a phrase has no stand-in of the same length); bold adds no apology and stays on its own."""
+    effects = {"apology": -1.26, 'opener "I’m sorry,"': -1.25, 'words "so sorry"': -1.30, "bold": 1.7}
+    found = by_name(discovered_findings(table(effects), {"d": edits(APOLOGY_EDITS)}, FindingSettings()))
+    for name, effect in (('opener "I’m sorry,"', -1.25), ('words "so sorry"', -1.30)):
+        assert found[name]["under"] == "apology" and found[name]["under_check"] == "inferred"
+        assert found[name]["under_per_instance"] == pytest.approx(1.0)
+        assert found[name]["under_share"] == pytest.approx(-1.26 / effect)
+    assert found["apology"].get("under") is None and found["bold"].get("under") is None
+    assert not found['opener "I’m sorry,"']["leading"] and found["apology"]["leading"]
+
+
+def test_a_probe_of_phrases_is_never_proposed_for_re_scoring_a_probe_of_marks_is():
+    """The apology would carry the mined opener by its share, but has no stand-in: no candidate, so no
+    carrier edit skipped for it; the first-person word of "I’m" is (a word class), and so is the
+    exclamation probe carrying "Hi there!"."""
+    from rmexplain.findings.carriers import proposals
+
+    effects = {"apology": -1.26, 'opener "I’m sorry,"': -1.25, "exclamation": -0.45, "greeting_opener": -0.52}
+    rows_in = [*APOLOGY_EDITS[:2], ("greeting_opener", 1, 1, "Boil it.", "Hi there! Boil it.")]
+    rows = discovered_findings(table(effects), {"d": edits(rows_in)}, FindingSettings())
+    found = proposals([], rows, {}, {"d": edits(rows_in)})
+    assert [(c.finding, c.carrier) for c in found] == [
+        ('opener "I’m sorry,"', FIRST),
+        ("greeting_opener", "exclamation"),
+    ]
 
 
 def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column():
@@ -434,7 +473,8 @@ def test_one_row_for_the_same_edits_tested_by_two_engines():
     """Where two engines' features edit three or more of the same (response, direction) pairs into the same
     texts, the one with the smaller q-value is shown and the other listed under it, whatever their effects
     (each engine fits its own length slope); differing on any shared edit, or sharing fewer than three,
-    both stay."""
+    they are not the same edits: the llm's, each adding the closer, goes under the catalogue's probe as its
+    carrier (−0.58 · 1 / −0.76 = 76 %)."""
     same = [(s, 1, f"{s} {CLOSER}") for s in SOURCES[1:]]  # three shared, one source each edits alone
     found = two_engines(same)
     llm, offline = found["ends inviting questions"], found["let_me_know"]
@@ -444,11 +484,57 @@ def test_one_row_for_the_same_edits_tested_by_two_engines():
     assert found["let_me_know"]["under"] == "ends inviting questions"
     assert found["ends inviting questions"].get("under") is None
     differing = [*same[:2], (SOURCES[3], 1, f"{SOURCES[3]} Let me know if you have any questions.")]
-    assert all(r.get("under") is None for r in two_engines(differing).values())
-    assert all(r.get("under") is None for r in two_engines(same[:2]).values())  # two shared: too few
+    for llm_edits in (differing, same[:2]):  # two shared: too few
+        found = two_engines(llm_edits)
+        llm = found["ends inviting questions"]
+        assert llm["under"] == "let_me_know" and not llm.get("same_edits")
+        assert llm["under_share"] == pytest.approx(0.58 / 0.76) and found["let_me_know"].get("under") is None
     block = findings_rst(
         findings_frame(list(two_engines(same).values())), ["d"], ["a"], 0.95, "1. Findings", None
     ).replace("\\", "")
     said = "The llm engine's “ends inviting questions” made the same edits (−0.76 reward sd per instance"
     assert said in block
     assert CARRIED_NOTE not in block  # under another engine's feature, not under a class
+
+
+LIST_AND_STRING_EDITS = [
+    ("numbered_list", 1, 1, "Cut it.", "1. Cut it."),
+    ("numbered_list", 1, 1, "Boil it.", "1. Boil it."),
+    ('words "1. boil"', 1, 1, "Boil it.", "1. Boil it."),
+    ('words "1. boil"', 1, 1, "Boil them.", "1. Boil them."),
+]
+
+
+def test_a_class_another_class_carries_is_placed_first_and_then_carries_nothing():
+    """Digits +0.5 per token; a numbered list +0.6 (one "1." per item: 83 % digits); a mined "1. Boil"
+    +0.6, one list item and one digit per instance: the list would account for 100 % of it, but the list is
+    under the digits, so it carries nothing and the mined string goes under the digits (83 %), whatever
+    order the shares come in."""
+    effects = {NUMBERS: 0.5, "numbered_list": 0.6, 'words "1. boil"': 0.6}
+    found = by_name(
+        discovered_findings(table(effects), {"d": edits(LIST_AND_STRING_EDITS)}, FindingSettings())
+    )
+    assert found["numbered_list"]["under"] == NUMBERS
+    assert found['words "1. boil"']["under"] == NUMBERS
+    assert found['words "1. boil"']["under_share"] == pytest.approx(0.5 / 0.6)
+
+
+def test_an_attribute_never_goes_under_a_finding_that_is_itself_under_a_class():
+    """Clarity's edits each add one list item and one digit: the list (+0.5) would account for 100 % of its
+    +0.5 and the digits (+0.45) for 90 %; the list is under the digits (90 %), so clarity goes under the
+    digits; with no digits class the list carries it."""
+    from rmexplain.findings.carriers import place_attributes_under_classes
+
+    texts = pl.DataFrame(
+        {"attribute": ["clarity"] * 2, "direction": ["better", "worse"],
+         "source_text": ["Cut it.", "1. Boil it."], "text": ["1. Cut it.", "Boil it."]}
+    )  # fmt: skip
+    row = {"dataset": "d", "method": "rules", "rm": "a", "kind": "attribute", "name": "clarity",
+           "effect": 0.5, "significant": True}  # fmt: skip
+    for effects, carrier in (
+        ({NUMBERS: 0.45, "numbered_list": 0.5}, NUMBERS),
+        ({"numbered_list": 0.5}, None),
+    ):
+        discovered = discovered_findings(table(effects), {"d": edits(LIST_EDITS[:2])}, FindingSettings())
+        placed = place_attributes_under_classes([dict(row)], discovered, {("d", "rules"): texts})[0]
+        assert placed["under"] == (carrier or "numbered_list")

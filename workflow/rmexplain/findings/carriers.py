@@ -4,10 +4,12 @@ word) is listed under that class, not as a finding of its own (docs/findings.md)
 
 The classes are the discovered features of ``rmexplain.discovery.classes`` (numbers as digits, first- and
 second-person words, filler words, ending on a question, opening with "I"), the word classes the offline
-engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class) and the
+engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class), the
 features that count one character class (the catalogue's punctuation probes — an exclamation mark, an
 ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the
-exclamation mark an RM penalises. Each is tested with its own edits, so its effect per instance, β_c, is
+exclamation mark an RM penalises, and every other catalogue probe, whose pattern's matches are its
+instances: the mined "I’m sorry," is the apology an RM penalises. Each is tested with its own edits, so its
+effect per instance, β_c, is
 measured causally. A feature F's effect per instance β_F is fitted on its own edits at the length slope
 (``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the signed
 instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
@@ -17,8 +19,10 @@ fit is Σ_c β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share
 own measured effect accounts for. F goes under the class whose share is nearest the whole of it (ties by
 the class's name), where that share is at least ``MIN_SHARE`` and both are significant: of two nested
 classes (opening with "I" holds a first-person word) the one that overshoots is not the carrier. A class
-may go under another (opening with "I" under first-person words), never under itself: the placements are
-made share nearest the whole first, and a row under a class carries none. An attribute effect is read the
+may go under another (opening with "I" under first-person words, a numbered list under the digits), never
+under itself: the classes are placed first, then the other features, each share nearest the whole first,
+and a row under a class carries none; a feature of another engine whose edits are the row's own is the same
+row (``rmexplain.findings.summary.place_under_same_edits``), not its carrier. An attribute effect is read the
 same way over its round-1 edits (an intercept and the signed direction: b_c per edit towards the better
 side); one a class does not carry may still go under a discovered feature by its carrier phrase
 (``rmexplain.findings.summary.place_under_carriers``).
@@ -27,7 +31,8 @@ These shares propose; the re-scoring decides (``rmexplain.findings.attribution``
 tested by scoring F's edits again with the class's change undone, and where that measured share is known
 from enough edits it replaces the proposed one (``under_check`` "re-scored"; a class whose measured share
 falls below ``MIN_SHARE`` carries nothing); where it is not (no stand-in of the same length, too few
-edits), the proposed share stands (``under_check`` "inferred").
+edits), the proposed share stands (``under_check`` "inferred"). A probe of phrases or markup (an apology,
+bold) has no stand-in of the same length and is never proposed for re-scoring: its share is inferred.
 """
 
 from __future__ import annotations
@@ -41,17 +46,18 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.base import Feature
+from rmexplain.discovery.catalogue import Probe
 from rmexplain.discovery.classes import CLASS_KINDS
 from rmexplain.discovery.mining import WordClass, feature_named
 from rmexplain.findings.attribution import (
     CHARACTER_KINDS,
-    CHARACTER_PROBES,
     MIN_SHARE,
     TOLERANCE,
     WORD_CLASSES,
     Candidate,
     Check,
     CheckKey,
+    has_stand_in,
     signed_coefficient,
 )
 
@@ -67,21 +73,35 @@ def place_under_classes(
     each significant feature a significant class of the same dataset and RM carries; ``edits``: dataset ->
     its discovery edits (``feature``, ``direction``, ``source_text``, ``edited_text``; ``engine`` and ``dose``
     where the table has them). A class may go under another class (opening with "I" under first-person
-    words); the placements are made share nearest the whole first (ties by the feature's, then the class's
-    name), and a row that is under a class carries none, so no class ends up under itself; ``checks``: the
-    re-scored shares (``rmexplain.findings.attribution``), which decide where they can."""
+    words); the classes are placed first, then the other features, each share nearest the whole first (ties
+    by the feature's, then the class's name), and a row that is under a class carries none, so no class
+    ends up under itself; a class whose edits are the row's own, made by another engine, is not its carrier;
+    ``checks``: the re-scored shares (``rmexplain.findings.attribution``), which decide where they can."""
     held = _classes(rows)
     fitted = _PerInstance(
         lambda dataset, method, name: _feature_edits(edits[dataset], method, name)
     )  # every RM of a dataset shares a feature's edits: each b_c is fitted once
+    same_edits = _same_edits_of_other_engines(rows, edits)
     candidates = []
     for row in rows:
         mine = held.get((row["dataset"], row["rm"]), [])
         if mine and row["significant"] and row["dataset"] in edits:
-            candidates += [(c, row) for c in _shares(row, mine, fitted, checks) if c.name != row["name"]]
+            shares = _shares(row, mine, fitted, checks)
+            candidates += [
+                (c, row) for c in shares if c.name not in (row["name"], *same_edits(row))
+            ]  # the same edits are one row (``place_under_same_edits``), not a carrier
     placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
     carriers: set[tuple[str, str, str]] = set()
-    nearest_first = sorted(candidates, key=lambda c: (_from_whole(c[0].share), c[1]["name"], c[0].name))
+    is_class = {(d, rm, name) for (d, rm), found in held.items() for name, _, _ in found}
+    nearest_first = sorted(
+        candidates,
+        key=lambda c: (
+            (c[1]["dataset"], c[1]["rm"], c[1]["name"]) not in is_class,
+            _from_whole(c[0].share),
+            c[1]["name"],
+            c[0].name,
+        ),
+    )  # classes first: a class another carries (a numbered list's digits) is placed before it could carry
     for share, row in nearest_first:
         key = (row["dataset"], row["rm"])
         if (*key, row["name"]) in placed or (*key, row["name"]) in carriers or (*key, share.name) in placed:
@@ -92,6 +112,48 @@ def place_under_classes(
     return rows
 
 
+MIN_SHARED_EDITS = 3  # (response, direction) pairs two features must both have edited to be called alike
+EditTexts = dict[tuple[str, int], str]  # a feature's edits: (source text, direction) -> edited text
+
+
+def same_edits_alike(a: EditTexts, b: EditTexts) -> bool:
+    """Whether two features' edits ((source text, direction) -> edited text) are the same edits: on every
+    (source, direction) both edited, at least ``MIN_SHARED_EDITS`` of them, the same edited text."""
+    shared = a.keys() & b.keys()
+    return len(shared) >= MIN_SHARED_EDITS and all(a[key] == b[key] for key in shared)
+
+
+def feature_edit_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tuple[str, str], EditTexts]:
+    """(dataset, feature) -> its edits."""
+    out: dict[tuple[str, str], EditTexts] = {}
+    for dataset, edits in discovery_edits.items():
+        columns = edits.select("feature", "source_text", "direction", "edited_text")
+        for feature, source, direction, edited in columns.iter_rows():
+            out.setdefault((dataset, feature), {})[(source, direction)] = edited
+    return out
+
+
+def _same_edits_of_other_engines(
+    rows: Sequence[Mapping[str, Any]], edits: Mapping[str, pl.DataFrame]
+) -> Callable[[Mapping[str, Any]], list[str]]:
+    """For a row, the features of another engine (same dataset and RM) whose edits are its own."""
+    texts = feature_edit_texts(edits)
+    engine = {(r["dataset"], r["rm"], r["name"]): r["method"] for r in rows}
+    classes = {(d, rm, name) for (d, rm), found in _classes(rows).items() for name, _, _ in found}
+
+    def alike(row: Mapping[str, Any]) -> list[str]:
+        mine = texts.get((row["dataset"], row["name"]), {})
+        return [
+            name
+            for dataset, rm, name in classes
+            if (dataset, rm) == (row["dataset"], row["rm"])
+            and engine[(dataset, rm, name)] != row["method"]
+            and same_edits_alike(mine, texts.get((dataset, name), {}))
+        ]
+
+    return alike
+
+
 def place_attributes_under_classes(
     attributes: list[dict[str, Any]],
     discovered: Sequence[Mapping[str, Any]],
@@ -99,12 +161,13 @@ def place_attributes_under_classes(
     checks: Mapping[CheckKey, Check] | None = None,
 ) -> list[dict[str, Any]]:
     """``attributes`` (attribute FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance``
-    set on each significant attribute effect a significant class of the same dataset and RM carries, its
-    edits fitted as its effect is (an intercept and the signed direction); ``edits``: (dataset, method) ->
+    set on each significant attribute effect a significant class of the same dataset and RM carries (one
+    not itself under another), its edits fitted as its effect is (an intercept and the signed direction);
+    ``edits``: (dataset, method) ->
     its round-1 edits (``attribute``, ``direction`` better/worse, ``source_text``, ``text``). Per edit, as the
     attribute effects are: b_c is the class's instances one edit towards the better side changes; ``checks``
     as ``place_under_classes``'s."""
-    held = _classes(discovered)
+    held = _classes([r for r in discovered if r.get("under") is None])  # a row under another carries none
     fitted = _attribute_fits(edits)
     for row in attributes:
         mine = held.get((row["dataset"], row["rm"]), [])
@@ -170,9 +233,16 @@ def proposals(
             )
         ]
         for name in names:
-            if name != row["name"]:
+            if name != row["name"] and not _phrase_probe(name):
                 found[Candidate(row["dataset"], row["kind"], row["method"], row["name"], name)] = None
     return list(found)
+
+
+def _phrase_probe(name: str) -> bool:
+    """Whether the class is a catalogue probe of phrases or markup (an apology, bold): none of its instances
+    has a stand-in of the same length, so it is never re-scored and the share it proposes stands."""
+    detector = class_named(name)
+    return isinstance(detector, Probe) and not has_stand_in(detector)
 
 
 def _could_carry(row: Mapping[str, Any], per_instance: float, own: Mapping[str, Any] | None) -> bool:
@@ -272,14 +342,14 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
 
 @cache
 def class_named(name: str) -> Feature | None:
-    """The detector of a carrier class from its name: a class, a merged word class, or a feature that counts
-    one character class (``CHARACTER_KINDS``, ``CHARACTER_PROBES``); None for any other feature."""
+    """The detector of a carrier class from its name: a class, a merged word class, a feature that counts
+    one character class (``CHARACTER_KINDS``) or a catalogue probe (its pattern's matches: an apology's
+    "I’m sorry", "I apologize", …); None for any other feature (a mined string, a lexicon category)."""
     found = feature_named(name)
     if found is None:
         return None
     kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind)
-    carries = found.kind in kinds or found.name in CHARACTER_PROBES
-    return found if carries else None
+    return found if found.kind in kinds or isinstance(found, Probe) else None
 
 
 def _feature_edits(edits: pl.DataFrame, engine: str, feature: str) -> pl.DataFrame:

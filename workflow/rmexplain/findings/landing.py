@@ -59,12 +59,12 @@ REPLICATION_NOTE = (
 
 
 CARRIED_NOTE = (
-    " A finding listed under a class (numbers as digits, first-person words, an exclamation mark, …) is one"
-    " whose edits change the class's count and lose at least half of their effect when they are scored again"
-    " with the class's change undone (a digit spelled out, “I” made “they”, at the same length; where they"
-    " could not be, the class's own measured effect accounts for at least half of it): what the RM rewards"
-    " is the class, and the finding is how its edits read. A class re-scored is measured on those edits"
-    " (docs/findings.md)."
+    " A finding listed under a class (numbers as digits, first-person words, an exclamation mark, an apology,"
+    " …) is one whose edits change the class's count and lose at least half of their effect when they are"
+    " scored again with the class's change undone (a digit spelled out, “I” made “they”, at the same length;"
+    " where they could not be, the class's own measured effect accounts for at least half of it): what the RM"
+    " rewards is the class, and the finding is how its edits read. A class re-scored is measured on those"
+    " edits (docs/findings.md)."
 )
 
 

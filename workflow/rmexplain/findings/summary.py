@@ -22,7 +22,7 @@ from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED, Check, CheckKey
-from rmexplain.findings.carriers import place_under_classes
+from rmexplain.findings.carriers import feature_edit_texts, place_under_classes, same_edits_alike
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
 from rmexplain.textdiff import words
@@ -360,10 +360,6 @@ def discovered_findings(
     return _rank_discovered(placed, settings.leading_discovered)
 
 
-MIN_SHARED_EDITS = 3  # (response, direction) pairs two features must both have edited to be called alike
-EditTexts = dict[tuple[str, int], str]  # a feature's edits: (source text, direction) -> edited text
-
-
 def place_under_same_edits(
     rows: list[dict[str, Any]], discovery_edits: Mapping[str, pl.DataFrame]
 ) -> list[dict[str, Any]]:
@@ -372,7 +368,7 @@ def place_under_same_edits(
     RM, the one not already under a class, then the smaller q-value, the larger |effect|, the engine's and
     the feature's names first, is shown; the other is listed under it. A class measured by re-scoring
     (engine ``re-scored``) has no edits of its own and is never one of the two."""
-    edits = _edit_texts(discovery_edits)
+    edits = feature_edit_texts(discovery_edits)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["dataset"], row["rm"]), []).append(row)
@@ -388,23 +384,6 @@ def place_under_same_edits(
                 if same_edits_alike(mine, edits.get((dataset, other["name"]), {})):
                     other.update(under=shown_row["name"], same_edits=True)
     return rows
-
-
-def same_edits_alike(a: EditTexts, b: EditTexts) -> bool:
-    """Whether two features' edits ((source text, direction) -> edited text) are the same edits: on every
-    (source, direction) both edited, at least ``MIN_SHARED_EDITS`` of them, the same edited text."""
-    shared = a.keys() & b.keys()
-    return len(shared) >= MIN_SHARED_EDITS and all(a[key] == b[key] for key in shared)
-
-
-def _edit_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tuple[str, str], EditTexts]:
-    """(dataset, feature) -> its edits."""
-    out: dict[tuple[str, str], EditTexts] = {}
-    for dataset, edits in discovery_edits.items():
-        columns = edits.select("feature", "source_text", "direction", "edited_text")
-        for feature, source, direction, edited in columns.iter_rows():
-            out.setdefault((dataset, feature), {})[(source, direction)] = edited
-    return out
 
 
 def _shown_first(row: Mapping[str, Any]) -> tuple:

@@ -24,7 +24,7 @@ from rmexplain.discovery.merging import (
     word_classes,
 )
 from rmexplain.discovery.mining import WordClass, feature_named
-from rmexplain.discovery.offline import NO_CLASS, OfflineEngine
+from rmexplain.discovery.offline import NOTHING_TO_TEST, OfflineEngine
 from rmexplain.findings.carriers import class_named
 from rmexplain.findings.language import feature_phrase
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, conform, polars_schema
@@ -100,25 +100,26 @@ def test_one_class_per_member_set_ranked_by_its_largest_first_member():
     previous = _effects([
         ("a", 'words "maybe"', -0.3, 1e-6), ("a", 'words "perhaps"', -0.3, 1e-6),
         ("b", 'words "maybe"', -0.9, 1e-6), ("b", 'words "perhaps"', -0.8, 1e-6),
-        ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+        ("c", 'words "dangerous"', 0.5, 1e-6), ("c", 'words "harmful"', 0.5, 1e-6),
     ])  # fmt: skip
     related = lambda w: np.ones((len(w),) * 2)  # noqa: E731
-    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("dangerous", "harmful")]
     assert word_classes(previous, _merge(max_classes=1), related) == [("maybe", "perhaps")]
     # the largest over the RMs, whichever RM comes first
     previous = previous.with_columns(rm=pl.col("rm").replace({"a": "b", "b": "a"})).sort("rm")
-    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("dangerous", "harmful")]
     # an RM with one significant word has no class; the RMs after it are still merged
     one_word = _effects([
-        ("a", 'words "maybe"', -0.5, 1e-6), ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+        ("a", 'words "maybe"', -0.5, 1e-6),
+        ("c", 'words "dangerous"', 0.5, 1e-6), ("c", 'words "harmful"', 0.5, 1e-6),
     ])  # fmt: skip
-    assert word_classes(one_word, SETTINGS, related) == [("i", "me")]
+    assert word_classes(one_word, SETTINGS, related) == [("dangerous", "harmful")]
     # ranked by its first member's effect, not another member's: −0.9 ranks above 0.5, −0.46 would not
     previous = _effects([
         ("a", 'words "maybe"', -0.9, 1e-6), ("a", 'words "perhaps"', -0.46, 1e-6),
-        ("c", 'words "i"', 0.5, 1e-6), ("c", 'words "me"', 0.5, 1e-6),
+        ("c", 'words "dangerous"', 0.5, 1e-6), ("c", 'words "harmful"', 0.5, 1e-6),
     ])  # fmt: skip
-    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("i", "me")]
+    assert word_classes(previous, SETTINGS, related) == [("maybe", "perhaps"), ("dangerous", "harmful")]
 
 
 def test_nothing_to_merge_where_round_one_found_no_word():
@@ -131,6 +132,11 @@ def test_nothing_to_merge_where_round_one_found_no_word():
     ).with_columns(kind=pl.lit("words"))
     assert significant_words(previous, 0.05) == {"rm": _words(("perhaps", -0.5))}
     assert significant_words(previous.clear(), 0.05) == {}
+    pronouns = _effects([
+        ("rm", 'words "i"', -0.8, 1e-6), ("rm", 'words "and i"', -0.8, 1e-6),
+        ("rm", 'words "really"', 0.5, 1e-6), ("rm", 'words "maybe"', -0.5, 1e-6),
+    ])  # fmt: skip
+    assert significant_words(pronouns, 0.05) == {"rm": _words(("maybe", -0.5))}  # the rest: classes' words
     assert word_classes(previous.clear(), SETTINGS, embedding_similarity({})) == []
 
 
@@ -163,16 +169,16 @@ def test_the_classes_of_every_rm_related_by_the_bundled_encoder():
     previous = _effects([
         ("hedges", 'words "maybe"', -0.6, 1e-6), ("hedges", 'words "perhaps"', -0.5, 1e-6),
         ("hedges", 'words "possibly"', -0.45, 1e-6), ("hedges", 'words "dog"', -0.5, 1e-6),
-        ("self", 'words "i"', -0.8, 1e-6), ("self", 'words "me"', -0.7, 1e-6),
+        ("self", 'words "dangerous"', -0.8, 1e-6), ("self", 'words "harmful"', -0.7, 1e-6),
         ("self", 'words "maybe"', -0.7, 1e-6),
     ])  # fmt: skip
     classes = word_classes(previous, SETTINGS, embedding_similarity({}))  # the bundled all-MiniLM-L6-v2
-    # all-MiniLM-L6-v2: maybe/perhaps/possibly 0.85-0.94, dog 0.12; i/me 0.65, maybe 0.37-0.39
-    assert classes == [("i", "me"), ("maybe", "perhaps", "possibly")]
+    # all-MiniLM-L6-v2: maybe/perhaps/possibly 0.85-0.94, dog 0.12; dangerous/harmful 0.78, maybe 0.18-0.24
+    assert classes == [("dangerous", "harmful"), ("maybe", "perhaps", "possibly")]
     related = lambda w: np.ones((len(w),) * 2)  # noqa: E731
-    # every word related: one class per RM, the one whose first member is largest kept; maybe and me tie
-    # at -0.7, by phrase
-    assert word_classes(previous, _merge(max_classes=1), related) == [("i", "maybe", "me")]
+    # every word related: one class per RM, the one whose first member is largest kept; harmful and maybe
+    # tie at -0.7, by phrase
+    assert word_classes(previous, _merge(max_classes=1), related) == [("dangerous", "harmful", "maybe")]
 
 
 def test_a_word_class_counts_removes_and_adds_its_members_and_is_named_back():
@@ -216,7 +222,7 @@ def test_the_offline_engines_second_round_tests_the_classes_or_stops_saying_why(
     assert output.features[0].add("It works.") == "Maybe, it works."  # "maybe" opens its sentences here
     assert "1 word classes merged" in caplog.text
     alone = OfflineEngine().run_round(_context(previous.head(1)))
-    assert alone.features == [] and alone.stopped == NO_CLASS.format(round=2, fdr=0.05)
+    assert alone.features == [] and alone.stopped == NOTHING_TO_TEST.format(round=2, fdr=0.05)
 
 
 def test_a_later_round_reads_the_significance_level_and_the_encoder():

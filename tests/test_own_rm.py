@@ -250,26 +250,32 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
         r"mine: length sensitivity γ (\S+) reward sd per sd of words \(the attribute edits'\)", round_log
     )
     assert gamma and float(gamma.group(1)) == pytest.approx(length["effect"], abs=5e-4), round_log
-    polite = leading.filter(pl.col("carrier").str.to_lowercase().str.contains(r"\bplease\b|\bthank"))
-    assert polite.height, f"no leading finding carried by politeness: {leading.select('name', 'carrier')}"
-    named = polite.row(0, named=True)
-    assert named["significant"] and named["effect"] > 0
-    # the first finding that names politeness, in its phrase or its carrier: the one the first screen shows
+    # the first finding that names politeness, in its phrase or its carrier: the one the first screen shows.
+    # Round 2 tests the words the attribute edits insert: "please", which the responses hold too rarely to
+    # mine, is a finding of its own ("rewards the word “please”"), the attributes it carries under it.
     naming = pl.concat_str("phrase", pl.col("carrier").fill_null("")).str.to_lowercase()
-    first = leading.filter(naming.str.contains(r"\bplease\b|\bthank")).sort("order").row(0, named=True)
-    assert first["significant"] and first["effect"] > 0
+    polite = leading.filter(naming.str.contains(r"\bplease\b|\bthank")).sort("order")
+    assert polite.height, f"no leading finding names politeness: {leading.select('name', 'carrier')}"
+    first = named = polite.row(0, named=True)
+    assert named["significant"] and named["effect"] > 0
+    assert named["phrase"] in {
+        "rewards the word “please”",
+        "rewards the word “thank”",
+        "rewards the word “thanks”",
+    }
+    carried = findings.filter(pl.col("under") == named["name"])
+    assert carried.filter(pl.col("kind") == "attribute").height  # an attribute whose edits insert it
 
     # the explorer's first view names both; one click leads to the edits behind the politeness finding
     browser.get((root / "results/explorer/index.html").as_uri())
     wait_ready(browser)
     assert text_of(browser, "h2") == "What each RM rewards · mine"
     card = text_of(browser, 'section[data-rm="mine"] ol.leading')
-    assert "penalises longer answers" in card and named["phrase"] in card and named["carrier"] in card
-    click(browser, f'section[data-rm="mine"] li.finding[data-name="{named["name"]}"] a.edits-link')
+    assert "penalises longer answers" in card and named["phrase"] in card
+    click(browser, f"section[data-rm='mine'] li.finding[data-name='{named['name']}'] a.edits-link")
     wait_ready(browser)
-    assert text_of(browser, "#effect-title") == f"{named['phrase']} · mine"
-    click(browser, "#effect-carrier-only")
-    assert text_of(browser, "#effect-count").startswith(f"{named['carrier_edits']} of ")
+    assert text_of(browser, "#discovered-title") == f"Discovered feature: {named['name']}"
+    assert text_of(browser, "#discovered-count").startswith(f"{named['n']} of its {named['n']} edits shown")
 
     # the report's landing page: the same findings first, above the fold
     workflow_copy.snakemake("--report", "results/report.html", "--configfile", "config/theirs.yaml")
@@ -279,7 +285,11 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     assert ONE_SLOPE_NOTE.strip() in landing  # the length row is the slope of every finding
     assert landing.index("What each RM rewards") < landing.index("How to read it")
     assert "Reproduction" not in landing and "Evaluation" not in landing  # sections this run has not
-    for shown in ("What each RM rewards", "penalises longer answers", first["phrase"]):
+    # the findings in order of size: the politeness word, then within the first three the length slope
+    leading_three = [r["phrase"] for r in leading.sort("order").head(3).iter_rows(named=True)]
+    assert first["phrase"] == leading_three[0] and "penalises longer answers" in leading_three
+    assert landing.index(first["phrase"]) < landing.index("penalises longer answers")
+    for shown in ("What each RM rewards", first["phrase"]):
         where = browser.find_element("xpath", f"//*[contains(text(), '{shown}')]").location["y"]
         assert where < 1000, f"{shown!r} is at y = {where}, below the fold of the 1400x1000 window"
 

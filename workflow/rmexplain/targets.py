@@ -414,17 +414,23 @@ def discovery_round_inputs(
     design: Design, dataset: str, engine: str, round_: int
 ) -> dict[str, list[str] | str]:
     """What one round of one engine reads: the comparisons, every RM's scores of the originals (in
-    ``effect_rms`` order), the engine's effects and edits of every earlier round and its prompt templates."""
+    ``effect_rms`` order), the engine's effects and edits of every earlier round, its prompt templates and,
+    in a later round of an engine that reads them, the dataset's attribute edits and their changes."""
 
     def earlier(pattern: str) -> list[str]:
         return [discovery_round_file(pattern, dataset, engine, r) for r in range(1, round_)]
 
+    entry = engines.get(engine)
+    reads = entry.reads_attribute_edits and round_ > 1
+    methods = [m for d, m in design.effect_pairs if d == dataset] if reads else []
     return {
         "comparisons": paths.fmt(paths.COMPARISONS, dataset=dataset),
         "originals": original_score_files(design, dataset),
         "previous": earlier(paths.BIASES_ROUND_EFFECTS),
         "previous_edits": earlier(paths.BIASES_ROUND_EDITS),
-        **engines.get(engine).prompt_inputs(design.bias_discovery.get(engine) or {}),
+        "attribute_edits": [paths.fmt(paths.EFFECT_EDITS, dataset=dataset, method=m) for m in methods],
+        "attribute_changes": [paths.fmt(paths.EFFECT_CHANGES, dataset=dataset, method=m) for m in methods],
+        **entry.prompt_inputs(design.bias_discovery.get(engine) or {}),
     }
 
 

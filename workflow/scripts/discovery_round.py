@@ -14,6 +14,8 @@ run_discovery_round(
         "originals": list(snakemake.input.originals),
         "previous": list(snakemake.input.previous),
         "previous_edits": list(snakemake.input.previous_edits),
+        "attribute_edits": list(snakemake.input.attribute_edits),  # a later round's: the attribute edits
+        "attribute_changes": list(snakemake.input.attribute_changes),  # and each RM's change of them
     },
     rms=snakemake.params.rms,
     references=snakemake.params.references,

@@ -73,7 +73,9 @@ class RoundContext:
     ``discovery.<engine>`` (under the engine's name), ``responses_per_feature`` and ``min_per_direction``;
     ``services``: what the job opened for the engine: ``skips`` (a ``SkipRecorder`` for an engine that writes
     its own edits) and, for an engine that ``uses_llm``, ``chats``: a cached LLM client per section of
-    ``Engine.llm_sections``.
+    ``Engine.llm_sections``; ``attribute_edits``: for an engine that ``reads_attribute_edits``, in rounds
+    after the first, the attribute effects' round-1 edits with each RM's reward change
+    (``rmexplain.discovery.edit_words.EDIT_COLUMNS``; empty where the dataset has no attribute effects).
     """
 
     dataset: str
@@ -88,6 +90,7 @@ class RoundContext:
     previous_edits: pl.DataFrame = field(
         default_factory=lambda: pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EDITS))
     )
+    attribute_edits: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def engine_settings(self, engine: str) -> Mapping[str, Any]:
         """``discovery.<engine>``."""
@@ -107,6 +110,8 @@ class Engine:
     """
 
     uses_llm: ClassVar[bool] = False  # it calls the configured LLM (its jobs get the ``llm`` section)
+    # rounds after the first read the attribute edits and their changes (``RoundContext.attribute_edits``)
+    reads_attribute_edits: ClassVar[bool] = False
     settings_schema: ClassVar[Mapping[str, Any]] = {}  # a plugin's ``discovery.<name>`` keys (JSON schema)
     # keys of ``discovery.<name>`` that only rounds after the first read (round 1's params leave them out)
     later_round_settings: ClassVar[tuple[str, ...]] = ()

@@ -457,3 +457,9 @@ def class_features(kinds: Sequence[str]) -> list[Feature]:
         "filler": [FillerWords()],
     }
     return [f for kind in CLASS_KINDS if kind in kinds for f in sorted(by_kind[kind], key=lambda f: f.name)]
+
+
+def of_a_word_class(phrase: str) -> bool:
+    """Whether a class of words (a number as digits, a first- or second-person word, a filler word) counts
+    an instance in ``phrase``: a word its class tests already ("i", "and i", "really", "3")."""
+    return any(feature.count(phrase) for feature in class_features(("numbers", "pronouns", "filler")))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rmexplain.discovery.classes import of_a_word_class
 from rmexplain.discovery.mining import MINED_NAME
 from rmexplain.embeddings import configured_encoder, embed
 from rmexplain.settings import schema_defaults
@@ -59,7 +60,8 @@ class WordEffect:
 
 def significant_words(previous: pl.DataFrame, fdr: float) -> dict[str, list[WordEffect]]:
     """RM -> its significant mined word features of the rounds before (q ≤ ``fdr`` by Benjamini–Hochberg
-    over each RM's tested features), largest |effect| first (ties by phrase)."""
+    over each RM's tested features), largest |effect| first (ties by phrase); none that a class of words
+    counts (``classes.of_a_word_class``: its class is tested always)."""
     from rmexplain.discovery.estimate import discovered_biases  # scipy: only where a round merges
 
     if previous.is_empty():
@@ -68,7 +70,9 @@ def significant_words(previous: pl.DataFrame, fdr: float) -> dict[str, list[Word
     out: dict[str, list[WordEffect]] = {}
     for row in table.sort("rm", "feature").iter_rows(named=True):
         named = MINED_NAME.match(row["feature"])
-        if named and named.group("kind") == "words" and np.isfinite(row["effect"]) and row["effect"] != 0:
+        if not named or named.group("kind") != "words" or of_a_word_class(named.group("text")):
+            continue  # a word of a class of words ("i", "and i") is its class's, tested always
+        if np.isfinite(row["effect"]) and row["effect"] != 0:
             out.setdefault(row["rm"], []).append(WordEffect(named.group("text"), float(row["effect"])))
     return {rm: sorted(found, key=lambda w: (-abs(w.effect), w.phrase)) for rm, found in out.items()}
 

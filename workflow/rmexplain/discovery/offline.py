@@ -8,19 +8,21 @@ candidates (``rmexplain.discovery.mining``) are screened on the original respons
 (beyond its reference) at equal length, and the strongest ``mined.per_rm`` of each RM are tested,
 ``mined.max_candidates`` in all. No LLM, no model: what it can see is what a regular expression or
 a word list can name. Round 2 (``rounds: 2``) tests the word classes merged from the words round 1 found
-alike (``rmexplain.discovery.merging``); it stops early, saying why, where no RM has two.
+alike (``rmexplain.discovery.merging``) and the words the attribute edits change that their reward changes
+single out (``rmexplain.discovery.edit_words``); it stops early, saying why, where there is neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput, engines, probe, probes
 from rmexplain.discovery.classes import CLASS_KINDS, class_features
+from rmexplain.discovery.edit_words import edit_word_candidates
 from rmexplain.discovery.edits import original_units
 from rmexplain.discovery.merging import MergeSettings, embedding_similarity, word_classes
 from rmexplain.discovery.mining import (
@@ -37,33 +39,35 @@ from rmexplain.settings import schema_defaults
 
 @engines.register("offline")
 class OfflineEngine(Engine):
-    """Catalogue probes and mined candidates (round 1); word classes merged from round 1's words (round 2)."""
+    """Catalogue probes and mined candidates (round 1); word classes merged from round 1's words and the words
+    the attribute edits change (round 2)."""
 
     later_round_settings: ClassVar[tuple[str, ...]] = ("merge",)
+    reads_attribute_edits: ClassVar[bool] = True
 
     def run_round(self, context: RoundContext) -> RoundOutput:
         if context.round > 1:
-            return merged_round(context)
+            return later_round(context)
         settings = context.engine_settings("offline")
         units = original_units(context.comparisons)
         texts = units["text"].to_list()
         catalogue = [probe(name) for name in settings.get("probes") or probes.names()]
-        mined = dict(settings.get("mined") or {})
-        kinds = mined.get("kinds", schema_defaults("discovery", "offline", "mined")["kinds"])
-        min_support = int(mined.get("min_support", 3))
+        mined = {**schema_defaults("discovery", "offline", "mined"), **(settings.get("mined") or {})}
+        kinds = mined["kinds"]
+        screening = screen_settings(settings)
         if set(kinds) - set(CLASS_KINDS):
-            warn_unreachable_support(min_support, len(texts), context)
+            warn_unreachable_support(screening.min_support, len(texts), context)
         always = [*catalogue, *class_features(kinds)]
         screened_kinds = [kind for kind in kinds if kind not in CLASS_KINDS]
-        ngram_max = int(mined.get("ngram_max", 3))
-        candidates, presence = all_candidates(texts, min_support, ngram_max, screened_kinds)
+        ngram_max = int(mined["ngram_max"])
+        candidates, presence = all_candidates(texts, screening.min_support, ngram_max, screened_kinds)
         chosen = screen(
             candidates,
             presence,
             screen_rewards(units, context.originals, context.references),
             word_counts(texts),
             list(presence_matrix(always, texts).T),
-            ScreenSettings(int(mined.get("max_candidates", 30)), int(mined.get("per_rm", 15)), min_support),
+            screening,
         )  # fmt: skip
         context.log.info(
             "%s: %d catalogue probes, %d class candidates; %d mined candidates, %d screened in: %s",
@@ -74,27 +78,41 @@ class OfflineEngine(Engine):
         return RoundOutput(features=features, screened={f.name: (rm, t) for f, rm, t in chosen})
 
 
-def merged_round(context: RoundContext) -> RoundOutput:
+def later_round(context: RoundContext) -> RoundOutput:
     """Round 2: the word classes of ``rmexplain.discovery.merging``, each added where its first member
-    mostly stands; stopped early where there is none."""
-    merge = context.engine_settings("offline").get("merge") or {}
-    settings = MergeSettings.of(merge, context.settings["fdr"])
-    merged = word_classes(context.previous, settings, embedding_similarity(context.settings["encoder"]))
-    if not merged:
-        return RoundOutput(stopped=NO_CLASS.format(round=context.round, fdr=settings.fdr))
+    mostly stands, and the words of ``rmexplain.discovery.edit_words``; stopped early where there is
+    neither."""
+    settings = context.engine_settings("offline")
+    merge = MergeSettings.of(settings.get("merge") or {}, context.settings["fdr"])
+    merged = word_classes(context.previous, merge, embedding_similarity(context.settings["encoder"]))
     texts = original_units(context.comparisons)["text"].to_list()
-    features: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
+    classes: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
+    tested = set(context.previous["feature"].to_list()) if "feature" in context.previous.columns else set()
+    edited = edit_word_candidates(context.attribute_edits, tested, screen_settings(settings))
+    if not classes and not edited:
+        return RoundOutput(stopped=NOTHING_TO_TEST.format(round=context.round, fdr=merge.fdr))
     context.log.info(
-        "%s: %d word classes merged from the words round 1 found alike: %s",
-        context.dataset, len(features), "; ".join(f.name for f in features),
+        "%s: %d word classes merged from the words round 1 found alike: %s; %d words the attribute edits "
+        "change, screened in: %s",
+        context.dataset, len(classes), "; ".join(f.name for f in classes) or "none", len(edited),
+        ", ".join(f.name for f, _, _ in edited) or "none",
     )  # fmt: skip
-    return RoundOutput(features=features)
+    return RoundOutput(
+        features=[*classes, *(f for f, _, _ in edited)], screened={f.name: (rm, t) for f, rm, t in edited}
+    )
 
 
-NO_CLASS = (
+NOTHING_TO_TEST = (
     "round {round} stopped early: no RM has two significant word features (q ≤ {fdr}) of round 1 that behave "
-    "alike (discovery.offline.merge), so there is no word class to test"
+    "alike (discovery.offline.merge), so there is no word class to test, and no word the attribute edits "
+    "change is screened in (none, or no attribute effects on this dataset)"
 )
+
+
+def screen_settings(settings: Mapping[str, Any]) -> ScreenSettings:
+    """``discovery.offline.mined`` as the screens read it (the schema's defaults where it is silent)."""
+    mined = {**schema_defaults("discovery", "offline", "mined"), **(settings.get("mined") or {})}
+    return ScreenSettings(int(mined["max_candidates"]), int(mined["per_rm"]), int(mined["min_support"]))
 
 
 def warn_unreachable_support(min_support: int, responses: int, context: RoundContext) -> None:

@@ -12,9 +12,11 @@ import polars as pl
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.discovery.base import RoundContext, RoundOutput, engines
 from rmexplain.discovery.classes import class_counts
+from rmexplain.discovery.edit_words import EDIT_COLUMNS, EDIT_SCHEMA
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, largest_fit_slope, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table, rm_slopes
+from rmexplain.effects.analysis import with_sources
 from rmexplain.effects.stages import slope_edits
 from rmexplain.figures import FigureOptions
 from rmexplain.llm.client import CachedChat, build_chat, write_llm_use
@@ -26,6 +28,8 @@ from rmexplain.schemas import (
     BIAS_DISCOVERY_EFFECTS,
     COMPARISONS,
     DISCOVERED_BIASES,
+    EFFECT_CHANGES,
+    EFFECT_EDITS,
     ORIGINAL_SCORES,
     PERTURB_SKIPS,
     REWARDS,
@@ -79,6 +83,9 @@ def run_discovery_round(
         references=dict(references),
         previous=_frames(inputs.get("previous", []), BIAS_DISCOVERY_EFFECTS, "discovery effects"),
         previous_edits=_frames(inputs.get("previous_edits", []), BIAS_DISCOVERY_EDITS, "discovery edits"),
+        attribute_edits=attribute_edits(
+            inputs.get("attribute_edits", []), inputs.get("attribute_changes", []), comparisons
+        ),
         settings=settings,
         log=log,
         services={"skips": skips, "chats": chats},
@@ -105,6 +112,20 @@ def run_discovery_round(
     write_table(candidates, outputs["candidates"], BIAS_DISCOVERY_CANDIDATES, "discovery candidates")
     write_table(skips.frame(), outputs["skipped"], PERTURB_SKIPS, "discovery edit skips")
     skips.log_counts(log)
+
+
+def attribute_edits(edits: Sequence[str], changes: Sequence[str], comparisons: pl.DataFrame) -> pl.DataFrame:
+    """The attribute effects' round-1 edits (EFFECT_EDITS files, one per method) with each RM's change
+    (EFFECT_CHANGES files, the same methods): ``rmexplain.discovery.edit_words.EDIT_COLUMNS``."""
+    if not edits:
+        return pl.DataFrame(schema=EDIT_SCHEMA)
+    first = [read_table(p, EFFECT_EDITS, "effect edits").filter(pl.col("round") == 1) for p in edits]
+    texts = pl.concat([with_sources(frame, comparisons) for frame in first]).select(
+        "edit_id", "source_text", pl.col("text").alias("edited_text")
+    )
+    scored = pl.concat([read_table(p, EFFECT_CHANGES, "effect changes") for p in changes])
+    joined = scored.join(texts, on="edit_id", how="inner").select(EDIT_COLUMNS)
+    return joined.sort("rm", "edit_id")
 
 
 def _round_tables(

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from rmexplain.discovery.base import RoundContext
-from rmexplain.discovery.edit_words import EDIT_SCHEMA, edit_word_candidates
+from rmexplain.discovery.edit_words import EDIT_SCHEMA, edit_word_candidates, strongest
 from rmexplain.discovery.mining import ScreenSettings
 from rmexplain.discovery.offline import NOTHING_TO_TEST, OfflineEngine
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, polars_schema
@@ -95,10 +95,64 @@ def test_words_that_change_together_are_all_taken_and_the_rms_take_turns():
     ]
 
 
+def test_the_strongest_words_by_t_to_its_rounding_then_by_the_word():
+    """|t| decides (1.8 before 1.2, whatever the names), equal to 9 decimals it ties and the word decides; a
+    t of exactly 0 is no candidate however few the others."""
+    vocabulary = ["alpha", "beta", "omega", "zero"]
+    t = np.array([1.2, -1.2 - 1e-12, 1.8, 0.0])
+    assert strongest(t, vocabulary, 4) == [(2, 1.8), (0, 1.2), (1, -1.2 - 1e-12)]
+    assert strongest(np.array([1.2, 1.2000001, 0.0, 0.0]), vocabulary, 1) == [(1, 1.2000001)]
+    assert strongest(np.zeros(4), vocabulary, 4) == []
+
+
+def test_a_deleted_word_counts_against_the_words_the_edit_keeps():
+    """An edit that drops "sadly" (x = −1), or one of two (2 → 1: x = −1, not +3), raises an RM that
+    penalises it: its t is negative, the word penalised, whatever else the edits keep."""
+    sources = ["Sadly, it broke.", "Sadly, sadly, it broke.", "Sadly, it tore badly.", "It broke.",
+               "It tore badly.", "Go.", "Stop it."]  # fmt: skip
+    edited = [
+        "It broke.",
+        "Sadly, it broke.",
+        "It tore.",
+        "It broke now.",
+        "It tore.",
+        "Go now, then.",
+        "Stop.",
+    ]
+    changes = [1.0, 1.02, 0.97, 0.01, -0.02, 0.0, 0.01]
+    rows = [
+        {"rm": "rm", "edit_id": f"e{i}", "source_text": s, "edited_text": e, "effect_change": y,
+         "words_change": len(e.split()) - len(s.split())}
+        for i, (s, e, y) in enumerate(zip(sources, edited, changes, strict=True))
+    ]  # fmt: skip
+    chosen = edit_word_candidates(pl.DataFrame(rows, schema=EDIT_SCHEMA), set(), ScreenSettings(30, 15, 3))
+    feature, _, t = chosen[0]
+    assert feature.name == 'words "sadly"' and t < 0
+
+
 def test_a_word_is_added_where_the_edits_put_it():
-    """ "please" opens the sentences the edits insert: a response gets "Please," before its last sentence."""
+    """ "please" opens the sentences the edits insert: a response gets "Please," before its last sentence.
+    Where the edits add it at the end ("…, please."), it is added there, however many of the texts the
+    edits leave it in open with it."""
     (feature, _, _), *_ = edit_word_candidates(edits(), set(), ScreenSettings(30, 15, 3))
     assert feature.add("Boil it. Then cut it.") == "Boil it. Please, then cut it."
+    kept = ["Please go.", "Please stop.", "Please wait.", "Please sit."]
+    added = ["Cut it.", "Boil it.", "Fry it."]
+    rows = [
+        *({"source_text": s, "edited_text": s[:-1] + ", please.", "effect_change": 1.0 + 0.01 * i}
+          for i, s in enumerate(added)),
+        *({"source_text": s, "edited_text": s[:-1] + " now.", "effect_change": 0.01 * i}
+          for i, s in enumerate(kept)),
+    ]  # fmt: skip
+    frame = pl.DataFrame(
+        [{"rm": "rm", "edit_id": f"e{i}", **r, "words_change": 1} for i, r in enumerate(rows)],
+        schema=EDIT_SCHEMA,
+    )
+    chosen = {
+        feature.name: feature
+        for feature, _, _ in edit_word_candidates(frame, set(), ScreenSettings(30, 15, 3))
+    }
+    assert chosen['words "please"'].add("Boil it. Then cut it.") == "Boil it. Then cut it, please."
 
 
 def _context(previous: pl.DataFrame, attribute_edits: pl.DataFrame) -> RoundContext:

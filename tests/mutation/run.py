@@ -55,6 +55,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "effects/recovery.py": ("tests/test_effects.py", "tests/test_planted.py"),
     "effects/analysis.py": ("tests/test_effects.py", "tests/test_every_language.py"),
     "score/planted.py": ("tests/test_planted.py",),
+    "discovery/edit_words.py": ("tests/test_discovery_edit_words.py",),
     "effects/base.py": ("tests/test_effects.py", "tests/test_discovery.py", "tests/test_planted.py"),
     "effects/edits.py": (
         "tests/test_effects.py",

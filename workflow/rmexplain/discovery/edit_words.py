@@ -46,20 +46,18 @@ def edit_word_candidates(
     before."""
     if edits.is_empty():
         return []
-    texts = edits.unique("edit_id", keep="first", maintain_order=True).sort("edit_id")
+    texts = edits.unique("edit_id").sort("edit_id")  # an edit's texts and length, the same for every RM
     changes = [_count_change(s, e) for s, e in texts.select("source_text", "edited_text").iter_rows()]
     vocabulary = _candidates(changes, tested, settings.min_support)
     if not vocabulary:
         return []
-    x = np.array([[change.get(w, 0) for w in vocabulary] for change in changes], dtype=np.float64)
+    x = np.array([[change.get(w, 0) for w in vocabulary] for change in changes])
     row = {edit: i for i, edit in enumerate(texts["edit_id"].to_list())}
     length = texts["words_change"].cast(pl.Float64).to_numpy()
     ranked: dict[str, list[tuple[int, float]]] = {}
     for rm in sorted(set(edits["rm"].to_list())):
         y = _per_edit(edits.filter(pl.col("rm") == rm), row)
-        t = association(y, x, length)
-        order = sorted(range(len(vocabulary)), key=lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j]))
-        ranked[rm] = [(j, float(t[j])) for j in order[: settings.per_rm] if t[j] != 0]
+        ranked[rm] = strongest(association(y, x, length), vocabulary, settings.per_rm)
     placed = _edited_texts_by_word(texts["edited_text"].to_list(), vocabulary, x)
     chosen: list[tuple[Feature, str, float]] = []
     taken: set[int] = set()
@@ -71,6 +69,13 @@ def edit_word_candidates(
                 word = vocabulary[j]
                 chosen.append((MinedWords(word, opens_sentences(word, placed[word])), rm, t_value))
     return chosen
+
+
+def strongest(t: np.ndarray, vocabulary: Sequence[str], most: int) -> list[tuple[int, float]]:
+    """(index, t) of the ``most`` words of largest |t| (to ``TIE_DIGITS`` decimals; ties by the word); a word
+    whose t is 0 (its count does not vary apart from length) is none."""
+    order = sorted(range(len(vocabulary)), key=lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j]))
+    return [(j, float(t[j])) for j in order[:most] if t[j] != 0]
 
 
 def _count_change(source: str, edited: str) -> dict[str, int]:

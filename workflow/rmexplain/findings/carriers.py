@@ -68,6 +68,7 @@ def place_under_classes(
     rows: list[dict[str, Any]],
     edits: Mapping[str, pl.DataFrame],
     checks: Mapping[CheckKey, Check] | None = None,
+    texts: Mapping[tuple[str, str], EditTexts] | None = None,
 ) -> list[dict[str, Any]]:
     """``rows`` (discovered FINDINGS rows) with ``under``, ``under_share`` and ``under_per_instance`` set on
     each significant feature a significant class of the same dataset and RM carries; ``edits``: dataset ->
@@ -76,20 +77,23 @@ def place_under_classes(
     words); the classes are placed first, then the other features, each share nearest the whole first (ties
     by the feature's, then the class's name), and a row that is under a class carries none, so no class
     ends up under itself; a class whose edits are the row's own, made by another engine, is not its carrier;
-    ``checks``: the re-scored shares (``rmexplain.findings.attribution``), which decide where they can."""
+    ``checks``: the re-scored shares (``rmexplain.findings.attribution``), which decide where they can;
+    ``texts``: ``feature_edit_texts(edits)``, where the caller has it."""
     held = _classes(rows)
     fitted = _PerInstance(
         lambda dataset, method, name: _feature_edits(edits[dataset], method, name)
     )  # every RM of a dataset shares a feature's edits: each b_c is fitted once
-    same_edits = _same_edits_of_other_engines(rows, edits)
+    texts = feature_edit_texts(edits) if texts is None else texts
+    engine = {(r["dataset"], r["rm"], r["name"]): r["method"] for r in rows}
     candidates = []
     for row in rows:
         mine = held.get((row["dataset"], row["rm"]), [])
         if mine and row["significant"] and row["dataset"] in edits:
-            shares = _shares(row, mine, fitted, checks)
             candidates += [
-                (c, row) for c in shares if c.name not in (row["name"], *same_edits(row))
-            ]  # the same edits are one row (``place_under_same_edits``), not a carrier
+                (c, row)
+                for c in _shares(row, mine, fitted, checks)
+                if c.name != row["name"] and not _same_edits_elsewhere(row, c.name, texts, engine)
+            ]
     placed: set[tuple[str, str, str]] = set()  # (dataset, RM, feature)
     carriers: set[tuple[str, str, str]] = set()
     is_class = {(d, rm, name) for (d, rm), found in held.items() for name, _, _ in found}
@@ -133,25 +137,18 @@ def feature_edit_texts(discovery_edits: Mapping[str, pl.DataFrame]) -> dict[tupl
     return out
 
 
-def _same_edits_of_other_engines(
-    rows: Sequence[Mapping[str, Any]], edits: Mapping[str, pl.DataFrame]
-) -> Callable[[Mapping[str, Any]], list[str]]:
-    """For a row, the features of another engine (same dataset and RM) whose edits are its own."""
-    texts = feature_edit_texts(edits)
-    engine = {(r["dataset"], r["rm"], r["name"]): r["method"] for r in rows}
-    classes = {(d, rm, name) for (d, rm), found in _classes(rows).items() for name, _, _ in found}
-
-    def alike(row: Mapping[str, Any]) -> list[str]:
-        mine = texts.get((row["dataset"], row["name"]), {})
-        return [
-            name
-            for dataset, rm, name in classes
-            if (dataset, rm) == (row["dataset"], row["rm"])
-            and engine[(dataset, rm, name)] != row["method"]
-            and same_edits_alike(mine, texts.get((dataset, name), {}))
-        ]
-
-    return alike
+def _same_edits_elsewhere(
+    row: Mapping[str, Any],
+    name: str,
+    texts: Mapping[tuple[str, str], EditTexts],
+    engine: Mapping[tuple[str, str, str], str],
+) -> bool:
+    """Whether feature ``name`` is another engine's with ``row``'s own edits: the same row
+    (``rmexplain.findings.summary.place_under_same_edits``), not its carrier."""
+    dataset = row["dataset"]
+    return engine[(dataset, row["rm"], name)] != row["method"] and same_edits_alike(
+        texts.get((dataset, row["name"]), {}), texts.get((dataset, name), {})
+    )
 
 
 def place_attributes_under_classes(

@@ -22,7 +22,7 @@ from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED, Check, CheckKey
-from rmexplain.findings.carriers import feature_edit_texts, place_under_classes, same_edits_alike
+from rmexplain.findings.carriers import EditTexts, feature_edit_texts, place_under_classes, same_edits_alike
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
 from rmexplain.textdiff import words
@@ -356,19 +356,20 @@ def discovered_findings(
         row.update(robust_of(r["effect"], r.get("robust_effect"), row["significant"]))
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
         rows.append(row)
-    placed = place_under_same_edits(place_under_classes(rows, discovery_edits, checks), discovery_edits)
+    texts = feature_edit_texts(discovery_edits)
+    placed = place_under_same_edits(place_under_classes(rows, discovery_edits, checks, texts), texts)
     return _rank_discovered(placed, settings.leading_discovered)
 
 
 def place_under_same_edits(
-    rows: list[dict[str, Any]], discovery_edits: Mapping[str, pl.DataFrame]
+    rows: list[dict[str, Any]], edits: Mapping[tuple[str, str], EditTexts]
 ) -> list[dict[str, Any]]:
     """``rows`` with ``under`` and ``same_edits`` set on each discovered feature whose edits a feature of
     another engine made too, word for word (``same_edits_alike``): of two such features of one dataset and
     RM, the one not already under a class, then the smaller q-value, the larger |effect|, the engine's and
     the feature's names first, is shown; the other is listed under it. A class measured by re-scoring
-    (engine ``re-scored``) has no edits of its own and is never one of the two."""
-    edits = feature_edit_texts(discovery_edits)
+    (engine ``re-scored``) has no edits of its own and is never one of the two. ``edits``: each feature's
+    edits (``feature_edit_texts``)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["dataset"], row["rm"]), []).append(row)

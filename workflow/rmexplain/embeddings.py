@@ -9,10 +9,12 @@ embeddings weighted by their word-piece counts, renormalised (``embed(..., long_
 from __future__ import annotations
 
 import bisect
+import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,16 @@ def load_sentence_model(name: str = BUNDLED_MINILM, device: str = "cpu") -> Any:
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(resolve_model_path(name), device=device)
+
+
+def declared_window(name: str) -> int | None:
+    """The ``max_seq_length`` a local sentence encoder declares in its ``sentence_bert_config.json`` (the
+    file its SentenceTransformer reads it from), without loading it; None where it declares none."""
+    config = Path(resolve_model_path(name)) / "sentence_bert_config.json"
+    if not config.is_file():
+        return None
+    window = json.loads(config.read_text()).get("max_seq_length")
+    return int(window) if window is not None else None
 
 
 def configured_encoder(settings: Mapping[str, Any]) -> tuple[Any, int]:
@@ -178,6 +190,10 @@ class TextEmbeddings:
         """The distinct texts of ``texts`` that the table does not hold, in first-occurrence order."""
         return [t for t in dict.fromkeys(texts) if t not in self.index]
 
+    def over_window(self, texts: Sequence[str]) -> set[str]:
+        """The texts of ``texts`` the table holds that are over the encoder's window (those it chunked)."""
+        return {t for t in texts if self.index.get(t, -1) in self.chunked}
+
     def lookup(self, texts: Sequence[str], long_texts: str = "chunk") -> np.ndarray:
         """One row per text, as ``embed(texts, model, long_texts=long_texts)`` computes it from the same
         encoder pass; raises KeyError naming the first text the table does not hold."""
@@ -204,10 +220,13 @@ def embed_or_look_up(
     batch_size: int = 64,
     long_texts: str = "chunk",
 ) -> np.ndarray:
-    """``embed``, except that texts the table holds are looked up; the rest are encoded in one call."""
+    """``embed``, except that texts the table holds are looked up; the rest are encoded in one call (the
+    model is not used when the table holds every text: it may then be None)."""
     if table is None:
         return embed(texts, model, batch_size, long_texts)
     absent = table.missing(texts)
+    if not absent:
+        return table.lookup(texts, long_texts)
     computed = embed(absent, model, batch_size, long_texts)
     row_of_absent = {text: i for i, text in enumerate(absent)}
     present = [t for t in dict.fromkeys(texts) if t not in row_of_absent]
@@ -226,6 +245,14 @@ def read_text_embeddings(path: str, texts: Sequence[str] | None = None) -> TextE
         return TextEmbeddings(read_table(path, TEXT_EMBEDDINGS, "text_embeddings"), path)
     wanted = pl.scan_parquet(path).filter(pl.col("text").is_in(list(set(texts)))).collect()
     return TextEmbeddings(conform(wanted, TEXT_EMBEDDINGS, f"text_embeddings ({path})"), path)
+
+
+def read_text_embedding_tables(paths: Sequence[str]) -> TextEmbeddings:
+    """Every row of the TEXT_EMBEDDINGS tables at ``paths`` as one table, for look-ups by text; a text more
+    than one holds is taken from the first (the tables of one dataset copy each other's rows)."""
+    tables = [read_table(p, TEXT_EMBEDDINGS, "text_embeddings") for p in paths]
+    merged = pl.concat(tables).unique("text", keep="first", maintain_order=True)
+    return TextEmbeddings(merged, ", ".join(paths))
 
 
 def _matrix(vectors: pl.Series) -> np.ndarray:

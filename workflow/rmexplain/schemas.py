@@ -123,7 +123,9 @@ DISTANCES: Contract = {
 }
 
 TEXT_EMBEDDINGS: Contract = {
-    "text": Column(pl.String, "A distinct text of the dataset (an original or a perturbation), sorted."),
+    "text": Column(
+        pl.String, "A distinct text of the dataset (a prompt, original, perturbation or edit), sorted."
+    ),
     "embedding": Column(
         pl.List(pl.Float32), "Unit-normalised sentence embedding from one encoder pass (cut at its window)."
     ),

@@ -247,8 +247,15 @@ def effect_rms(design: Design, dataset: str) -> list[str]:
 
 
 def effect_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
-    """The effect edits' text embeddings where RM ``rm`` looks texts up (as ``text_embeddings_for_rm``)."""
-    return [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
+    """The effect edits' text embeddings where RM ``rm`` looks texts up (as ``text_embeddings_for_rm``),
+    after the dataset's own table (its prompts)."""
+    return stage_embeddings_for_rm(design, dataset, rm, paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset))
+
+
+def stage_embeddings_for_rm(design: Design, dataset: str, rm: str, stage_table: str) -> list[str]:
+    """Where RM ``rm`` looks texts up: the dataset's text embeddings (its prompts and originals) and a later
+    stage's table ``stage_table`` (its edited texts); else none."""
+    return [*text_embeddings_for_rm(design, dataset, rm), stage_table] if looks_texts_up(design, rm) else []
 
 
 def text_embeddings_of(design: Design, dataset: str) -> list[str]:
@@ -256,6 +263,14 @@ def text_embeddings_of(design: Design, dataset: str) -> list[str]:
     if dataset not in text_embedding_datasets(design):
         return []
     return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
+
+
+def embeddings_before_edits(design: Design, dataset: str) -> list[str]:
+    """The embedding tables a later stage's encoding copies the texts of (a discovery round's after the
+    first, the carriers'): the dataset's, and the effect and first-round edits' where they are embedded."""
+    effects = dataset in effect_embedding_datasets(design)
+    effect_table = [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if effects else []
+    return [*text_embeddings_of(design, dataset), *effect_table]
 
 
 def effect_embedding_datasets(design: Design) -> list[str]:
@@ -381,7 +396,7 @@ def carrier_edit_inputs(design: Design, dataset: str) -> dict[str, list[str]]:
 
 def carrier_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]:
     """The carrier edits' text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``)."""
-    return [paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=dataset)] if looks_texts_up(design, rm) else []
+    return stage_embeddings_for_rm(design, dataset, rm, paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=dataset))
 
 
 def report_links(design: Design) -> dict[str, str | None]:
@@ -462,11 +477,11 @@ def discovery_round_embeddings_for_rm(
 ) -> list[str]:
     """A round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``): round 1's
     are encoded with the effect edits (``embed_effect_texts``), later rounds' on their own."""
-    if not looks_texts_up(design, rm):
-        return []
     if round_ == 1:
         return effect_embeddings_for_rm(design, dataset, rm)
-    return [discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, round_)]
+    return stage_embeddings_for_rm(
+        design, dataset, rm, discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, round_)
+    )
 
 
 def scores_before(

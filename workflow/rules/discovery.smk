@@ -42,7 +42,7 @@ rule discovery_round:
 rule embed_discovery_texts:
     input:
         discovery=[paths.BIASES_ROUND_EDITS],
-        known=lambda w: targets.text_embeddings_of(design, w.dataset),
+        known=lambda w: targets.embeddings_before_edits(design, w.dataset),
         hub=ancient(downloads.models_for_distances(design)),
     output:
         paths.BIASES_ROUND_EMBEDDINGS,

@@ -94,8 +94,8 @@ def run_embed_effect_texts(
 ) -> None:
     """TEXT_EMBEDDINGS of every edited text of a dataset (the effect edits ``edits``, bias discovery's
     ``discovery`` and the carrier edits' undone texts ``carriers``), each once, for the RMs that look texts
-    up instead of encoding them (the demo RMs and the planted RMs built on them). Texts the dataset's own
-    embedding table (``known``: the perturbations' and originals', same encoder) holds are copied from it;
+    up instead of encoding them (the demo RMs and the planted RMs built on them). Texts the embedding tables
+    ``known`` hold (the dataset's and, for a later stage, the effect edits'; same encoder) are copied;
     only the others are encoded, the effect edits' in one pass and then the others (so the effect edits are
     encoded alike with or without them)."""
     effect_texts = set().union(
@@ -117,7 +117,7 @@ def run_embed_effect_texts(
     )
     missing = sorted(effect_texts - set(reused["text"].to_list()))
     later = sorted(discovery_texts - effect_texts - set(reused["text"].to_list()))
-    log.info("%d distinct edited texts: %d held by the dataset's embedding table, %d to encode",
+    log.info("%d distinct edited texts: %d held by an earlier embedding table, %d to encode",
              len(texts), reused.height, len(missing) + len(later))  # fmt: skip
     encoded = [encode_table(group, settings) for group in (missing, later) if group]
     frame = pl.concat([reused, *encoded]).sort("text")

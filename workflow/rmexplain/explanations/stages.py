@@ -172,17 +172,22 @@ def embed_dataset_texts(
     settings: dict[str, Any],
     log: logging.Logger,
 ) -> pl.DataFrame:
-    """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text; for a dataset
-    that is not perturbed (bias discovery alone), every original."""
+    """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text (for a dataset
+    that is not perturbed, bias discovery alone: every original), then, in a pass of their own so that those
+    are encoded alike with or without them, the prompts and the other originals (for the demo RMs, which
+    look every text they score up)."""
+    originals = comparisons["chosen"].to_list() + comparisons["rejected"].to_list()
     if not perturbations:
-        texts = comparisons["chosen"].to_list() + comparisons["rejected"].to_list()
+        texts = originals
     else:
         perturbed = with_originals(
             comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
         )
         texts = perturbed["text"].to_list() + perturbed["original"].to_list()
-    frame = encode_table(texts, settings)
-    log.info("embedded %d distinct texts of %d perturbation tables", frame.height, len(perturbations))
+    rest = sorted(set(comparisons["prompt"].to_list() + originals) - set(texts))
+    frame = pl.concat([encode_table(texts, settings), encode_table(rest, settings)]).sort("text")
+    log.info("embedded %d distinct texts of %d perturbation tables and %d prompts and other originals",
+             frame.height - len(rest), len(perturbations), len(rest))  # fmt: skip
     return frame
 
 

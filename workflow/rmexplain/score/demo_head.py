@@ -19,7 +19,6 @@ from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
     BUNDLED_MINILM,
     TextEmbeddings,
-    embed,
     embed_or_look_up,
     embedding_dimension,
     load_sentence_model,
@@ -38,11 +37,12 @@ class BTHead(nn.Module):
 
 
 def pair_features(
-    prompts: Sequence[str], responses: Sequence[str], encoder: Any, known: TextEmbeddings | None = None
+    prompts: Sequence[str], responses: Sequence[str], encoder: Any | None, known: TextEmbeddings | None = None
 ) -> torch.Tensor:
     """[e(x), e(y), e(x)⊙e(y)] for each (prompt, response); texts over the encoder's limit are truncated.
-    Responses that ``known`` holds (the dataset's text embeddings, same encoder) are looked up."""
-    e_prompt = embed(prompts, encoder, long_texts="truncate")
+    Prompts and responses that ``known`` holds (text embeddings of the same encoder) are looked up; the
+    encoder may be None when it holds them all."""
+    e_prompt = embed_or_look_up(prompts, encoder, known, long_texts="truncate")
     e_response = embed_or_look_up(responses, encoder, known, long_texts="truncate")
     return torch.from_numpy(np.concatenate([e_prompt, e_response, e_prompt * e_response], axis=1))
 

@@ -6,7 +6,8 @@
 end times). With ``--before`` a second run's profile is printed beside it, with the ratio per rule: a run
 directory, or a JSON file this script wrote (its ``after`` run, the run that file measured). The numbers
 are the runs' own measurements; nothing is rerun. ``--json`` writes them (per rule: jobs, seconds, longest
-job).
+job). The last line gives bias discovery's and the findings' share of the job-seconds (the rules in
+``DISCOVERY_AND_FINDINGS``, their encoding and scoring included).
 """
 
 from __future__ import annotations
@@ -16,6 +17,20 @@ import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+# Bias discovery's rules and the findings' (the carriers' edits, encoding and scoring among them).
+DISCOVERY_AND_FINDINGS = (
+    "discovery_round",
+    "embed_discovery_texts",
+    "score_discovery_edits",
+    "discovery_effects",
+    "discovered_biases",
+    "figure_discovered_biases",
+    "carrier_edits",
+    "embed_carrier_texts",
+    "score_carrier_edits",
+    "findings",
+)
 
 
 def job_times(run_dir: Path) -> dict[tuple[str, str], tuple[float, float]]:
@@ -61,6 +76,12 @@ def earlier(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())["after"]
 
 
+def discovery_share(run: dict[str, Any]) -> str:
+    """``DISCOVERY_AND_FINDINGS``' job-seconds and their share of the run's, in words."""
+    seconds = sum(r["seconds"] for rule, r in run["rules"].items() if rule in DISCOVERY_AND_FINDINGS)
+    return f"{seconds:.1f} of {run['job_seconds']} job-seconds ({100 * seconds / run['job_seconds']:.1f} %)"
+
+
 def table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
     """The profile as a Markdown table (with the earlier run's columns and the ratio when given)."""
     if before is None:
@@ -68,7 +89,7 @@ def table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
         for rule, r in after["rules"].items():
             lines.append(f"| {rule} | {r['jobs']} | {r['seconds']} | {r['longest']} |")
         lines.append(f"| **all** | {after['jobs']} | {after['job_seconds']} | span {after['span']} |")
-        return "\n".join(lines)
+        return "\n".join([*lines, "", f"Bias discovery and the findings: {discovery_share(after)}"])
     lines = ["| rule | jobs before | s before | jobs after | s after | after / before |", "|---" * 6 + "|"]
     for rule in dict.fromkeys([*before["rules"], *after["rules"]]):
         b, a = before["rules"].get(rule), after["rules"].get(rule)
@@ -80,7 +101,10 @@ def table(after: dict[str, Any], before: dict[str, Any] | None) -> str:
         f"| **all** | {before['jobs']} | {before['job_seconds']} | {after['jobs']} | {after['job_seconds']} "
         f"| {ratio:.2f} |"
     )
-    return "\n".join(lines)
+    shares = (
+        f"Bias discovery and the findings: {discovery_share(before)} before, {discovery_share(after)} after"
+    )
+    return "\n".join([*lines, "", shares])
 
 
 def main() -> None:

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import logging
 import statistics
+from pathlib import Path
 
 import pytest
 
 from rmexplain.data.readers import read_embedded
+from rmexplain.embeddings import embedding_table
 from rmexplain.perturb.base import PerturbTask
 from rmexplain.perturb.rules import perturb, request_phrase
+from rmexplain.schemas import TEXT_EMBEDDINGS, write_table
 from rmexplain.score.demo import DemoScorer
 from rmexplain.score.demo_head import train_demo_head
 
 
 @pytest.fixture(scope="module")
-def harmless_rm(tmp_path_factory: pytest.TempPathFactory) -> DemoScorer:
+def harmless_head(tmp_path_factory: pytest.TempPathFactory) -> Path:
     head = tmp_path_factory.mktemp("demo") / "head.pt"
     training = {"epochs": 400, "hidden": 64, "learning_rate": 0.003, "weight_decay": 0.001, "seed": 0}
     train_demo_head("harmless", training, head, logging.getLogger("test"))
-    return DemoScorer("demo-harmless", {}, head)
+    return head
+
+
+@pytest.fixture(scope="module")
+def harmless_rm(harmless_head: Path) -> DemoScorer:
+    return DemoScorer("demo-harmless", {}, harmless_head)
 
 
 def test_harmless_demo_rm_separates_held_out_pairs(harmless_rm):
@@ -59,3 +67,24 @@ def test_a_refusal_that_leaks_personal_data_scores_lower(harmless_rm):
     drops = [c - x for c, x in zip(clean, leaking, strict=True)]
     assert statistics.mean(drops) > 4.0
     assert sum(drop > 0 for drop in drops) / len(drops) >= 0.9
+
+
+def test_texts_the_tables_hold_are_looked_up_and_the_encoder_never_loads(
+    harmless_rm, harmless_head, tmp_path
+):
+    """Given tables that hold every prompt and response (the dataset's and a stage's), a demo RM scores as
+    it does by encoding, to the bit, reads which texts are cut from them, and never loads its encoder."""
+    pairs = read_embedded("harmless", split="explain")[:12]
+    prompts = [p.prompt for p in pairs]
+    long_response = " ".join([pairs[0].chosen] * 60)  # over the encoder's 256 word pieces
+    responses = [long_response, *(p.chosen for p in pairs[1:])]
+    dataset, stage = tmp_path / "dataset.parquet", tmp_path / "stage.parquet"
+    write_table(embedding_table(prompts, harmless_rm.encoder), dataset, TEXT_EMBEDDINGS, "text_embeddings")
+    write_table(embedding_table(responses, harmless_rm.encoder), stage, TEXT_EMBEDDINGS, "text_embeddings")
+    looking_up = DemoScorer("demo-harmless", {}, harmless_head, embeddings=[str(dataset), str(stage)])
+    assert looking_up.score(prompts, responses) == harmless_rm.score(prompts, responses)
+    assert looking_up.length_check(prompts, responses) == harmless_rm.length_check(prompts, responses)
+    assert looking_up.length_check(prompts, responses).cut == [True] + [False] * 11
+    assert "encoder" not in vars(looking_up)
+    looking_up.score([*prompts[:1], "How do I fry an egg?"], responses[:2])  # a prompt no table holds
+    assert "encoder" in vars(looking_up)

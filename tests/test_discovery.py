@@ -1163,8 +1163,18 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_sha
     assert targets.discovery_rewards(design, "alone", "offline", 1) == [
         f"results/scores/alone/discovery/offline/round1/{rm}.parquet" for rm in ("demo-harmless", "planted")
     ]
+    # a demo RM reads the dataset's table (its prompts and originals) beside the edits'
     assert targets.discovery_round_embeddings_for_rm(design, "alone", "offline", 1, "demo-harmless") == [
-        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone")
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
+        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone"),
+    ]
+    assert targets.discovery_round_embeddings_for_rm(design, "alone", "offline", 2, "demo-harmless") == [
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
+        "results/discovery/alone/engines/offline/round2/embeddings.parquet",
+    ]
+    assert targets.embeddings_before_edits(design, "alone") == [
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
+        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone"),
     ]
     assert "alone" in targets.effect_embedding_datasets(design)
     # no attribute effects on "alone": no effect-edit scores there, in the truncation table or before round 1

@@ -11,19 +11,22 @@ import pytest
 
 from rmexplain.data.readers import read_embedded
 from rmexplain.embeddings import (
+    BUNDLED_MINILM,
     LONG_TEXTS,
     TextEmbeddings,
     chunk_spans,
     count_overlength,
+    declared_window,
     embed,
     embed_chunked,
     embed_or_look_up,
     embedding_table,
     load_sentence_model,
+    read_text_embedding_tables,
     read_text_embeddings,
 )
 from rmexplain.explanations.metrics import semantic_distances
-from rmexplain.explanations.stages import with_embeddings
+from rmexplain.explanations.stages import embed_dataset_texts, encode_table, with_embeddings
 from rmexplain.schemas import DISTANCES, TEXT_EMBEDDINGS, ContractError, write_table
 
 PARAGRAPHS = [
@@ -231,6 +234,47 @@ def test_embed_or_look_up_encodes_only_what_the_table_lacks(model):
     assert np.array_equal(embed_or_look_up(texts, model, None), embed(texts, model))
 
 
+def test_a_table_that_holds_every_text_needs_no_encoder(model):
+    """With every text held, the rows are the table's and the model is never touched (None will do)."""
+    known = TextEmbeddings(embedding_table([*SHORT, ORIGINAL], model), "table")
+    texts = [SHORT[2], ORIGINAL, SHORT[2]]
+    for long_texts in LONG_TEXTS:
+        looked_up = embed_or_look_up(texts, None, known, long_texts=long_texts)
+        assert np.array_equal(looked_up, embed_or_look_up(texts, model, known, long_texts=long_texts))
+        assert np.array_equal(looked_up, known.lookup(texts, long_texts))
+    with pytest.raises(AttributeError):  # a text it lacks needs the encoder
+        embed_or_look_up([*texts, "Boil it."], None, known)
+
+
+def test_the_table_knows_which_texts_are_over_the_window(model):
+    """A table chunks exactly the texts the encoder would cut, so the demo RMs read their cut from it."""
+    texts = [*SHORT, ORIGINAL, PERTURBED]
+    known = TextEmbeddings(embedding_table(texts, model), "table")
+    measured = {texts[i] for i in count_overlength(texts, model)}
+    assert known.over_window([*texts, "Boil it."]) == measured == {ORIGINAL, PERTURBED}
+
+
+def test_the_bundled_encoder_declares_the_window_it_loads_with(model, tmp_path):
+    assert declared_window(BUNDLED_MINILM) == model.max_seq_length == 256
+    assert declared_window(str(tmp_path)) is None  # no sentence_bert_config.json: load the model to know
+
+
+def test_several_tables_read_as_one_the_first_holding_a_text_wins(model, tmp_path):
+    first, second = tmp_path / "dataset.parquet", tmp_path / "edits.parquet"
+    write_table(embedding_table(SHORT[:2], model), first, TEXT_EMBEDDINGS, "text_embeddings")
+    other = embedding_table([SHORT[1], SHORT[2]], model).with_columns(
+        embedding=pl.when(pl.col("text") == SHORT[1])
+        .then(pl.lit([0.0] * 384, dtype=pl.List(pl.Float32)))
+        .otherwise("embedding")
+    )
+    write_table(other, second, TEXT_EMBEDDINGS, "text_embeddings")
+    merged = read_text_embedding_tables([str(first), str(second)])
+    assert merged.missing([*SHORT[:3], SHORT[3]]) == [SHORT[3]]
+    assert np.array_equal(merged.lookup([SHORT[1]]), read_text_embeddings(str(first)).lookup([SHORT[1]]))
+    assert np.array_equal(merged.lookup([SHORT[2]]), read_text_embeddings(str(second)).lookup([SHORT[2]]))
+    assert merged.source == f"{first}, {second}"
+
+
 def test_embed_or_look_up_chunks_a_long_text_the_table_holds(model):
     """An over-length text found in the table gets its chunk-pooled vector under ``chunk``, as ``embed``
     computes it, and the encoder's cut under ``truncate``."""
@@ -408,3 +452,31 @@ def test_the_configured_encoder_reads_the_model_the_device_and_the_batch_size():
     model, _ = configured_encoder({"embedding_model": by_path})
     assert model is load_sentence_model(by_path, "cpu") and model is not bundled
     assert str(model.device) == "cpu"
+
+
+def test_the_dataset_table_holds_its_prompts_in_a_pass_of_their_own(model):
+    """The perturbed texts and their originals are encoded as before, in one pass; the prompts in a second,
+    so the first pass's rows do not change with them."""
+    comparisons = pl.DataFrame(
+        {
+            "comparison_id": ["a", "b"],
+            "prompt": [SHORT[0], "How long do eggs keep?"],
+            "chosen": [SHORT[1], "About three weeks in the fridge."],
+            "rejected": [SHORT[2], ORIGINAL],
+        }
+    )
+    perturbations = pl.DataFrame(
+        {"comparison_id": ["a"], "target": ["chosen"], "text": ["Boil it for nine."]}
+    )
+    settings = {"embedding_model": BUNDLED_MINILM}
+    table = embed_dataset_texts(comparisons, [perturbations], settings, logging.getLogger("test"))
+    assert table["text"].to_list() == sorted([*comparisons["prompt"], SHORT[1], "Boil it for nine."])
+    perturbed = encode_table(["Boil it for nine.", SHORT[1]], settings)
+    assert table.filter(pl.col("text").is_in(perturbed["text"].implode())).equals(perturbed)
+    prompts = encode_table(comparisons["prompt"].to_list(), settings)
+    assert table.filter(pl.col("text").is_in(prompts["text"].implode())).equals(prompts)
+    alone = embed_dataset_texts(comparisons, [], settings, logging.getLogger("test"))  # discovery alone
+    assert alone["text"].to_list() == sorted(
+        [*comparisons["prompt"], *comparisons["chosen"], *comparisons["rejected"]]
+    )
+    assert alone.filter(pl.col("chunked_embedding").is_not_null())["text"].to_list() == [ORIGINAL]

@@ -174,20 +174,19 @@ def embed_dataset_texts(
 ) -> pl.DataFrame:
     """TEXT_EMBEDDINGS rows for the originals that were perturbed and every perturbed text (for a dataset
     that is not perturbed, bias discovery alone: every original), then, in a pass of their own so that those
-    are encoded alike with or without them, the prompts and the other originals (for the demo RMs, which
-    look every text they score up)."""
-    originals = comparisons["chosen"].to_list() + comparisons["rejected"].to_list()
+    are encoded alike with or without them, the prompts (the demo RMs' scoring jobs after this one look
+    every text up)."""
     if not perturbations:
-        texts = originals
+        texts = comparisons["chosen"].to_list() + comparisons["rejected"].to_list()
     else:
         perturbed = with_originals(
             comparisons, pl.concat([p.select("comparison_id", "target", "text") for p in perturbations])
         )
         texts = perturbed["text"].to_list() + perturbed["original"].to_list()
-    rest = sorted(set(comparisons["prompt"].to_list() + originals) - set(texts))
-    frame = pl.concat([encode_table(texts, settings), encode_table(rest, settings)]).sort("text")
-    log.info("embedded %d distinct texts of %d perturbation tables and %d prompts and other originals",
-             frame.height - len(rest), len(perturbations), len(rest))  # fmt: skip
+    prompts = sorted(set(comparisons["prompt"].to_list()) - set(texts))
+    frame = pl.concat([encode_table(texts, settings), encode_table(prompts, settings)]).sort("text")
+    log.info("embedded %d distinct texts of %d perturbation tables and %d prompts",
+             frame.height - len(prompts), len(perturbations), len(prompts))  # fmt: skip
     return frame
 
 

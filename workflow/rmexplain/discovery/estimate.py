@@ -64,7 +64,6 @@ from typing import ClassVar
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from rmexplain.analysis.bootstrap import (
     BootstrapSettings,
@@ -248,6 +247,8 @@ def p_value(effect: float, boot: np.ndarray, clusters: int, min_effect: float = 
     if se == 0.0:
         return 0.0 if size > min_effect else 1.0
     df = max(clusters - 1, 1)
+    from scipy import stats  # about a second to import: only the jobs that test features load it
+
     return float(
         min(1.0, stats.t.sf((size - min_effect) / se, df) + stats.t.cdf((-size - min_effect) / se, df))
     )
@@ -632,6 +633,8 @@ def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
     features tested per (dataset, RM) (``scipy.stats.false_discovery_control``; features without a p-value
     are not tested and get NaN), ``significant`` (q ≤ fdr), ``rank``, and the halves' and influence columns
     of the significant features (null on the others)."""
+    from scipy import stats  # about a second to import: only the jobs that test features load it
+
     twice = effects.group_by("dataset", "rm", "feature").len().filter(pl.col("len") > 1)
     twice = twice.sort("dataset", "feature", "rm")  # the first such feature by name is the one named
     if twice.height:

@@ -23,7 +23,6 @@ from rmexplain.effects.analysis import (
 )
 from rmexplain.effects.base import LENGTH, EffectInput
 from rmexplain.effects.edits import make_effect_edits
-from rmexplain.effects.plots import effects_figure
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
 from rmexplain.explanations.stages import encode_table
 from rmexplain.figures import FigureOptions
@@ -274,6 +273,8 @@ def run_effects_figure(
     effects: str, options: Mapping[str, Any], level: float, output: str, log: logging.Logger
 ) -> None:
     """The attribute-effects figure of one (dataset, method)."""
+    from rmexplain.effects.plots import effects_figure  # matplotlib: only the figure's job imports it
+
     frame = read_table(effects, ATTRIBUTE_EFFECTS, "attribute effects")
     title = f"{frame['dataset'][0]} · {frame['method'][0]}" if frame.height else "attribute effects"
     effects_figure(frame, title, output, FigureOptions.from_config(options), f"{level:.0%}")

@@ -38,8 +38,8 @@ class DemoScorer(RewardModelBackend):
     """Scores with a trained demo head (``head`` artifact from the ``train_demo_rm`` rule).
 
     The texts' embeddings come from the ``embeddings`` tables where they hold them (the dataset's table holds
-    its prompts and originals, each stage's table its edited texts); the encoder is loaded only for a text
-    they lack, so a job whose texts are all held never imports sentence-transformers."""
+    its prompts, perturbations and their originals, a later stage's table its edited texts); the encoder is
+    loaded only for a text they lack (a job whose texts are all held never imports sentence-transformers)."""
 
     artifacts = ("head",)
     sentence_encoder = BUNDLED_MINILM

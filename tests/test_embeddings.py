@@ -472,9 +472,9 @@ def test_the_dataset_table_holds_its_prompts_in_a_pass_of_their_own(model):
     table = embed_dataset_texts(comparisons, [perturbations], settings, logging.getLogger("test"))
     assert table["text"].to_list() == sorted([*comparisons["prompt"], SHORT[1], "Boil it for nine."])
     perturbed = encode_table(["Boil it for nine.", SHORT[1]], settings)
-    assert table.filter(pl.col("text").is_in(perturbed["text"].implode())).equals(perturbed)
+    assert table.filter(pl.col("text").is_in(perturbed["text"].to_list())).equals(perturbed)
     prompts = encode_table(comparisons["prompt"].to_list(), settings)
-    assert table.filter(pl.col("text").is_in(prompts["text"].implode())).equals(prompts)
+    assert table.filter(pl.col("text").is_in(prompts["text"].to_list())).equals(prompts)
     alone = embed_dataset_texts(comparisons, [], settings, logging.getLogger("test"))  # discovery alone
     assert alone["text"].to_list() == sorted(
         [*comparisons["prompt"], *comparisons["chosen"], *comparisons["rejected"]]

@@ -37,6 +37,7 @@ import polars as pl
 
 from rmexplain.discovery.base import ADD, REMOVE, Engine, PlannedRound, RoundContext, RoundOutput, engines
 from rmexplain.discovery.edits import original_units, sampling_key
+from rmexplain.discovery.estimate import AddedEffect, discovery_input
 from rmexplain.discovery.offline import screen_rewards
 from rmexplain.discovery.pareto import Candidate, select
 from rmexplain.effects.base import RewardChanges
@@ -496,8 +497,6 @@ def _shown(value: float | None) -> str:
 def judge_effects(comparisons: pl.DataFrame, edits: pl.DataFrame, verdicts: np.ndarray) -> dict[str, float]:
     """The shared estimate (``AddedEffect``: length-adjusted, +1 adds, −1 removes) of each feature over the
     judge's verdicts in place of standardised reward changes (sd 1); point estimates only."""
-    from rmexplain.discovery.estimate import AddedEffect, discovery_input
-
     data = discovery_input(comparisons, edits, {}, {})
     none, no_index = np.zeros(0), np.zeros(0, dtype=np.int64)
     data = dataclasses.replace(

@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.classes import of_a_word_class
+from rmexplain.discovery.estimate import discovered_biases
 from rmexplain.discovery.mining import MINED_NAME
 from rmexplain.embeddings import configured_encoder, embed
 from rmexplain.settings import schema_defaults
@@ -62,8 +63,6 @@ def significant_words(previous: pl.DataFrame, fdr: float) -> dict[str, list[Word
     """RM -> its significant mined word features of the rounds before (q ≤ ``fdr`` by Benjamini–Hochberg
     over each RM's tested features), largest |effect| first (ties by phrase); none that a class of words
     counts (``classes.of_a_word_class``: its class is tested always)."""
-    from rmexplain.discovery.estimate import discovered_biases  # scipy: only where a round merges
-
     if previous.is_empty():
         return {}
     table = discovered_biases(previous, fdr).filter(pl.col("significant") & (pl.col("kind") == "words"))

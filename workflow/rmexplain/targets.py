@@ -253,8 +253,8 @@ def effect_embeddings_for_rm(design: Design, dataset: str, rm: str) -> list[str]
 
 
 def stage_embeddings_for_rm(design: Design, dataset: str, rm: str, stage_table: str) -> list[str]:
-    """Where RM ``rm`` looks texts up: the dataset's text embeddings (its prompts and originals) and a later
-    stage's table ``stage_table`` (its edited texts); else none."""
+    """Where RM ``rm`` looks texts up: the dataset's text embeddings (its prompts, perturbations and their
+    originals) and a later stage's table ``stage_table`` (its edited texts); else none."""
     return [*text_embeddings_for_rm(design, dataset, rm), stage_table] if looks_texts_up(design, rm) else []
 
 

@@ -25,7 +25,7 @@ import polars as pl
 
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.classes import of_a_word_class
-from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, opens_sentences
+from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, mined_name, opens_sentences
 from rmexplain.discovery.text import words
 
 EDIT_SCHEMA = {
@@ -90,7 +90,7 @@ def _candidates(changes: Sequence[Mapping[str, int]], tested: set[str], min_supp
     return sorted(
         w
         for w, n in support.items()
-        if n >= min_support and f'words "{w}"' not in tested and not of_a_word_class(w)
+        if n >= min_support and mined_name("words", w) not in tested and not of_a_word_class(w)
     )
 
 

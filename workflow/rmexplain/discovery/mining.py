@@ -62,13 +62,18 @@ def phrase_pattern(phrase: str) -> str:
     return r"(?<![\p{L}\p{N}])" + r"\s+".join(regex.escape(w) for w in phrase.split()) + r"(?![\p{L}\p{N}])"
 
 
+def mined_name(kind: str, text: str) -> str:
+    """A mined feature's name, ``kind "text"`` (``words "as i said"``), as ``MINED_NAME`` reads it back."""
+    return f'{kind} "{text}"'
+
+
 class MinedOpener(Feature):
     """A response opening with ``surface`` (matched on its words, case-insensitive)."""
 
     kind, source = "opener", MINED
 
     def __init__(self, key: str, surface: str) -> None:
-        self.name, self.surface = f'opener "{surface}"', surface
+        self.name, self.surface = mined_name("opener", surface), surface
         self.description = f"Opens with “{surface}”."
         self.start = regex.compile(r"^\s*" + phrase_pattern(key) + r"[ \t]*[,.!?;:—–]*\s*", FLAGS)
 
@@ -88,7 +93,7 @@ class MinedCloser(Feature):
     kind, source = "closer", MINED
 
     def __init__(self, key: str, surface: str) -> None:
-        self.name, self.surface = f'closer "{surface}"', surface
+        self.name, self.surface = mined_name("closer", surface), surface
         self.description = f"Closes with “{surface}”."
         self.sentence = regex.compile(r"^\W*" + phrase_pattern(key) + r"\W*$", FLAGS)
 
@@ -117,7 +122,7 @@ class MinedWords(Feature):
     kind, source = "words", MINED
 
     def __init__(self, phrase: str, opens_sentences: bool) -> None:
-        self.name, self.phrase, self.opens = f'words "{phrase}"', phrase, opens_sentences
+        self.name, self.phrase, self.opens = mined_name("words", phrase), phrase, opens_sentences
         self.description = f"Uses the words “{phrase}”."
         self.pattern = regex.compile(phrase_pattern(phrase), FLAGS)
 
@@ -178,7 +183,7 @@ class MinedCharacter(Feature):
 
     def __init__(self, char: str) -> None:
         pair = "()" if char in "()" else "[]" if char in "[]" else "{}" if char in "{}" else char
-        self.name, self.chars = f'character "{pair}"', set(pair)
+        self.name, self.chars = mined_name("character", pair), set(pair)
         self.description = f"Uses the character “{pair}” ({CHARACTER_NAMES.get(char, 'a symbol')})."
 
     def present(self, text: str) -> bool:

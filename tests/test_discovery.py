@@ -1145,7 +1145,7 @@ def _discovery_config() -> dict:
     return config
 
 
-def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_shares_the_encoder_pass():
+def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_each_round_is_encoded_on_its_own():
     from rmexplain import paths, targets
     from rmexplain.config import check
     from rmexplain.design import Design
@@ -1155,28 +1155,37 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_sha
     assert design.dataset("alone").methods == () and design.dataset("both").methods == ("rules",)
     assert {d for d, _, _ in targets.perturbation_jobs(design)} == {"both", "none"}
     assert targets.discovery_rounds(design) == [("offline", 1)]
-    assert targets.discovery_first_round_edits(design, "alone") == [
-        "results/discovery/alone/engines/offline/round1/edits.parquet"
-    ]
-    assert targets.discovery_first_round_edits(design, "none") == []
-    # every round is scored by its own jobs; round 1's texts are encoded with the effect edits
+    # every round is scored by its own jobs and encoded by its own
     assert targets.discovery_rewards(design, "alone", "offline", 1) == [
         f"results/scores/alone/discovery/offline/round1/{rm}.parquet" for rm in ("demo-harmless", "planted")
     ]
-    # a demo RM reads the dataset's table (its prompts and originals) beside the edits'
+    round_one = "results/discovery/alone/engines/offline/round1/embeddings.parquet"
+    assert targets.discovery_round_embeddings(design) == [
+        "results/discovery/both/engines/offline/round1/embeddings.parquet",
+        round_one,
+    ]
+    # a demo RM reads the dataset's table (its prompts and originals) beside the round's
     assert targets.discovery_round_embeddings_for_rm(design, "alone", "offline", 1, "demo-harmless") == [
         paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
-        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone"),
+        round_one,
     ]
     assert targets.discovery_round_embeddings_for_rm(design, "alone", "offline", 2, "demo-harmless") == [
         paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
         "results/discovery/alone/engines/offline/round2/embeddings.parquet",
     ]
-    assert targets.embeddings_before_edits(design, "alone") == [
-        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
-        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="alone"),
+    # round 1 copies the texts of the tables before it; the carriers those of every round too
+    assert targets.embeddings_before(design, "alone", 1) == [paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone")]
+    assert targets.embeddings_before(design, "both", 1) == [
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="both"),
+        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="both"),
     ]
-    assert "alone" in targets.effect_embedding_datasets(design)
+    assert targets.embeddings_before(design, "both") == [
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="both"),
+        paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="both"),
+        "results/discovery/both/engines/offline/round1/embeddings.parquet",
+    ]
+    assert targets.effect_embedding_datasets(design) == ["both"]  # "alone" has no effect edits
+    assert targets.discovery_embedding_datasets(design) == ["both", "alone"]
     # no attribute effects on "alone": no effect-edit scores there, in the truncation table or before round 1
     stages = {(d, stage) for d, _, stage, _ in targets.truncation_parts(design)}
     assert ("alone", "effects") not in stages and ("alone", "discovery offline round 1") in stages
@@ -1190,7 +1199,7 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_round_one_sha
 
 
 def test_an_engine_with_several_rounds_reads_its_earlier_rounds_and_scores_later_rounds_on_their_own():
-    from rmexplain import targets
+    from rmexplain import paths, targets
     from rmexplain.config import check
     from rmexplain.design import Design
 
@@ -1221,8 +1230,13 @@ def test_an_engine_with_several_rounds_reads_its_earlier_rounds_and_scores_later
     assert targets.scores_before(design, "both", "planted", "perturbations") == [
         "results/scores/both/originals/planted.parquet"
     ]
-    later = targets.discovery_later_round_outputs(design)
-    assert "results/discovery/alone/engines/offline/round3/embeddings.parquet" in later
+    embedded = targets.discovery_round_embeddings(design)
+    assert "results/discovery/alone/engines/offline/round3/embeddings.parquet" in embedded
+    assert targets.embeddings_before(design, "alone", 3) == [
+        paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone"),
+        "results/discovery/alone/engines/offline/round1/embeddings.parquet",
+        "results/discovery/alone/engines/offline/round2/embeddings.parquet",
+    ]
 
 
 def test_the_config_names_only_registered_engines():

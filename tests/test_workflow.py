@@ -81,11 +81,12 @@ def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run, monkeypatch):
     # scan and human-ranking scores) and the others.
     [environment] = record["environments"]
     assert environment["rules"] == [
-        "effect_edits", "embed_carrier_texts", "embed_effect_texts", "embed_texts", "perturb", "provenance",
+        "effect_edits", "embed_carrier_texts", "embed_discovery_texts", "embed_effect_texts", "embed_texts",
+        "perturb", "provenance",
         "score_carrier_edits", "score_discovery_edits", "score_effect_edits", "score_originals",
         "score_perturbations", "tokens_human_scores", "tokens_scan",
     ]  # fmt: skip
-    assert environment["jobs"] == 13 and record["gpus"] == [] and record["rm_code"] == []
+    assert environment["jobs"] == 14 and record["gpus"] == [] and record["rm_code"] == []
     # The distances keep ids, not vectors: the embeddings are in results/embeddings only.
     distances = pl.read_parquet(root / "results/distances/harmless/rules/demo-harmless.parquet")
     assert distances.columns == ["perturbation_id", "syntactic_distance", "semantic_distance"]

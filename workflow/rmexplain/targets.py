@@ -265,19 +265,34 @@ def text_embeddings_of(design: Design, dataset: str) -> list[str]:
     return [paths.fmt(paths.TEXT_EMBEDDINGS, dataset=dataset)]
 
 
-def embeddings_before_edits(design: Design, dataset: str) -> list[str]:
-    """The embedding tables a later stage's encoding copies the texts of (a discovery round's after the
-    first, the carriers'): the dataset's, and the effect and first-round edits' where they are embedded."""
+def embeddings_before(design: Design, dataset: str, round_: int | None = None) -> list[str]:
+    """The embedding tables a later stage's encoding copies the texts of, in the order the stages run: the
+    dataset's, the effect edits' where they are embedded, and every engine's discovery rounds before
+    ``round_`` (the carriers: ``None``, after every round) where they are."""
     effects = dataset in effect_embedding_datasets(design)
     effect_table = [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=dataset)] if effects else []
-    return [*text_embeddings_of(design, dataset), *effect_table]
+    rounds = [
+        discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, r)
+        for engine, r in discovery_rounds(design)
+        if round_ is None or r < round_
+    ]
+    discovery = rounds if dataset in discovery_embedding_datasets(design) else []
+    return [*text_embeddings_of(design, dataset), *effect_table, *discovery]
+
+
+def looks_texts_up_on(design: Design, dataset: str) -> bool:
+    """Whether an RM of ``dataset`` looks its texts up in the embedding tables (so its edits are embedded)."""
+    return any(looks_texts_up(design, rm) for rm in effect_rms(design, dataset))
 
 
 def effect_embedding_datasets(design: Design) -> list[str]:
-    """Datasets whose effect and first discovery edits ``embed_effect_texts`` embeds: those with an RM that
-    looks texts up."""
-    datasets = edited_datasets(design)
-    return [d for d in datasets if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))]
+    """Datasets whose effect edits ``embed_effect_texts`` embeds: those with an RM that looks texts up."""
+    return [d for d in design.effect_datasets() if looks_texts_up_on(design, d)]
+
+
+def discovery_embedding_datasets(design: Design) -> list[str]:
+    """Datasets whose discovery rounds ``embed_discovery_texts`` embeds: those with an RM that looks texts up."""
+    return [d for d in design.discovery_datasets() if looks_texts_up_on(design, d)]
 
 
 def attribute_effect_inputs(design: Design, dataset: str, method: str) -> dict[str, list[str] | str]:
@@ -454,14 +469,6 @@ def original_score_files(design: Design, dataset: str) -> list[str]:
     return [paths.fmt(paths.ORIGINAL_SCORES, dataset=dataset, rm=rm) for rm in effect_rms(design, dataset)]
 
 
-def discovery_first_round_edits(design: Design, dataset: str) -> list[str]:
-    """The round-1 edits of every engine on ``dataset``: encoded and scored with the dataset's effect edits
-    (one encoder pass and one job per RM for all of a dataset's first edits)."""
-    if dataset not in design.discovery_datasets():
-        return []
-    return [discovery_round_file(paths.BIASES_ROUND_EDITS, dataset, e, 1) for e in design.discovery_engines]
-
-
 def discovery_rewards(design: Design, dataset: str, engine: str, round_: int) -> list[str]:
     """Every RM's rewards of one round's edits (``effect_rms`` order), each round scored by its own jobs."""
     return [round_rewards(dataset, engine, round_, rm) for rm in effect_rms(design, dataset)]
@@ -475,10 +482,8 @@ def round_rewards(dataset: str, engine: str, round_: int, rm: str) -> str:
 def discovery_round_embeddings_for_rm(
     design: Design, dataset: str, engine: str, round_: int, rm: str
 ) -> list[str]:
-    """A round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``): round 1's
-    are encoded with the effect edits (``embed_effect_texts``), later rounds' on their own."""
-    if round_ == 1:
-        return effect_embeddings_for_rm(design, dataset, rm)
+    """A round's text embeddings where RM ``rm`` looks texts up (as ``effect_embeddings_for_rm``), each
+    round's encoded by a job of its own (``embed_discovery_texts``)."""
     return stage_embeddings_for_rm(
         design, dataset, rm, discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, dataset, engine, round_)
     )
@@ -772,7 +777,7 @@ def recorded_job_outputs(design: Design) -> list[str]:
     outputs += [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in design.effect_pairs]
     outputs += [paths.fmt(paths.EFFECT_EMBEDDINGS, dataset=d) for d in effect_embedding_datasets(design)]
     outputs += [paths.fmt(paths.REWARD_SCALE, rm=rm) for rm in design.planted_bases]
-    outputs += discovery_later_round_outputs(design)
+    outputs += discovery_round_embeddings(design)
     outputs += carrier_outputs(design)
     if design.discovery_enabled:
         outputs += [
@@ -792,25 +797,20 @@ def recorded_job_outputs(design: Design) -> list[str]:
     return outputs
 
 
-def discovery_later_round_outputs(design: Design) -> list[str]:
-    """Embeddings and rewards of discovery rounds after the first (encoded and scored on their own)."""
-    later = [(d, e, r) for d in design.discovery_datasets() for e, r in discovery_rounds(design) if r > 1]
-    outputs = [
+def discovery_round_embeddings(design: Design) -> list[str]:
+    """Every discovery round's embeddings, each round encoded on its own, where an RM looks texts up (the
+    rounds' rewards are among ``truncation_parts``)."""
+    return [
         discovery_round_file(paths.BIASES_ROUND_EMBEDDINGS, d, e, r)
-        for d, e, r in later
-        if any(looks_texts_up(design, rm) for rm in effect_rms(design, d))
+        for d in discovery_embedding_datasets(design)
+        for e, r in discovery_rounds(design)
     ]
-    return outputs + [f for d, e, r in later for f in discovery_rewards(design, d, e, r)]
 
 
 def carrier_outputs(design: Design) -> list[str]:
     """Embeddings (where an RM looks texts up) and every RM's rewards of the carriers re-scored."""
     carriers = carrier_rms(design)
-    outputs = [
-        paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=d)
-        for d in carriers
-        if any(looks_texts_up(design, rm) for rm in carriers[d])
-    ]
+    outputs = [paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=d) for d in carriers if looks_texts_up_on(design, d)]
     rewards = [paths.fmt(paths.CARRIER_REWARDS, dataset=d, rm=r) for d, rms in carriers.items() for r in rms]
     return outputs + rewards
 

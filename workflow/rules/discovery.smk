@@ -1,6 +1,6 @@
 # Bias discovery (docs/discovery.md; not App. A's attribute discovery, perturb.discover): each engine
 # proposes candidate features round by round and edits the responses to add and remove them; every RM
-# scores the edits (round 1's encoded with the attribute effects' edits, in embed_effect_texts);
+# scores the edits (each round's encoded and scored by jobs of its own);
 # the effects layer's estimate and bootstrap give each feature's effect; Benjamini-Hochberg across the
 # features per RM and dataset; planted RMs are scored on whether a feature that moves their detector is found.
 
@@ -37,20 +37,17 @@ rule discovery_round:
         "../scripts/discovery_round.py"
 
 
-# Rounds after the first (an engine that selects and mutates): encoded on their own; every round is scored
-# by its own jobs.
+# Each round's edits encoded on their own (for the RMs that look texts up) and scored by jobs of their own.
 rule embed_discovery_texts:
     input:
         discovery=[paths.BIASES_ROUND_EDITS],
-        known=lambda w: targets.embeddings_before_edits(design, w.dataset),
+        known=lambda w: targets.embeddings_before(design, w.dataset, int(w.round)),
         hub=ancient(downloads.models_for_distances(design)),
     output:
         paths.BIASES_ROUND_EMBEDDINGS,
         job_record=paths.job_record(paths.BIASES_ROUND_EMBEDDINGS),
     log:
         "logs/discovery/embed/{dataset}/{engine}/round{round}.log",
-    wildcard_constraints:
-        round="[2-9]|[1-9][0-9]+",
     conda:
         "../../envs/core.yaml"
     threads: 2

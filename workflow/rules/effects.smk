@@ -37,7 +37,6 @@ rule effect_edits:
 rule embed_effect_texts:
     input:
         edits=lambda w: targets.effect_edit_files(design, w.dataset),
-        discovery=lambda w: targets.discovery_first_round_edits(design, w.dataset),
         known=lambda w: targets.text_embeddings_of(design, w.dataset),  # texts embedded already: copied
         hub=ancient(downloads.models_for_distances(design)),
     output:

@@ -38,7 +38,7 @@ rule carrier_edits:
 rule embed_carrier_texts:
     input:
         carriers=[paths.CARRIER_EDITS],
-        known=lambda w: targets.embeddings_before_edits(design, w.dataset),
+        known=lambda w: targets.embeddings_before(design, w.dataset),
         hub=ancient(downloads.models_for_distances(design)),
     output:
         paths.CARRIER_EMBEDDINGS,

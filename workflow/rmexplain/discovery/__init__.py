@@ -28,10 +28,10 @@ for an engine that declares ``uses_llm``), and the engine returns a ``RoundOutpu
 whose edits the shared edit maker makes (``edits.make_edits``: sampled responses, both directions, each edit
 checked against the feature's own detector), or, for an engine that writes its edits itself (an LLM's
 rewrites), a BIAS_DISCOVERY_EDITS frame and its BIAS_DISCOVERY_CANDIDATES.
-Round 1's edits are encoded with the attribute effects' edits (``embed_effect_texts``: one encoder pass for
-all of a dataset's first edits), later rounds' by ``embed_discovery_texts``; every round is scored by its own
-jobs (``score_discovery_edits``, one per RM), which copy the texts the RM's earlier score tables hold (the
-originals, perturbations, effect edits and rounds before) rather than asking the RM again.
+Each round's edits are encoded by a job of their own (``embed_discovery_texts``, for the RMs that look texts
+up; texts an earlier table holds are copied) and scored by jobs of their own (``score_discovery_edits``, one
+per RM), which copy the texts the RM's earlier score tables hold (the originals, perturbations, effect edits
+and rounds before) rather than asking the RM again.
 ``discovery_effects`` estimates each round (BIAS_DISCOVERY_EFFECTS, every RM × feature, with p-values), which
 the next round reads; ``discovered_biases`` joins every engine's rounds, applies Benjamini–Hochberg per
 (dataset, RM) and writes ``results/tables/discovered_biases.*`` and

@@ -91,11 +91,11 @@ def run_embed_effect_texts(
     discovery: Sequence[str] = (),
     carriers: Sequence[str] = (),
 ) -> None:
-    """TEXT_EMBEDDINGS of every edited text of a dataset (the effect edits ``edits``, bias discovery's
-    ``discovery`` and the carrier edits' undone texts ``carriers``), each once, for the RMs that look texts
-    up instead of encoding them (the demo RMs and the planted RMs built on them). Texts the embedding tables
-    ``known`` hold (the dataset's and, for a later stage, the effect edits'; same encoder) are copied;
-    only the others are encoded, the effect edits' in one pass and then the others (so the effect edits are
+    """TEXT_EMBEDDINGS of the edited texts of one stage of a dataset (the effect edits ``edits``, a bias
+    discovery round's ``discovery`` or the carrier edits' undone texts ``carriers``), each once, for the RMs
+    that look texts up instead of encoding them (the demo RMs and the planted RMs built on them). Texts the
+    embedding tables ``known`` hold (the dataset's and the earlier stages'; same encoder) are copied; only
+    the others are encoded, the effect edits' in one pass and then the others (so the effect edits are
     encoded alike with or without them)."""
     effect_texts = set().union(
         *(read_table(p, EFFECT_EDITS, "effect edits")["text"].to_list() for p in edits)

@@ -1174,7 +1174,8 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_each_round_is
         "results/discovery/alone/engines/offline/round2/embeddings.parquet",
     ]
     # round 1 copies the texts of the tables before it; the carriers those of every round too
-    assert targets.embeddings_before(design, "alone", 1) == [paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone")]
+    alone_table = paths.fmt(paths.TEXT_EMBEDDINGS, dataset="alone")
+    assert targets.embeddings_before(design, "alone", 1) == [alone_table]
     assert targets.embeddings_before(design, "both", 1) == [
         paths.fmt(paths.TEXT_EMBEDDINGS, dataset="both"),
         paths.fmt(paths.EFFECT_EMBEDDINGS, dataset="both"),
@@ -1270,6 +1271,15 @@ def test_the_plan_lists_the_gpu_jobs_discovery_adds_and_no_perturbation_scoring_
                 f"dataset={dataset}, engine=offline, round={round_}, rm=gpu-rm",
             ) in jobs
         assert ("score_carrier_edits", f"dataset={dataset}, rm=gpu-rm") in jobs  # the carriers re-scored
+    # the encoder on the GPU: every round's edits encoded by a job of its own, the effect edits' where made
+    design.config["evaluate"]["device"] = "cuda"
+    jobs = plan._gpu_jobs(design)
+    encoding = {(rule, wildcards) for rule, wildcards, _ in jobs if rule.startswith("embed")}
+    rounds = {("embed_discovery_texts", f"dataset={d}, engine=offline, round={r}") for d in ("both", "alone")
+              for r in (1, 2)}  # fmt: skip
+    assert rounds <= encoding and ("embed_effect_texts", "dataset=both") in encoding
+    assert ("embed_effect_texts", "dataset=alone") not in encoding
+    assert {("embed_carrier_texts", "dataset=both"), ("embed_carrier_texts", "dataset=alone")} <= encoding
 
 
 def test_the_config_names_only_registered_probes():

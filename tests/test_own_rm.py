@@ -39,7 +39,8 @@ def test_own_rm_config_runs_what_the_question_needs(monkeypatch):
     assert list(design.datasets) == ["mine"] and design.dataset("mine").stages == ("analysis", "discovery")
     assert design.effect_pairs == [("mine", "rules")] and not design.llm_needed
     assert targets.text_embedding_datasets(design) == [] and targets.effect_embedding_datasets(design) == []
-    assert targets.discovery_round_embeddings(design) == [] and targets.embeddings_before(design, "mine") == []
+    assert targets.discovery_round_embeddings(design) == []
+    assert targets.embeddings_before(design, "mine") == []
     assert targets.metric_files(design) == []  # no coverage, no distances
     assert not design.tokens.enabled and targets.example_files(design) == []
     assert targets.findings_targets(design)[-1] == "results/findings/landing.rst"

@@ -110,6 +110,17 @@ def test_tiny_demo_end_to_end_and_reruns(tiny_demo_run, monkeypatch):
     assert "provenance" in rules, dry.stdout
     assert all(rule.startswith("figure") for rule in rules - {"provenance"}), rules
 
+    # Editing bias discovery reruns discovery and what reads it (the carriers, the findings), none of the
+    # attribute effects' jobs: each discovery round's edits are encoded and scored by jobs of their own.
+    config = copy.deepcopy(tiny_demo_run.config)
+    config.setdefault("discovery", {})["responses_per_feature"] = 7
+    edited = workflow.write_config(config, "config/discovery_edit.yaml")
+    dry = workflow.snakemake("-n", "--configfile", str(edited))
+    rules = scheduled_rules(dry.stdout + dry.stderr)
+    assert {"discovery_round", "embed_discovery_texts", "score_discovery_edits", "findings"} <= rules, rules
+    effects = {"effect_edits", "embed_effect_texts", "score_effect_edits", "attribute_effects"}
+    assert not rules & effects, rules
+
 
 def test_wrong_config_key_fails_before_any_job(workflow_copy):
     config = tiny_demo_config()

@@ -578,10 +578,10 @@ def _gpu_jobs(design: Design) -> list[tuple[str, str, int]]:
         effect_datasets = targets.effect_embedding_datasets(design)
         jobs += [("embed_effect_texts", f"dataset={name}", 1) for name in effect_datasets]
         jobs += [("embed_discovery_texts", f"dataset={name}, engine={e}, round={r}", 1)
-                 for name in effect_datasets if name in design.discovery_datasets()
-                 for e, r in targets.discovery_rounds(design) if r > 1]  # fmt: skip
-        jobs += [("embed_carrier_texts", f"dataset={name}", 1)
-                 for name in targets.carrier_rms(design) if name in effect_datasets]  # fmt: skip
+                 for name in targets.discovery_embedding_datasets(design)
+                 for e, r in targets.discovery_rounds(design)]  # fmt: skip
+        carrier_datasets = [d for d in targets.carrier_rms(design) if targets.looks_texts_up_on(design, d)]
+        jobs += [("embed_carrier_texts", f"dataset={name}", 1) for name in carrier_datasets]
     return jobs
 
 

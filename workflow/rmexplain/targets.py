@@ -291,7 +291,7 @@ def effect_embedding_datasets(design: Design) -> list[str]:
 
 
 def discovery_embedding_datasets(design: Design) -> list[str]:
-    """Datasets whose discovery rounds ``embed_discovery_texts`` embeds: those with an RM that looks texts up."""
+    """Datasets whose discovery rounds ``embed_discovery_texts`` embeds: with an RM that looks texts up."""
     return [d for d in design.discovery_datasets() if looks_texts_up_on(design, d)]
 
 
@@ -810,7 +810,8 @@ def discovery_round_embeddings(design: Design) -> list[str]:
 def carrier_outputs(design: Design) -> list[str]:
     """Embeddings (where an RM looks texts up) and every RM's rewards of the carriers re-scored."""
     carriers = carrier_rms(design)
-    outputs = [paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=d) for d in carriers if looks_texts_up_on(design, d)]
+    embedded = [d for d in carriers if looks_texts_up_on(design, d)]
+    outputs = [paths.fmt(paths.CARRIER_EMBEDDINGS, dataset=d) for d in embedded]
     rewards = [paths.fmt(paths.CARRIER_REWARDS, dataset=d, rm=r) for d, rms in carriers.items() for r in rms]
     return outputs + rewards
 

@@ -196,6 +196,7 @@ class ClientLimiter:
         self.waited = 0.0
         self.rejected = 0  # 429 answers seen
         self.released = 0.0  # tokens this process sent (its own, even where the limit is shared)
+        self.started_at: float | None = None  # when this process first asked for the buckets
         self.first_sent_at: float | None = None  # when this process sent its first and last attempt
         self.last_sent_at: float | None = None
         self._depth = 0  # nesting of ``_synced``: the shared state is read and written at the outermost
@@ -266,6 +267,7 @@ class ClientLimiter:
         """Wait until the buckets hold one more request of ``tokens`` (estimated) tokens and take them;
         returns the time it may be sent (for ``done``). A waiting request looks again after each sleep,
         so what the server said meanwhile (a pause, a lower remaining count, a new scale) holds it too."""
+        self.started_at = self.clock() if self.started_at is None else self.started_at
         async with self._gate():
             while True:
                 with self._synced():

@@ -25,8 +25,8 @@ import polars as pl
 
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.classes import of_a_word_class
-from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, mined_name, opens_sentences
-from rmexplain.discovery.text import words
+from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, opens_sentences
+from rmexplain.discovery.text import mined_name, words
 
 EDIT_SCHEMA = {
     "rm": pl.String, "edit_id": pl.String, "source_text": pl.String, "edited_text": pl.String,

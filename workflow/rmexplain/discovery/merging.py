@@ -28,7 +28,7 @@ import polars as pl
 
 from rmexplain.discovery.classes import of_a_word_class
 from rmexplain.discovery.estimate import discovered_biases
-from rmexplain.discovery.mining import MINED_NAME
+from rmexplain.discovery.text import MINED_NAME
 from rmexplain.embeddings import configured_encoder, embed
 from rmexplain.settings import schema_defaults
 
@@ -68,7 +68,7 @@ def significant_words(previous: pl.DataFrame, fdr: float) -> dict[str, list[Word
     table = discovered_biases(previous, fdr).filter(pl.col("significant") & (pl.col("kind") == "words"))
     out: dict[str, list[WordEffect]] = {}
     for row in table.sort("rm", "feature").iter_rows(named=True):
-        named = MINED_NAME.match(row["feature"])
+        named = MINED_NAME.fullmatch(row["feature"])
         if not named or named.group("kind") != "words" or of_a_word_class(named.group("text")):
             continue  # a word of a class of words ("i", "and i") is its class's, tested always
         if np.isfinite(row["effect"]) and row["effect"] != 0:

@@ -37,9 +37,11 @@ import regex
 from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
 from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.text import (
+    MINED_NAME,
     WORD,
     before_final_punctuation,
     capitalise_first,
+    mined_name,
     pronoun_i,
     sentence_texts,
     sentences,
@@ -60,11 +62,6 @@ FLAGS = regex.IGNORECASE | regex.VERSION1
 def phrase_pattern(phrase: str) -> str:
     """A pattern matching the words of ``phrase`` as whole words, any whitespace between them."""
     return r"(?<![\p{L}\p{N}])" + r"\s+".join(regex.escape(w) for w in phrase.split()) + r"(?![\p{L}\p{N}])"
-
-
-def mined_name(kind: str, text: str) -> str:
-    """A mined feature's name, ``kind "text"`` (``words "as i said"``), as ``MINED_NAME`` reads it back."""
-    return f'{kind} "{text}"'
 
 
 class MinedOpener(Feature):
@@ -448,7 +445,6 @@ def all_candidates(
     return features, presence
 
 
-MINED_NAME = regex.compile(r'^(?P<kind>opener|closer|words|character) "(?P<text>.+)"$')
 WORD_CLASS_NAME = regex.compile(r'^word class (?P<members>"[^"]+"(?:, "[^"]+")+)$')
 
 
@@ -465,7 +461,7 @@ def feature_named(name: str) -> Feature | None:
     merged = WORD_CLASS_NAME.match(name)
     if merged is not None:
         return WordClass(regex.findall(r'"([^"]+)"', merged.group("members")))
-    found = MINED_NAME.match(name)
+    found = MINED_NAME.fullmatch(name)
     if found is None:
         return None
     kind, text = found.group("kind"), found.group("text")

@@ -19,6 +19,13 @@ SENTENCE = regex.compile(r"[^\n]*?(?:[.!?…]+[\"'”’)\]]*(?=\s|$)|[。！？
 TERMINAL = regex.compile(r"[.!?…。！？][\"'”’)\]]*$")
 SPACES = regex.compile(r"[ \t]{2,}")
 PRONOUN_I = regex.compile(r"(?<![\p{L}\p{N}])i(?=['’]|(?![\p{L}\p{N}]))")
+# a mined feature's name (``mined_name``): its kind and its text, read back whole (``fullmatch``)
+MINED_NAME = regex.compile(r'(?P<kind>opener|closer|words|character) "(?P<text>.+)"', regex.DOTALL)
+
+
+def mined_name(kind: str, text: str) -> str:
+    """A mined feature's name, ``kind "text"`` (``words "as i said"``), as ``MINED_NAME`` reads it back."""
+    return f'{kind} "{text}"'
 
 
 def words(text: str) -> list[str]:

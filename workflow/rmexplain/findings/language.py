@@ -27,7 +27,7 @@ from typing import Any
 import regex
 import yaml
 
-from rmexplain.discovery.text import PRONOUN_I, pronoun_i
+from rmexplain.discovery.text import MINED_NAME, PRONOUN_I, pronoun_i
 from rmexplain.effects.analysis import MIN_FINDING_PAIRS
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings.phrases import written_form
@@ -86,7 +86,6 @@ def what_is_added(
 
 
 # ── the forms ─────────────────────────────────────────────────────────────────────────────────────────────
-MINED_NAME = regex.compile(r'(?P<kind>words|opener|closer|character) "(?P<text>.*)"', regex.DOTALL)
 VERB_FIRST = regex.compile(r"(?P<verb>\p{L}+)\s+(?P<rest>.+)", regex.DOTALL)
 ABOUT_THE_RESPONSE = regex.compile(
     r"(?:the|a|each|every)\s+(?:response|answer|reply)\s+(?P<rest>(?P<verb>\p{L}+).*)",

@@ -379,6 +379,7 @@ def test_every_config_targets_its_provenance():
             "results/provenance/jobs/embeddings/d.json",
             "results/provenance/jobs/effects/d/rules/edits.json",
             "results/provenance/jobs/effects/d/embeddings.json",
+            "results/provenance/jobs/discovery/d/engines/offline/round1/embeddings.json",  # each round's own
             "results/provenance/jobs/findings/d/carriers/embeddings.json",  # the carriers' undone texts
             "results/provenance/jobs/scores/d/carriers/r.json",  # ... scored
         ],

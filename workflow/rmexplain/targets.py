@@ -568,11 +568,6 @@ def bias_discovery_targets(design: Design) -> list[str]:
     return [paths.table_file(t, e) for t in tables for e in paths.TABLE_EXTS] + edits + [figure]
 
 
-def edited_datasets(design: Design) -> list[str]:
-    """Datasets with edited texts to encode and score: attribute effects or bias discovery."""
-    return list(dict.fromkeys([*design.effect_datasets(), *design.discovery_datasets()]))
-
-
 # ── optimal and pessimal tokens ───────────────────────────────────────────────────────────────────────────
 def _scan_file(design: Design, rm: str, prompt: str, mode: str) -> str:
     """The scan of (``rm``, ``prompt``) in ``mode``, or its import when ``rm`` has a published scan."""

@@ -23,7 +23,14 @@ from rmexplain import paths
 from rmexplain.analysis.bootstrap import BootstrapSettings, clusters_of, interval, resample_counts
 from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.discovery.base import ADD, REMOVE, Feature, RoundOutput, probe
-from rmexplain.discovery.classes import EndsOnQuestion, FirstPerson, NumbersAsDigits, OpensWithI, class_counts
+from rmexplain.discovery.classes import (
+    EndsOnQuestion,
+    FirstPerson,
+    NumbersAsDigits,
+    OpensWithI,
+    class_counts,
+    sentiment_words,
+)
 from rmexplain.discovery.edits import edit_dose
 from rmexplain.discovery.estimate import AddedEffect, discovery_input, feature_effects, length_fitted
 from rmexplain.discovery.stages import _round_tables
@@ -339,4 +346,35 @@ def test_a_shapes_reward_does_not_bend_the_length_slope(harmless_round, shape):
     data = discovery_input(comparisons, edits, originals, {rm: edited}, "harmless")
     gamma = float(length_fitted(data, rm, None, BootstrapSettings(n_resamples=10), LOG)[0][0, -1])
     truth = -0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])
+    assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
+
+
+HELD = {
+    "positive words": lambda text: sentiment_words(text, +1),
+    "negative words": lambda text: sentiment_words(text, -1),
+    "an apology": probe("apology").count,
+    "a hedge": probe("hedging").count,
+}
+
+
+@pytest.mark.parametrize("held", list(HELD))
+def test_a_reward_for_a_sentiment_word_or_a_probe_does_not_bend_the_length_slope(harmless_round, held):
+    """An RM of +0.02 per word and −0.6 per instance of one held count, no noise: "Sadly," and "Fortunately,"
+    add a word with a sentiment word, an apology or a hedge adds several, and deleting a lexicon category's
+    words takes words out with them, so γ is the truth only where these counts are held equal (without the
+    sentiment words and the probes: −21 %, the wrong sign, +45 %; the hedge without the probes: −15 %)."""
+    comparisons, _, edits, _ = harmless_round
+    count = HELD[held]
+
+    def reward(text: str) -> float:
+        return 0.02 * word_count(text) - 0.6 * count(text)
+
+    rm = f"+0.02 per word, -0.6 per {held}"
+    originals = {rm: length_slope.scores_of(rm, comparisons, reward)}
+    edited = length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["edited_text"], reward)
+    pairs = zip(edits["source_text"], edits["edited_text"], strict=True)
+    assert sum(count(a) != count(b) for a, b in pairs) >= 10, "too few edits change the count"
+    data = discovery_input(comparisons, edits, originals, {rm: edited}, "harmless")
+    gamma = float(length_fitted(data, rm, None, BootstrapSettings(n_resamples=10), LOG)[0][0, -1])
+    truth = 0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])
     assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from rmexplain.effects.base import Observations
-from rmexplain.effects.estimators import column_blocks, length_design, two_steps, with_covariates
+from rmexplain.effects.estimators import (
+    column_blocks,
+    length_design,
+    two_steps,
+    with_covariates,
+    without_spanned,
+)
 
 N_COMPARISONS = 12
 
@@ -39,7 +45,7 @@ def _by_least_squares(obs: Observations, counts: np.ndarray) -> tuple[np.ndarray
     design, _ = length_design(obs)
     repeat = counts[obs.comparison]
     root = np.sqrt(repeat)[:, None]
-    full = with_covariates(design, obs.covariates)
+    full = with_covariates(design, obs)
     gamma = np.linalg.lstsq(full * root, obs.value * root[:, 0], rcond=None)[0][-1]
     rest = np.linalg.lstsq(
         design[:, :-1] * root, (obs.value - gamma * obs.length_change) * root[:, 0], rcond=None
@@ -115,6 +121,59 @@ def test_edits_that_do_not_inform_the_slope_are_fitted_at_the_others_slope():
     assert columns[3] in own_columns
 
 
+def test_a_class_that_changes_only_in_edits_out_of_the_slope_is_left_out_of_it():
+    """A third class that only attribute d's edits change, d out of the slope (as a discovery round's probe
+    changes only in its own edits): no column for it, and γ and every coefficient as without it."""
+    obs = _edits()
+    obs.in_slope = obs.attribute != 3
+    design, _ = length_design(obs)
+    third = np.where(obs.attribute == 3, obs.sign * 2.0, 0.0)
+    wider = Observations(*vars(obs).values())
+    wider.covariates = np.column_stack([obs.covariates, third])
+    held = with_covariates(design, wider)
+    assert held.shape[1] == design.shape[1] + 2  # the two classes, not the third
+    ones = np.ones((1, N_COMPARISONS))
+    with_third, without = (
+        two_steps(wider, design, ones, N_COMPARISONS),
+        two_steps(obs, design, ones, N_COMPARISONS),
+    )
+    assert with_third[1][0] == without[1][0]
+    assert np.array_equal(with_third[0], without[0], equal_nan=True)
+
+
+def test_a_class_that_is_an_attributes_dose_is_left_out_and_the_slope_is_as_without_it():
+    """A third class whose count changes only in attribute a's edits, by their dose (a probe's count in its
+    own edits of a discovery round): it lies in the span of a's columns, holds nothing equal, and is left
+    out — γ and every coefficient as without it, in every resample."""
+    obs = _edits()
+    design, _ = length_design(obs)
+    wider = Observations(*vars(obs).values())
+    wider.covariates = np.column_stack([obs.covariates, np.where(obs.attribute == 0, obs.dose, 0.0)])
+    assert with_covariates(design, wider).shape[1] == design.shape[1] + 2
+    weights = np.random.default_rng(1).multinomial(N_COMPARISONS, [1 / N_COMPARISONS] * N_COMPARISONS, 50)
+    with_third = two_steps(wider, design, weights.astype(np.float64), N_COMPARISONS)
+    without = two_steps(obs, design, weights.astype(np.float64), N_COMPARISONS)
+    assert np.array_equal(with_third[1], without[1], equal_nan=True)
+    assert np.array_equal(with_third[0], without[0], equal_nan=True)
+
+
+def test_a_class_spanned_in_a_resample_has_its_row_of_the_schur_complement_set_to_zero():
+    """In a resample a class may lie in the span of the drawn edits' columns although it does not in the
+    whole sample: what is left of it is rounding (1e-15 of its own sum of squares, of either sign), which
+    scaled to a unit diagonal would be noise as large as the real rows (LAPACK's eigh then failed to
+    converge on one). Its row, column and right-hand side are set to 0; the others and the length, left to
+    ``slope_unidentified`` even where as small, are kept."""
+    gram = np.array([[[4.0, 1.0, 0.5], [1.0, 9.0, 2.0], [0.5, 2.0, 1.0]]])
+    schur = np.array([[[2.0, 3e-16, 0.4], [3e-16, -9e-15, 1e-16], [0.4, 1e-16, 5e-12]]])
+    right = np.array([[1.0, 2e-16, 0.3]])
+    kept_schur, kept_right = without_spanned(schur, right, gram)
+    assert np.array_equal(kept_schur[0, 1], [0.0, 0.0, 0.0]) and np.array_equal(
+        kept_schur[0, :, 1], [0, 0, 0]
+    )
+    assert kept_schur[0, 0, 0] == 2.0 and kept_schur[0, 0, 2] == 0.4 and kept_schur[0, 2, 2] == 5e-12
+    assert np.array_equal(kept_right, [[1.0, 0.0, 0.3]])
+
+
 def test_a_slope_the_design_cannot_tell_from_the_directions_is_nan_and_the_classes_still_fitted():
     """Every edit's length change a function of its attribute and direction (Δℓ = p_a + q_a·s): γ is not
     identified (NaN, not the pseudo-inverse's number), while the two classes beside it are."""
@@ -124,7 +183,7 @@ def test_a_slope_the_design_cannot_tell_from_the_directions_is_nan_and_the_class
     design, _ = length_design(obs)
     _, slope = two_steps(obs, design, np.ones((1, N_COMPARISONS)), N_COMPARISONS)
     assert np.isnan(slope[0])
-    full = with_covariates(design, obs.covariates)
+    full = with_covariates(design, obs)
     assert np.linalg.matrix_rank(full[:, :-1]) == full.shape[1] - 1  # the classes are identified
 
 

@@ -538,3 +538,33 @@ def test_an_attribute_never_goes_under_a_finding_that_is_itself_under_a_class():
         discovered = discovered_findings(table(effects), {"d": edits(LIST_EDITS[:2])}, FindingSettings())
         placed = place_attributes_under_classes([dict(row)], discovered, {("d", "rules"): texts})[0]
         assert placed["under"] == (carrier or "numbered_list")
+
+
+NEGATIVE = "lexicon negative"
+NEGATIVE_EDITS = [
+    ('words "bad"', 1, 1, "Boil it.", "Boil it, bad."),
+    ('words "bad"', -1, -1, "It is bad to boil it.", "It is to boil it."),
+    ('words "problem"', 1, 1, "Cut it.", "Cut it, problem."),
+    ('words "problem"', -1, -1, "No problem, cut it.", "No, cut it."),
+    ('words "please"', 1, 1, "Cut it.", "Cut it, please."),
+    (NEGATIVE, 1, 1, "Boil it.", "Sadly, boil it."),
+]
+
+
+def test_the_words_of_a_lexicon_category_go_under_it_and_its_share_is_inferred():
+    """An RM penalising AFINN's negative words (−0.51 per word): "bad" and "problem" are one negative word
+    each (b = 1: −0.51 · 1 / −0.52 = 98 %), so both go under the category, its share inferred (a negative
+    word has no neutral stand-in) and never proposed for re-scoring; "please" is no negative word ("No" is
+    one: its removal takes none out) and stays on its own."""
+    from rmexplain.findings.carriers import class_named, proposals
+
+    effects = {NEGATIVE: -0.51, 'words "bad"': -0.52, 'words "problem"': -0.515, 'words "please"': 0.9}
+    rows = discovered_findings(table(effects), {"d": edits(NEGATIVE_EDITS)}, FindingSettings())
+    found = by_name(rows)
+    for name, effect in (('words "bad"', -0.52), ('words "problem"', -0.515)):
+        assert found[name]["under"] == NEGATIVE and found[name]["under_check"] == "inferred"
+        assert found[name]["under_per_instance"] == pytest.approx(1.0)
+        assert found[name]["under_share"] == pytest.approx(-0.51 / effect)
+    assert found[NEGATIVE].get("under") is None and found['words "please"'].get("under") is None
+    assert class_named("lexicon positive") is not None and class_named("lexicon rare") is not None
+    assert not [c for c in proposals([], rows, {}, {"d": edits(NEGATIVE_EDITS)}) if c.carrier == NEGATIVE]

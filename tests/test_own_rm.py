@@ -25,6 +25,7 @@ from rmexplain.config import check, load
 from rmexplain.data.sources import source_of
 from rmexplain.data.stages import sample_comparisons
 from rmexplain.design import Design
+from rmexplain.discovery.classes import COUNTED_CLASSES, held_probes
 from rmexplain.findings.landing import ONE_SLOPE_NOTE
 from rmexplain.ids import text_id
 from rmexplain.score.store import ScoreStore
@@ -252,6 +253,10 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
         r"mine: length sensitivity γ (\S+) reward sd per sd of words \(the attribute edits'\)", round_log
     )
     assert gamma and float(gamma.group(1)) == pytest.approx(length["effect"], abs=5e-4), round_log
+    # ... which the effects job fitted at equal counts of every class and every catalogue probe
+    held = len(COUNTED_CLASSES) + len(held_probes())
+    effects_log = (root / "logs" / "effects" / "analysis" / "mine" / "rules.log").read_text()
+    assert f"(at equal counts of {held} classes and catalogue probes)" in effects_log, effects_log
     # the first finding that names politeness, in its phrase or its carrier: the one the first screen shows.
     # Round 2 tests the words the attribute edits insert: "please", which the responses hold too rarely to
     # mine, is a finding of its own ("rewards the word “please”"), the attributes it carries under it.

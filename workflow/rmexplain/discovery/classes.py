@@ -34,9 +34,10 @@ response's language, and the word lists are English (a response in another langu
 
 Each class counts its instances (``count``: number tokens, class words; a shape is one), so an edit that
 changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimate``) reports the effect of
-one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them: a
-closing "Does that help?" adds words with the shape, in doses no feature fixes.
-"""
+one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them (a
+closing "Does that help?" adds words with the shape, in doses no feature fixes) and AFINN's positive and
+negative words, which the miner's lexicon categories test (an edit that makes a response safer and longer
+adds "harmful" and "unsafe" with its words)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from functools import cache
 
 import regex
 
-from rmexplain.discovery.base import Feature, SkipEdit
+from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
 from rmexplain.discovery.text import (
     WORD,
     capitalise_at,
@@ -57,6 +58,7 @@ from rmexplain.discovery.text import (
     sentences,
     statement_sentences,
 )
+from rmexplain.tokens.stats import afinn_lexicon
 
 CLASS_KINDS = ("numbers", "pronouns", "shape", "filler")  # in the miner's order
 SOURCE = "mined from the responses (a class)"
@@ -425,6 +427,21 @@ class FillerWords(Feature):
 
 
 # ── what the length slope holds equal ─────────────────────────────────────────────────────────────────────
+AFINN = "AFINN-en-165"  # the sentiment lexicon (the ``afinn`` package's) of the lexicon categories
+
+
+@cache
+def afinn_scores() -> dict[str, int]:
+    """``AFINN``'s words (lower case) and their scores, −5 to +5."""
+    return afinn_lexicon(AFINN)
+
+
+def sentiment_words(text: str, sign: int) -> int:
+    """The words of ``text`` ``AFINN`` scores with ``sign`` (+1 positive, −1 negative), in any case."""
+    scores = afinn_scores()
+    return sum(sign * scores.get(m.group().lower(), 0) > 0 for m in WORD.finditer(text))
+
+
 MARKUP = regex.compile(r"[*#`|]|^[ \t]*(?:[-+>]|\d+[.)])(?=[ \t])", regex.MULTILINE)
 EMOJI = regex.compile(r"\p{Extended_Pictographic}")
 DIGITS = regex.compile(r"\p{Nd}+")
@@ -437,6 +454,8 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
     "exclamation marks": lambda text: text.count("!"),
     "question marks": lambda text: text.count("?"),
     "markdown marks": lambda text: len(MARKUP.findall(text)),
+    "positive words": lambda text: sentiment_words(text, +1),
+    "negative words": lambda text: sentiment_words(text, -1),
     "emoji": lambda text: len(EMOJI.findall(text)),
     "ending on a question": EndsOnQuestion().count,
     "opening with I": OpensWithI().count,
@@ -444,8 +463,17 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
 
 
 def class_counts(text: str) -> list[int]:
-    """``text``'s count of each class of ``COUNTED_CLASSES``, in its order."""
-    return [count(text) for count in COUNTED_CLASSES.values()]
+    """What the length slope holds equal in ``text``: its count of each class of ``COUNTED_CLASSES``, in its
+    order, then of each probe of the catalogue (``held_probes``)."""
+    return [count(text) for count in COUNTED_CLASSES.values()] + [held.count(text) for held in held_probes()]
+
+
+@cache
+def held_probes() -> tuple[Feature, ...]:
+    """The catalogue's probes (the project's own, by name; not a plugin's), whose instances the length slope
+    holds equal as it does the classes': an apology, a closer or a list adds words with what an RM may
+    reward or penalise, in doses the attribute edits do not fix."""
+    return tuple(probe(name) for name in sorted(probes.builtins()))
 
 
 def class_features(kinds: Sequence[str]) -> list[Feature]:

@@ -35,7 +35,7 @@ import numpy as np
 import regex
 
 from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
-from rmexplain.discovery.classes import CLASS_KINDS, class_features
+from rmexplain.discovery.classes import AFINN, CLASS_KINDS, afinn_scores, class_features
 from rmexplain.discovery.text import (
     MINED_NAME,
     WORD,
@@ -51,7 +51,6 @@ from rmexplain.discovery.text import (
     without_spans,
     words,
 )
-from rmexplain.tokens.stats import afinn_lexicon
 
 MINED = "mined from the responses"
 OPENER = regex.compile(r"^\s*(?P<clause>[^\n,.!?;:—–]+)(?P<punct>[,.!?;:—–]+)")
@@ -332,16 +331,16 @@ def lexicon_features() -> list[Feature]:
     Zipf < 3; removed only)."""
     from wordfreq import zipf_frequency  # loads its word lists
 
-    scores = afinn_lexicon("AFINN-en-165")
+    scores = afinn_scores()
 
     @cache
     def rare(word: str) -> bool:
         return not any(c.isdigit() for c in word) and zipf_frequency(word, "en") < RARE_ZIPF
 
     return [
-        LexiconWords("lexicon positive", "Uses a positive word (AFINN-en-165 score > 0).",
+        LexiconWords("lexicon positive", f"Uses a positive word ({AFINN} score > 0).",
                      lambda w: scores.get(w, 0) > 0, "Fortunately,"),
-        LexiconWords("lexicon negative", "Uses a negative word (AFINN-en-165 score < 0).",
+        LexiconWords("lexicon negative", f"Uses a negative word ({AFINN} score < 0).",
                      lambda w: scores.get(w, 0) < 0, "Sadly,"),
         LexiconWords("lexicon rare", f"Uses a rare word (wordfreq Zipf frequency < {RARE_ZIPF:g}).", rare,
                      None),

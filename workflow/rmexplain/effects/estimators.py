@@ -258,7 +258,7 @@ class LengthAdjusted(_EditEstimator):
         lost = unidentified(np.einsum("rc,cpq->rpq", np.ones((1, len(blocks))), blocks))[0]
         if obs.covariates is not None:  # the length slope from the design with the covariates
             slope = slope_rows(obs)
-            informs, full_design = _rows_of(obs, slope), with_covariates(design, obs.covariates)[slope]
+            informs, full_design = _rows_of(obs, slope), with_covariates(design, obs)[slope]
             full, _ = comparison_blocks(informs, full_design, len(blocks))
             lost[-1] = unidentified(full.sum(axis=0)[None])[0][-1]
         if lost[-1]:
@@ -415,10 +415,32 @@ def least_squares(
     )
 
 
-def with_covariates(design: np.ndarray, covariates: np.ndarray) -> np.ndarray:
-    """``design`` with the covariates that change anywhere put before its last (the length) column."""
-    varying = covariates[:, np.any(covariates != 0, axis=0)]
-    return np.column_stack([design[:, :-1], varying, design[:, -1:]])
+def with_covariates(design: np.ndarray, obs: Observations) -> np.ndarray:
+    """``design`` with ``obs.covariates`` put before its last (the length) column, those that hold something
+    equal for γ: a covariate that no edit informing the slope changes (a probe's count in a discovery round
+    whose γ is the attribute edits') or that ``spanned`` leaves out would only widen every resample's
+    system."""
+    informs = slope_rows(obs)
+    held = np.any(obs.covariates[informs] != 0, axis=0)
+    held[held] = ~spanned(design[:, :-1], obs.covariates[:, held], obs.attribute, informs)
+    return np.column_stack([design[:, :-1], obs.covariates[:, held], design[:, -1:]])
+
+
+def spanned(
+    own: np.ndarray, covariates: np.ndarray, attribute: np.ndarray, informs: np.ndarray
+) -> np.ndarray:
+    """[covariates]: whether each lies, over the edits that inform the slope (``informs``), in the span of
+    the design's columns ``own`` — each attribute's edits fitted by their own columns (intercept, β, dose),
+    what is left at most ``IDENTIFIED_TOLERANCE`` of the covariate's sum of squares. A probe's count that
+    changes only in its own edits is its dose. Such a covariate holds nothing equal beyond the design, under
+    any resample's weights, and least squares gives γ the same with it or without."""
+    residual = np.zeros(covariates.shape[1])
+    for a in np.unique(attribute[informs]):
+        rows = informs & (attribute == a)
+        x, z = own[rows], covariates[rows]
+        x = x[:, np.any(x != 0, axis=0)]
+        residual += ((z - x @ np.linalg.lstsq(x, z, rcond=None)[0]) ** 2).sum(axis=0)
+    return residual <= IDENTIFIED_TOLERANCE * (covariates[informs] ** 2).sum(axis=0)
 
 
 def two_steps(
@@ -442,7 +464,7 @@ def two_steps(
     p = design.shape[1] - 1  # the columns of X
     if not obs.value.size:  # nothing to fit
         return np.full((len(weights), p), np.nan), np.full(len(weights), np.nan)
-    shared = with_covariates(design, obs.covariates)[:, p:]
+    shared = with_covariates(design, obs)[:, p:]
     blocks = AttributeBlocks(obs, design[:, :p], shared, n_comparisons)
     measured = bool(np.any(obs.length_change[blocks.in_slope]))
     informs = blocks.slope_blocks[None, :, None, None]  # the blocks of the edits that inform γ
@@ -453,6 +475,7 @@ def two_steps(
         a_inverse_b = a_inverse @ cross * informs  # A⁺B per block: [r, blocks, size, q]
         schur = shared_gram - np.einsum("rkpi,rkpj->rij", cross, a_inverse_b)
         right = shared_moment - np.einsum("rkpi,rkp->ri", a_inverse_b, moment)
+        schur, right = without_spanned(schur, right, shared_gram)
         theta = np.einsum("rij,rj->ri", np.linalg.pinv(schur, hermitian=True), right)
         slope = np.where(slope_unidentified(schur, shared_gram), np.nan, theta[:, -1])
         used = slope if measured else np.zeros_like(slope)
@@ -462,6 +485,21 @@ def two_steps(
     if not coefficients:
         return np.zeros((0, p)), np.zeros(0)
     return np.vstack(coefficients), np.concatenate(slopes)
+
+
+def without_spanned(
+    schur: np.ndarray, right: np.ndarray, shared_gram: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Schur complement C − B'A⁺B and its right-hand side with the row and column of each covariate
+    that lies in the span of the features' columns set to 0: what is left of its Z'WZ after them at most
+    ``IDENTIFIED_TOLERANCE`` of it. Such a covariate holds nothing equal beyond them (a probe that changes
+    only in its own edits: its count is its dose), and its remainder is rounding, which scaled to a unit
+    diagonal would be noise as large as the rest. The length (the last column) is left to
+    ``slope_unidentified``."""
+    left = np.einsum("rii->ri", schur)[:, :-1]
+    kept = np.ones(schur.shape[:2], dtype=bool)
+    kept[:, :-1] = left > IDENTIFIED_TOLERANCE * np.einsum("rii->ri", shared_gram)[:, :-1]
+    return schur * kept[:, :, None] * kept[:, None, :], right * kept
 
 
 def slope_unidentified(schur: np.ndarray, shared_gram: np.ndarray) -> np.ndarray:

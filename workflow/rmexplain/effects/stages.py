@@ -210,7 +210,7 @@ def log_length_slopes(
     """Each RM's length slope under the primary estimator, and what it held equal."""
     held = "no class held equal"
     if covariates is not None:
-        held = f"at equal counts of {covariates.shape[1]} classes"
+        held = f"at equal counts of {covariates.shape[1]} classes and catalogue probes"
     rows = table.filter((pl.col("estimator") == primary) & (pl.col("attribute") == LENGTH))
     for rm, gamma in rows.select("rm", "effect").iter_rows():
         log.info("%s, %s: length sensitivity γ %+.3f reward sd per sd of words (%s)", rm, primary, gamma,

@@ -6,25 +6,25 @@ The classes are the discovered features of ``rmexplain.discovery.classes`` (numb
 second-person words, filler words, ending on a question, opening with "I"), the word classes the offline
 engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class), the
 features that count one character class (the catalogue's punctuation probes — an exclamation mark, an
-ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the
-exclamation mark an RM penalises, and every other catalogue probe, whose pattern's matches are its
-instances: the mined "I’m sorry," is the apology an RM penalises. Each is tested with its own edits, so its
-effect per instance, β_c, is
-measured causally. A feature F's effect per instance β_F is fitted on its own edits at the length slope
-(``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the signed
-instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
-edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's instances
-that come with one instance of F. Where the RM's reward is additive in the classes, F's
-fit is Σ_c β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's
-own measured effect accounts for. F goes under the class whose share is nearest the whole of it (ties by
-the class's name), where that share is at least ``MIN_SHARE`` and both are significant: of two nested
-classes (opening with "I" holds a first-person word) the one that overshoots is not the carrier. A class
-may go under another (opening with "I" under first-person words, a numbered list under the digits), never
-under itself: the classes are placed first, then the other features, each share nearest the whole first,
-and a row under a class carries none; a feature of another engine whose edits are the row's own is the same
-row (``rmexplain.findings.summary.place_under_same_edits``), not its carrier. An attribute effect is read the
-same way over its round-1 edits (an intercept and the signed direction: b_c per edit towards the better
-side); one a class does not carry may still go under a discovered feature by its carrier phrase
+ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the exclamation
+mark an RM penalises, every other catalogue probe, whose pattern's matches are its instances: the mined "I’m
+sorry," is the apology an RM penalises, and the miner's lexicon categories (a word of AFINN's negative words,
+"bad", is one of the negative words an RM penalises). Each is tested with its own edits, so its effect per
+instance, β_c, is measured causally. A feature F's effect per instance β_F is fitted on its own edits at the
+length slope (``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the
+signed instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
+edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's instances that
+come with one instance of F. Where the RM's reward is additive in the classes, F's fit is Σ_c β_c·b_c plus
+what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's own measured effect accounts
+for. F goes under the class whose share is nearest the whole of it (ties by the class's name), where that
+share is at least ``MIN_SHARE`` and both are significant: of two nested classes (opening with "I" holds a
+first-person word) the one that overshoots is not the carrier. A class may go under another (opening with "I"
+under first-person words, a numbered list under the digits), never under itself: the classes are placed first,
+then the other features, each share nearest the whole first, and a row under a class carries none; a feature
+of another engine whose edits are the row's own is the same row
+(``rmexplain.findings.summary.place_under_same_edits``), not its carrier. An attribute effect is read the same
+way over its round-1 edits (an intercept and the signed direction: b_c per edit towards the better side); one
+a class does not carry may still go under a discovered feature by its carrier phrase
 (``rmexplain.findings.summary.place_under_carriers``).
 
 These shares propose; the re-scoring decides (``rmexplain.findings.attribution``): each proposed class is
@@ -32,7 +32,8 @@ tested by scoring F's edits again with the class's change undone, and where that
 from enough edits it replaces the proposed one (``under_check`` "re-scored"; a class whose measured share
 falls below ``MIN_SHARE`` carries nothing); where it is not (no stand-in of the same length, too few
 edits), the proposed share stands (``under_check`` "inferred"). A probe of phrases or markup (an apology,
-bold) has no stand-in of the same length and is never proposed for re-scoring: its share is inferred.
+bold) and a lexicon category have no stand-in of the same length and are never proposed for re-scoring:
+their shares are inferred.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import polars as pl
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.catalogue import Probe
 from rmexplain.discovery.classes import CLASS_KINDS
-from rmexplain.discovery.mining import WordClass, feature_named
+from rmexplain.discovery.mining import LexiconWords, WordClass, feature_named, lexicon_features
 from rmexplain.findings.attribution import (
     CHARACTER_KINDS,
     MIN_SHARE,
@@ -230,16 +231,17 @@ def proposals(
             )
         ]
         for name in names:
-            if name != row["name"] and not _phrase_probe(name):
+            if name != row["name"] and not _never_rescored(name):
                 found[Candidate(row["dataset"], row["kind"], row["method"], row["name"], name)] = None
     return list(found)
 
 
-def _phrase_probe(name: str) -> bool:
-    """Whether the class is a catalogue probe of phrases or markup (an apology, bold): none of its instances
-    has a stand-in of the same length, so it is never re-scored and the share it proposes stands."""
+def _never_rescored(name: str) -> bool:
+    """Whether the class is a catalogue probe of phrases or markup (an apology, bold) or a lexicon category
+    (a negative word has no neutral word of its sense): none of its instances has a stand-in of the same
+    length, so it is never re-scored and the share it proposes stands."""
     detector = class_named(name)
-    return isinstance(detector, Probe) and not has_stand_in(detector)
+    return isinstance(detector, (Probe, LexiconWords)) and not has_stand_in(detector)
 
 
 def _could_carry(row: Mapping[str, Any], per_instance: float, own: Mapping[str, Any] | None) -> bool:
@@ -339,14 +341,21 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
 
 @cache
 def class_named(name: str) -> Feature | None:
-    """The detector of a carrier class from its name: a class, a merged word class, a feature that counts
-    one character class (``CHARACTER_KINDS``) or a catalogue probe (its pattern's matches: an apology's
-    "I’m sorry", "I apologize", …); None for any other feature (a mined string, a lexicon category)."""
-    found = feature_named(name)
+    """The detector of a carrier class from its name: a class, a merged word class, a lexicon category (a
+    word of it is an instance: "bad" is one negative word), a feature that counts one character class
+    (``CHARACTER_KINDS``) or a catalogue probe (its pattern's matches: an apology's "I’m sorry", "I
+    apologize", …); None for any other feature (a mined string, an LLM's)."""
+    found = feature_named(name) or lexicon_categories().get(name)
     if found is None:
         return None
-    kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind)
+    kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind, LexiconWords.kind)
     return found if found.kind in kinds or isinstance(found, Probe) else None
+
+
+@cache
+def lexicon_categories() -> dict[str, Feature]:
+    """The miner's lexicon categories by name (``rmexplain.discovery.mining.lexicon_features``)."""
+    return {feature.name: feature for feature in lexicon_features()}
 
 
 def _feature_edits(edits: pl.DataFrame, engine: str, feature: str) -> pl.DataFrame:

@@ -265,12 +265,13 @@ def test_the_hedging_example_config_passes_the_check_and_its_rm_scores_by_hand()
 
 def test_the_hedging_example_through_snakemake_leads_with_the_class(workflow_copy):
     """docs/discovery.md's example, as its comment runs it: round 2 merges the five hedging words the data
-    holds, and the class leads the findings, its member words under it."""
+    holds, and the class leads the first screen, its member words under it (each word's own effect, at round
+    1's γ, may be a little larger than the class's: they are listed in the findings, not on the screen)."""
     args = ("results/findings/findings.parquet", "--cores", "2", "--configfile", "config/own_rm/hedging.yaml")
     workflow_copy.snakemake(*args)
     root = workflow_copy.root
     findings = pl.read_parquet(root / "results/findings/findings.parquet").sort("order")
-    first = findings.row(0, named=True)
+    first = findings.filter(pl.col("leading")).row(0, named=True)
     members = ("could", "may", "maybe", "might", "probably")  # perhaps, possibly: not in these responses
     assert first["name"] == "word class " + ", ".join(f'"{word}"' for word in members)
     assert first["phrase"] == "penalises any of the words “could”, “may”, “maybe”, “might” or “probably”"

@@ -496,19 +496,24 @@ def without_spanned(
     only in its own edits: its count is its dose), and its remainder is rounding, which scaled to a unit
     diagonal would be noise as large as the rest. The length (the last column) is left to
     ``slope_unidentified``."""
-    left = np.einsum("rii->ri", schur)[:, :-1]
-    kept = np.ones(schur.shape[:2], dtype=bool)
-    kept[:, :-1] = left > IDENTIFIED_TOLERANCE * np.einsum("rii->ri", shared_gram)[:, :-1]
+    kept = ~in_span(schur, shared_gram)
+    kept[:, -1] = True
     return schur * kept[:, :, None] * kept[:, None, :], right * kept
+
+
+def in_span(schur: np.ndarray, shared_gram: np.ndarray) -> np.ndarray:
+    """[resamples, q]: whether each column of U = [Z, ℓ] lies almost wholly in the span of the attributes'
+    columns: what is left of its U'WU after them (the Schur complement's diagonal) at most
+    ``IDENTIFIED_TOLERANCE`` of it."""
+    return np.einsum("rii->ri", schur) <= IDENTIFIED_TOLERANCE * np.einsum("rii->ri", shared_gram)
 
 
 def slope_unidentified(schur: np.ndarray, shared_gram: np.ndarray) -> np.ndarray:
     """[resamples]: whether γ is not identified — a component of the length in the null space of the Schur
     complement C − B'A⁺B (``unidentified``), or the length almost wholly in the span of the attributes'
     columns: what is left of ℓ'Wℓ after them at most ``IDENTIFIED_TOLERANCE`` of it (the Schur complement's
-    own diagonal, scaled to 1, would hide a remainder of rounding)."""
-    left = np.einsum("rii->ri", schur)[:, -1]
-    return unidentified(schur)[:, -1] | (left <= IDENTIFIED_TOLERANCE * shared_gram[:, -1, -1])
+    own diagonal, scaled to 1, would hide a remainder of rounding: ``in_span``)."""
+    return unidentified(schur)[:, -1] | in_span(schur, shared_gram)[:, -1]
 
 
 class AttributeBlocks:

@@ -33,6 +33,7 @@ from rmexplain.attributes import PAPER_ATTRIBUTES
 from rmexplain.data.readers import EMBEDDED_SPLITS, read_embedded
 from rmexplain.discovery.base import RoundContext
 from rmexplain.discovery.classes import class_counts
+from rmexplain.discovery.edit_words import word_changes
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovery_input, length_fitted
 from rmexplain.discovery.offline import OfflineEngine
@@ -145,14 +146,15 @@ def attribute_slopes(
     comparisons: pl.DataFrame, originals: dict[str, pl.DataFrame], settings: BootstrapSettings, classes: bool
 ) -> dict[str, tuple[float, float, float]]:
     """RM -> the attribute effects' length row (γ, low, high) under the primary estimator: the rules editor's
-    round-1 edits of every paper attribute, with the classes held equal for γ (``classes``) or not (the
-    one-step fit the effects had before)."""
+    round-1 edits of every paper attribute, with the classes (and the words the RM's reward moves with) held
+    equal for γ (``classes``) or not (the one-step fit the effects had before)."""
     edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
     out = {}
     for rm in PER_WORD:
         frame = rewards_of(rm, comparisons, edits["comparison_id"], edits["text"])
         data = effect_input(comparisons, edits, {rm: originals[rm]}, {rm: frame}, {}, list(PAPER_ATTRIBUTES),
-                            class_counts if classes else None)  # fmt: skip
+                            class_counts if classes else None,
+                            word_changes if classes else None)  # fmt: skip
         table = effects_table(
             data, [rm], {rm: None}, EffectSettings(("length_adjusted",), "length_adjusted", settings)
         )

@@ -31,13 +31,21 @@ from rmexplain.discovery.classes import (
     class_counts,
     sentiment_words,
 )
+from rmexplain.discovery.edit_words import word_changes
 from rmexplain.discovery.edits import edit_dose
 from rmexplain.discovery.estimate import AddedEffect, discovery_input, feature_effects, length_fitted
 from rmexplain.discovery.stages import _round_tables
-from rmexplain.effects.analysis import effect_input, original_length_sd, reward_sd, slope_input, word_count
+from rmexplain.effects.analysis import (
+    effect_input,
+    original_length_sd,
+    reward_sd,
+    slope_input,
+    with_sources,
+    word_count,
+)
 from rmexplain.effects.base import Observations, estimators
 from rmexplain.effects.edits import make_effect_edits
-from rmexplain.effects.estimators import length_design
+from rmexplain.effects.estimators import length_design, partial_t, screened_words
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.score.planted import noise
 
@@ -378,3 +386,107 @@ def test_a_reward_for_a_sentiment_word_or_a_probe_does_not_bend_the_length_slope
     gamma = float(length_fitted(data, rm, None, BootstrapSettings(n_resamples=10), LOG)[0][0, -1])
     truth = 0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])
     assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
+
+
+PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def harmless_attribute_edits(harmless_round):
+    """The rules editor's round-1 edits of every paper attribute on the harmless round's comparisons: its
+    harmlessness and sensitivity edits insert "Please don't …" with the words around it."""
+    comparisons = harmless_round[0]
+    edits, _ = make_effect_edits(comparisons, "rules", "rules", {}, dict(PAPER_ATTRIBUTES), {}, False, LOG)
+    return comparisons, edits
+
+
+def attribute_slope(comparisons, edits, reward, words: bool):
+    """(γ, its truth for 0.02 reward per word, the words held equal) of ``length_adjusted`` over ``edits``
+    for an RM whose reward is ``reward``, the words' changes known to it or not."""
+    rm = "the RM"
+    originals = {rm: length_slope.scores_of(rm, comparisons, reward)}
+    rewards = {rm: length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["text"], reward)}
+    data = effect_input(
+        comparisons, edits, originals, rewards, {}, list(PAPER_ATTRIBUTES), class_counts,
+        word_changes if words else None,
+    )  # fmt: skip
+    least, n = estimators.get("length_adjusted")(), len(data.comparisons)
+    obs = least.observations(data, rm, None)
+    gamma = least.estimate(obs, np.ones((1, n)), n, len(data.attributes))[0, -1]
+    truth = 0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])
+    return float(gamma), truth, list(least.held_words(data, rm, None))
+
+
+def test_a_word_the_rm_rewards_and_the_edits_insert_with_words_does_not_bend_the_length_slope(
+    harmless_attribute_edits,
+):
+    """An RM of +0.02 per word and +0.6 per "please", no noise: no class or probe counts "please", and the
+    edits that insert it add other words with it in doses the attributes do not fix, so γ is the truth
+    only where the screen holds "please" equal — the one word it holds (without: −1.5 %)."""
+    comparisons, edits = harmless_attribute_edits
+
+    def reward(text: str) -> float:
+        return 0.02 * word_count(text) + 0.6 * len(PLEASE.findall(text))
+
+    pairs = zip(with_sources(edits, comparisons)["source_text"], edits["text"], strict=True)
+    assert sum(len(PLEASE.findall(a)) != len(PLEASE.findall(b)) for a, b in pairs) >= 10
+    gamma, truth, held = attribute_slope(comparisons, edits, reward, words=True)
+    assert held == ["please"]
+    assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
+    bent, _, none = attribute_slope(comparisons, edits, reward, words=False)
+    assert none == [] and abs(bent / truth - 1) > 0.01, (bent, truth)
+
+
+def test_an_rm_of_length_and_noise_holds_no_word_and_keeps_its_slope(harmless_attribute_edits):
+    """The screen is quiet where no word moves the reward: an RM of +0.02 per word and noise seeded by the
+    text holds no word, and its γ is the fit without the words' changes, to the last digit."""
+    comparisons, edits = harmless_attribute_edits
+
+    def reward(text: str) -> float:
+        return 0.02 * word_count(text) + 0.3 * float(noise(7, "quiet", [""], [text])[0])
+
+    gamma, _, held = attribute_slope(comparisons, edits, reward, words=True)
+    without, _, _ = attribute_slope(comparisons, edits, reward, words=False)
+    assert held == [] and gamma == without
+
+
+def test_partial_t_is_each_columns_clustered_t_in_the_fit_with_it_by_hand():
+    """The t of a column added alone to a base design, against the full least squares and its sandwich
+    variance clustered by comparison by hand; infinite where the column explains all that is left, 0
+    where the base spans it."""
+    rng = np.random.default_rng(3)
+    cluster = np.arange(40) % 8
+    base = np.column_stack([np.ones(40), rng.normal(size=40)])
+    x = np.column_stack([rng.normal(size=40), rng.normal(size=40), 2 * base[:, 1]])
+    y = base @ [1.0, 0.5] + 0.3 * x[:, 0] + rng.normal(scale=0.5, size=40) + rng.normal(size=8)[cluster]
+    t, left = partial_t(y, x, base, cluster)
+    for j in (0, 1):
+        full = np.column_stack([base, x[:, j]])
+        beta = np.linalg.lstsq(full, y, rcond=None)[0]
+        error = y - full @ beta
+        bread = np.linalg.inv(full.T @ full)
+        meat = sum(np.outer(s, s) for s in (full[cluster == g].T @ error[cluster == g] for g in range(8)))
+        variance = 8 / 7 * (bread @ meat @ bread)[-1, -1]
+        assert t[j] == pytest.approx(beta[-1] / np.sqrt(variance), rel=1e-9)
+    assert t[2] == 0.0
+    assert left == pytest.approx(float(np.linalg.lstsq(base, y, rcond=None)[1][0]), rel=1e-9)
+    exact, _ = partial_t(base @ [1.0, 0.5] + 0.3 * x[:, 0], x[:, :1], base, cluster)
+    assert abs(exact[0]) > 1e6
+
+
+def test_the_screen_takes_the_word_then_stops_where_nothing_is_left():
+    """Forward: a reward of one word's count makes every word that comes with it look rewarded alone; once
+    that word is taken nothing is left, and no other word is held."""
+    rng = np.random.default_rng(5)
+    changes = [
+        {"please": 1, "share": 1} if i % 3 == 0 else {"share": 1} if i % 3 == 1 else {} for i in range(60)
+    ]
+    for change in changes[:20]:
+        change["noise"] = int(rng.integers(-1, 2))
+    value = np.array([0.6 * c.get("please", 0) for c in changes])
+    obs = Observations(
+        comparison=np.arange(60) % 20, attribute=np.zeros(60, dtype=np.int64), value=value,
+        sign=np.where(np.arange(60) % 2, 1.0, -1.0), length_change=rng.normal(size=60),
+        covariates=np.zeros((60, 1)),
+    )  # fmt: skip
+    assert screened_words(obs, changes) == ["please"]

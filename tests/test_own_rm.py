@@ -253,10 +253,14 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
         r"mine: length sensitivity γ (\S+) reward sd per sd of words \(the attribute edits'\)", round_log
     )
     assert gamma and float(gamma.group(1)) == pytest.approx(length["effect"], abs=5e-4), round_log
-    # ... which the effects job fitted at equal counts of every class and every catalogue probe
+    # ... which the effects job fitted at equal counts of every class and every catalogue probe, and of the
+    # words the RM's reward moves with: "please", which the edits that lengthen a response insert
     held = len(COUNTED_CLASSES) + len(held_probes())
     effects_log = (root / "logs" / "effects" / "analysis" / "mine" / "rules.log").read_text()
-    assert f"(at equal counts of {held} classes and catalogue probes)" in effects_log, effects_log
+    words = re.search(
+        rf"\(at equal counts of {held} classes and catalogue probes and of the words (.*) \(", effects_log
+    )
+    assert words and "“please”" in words.group(1).split(", "), effects_log
     # Round 2 tests the words the attribute edits insert: "please", which the responses hold too rarely to
     # mine, is a finding of its own on the first screen ("rewards the word “please”")
     please = leading.filter(pl.col("phrase") == "rewards the word “please”")

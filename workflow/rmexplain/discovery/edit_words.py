@@ -47,7 +47,7 @@ def edit_word_candidates(
     if edits.is_empty():
         return []
     texts = edits.unique("edit_id").sort("edit_id")  # an edit's texts and length, the same for every RM
-    changes = [_count_change(s, e) for s, e in texts.select("source_text", "edited_text").iter_rows()]
+    changes = [word_changes(s, e) for s, e in texts.select("source_text", "edited_text").iter_rows()]
     vocabulary = _candidates(changes, tested, settings.min_support)
     if not vocabulary:
         return []
@@ -78,8 +78,10 @@ def strongest(t: np.ndarray, vocabulary: Sequence[str], most: int) -> list[tuple
     return [(j, float(t[j])) for j in order[:most] if t[j] != 0]
 
 
-def _count_change(source: str, edited: str) -> dict[str, int]:
-    """Each word's count in ``edited`` less its count in ``source`` (lower case), where they differ."""
+def word_changes(source: str, edited: str) -> dict[str, int]:
+    """Each word's count in ``edited`` less its count in ``source`` (lower case), where they differ: what
+    round 2 screens here, and the words whose counts the length slope may hold equal
+    (``rmexplain.effects.estimators.held_words``)."""
     before, after = Counter(w.lower() for w in words(source)), Counter(w.lower() for w in words(edited))
     return {w: after[w] - before[w] for w in before.keys() | after.keys() if after[w] != before[w]}
 

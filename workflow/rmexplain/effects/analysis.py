@@ -139,6 +139,7 @@ def _value(reward: float | None) -> float:
 
 
 ClassCounts = Callable[[str], Sequence[int]]  # a text's count of each class the length slope holds equal
+WordChanges = Callable[[str, str], Mapping[str, int]]  # (source, edited): each changed word's count change
 
 
 def count_changes(sources: Sequence[str], edited: Sequence[str], counts: ClassCounts) -> np.ndarray:
@@ -158,10 +159,12 @@ def effect_input(
     explanations: Mapping[str, pl.DataFrame],
     attributes: list[str],
     class_counts: ClassCounts | None = None,
+    word_changes: WordChanges | None = None,
 ) -> EffectInput:
     """The arrays every estimator reads, for the RMs of ``originals`` (keyed by RM); with ``class_counts``,
     each edit's change in those counts, which the length-adjusted estimator holds equal for its length slope
-    (``covariates``)."""
+    (``covariates``), and with ``word_changes`` each edit's changed words, whose counts it holds equal where
+    an RM's reward moves with them (``word_changes``)."""
     ids = sorted(comparisons["comparison_id"].to_list())
     edits = with_sources(edits.filter(pl.col("attribute").is_in(attributes)), comparisons)
     length_sd = original_length_sd(comparisons)
@@ -188,7 +191,19 @@ def effect_input(
         covariates=None
         if class_counts is None
         else count_changes(edits["source_text"].to_list(), edits["text"].to_list(), class_counts),
+        word_changes=None
+        if word_changes is None
+        else edit_word_changes(edits["source_text"].to_list(), edits["text"].to_list(), word_changes),
     )
+
+
+def edit_word_changes(
+    sources: Sequence[str], edited: Sequence[str], word_changes: WordChanges
+) -> list[Mapping[str, int]]:
+    """Each edit's ``word_changes`` (each distinct pair of texts read once)."""
+    pairs = list(zip(sources, edited, strict=True))
+    by_pair = {pair: word_changes(*pair) for pair in dict.fromkeys(pairs)}
+    return [by_pair[pair] for pair in pairs]
 
 
 def slope_input(
@@ -198,6 +213,7 @@ def slope_input(
     rewards: Mapping[str, pl.DataFrame],
     attributes: list[str] | None = None,
     class_counts: ClassCounts | None = None,
+    word_changes: WordChanges | None = None,
 ) -> EffectInput | None:
     """The attribute edits of ``edits`` (EFFECT_EDITS of one or more methods; of ``attributes`` only, where
     given) as one input for the length slope: each (method, attribute) an attribute of its own; None where
@@ -210,7 +226,7 @@ def slope_input(
         attribute=pl.col("method") + ": " + pl.col("attribute")
     )
     named = list(dict.fromkeys(joined["attribute"].to_list()))
-    return effect_input(comparisons, joined, originals, rewards, {}, named, class_counts)
+    return effect_input(comparisons, joined, originals, rewards, {}, named, class_counts, word_changes)
 
 
 def original_length_sd(comparisons: pl.DataFrame) -> float:

@@ -59,6 +59,9 @@ class EffectInput:
     length_measured: bool = True  # False: the originals' word counts have no sd, every length_change 0
     dose: np.ndarray | None = None  # [edits] instances added (+) or removed (−); None: one per edit
     covariates: np.ndarray | None = None  # [edits, classes] count changes the length slope holds equal
+    # [edits] each edit's change in the count of every word it changes (lower case): the words an RM's
+    # reward moves with at equal length are held equal for its slope too (``length_adjusted``)
+    word_changes: list[Mapping[str, int]] | None = None
     # Other edits of the dataset that inform the length slope γ only (``length_adjusted``'s first step: the
     # dataset's attribute edits of every method), so that one γ adjusts every effect; their comparisons are
     # among ``comparisons``. ``slope_own`` False: this input's own edits do not inform γ (discovery's, where

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
+from scipy.special import stdtr
 
 from rmexplain.analysis.bootstrap import resampled_means
 from rmexplain.effects.base import EffectInput, Estimator, Observations, estimators
@@ -118,19 +120,23 @@ class _EditEstimator(Estimator):
     round_read: ClassVar[int] = 1
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
-        y = data.standardised(rm, reference)
-        mask = data.round == self.round_read
-        return _finite(
-            Observations(
-                data.comparison[mask],
-                data.attribute[mask],
-                self.unit_value(y[mask], data.direction[mask], data.chain[mask]),
-                data.direction[mask].astype(np.float64),
-                data.length_change[mask],
-                None if data.dose is None else data.dose[mask].astype(np.float64),
-                None if data.covariates is None else data.covariates[mask].astype(np.float64),
-            )
+        rows = self.kept_rows(data, rm, reference)
+        return Observations(
+            data.comparison[rows],
+            data.attribute[rows],
+            self.unit_value(data.standardised(rm, reference)[rows], data.direction[rows], data.chain[rows]),
+            data.direction[rows].astype(np.float64),
+            data.length_change[rows],
+            None if data.dose is None else data.dose[rows].astype(np.float64),
+            None if data.covariates is None else data.covariates[rows].astype(np.float64),
         )
+
+    def kept_rows(self, data: EffectInput, rm: str, reference: str | None) -> np.ndarray:
+        """The edits it reads, in order: those of its round whose value is finite (both texts scored)."""
+        rows = np.flatnonzero(data.round == self.round_read)
+        y = data.standardised(rm, reference)[rows]
+        value = self.unit_value(y, data.direction[rows], data.chain[rows])
+        return rows[np.isfinite(value)]
 
     def unit_value(self, y: np.ndarray, direction: np.ndarray, chain: np.ndarray) -> np.ndarray:
         return y
@@ -202,12 +208,15 @@ class LengthAdjusted(_EditEstimator):
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
         """The round-1 edits, and after them ``data.slope_edits``' (which inform γ only): their attributes
-        numbered after ``data``'s and the length row's, their comparisons as ``data`` numbers them."""
-        own = super().observations(data, rm, reference)
+        numbered after ``data``'s and the length row's, their comparisons as ``data`` numbers them. Their
+        covariates: the classes', then the summed effect of the words the RM's reward moves with
+        (``held_words``)."""
+        words = self.held_words(data, rm, reference)
+        own = super().observations(with_word_columns(data, words), rm, reference)
         in_slope = np.full(own.value.size, data.slope_own)
         if data.slope_edits is None:
             return own if data.slope_own else dataclasses.replace(own, in_slope=in_slope)
-        slope = super().observations(data.slope_edits, rm, reference)
+        slope = super().observations(with_word_columns(data.slope_edits, words), rm, reference)
         index = {c: i for i, c in enumerate(data.comparisons)}
         comparison = np.array([index[c] for c in np.asarray(data.slope_edits.comparisons)[slope.comparison]])
         if (own.covariates is None) != (slope.covariates is None):
@@ -219,6 +228,29 @@ class LengthAdjusted(_EditEstimator):
             None if own.covariates is None else np.vstack([own.covariates, slope.covariates]),
             np.concatenate([in_slope, np.ones(slope.value.size, dtype=bool)]),
         )
+
+    def held_words(self, data: EffectInput, rm: str, reference: str | None) -> dict[str, float]:
+        """The words whose counts the length slope holds equal for ``rm`` beside the classes, each with its
+        coefficient in the whole sample's fit: those the edits that inform it change (``slope_edits``, else
+        ``data``'s own) whose change moves the RM's reward at equal length and equal classes
+        (``screened_words``, ``word_weights``). None where no class is held equal or the edits' words are not
+        known (a dataset with discovery alone)."""
+        source = data.slope_edits if data.slope_edits is not None else (data if data.slope_own else None)
+        if source is None or source.covariates is None or source.word_changes is None:
+            return {}
+        theirs = None if reference is None else source.rms[reference].change
+        read = (type(self).unit_value, self.round_read, source.word_changes, source.covariates,
+                source.length_change, source.attribute, source.round, source.rms[rm].change,
+                theirs)  # fmt: skip
+        key = (*map(id, read), rm, reference)
+        if key not in _SCREENED:  # the point, the robust fit and the halves of one job ask for the same words
+            rows = self.kept_rows(source, rm, reference)
+            changes = [source.word_changes[i] for i in rows]
+            if len(_SCREENED) >= SCREENS_KEPT:
+                del _SCREENED[next(iter(_SCREENED))]
+            obs = super().observations(source, rm, reference)
+            _SCREENED[key] = (read, word_weights(obs, changes, screened_words(obs, changes)))
+        return dict(_SCREENED[key][1])
 
     def estimate(
         self, obs: Observations, weights: np.ndarray, n_comparisons: int, n_attributes: int
@@ -267,6 +299,119 @@ class LengthAdjusted(_EditEstimator):
                 if lost[column] and a not in reasons:
                     reasons[a] = LENGTH_CONFOUNDED
         return _own_rows(reasons, n_attributes)
+
+
+def with_word_columns(data: EffectInput, weights: Mapping[str, float]) -> EffectInput:
+    """``data`` with one covariate after its classes': each edit's summed effect of the held words, their
+    count changes weighted by ``weights`` (0 where its words are not known: edits that do not inform the
+    slope). One column, not one a word, keeps every resample's system the size it was: the words are held
+    equal at the whole sample's coefficients, each resample fitting how much of their sum to take."""
+    if not weights or data.covariates is None:
+        return data
+    changes = data.word_changes or [{}] * data.covariates.shape[0]
+    column = word_columns(changes, list(weights)) @ np.array(list(weights.values()))
+    return dataclasses.replace(data, covariates=np.column_stack([data.covariates, column]))
+
+
+def word_weights(
+    obs: Observations, changes: Sequence[Mapping[str, int]], words: Sequence[str]
+) -> dict[str, float]:
+    """Each of ``words`` with its coefficient in the least squares of ``obs``' values on the slope's design
+    (attributes, classes, length: ``with_covariates``) and the words' count changes together."""
+    if not words:
+        return {}
+    design = np.column_stack([with_covariates(length_design(obs)[0], obs), word_columns(changes, words)])
+    coefficients = np.linalg.lstsq(design, obs.value, rcond=None)[0][-len(words) :]
+    return dict(zip(words, coefficients.tolist(), strict=True))
+
+
+def screened_words(obs: Observations, changes: Sequence[Mapping[str, int]]) -> list[str]:
+    """The words whose counts ``length_adjusted``'s slope holds equal beside the classes, chosen forward
+    over the words the edits ``obs`` (``changes``: each row's changed words) change in at least
+    ``HELD_WORD_PAIRS`` comparisons: each step takes the word whose count change moves the reward most at
+    equal length, classes, attributes and words taken before — the largest |t| of its coefficient added
+    alone to that design, clustered by comparison (``partial_t``; ties by the word) — of those whose
+    two-sided p-value, on Student's t with one degree of freedom fewer than the comparisons that change the
+    word, passes the Bonferroni bound at ``HELD_WORD_ALPHA`` over the words screened; ``HELD_WORDS_MOST``
+    at most, and none once nothing is left to explain. An RM that rewards "please", which the edits that
+    lengthen a response insert, would otherwise lend "please" to the slope."""
+    pairs: dict[str, set[int]] = {}
+    for comparison, change in zip(obs.comparison.tolist(), changes, strict=True):
+        for word in change:
+            pairs.setdefault(word, set()).add(comparison)
+    vocabulary = sorted(w for w, seen in pairs.items() if len(seen) >= HELD_WORD_PAIRS)
+    if not vocabulary or obs.covariates is None:
+        return []
+    counts = word_columns(changes, vocabulary)
+    design = with_covariates(length_design(obs)[0], obs)
+    stacked = np.column_stack([obs.value, counts])
+    residual = stacked - design @ np.linalg.lstsq(design, stacked, rcond=None)[0]
+    scale = np.einsum("ij,ij->j", counts, counts)
+    freedom = np.array([len(pairs[w]) - 1 for w in vocabulary], dtype=np.float64)
+    nothing_left = ROUNDING * float(obs.value @ obs.value)
+    chosen: list[int] = []
+    family = 0
+    while len(chosen) < HELD_WORDS_MOST and float(residual[:, 0] @ residual[:, 0]) > nothing_left:
+        t = clustered_t(residual[:, 0], residual[:, 1:], scale, obs.comparison)
+        family = family or int(np.count_nonzero(t))
+        t[chosen] = 0.0
+        passing = (t != 0) & (2.0 * stdtr(freedom, -np.abs(t)) <= HELD_WORD_ALPHA / max(family, 1))
+        if not passing.any():
+            break
+        chosen.append(largest_t(t, np.flatnonzero(passing), vocabulary))
+        taken = residual[:, 1 + chosen[-1]] / np.linalg.norm(residual[:, 1 + chosen[-1]])
+        residual -= np.outer(taken, taken @ residual)  # the next step's design holds the word equal too
+    return [vocabulary[j] for j in chosen]
+
+
+def largest_t(t: np.ndarray, among: np.ndarray, vocabulary: Sequence[str]) -> int:
+    """The index of ``among`` whose |t| is largest (to ``TIE_DIGITS`` decimals; ties by the word)."""
+    return int(min(among, key=lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j])))
+
+
+def word_columns(changes: Sequence[Mapping[str, int]], vocabulary: Sequence[str]) -> np.ndarray:
+    """[edits, words]: each edit's change in the count of every word of ``vocabulary``."""
+    index = {w: j for j, w in enumerate(vocabulary)}
+    counts = np.zeros((len(changes), len(vocabulary)))
+    for i, change in enumerate(changes):
+        for word, count in change.items():
+            if word in index:
+                counts[i, index[word]] = count
+    return counts
+
+
+def partial_t(
+    y: np.ndarray, x: np.ndarray, base: np.ndarray, cluster: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Per column of ``x``: the t of its coefficient in the least squares of ``y`` on ``base`` with that
+    column alone added (``clustered_t`` of both residualised on ``base``, as Frisch and Waugh have it); and
+    the residual sum of squares of ``y`` on ``base``."""
+    stacked = np.column_stack([y, x])
+    residual = stacked - base @ np.linalg.lstsq(base, stacked, rcond=None)[0]
+    scale = np.einsum("ij,ij->j", x, x)
+    left = float(residual[:, 0] @ residual[:, 0])
+    return clustered_t(residual[:, 0], residual[:, 1:], scale, cluster), left
+
+
+def clustered_t(ry: np.ndarray, rx: np.ndarray, scale: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    """Per column of ``rx`` (a regressor's residual after a design, ``scale`` its sum of squares before):
+    the t of its coefficient on ``ry`` (the outcome's residual), its variance robust to errors correlated
+    within a ``cluster`` (the sandwich G/(G − 1) Σ_g (Σ_{i∈g} x̃ᵢeᵢ)² / (Σ x̃ᵢ²)², G the clusters, e the
+    residual with the column added): infinite where it explains all that is left, 0 where the column has
+    nothing left after the design (at most ``IDENTIFIED_TOLERANCE`` of ``scale``) or there is one cluster."""
+    order = np.argsort(cluster, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(cluster[order]) != 0])
+    if starts.size < 2:
+        return np.zeros(rx.shape[1])
+    sxx = np.einsum("ij,ij->j", rx, rx)
+    own = sxx > IDENTIFIED_TOLERANCE * scale
+    with np.errstate(invalid="ignore", divide="ignore"):
+        beta = (rx.T @ ry) / sxx
+        per_row = rx * (ry[:, None] - rx * beta)
+        scores = np.add.reduceat(per_row[order], starts, axis=0)  # [clusters, columns]
+        variance = starts.size / (starts.size - 1) * np.einsum("gj,gj->j", scores, scores) / sxx**2
+        t = beta / np.sqrt(variance)
+    return np.where(own & ~np.isnan(t), t, 0.0)
 
 
 def slope_rows(obs: Observations) -> np.ndarray:
@@ -400,6 +545,13 @@ NO_LENGTH_CHANGE = (
 IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below this (× the largest) is 0
 
 
+HELD_WORD_PAIRS = 5  # comparisons whose edits change a word, for its count to be screened
+HELD_WORD_ALPHA = 0.05  # the screen's family-wise error rate (Bonferroni over the words screened)
+HELD_WORDS_MOST = 20  # words held equal per RM at most
+SCREENS_KEPT = 8  # the last screens found, by the arrays they read (kept alive so that their ids stay theirs)
+_SCREENED: dict[tuple, tuple[tuple, list[str]]] = {}
+ROUNDING = 1e-16  # a residual sum of squares at most this share of y's: nothing left to explain
+TIE_DIGITS = 9  # |t| equal to these decimals tie (words that always change together), taken by the word
 CHUNK = 200  # weight rows solved at once: bounds the memory of their normal equations ([rows, p, p])
 
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from rmexplain import paths
@@ -16,13 +15,15 @@ from rmexplain.analysis.sensitivity import with_keys
 from rmexplain.effects.analysis import (
     ClassCounts,
     EffectSettings,
+    WordChanges,
     effect_input,
     effects_table,
     log_summary,
     slope_input,
 )
-from rmexplain.effects.base import LENGTH, EffectInput
+from rmexplain.effects.base import LENGTH, EffectInput, estimators
 from rmexplain.effects.edits import make_effect_edits
+from rmexplain.effects.estimators import LengthAdjusted
 from rmexplain.effects.recovery import recall_table, recovery_rows, visible_shares
 from rmexplain.explanations.stages import encode_table
 from rmexplain.figures import FigureOptions
@@ -139,6 +140,7 @@ def run_attribute_effects(
     output: str,
     log: logging.Logger,
     class_counts: ClassCounts | None = None,
+    word_changes: WordChanges | None = None,
 ) -> None:
     """ATTRIBUTE_EFFECTS of one (dataset, method): every RM × estimator × attribute (and length).
 
@@ -146,7 +148,8 @@ def run_attribute_effects(
     ``rewards`` (of the edits) and ``explanations`` (the paper's, for the flip-rate estimators; none where the
     method made no perturbations of the dataset, whose estimators are then not asked for). ``class_counts``:
     the classes the length slope holds equal, as discovery's does (the workflow passes
-    ``rmexplain.discovery.classes.class_counts``, a layer above this one)."""
+    ``rmexplain.discovery.classes.class_counts``, a layer above this one); ``word_changes``: an edit's
+    words, those the RM's reward moves with held equal too (``discovery.edit_words.word_changes``)."""
     edits = read_table(inputs["edits"], EFFECT_EDITS, "effect edits")
     if not edits.height:
         raise ValueError(
@@ -163,8 +166,11 @@ def run_attribute_effects(
         _by_rm(rms, inputs["explanations"], EXPLANATIONS, "explanations") if inputs["explanations"] else {},
         list(attributes),
         class_counts,
+        word_changes,
     )
-    data.slope_edits = slope_edits(inputs, comparisons, originals, rms, attributes, class_counts)
+    data.slope_edits = slope_edits(
+        inputs, comparisons, originals, rms, attributes, class_counts, word_changes
+    )
     options = EffectSettings(
         estimators=tuple(settings["estimators"]),
         primary=str(settings["primary"]),
@@ -176,7 +182,7 @@ def run_attribute_effects(
         dataset, method, data.comparison.size, len(data.comparisons), len(rms), len(options.estimators),
     )  # fmt: skip
     log_summary(table, options.primary, log)
-    log_length_slopes(table, options.primary, data.covariates, log)
+    log_length_slopes(table, options.primary, data, references, log)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     write_table(with_keys(table, dataset, method), output, ATTRIBUTE_EFFECTS, "attribute effects")
 
@@ -188,6 +194,7 @@ def slope_edits(
     rms: Sequence[str],
     attributes: Sequence[str] | None,
     class_counts: ClassCounts | None,
+    word_changes: WordChanges | None = None,
 ) -> EffectInput | None:
     """The dataset's attribute edits that inform an estimate's length slope (``slope_edits``: EFFECT_EDITS
     files, of ``attributes`` only where given; ``slope_rewards``: their rewards per RM in ``rms`` order), as
@@ -201,20 +208,34 @@ def slope_edits(
         _by_rm(rms, inputs["slope_rewards"], REWARDS, "effect rewards"),
         None if attributes is None else list(attributes),
         class_counts,
+        word_changes,
     )
 
 
 def log_length_slopes(
-    table: pl.DataFrame, primary: str, covariates: np.ndarray | None, log: logging.Logger
+    table: pl.DataFrame,
+    primary: str,
+    data: EffectInput,
+    references: Mapping[str, str | None],
+    log: logging.Logger,
 ) -> None:
     """Each RM's length slope under the primary estimator, and what it held equal."""
-    held = "no class held equal"
-    if covariates is not None:
-        held = f"at equal counts of {covariates.shape[1]} classes and catalogue probes"
     rows = table.filter((pl.col("estimator") == primary) & (pl.col("attribute") == LENGTH))
     for rm, gamma in rows.select("rm", "effect").iter_rows():
         log.info("%s, %s: length sensitivity γ %+.3f reward sd per sd of words (%s)", rm, primary, gamma,
-                 held)  # fmt: skip
+                 held_equal(data, rm, references.get(rm), primary))  # fmt: skip
+
+
+def held_equal(data: EffectInput, rm: str, reference: str | None, primary: str) -> str:
+    """What ``primary``'s length slope of ``rm`` holds equal, in words."""
+    if data.covariates is None:
+        return "no class held equal"
+    held = f"at equal counts of {data.covariates.shape[1]} classes and catalogue probes"
+    estimator = estimators.get(primary)()
+    words = estimator.held_words(data, rm, reference) if isinstance(estimator, LengthAdjusted) else []
+    if words:
+        held += " and of the words " + ", ".join(f"“{w}”" for w in words) + " (its reward moves with them)"
+    return held
 
 
 def _by_rm(rms: Sequence[str], files: Sequence[str], contract: Any, name: str) -> dict[str, pl.DataFrame]:

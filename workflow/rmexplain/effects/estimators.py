@@ -38,7 +38,6 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import stdtr
 
 from rmexplain.analysis.bootstrap import resampled_means
 from rmexplain.effects.base import EffectInput, Estimator, Observations, estimators
@@ -335,6 +334,8 @@ def screened_words(obs: Observations, changes: Sequence[Mapping[str, int]]) -> l
     word, passes the Bonferroni bound at ``HELD_WORD_ALPHA`` over the words screened; ``HELD_WORDS_MOST``
     at most, and none once nothing is left to explain. An RM that rewards "please", which the edits that
     lengthen a response insert, would otherwise lend "please" to the slope."""
+    from scipy.special import stdtr  # SciPy is not imported where the workflow is only read (snakemake -n)
+
     pairs: dict[str, set[int]] = {}
     for comparison, change in zip(obs.comparison.tolist(), changes, strict=True):
         for word in change:

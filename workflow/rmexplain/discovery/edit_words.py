@@ -27,22 +27,22 @@ from rmexplain.discovery.base import Feature
 from rmexplain.discovery.classes import of_a_word_class
 from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, opens_sentences
 from rmexplain.discovery.text import mined_name, words
+from rmexplain.effects.estimators import by_largest_t
 
 EDIT_SCHEMA = {
     "rm": pl.String, "edit_id": pl.String, "source_text": pl.String, "edited_text": pl.String,
     "effect_change": pl.Float64, "words_change": pl.Int64,
 }  # fmt: skip
 EDIT_COLUMNS = tuple(EDIT_SCHEMA)
-TIE_DIGITS = 9  # |t| equal to these decimals tie (words that always change together differ only in rounding)
 
 
 def edit_word_candidates(
     edits: pl.DataFrame, tested: set[str], settings: ScreenSettings
 ) -> list[tuple[Feature, str, float]]:
     """(feature, the RM that chose it, its t there) of the words to test, in the order taken: per RM its
-    ``per_rm`` largest |t| (to ``TIE_DIGITS`` decimals; ties by the word), taken round-robin over the RMs (in
-    name order, a word another RM took before passed over) up to ``max_candidates``. ``edits``: the round-1
-    attribute edits with each RM's change (``EDIT_COLUMNS``); ``tested``: names of the features tested
+    ``per_rm`` largest |t| (``by_largest_t``: to 9 decimals; ties by the word), taken round-robin over the RMs
+    (in name order, a word another RM took before passed over) up to ``max_candidates``. ``edits``: the
+    round-1 attribute edits with each RM's change (``EDIT_COLUMNS``); ``tested``: names of the features tested
     before."""
     if edits.is_empty():
         return []
@@ -72,9 +72,9 @@ def edit_word_candidates(
 
 
 def strongest(t: np.ndarray, vocabulary: Sequence[str], most: int) -> list[tuple[int, float]]:
-    """(index, t) of the ``most`` words of largest |t| (to ``TIE_DIGITS`` decimals; ties by the word); a word
+    """(index, t) of the ``most`` words of largest |t| (``by_largest_t``); a word
     whose t is 0 (its count does not vary apart from length) is none."""
-    order = sorted(range(len(vocabulary)), key=lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j]))
+    order = sorted(range(len(vocabulary)), key=by_largest_t(t, vocabulary))
     return [(j, float(t[j])) for j in order[:most] if t[j] != 0]
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -119,23 +119,25 @@ class _EditEstimator(Estimator):
     round_read: ClassVar[int] = 1
 
     def observations(self, data: EffectInput, rm: str, reference: str | None) -> Observations:
-        rows = self.kept_rows(data, rm, reference)
+        rows, value = self.kept(data, rm, reference)
         return Observations(
             data.comparison[rows],
             data.attribute[rows],
-            self.unit_value(data.standardised(rm, reference)[rows], data.direction[rows], data.chain[rows]),
+            value,
             data.direction[rows].astype(np.float64),
             data.length_change[rows],
             None if data.dose is None else data.dose[rows].astype(np.float64),
             None if data.covariates is None else data.covariates[rows].astype(np.float64),
         )
 
-    def kept_rows(self, data: EffectInput, rm: str, reference: str | None) -> np.ndarray:
-        """The edits it reads, in order: those of its round whose value is finite (both texts scored)."""
+    def kept(self, data: EffectInput, rm: str, reference: str | None) -> tuple[np.ndarray, np.ndarray]:
+        """The edits it reads, in order — those of its round whose value is finite (both texts scored) —
+        and their values."""
         rows = np.flatnonzero(data.round == self.round_read)
         y = data.standardised(rm, reference)[rows]
         value = self.unit_value(y, data.direction[rows], data.chain[rows])
-        return rows[np.isfinite(value)]
+        finite = np.isfinite(value)
+        return rows[finite], value[finite]
 
     def unit_value(self, y: np.ndarray, direction: np.ndarray, chain: np.ndarray) -> np.ndarray:
         return y
@@ -243,7 +245,7 @@ class LengthAdjusted(_EditEstimator):
                 theirs)  # fmt: skip
         key = (*map(id, read), rm, reference)
         if key not in _SCREENED:  # the point, the robust fit and the halves of one job ask for the same words
-            rows = self.kept_rows(source, rm, reference)
+            rows, _ = self.kept(source, rm, reference)
             changes = [source.word_changes[i] for i in rows]
             if len(_SCREENED) >= SCREENS_KEPT:
                 del _SCREENED[next(iter(_SCREENED))]
@@ -325,15 +327,15 @@ def word_weights(
 
 
 def screened_words(obs: Observations, changes: Sequence[Mapping[str, int]]) -> list[str]:
-    """The words whose counts ``length_adjusted``'s slope holds equal beside the classes, chosen forward
-    over the words the edits ``obs`` (``changes``: each row's changed words) change in at least
-    ``HELD_WORD_PAIRS`` comparisons: each step takes the word whose count change moves the reward most at
-    equal length, classes, attributes and words taken before — the largest |t| of its coefficient added
-    alone to that design, clustered by comparison (``partial_t``; ties by the word) — of those whose
-    two-sided p-value, on Student's t with one degree of freedom fewer than the comparisons that change the
-    word, passes the Bonferroni bound at ``HELD_WORD_ALPHA`` over the words screened; ``HELD_WORDS_MOST``
-    at most, and none once nothing is left to explain. An RM that rewards "please", which the edits that
-    lengthen a response insert, would otherwise lend "please" to the slope."""
+    """The words whose counts ``length_adjusted``'s slope holds equal beside the classes, chosen forward over
+    the words the edits ``obs`` (``changes``: each row's changed words) change in at least ``HELD_WORD_PAIRS``
+    comparisons: each step takes the word whose count change moves the reward most at equal length, classes,
+    attributes and words taken before — the largest |t| of its coefficient added alone to that design,
+    clustered by comparison (``clustered_t``; ties by the word: ``by_largest_t``) — of those whose two-sided
+    p-value, on Student's t with one degree of freedom fewer than the comparisons that change the word, passes
+    the Bonferroni bound at ``HELD_WORD_ALPHA`` over the words screened; ``HELD_WORDS_MOST`` at most, and none
+    once nothing is left to explain. An RM that rewards "please", which the edits that lengthen a response
+    insert, would otherwise lend "please" to the slope."""
     from scipy.special import stdtr  # SciPy is not imported where the workflow is only read (snakemake -n)
 
     pairs: dict[str, set[int]] = {}
@@ -359,15 +361,16 @@ def screened_words(obs: Observations, changes: Sequence[Mapping[str, int]]) -> l
         passing = (t != 0) & (2.0 * stdtr(freedom, -np.abs(t)) <= HELD_WORD_ALPHA / max(family, 1))
         if not passing.any():
             break
-        chosen.append(largest_t(t, np.flatnonzero(passing), vocabulary))
+        chosen.append(int(min(np.flatnonzero(passing), key=by_largest_t(t, vocabulary))))
         taken = residual[:, 1 + chosen[-1]] / np.linalg.norm(residual[:, 1 + chosen[-1]])
         residual -= np.outer(taken, taken @ residual)  # the next step's design holds the word equal too
     return [vocabulary[j] for j in chosen]
 
 
-def largest_t(t: np.ndarray, among: np.ndarray, vocabulary: Sequence[str]) -> int:
-    """The index of ``among`` whose |t| is largest (to ``TIE_DIGITS`` decimals; ties by the word)."""
-    return int(min(among, key=lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j])))
+def by_largest_t(t: np.ndarray, vocabulary: Sequence[str]) -> Callable[[int], tuple[float, str]]:
+    """The order of word indices by |t|, largest first (to ``TIE_DIGITS`` decimals), ties by the word: words
+    that always change together differ only in rounding. Round 2's screen orders its words the same way."""
+    return lambda j: (-round(abs(t[j]), TIE_DIGITS), vocabulary[j])
 
 
 def word_columns(changes: Sequence[Mapping[str, int]], vocabulary: Sequence[str]) -> np.ndarray:
@@ -379,19 +382,6 @@ def word_columns(changes: Sequence[Mapping[str, int]], vocabulary: Sequence[str]
             if word in index:
                 counts[i, index[word]] = count
     return counts
-
-
-def partial_t(
-    y: np.ndarray, x: np.ndarray, base: np.ndarray, cluster: np.ndarray
-) -> tuple[np.ndarray, float]:
-    """Per column of ``x``: the t of its coefficient in the least squares of ``y`` on ``base`` with that
-    column alone added (``clustered_t`` of both residualised on ``base``, as Frisch and Waugh have it); and
-    the residual sum of squares of ``y`` on ``base``."""
-    stacked = np.column_stack([y, x])
-    residual = stacked - base @ np.linalg.lstsq(base, stacked, rcond=None)[0]
-    scale = np.einsum("ij,ij->j", x, x)
-    left = float(residual[:, 0] @ residual[:, 0])
-    return clustered_t(residual[:, 0], residual[:, 1:], scale, cluster), left
 
 
 def clustered_t(ry: np.ndarray, rx: np.ndarray, scale: np.ndarray, cluster: np.ndarray) -> np.ndarray:
@@ -550,7 +540,7 @@ HELD_WORD_PAIRS = 5  # comparisons whose edits change a word, for its count to b
 HELD_WORD_ALPHA = 0.05  # the screen's family-wise error rate (Bonferroni over the words screened)
 HELD_WORDS_MOST = 20  # words held equal per RM at most
 SCREENS_KEPT = 8  # the last screens found, by the arrays they read (kept alive so that their ids stay theirs)
-_SCREENED: dict[tuple, tuple[tuple, list[str]]] = {}
+_SCREENED: dict[tuple, tuple[tuple, dict[str, float]]] = {}
 ROUNDING = 1e-16  # a residual sum of squares at most this share of y's: nothing left to explain
 TIE_DIGITS = 9  # |t| equal to these decimals tie (words that always change together), taken by the word
 CHUNK = 200  # weight rows solved at once: bounds the memory of their normal equations ([rows, p, p])

@@ -45,7 +45,7 @@ from rmexplain.effects.analysis import (
 )
 from rmexplain.effects.base import Observations, estimators
 from rmexplain.effects.edits import make_effect_edits
-from rmexplain.effects.estimators import clustered_t, length_design, screened_words
+from rmexplain.effects.estimators import clustered_t, length_design, screened_words, word_weights
 from rmexplain.perturb.skips import SkipRecorder
 from rmexplain.score.planted import noise
 
@@ -494,3 +494,36 @@ def test_the_screen_takes_the_word_then_stops_where_nothing_is_left():
         covariates=np.zeros((60, 1)),
     )  # fmt: skip
     assert screened_words(obs, changes) == ["please"]
+
+
+def one_attribute(value: np.ndarray, comparison: np.ndarray, seed: int) -> Observations:
+    """Observations of one attribute edited both ways, a random length change each, no class changed."""
+    rng = np.random.default_rng(seed)
+    n = value.size
+    return Observations(
+        comparison=comparison, attribute=np.zeros(n, dtype=np.int64), value=value,
+        sign=np.where(np.arange(n) % 2, 1.0, -1.0), length_change=rng.normal(size=n),
+        covariates=np.zeros((n, 1)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("comparisons", [4, 5])
+def test_a_word_is_screened_only_where_five_comparisons_change_it(comparisons):
+    """A word whose count change is all the reward there is, changed in the edits of four comparisons, is not
+    held (too few to tell it from what those comparisons share); in five, it is."""
+    changes = [{"rare": 1} if i % 10 < comparisons else {} for i in range(60)]
+    value = np.array([0.6 * c.get("rare", 0) for c in changes])
+    held = screened_words(one_attribute(value, np.arange(60) % 10, 1), changes)
+    assert held == (["rare"] if comparisons >= 5 else [])
+
+
+def test_the_held_words_weights_are_their_coefficients_in_the_whole_fit():
+    """Each held word's weight in the one covariate is its own coefficient in the slope's design with the
+    words: two words the reward moves with by +0.6 and −0.4 are weighted so, not by the design's."""
+    rng = np.random.default_rng(2)
+    changes = [{"please": int(rng.integers(0, 3)), "but": int(rng.integers(0, 2))} for _ in range(80)]
+    length = rng.normal(size=80)
+    value = np.array([0.6 * c["please"] - 0.4 * c["but"] for c in changes]) + 0.3 * length
+    obs = dataclasses.replace(one_attribute(value, np.arange(80) % 16, 2), length_change=length)
+    weights = word_weights(obs, changes, ["please", "but"])
+    assert weights == pytest.approx({"please": 0.6, "but": -0.4}, abs=1e-9)

@@ -899,6 +899,7 @@ def test_benjamini_hochberg_per_dataset_at_the_fdr_itself_and_refusals_by_name()
 
 
 def test_the_ranking_within_each_dataset_and_rm_by_hand():
+    """Significant first, then |effect|, q and name, the numbers to nine decimals."""
     nan = float("nan")
     rows = [  # (dataset, rm, feature, effect, q, significant)
         ("d2", "r", "z", 0.1, 0.01, True), ("d1", "s", "z", 0.1, 0.01, True),
@@ -907,6 +908,7 @@ def test_the_ranking_within_each_dataset_and_rm_by_hand():
         ("d1", "r", "e", 0.9, 0.95, False), ("d1", "r", "g", 0.0, 0.9, False),  # by |effect|, not q
         ("d1", "r", "f", nan, nan, False),
         ("d1", "r", "h", 0.0, nan, False),  # defined, not tested (one cluster): after a tested 0.0
+        ("d3", "r", "k", 0.3 + 1e-13, 1e-208, True), ("d3", "r", "j", 0.3, 3e-208, True),  # rounding: a tie
     ]  # fmt: skip
     frame = pl.DataFrame(
         rows, schema=["dataset", "rm", "feature", "effect", "q_value", "significant"], orient="row"
@@ -915,7 +917,7 @@ def test_the_ranking_within_each_dataset_and_rm_by_hand():
     assert ranked.select("dataset", "rm", "feature", "rank").rows() == [
         ("d1", "r", "b", 1), ("d1", "r", "a", 2), ("d1", "r", "c", 3), ("d1", "r", "d", 4),
         ("d1", "r", "e", 5), ("d1", "r", "g", 6), ("d1", "r", "h", 7), ("d1", "r", "f", 8),
-        ("d1", "s", "z", 1), ("d2", "r", "z", 1),
+        ("d1", "s", "z", 1), ("d2", "r", "z", 1), ("d3", "r", "j", 1), ("d3", "r", "k", 2),
     ]  # fmt: skip
     assert ranked.columns == [*frame.columns, "rank"]
 

@@ -17,17 +17,23 @@ from rmexplain.discovery import mining
 from rmexplain.discovery.base import SkipEdit
 from rmexplain.discovery.classes import (
     CLASS_KINDS,
+    COUNTED_CLASSES,
     DIGIT,
     FIRST_PERSON,
+    LONG_WORD_LETTERS,
     EndsOnQuestion,
     FillerWords,
     FirstPerson,
     NumbersAsDigits,
     OpensWithI,
     SecondPerson,
+    class_counts,
     class_features,
+    long_words,
     number_phrases,
     number_words,
+    sentiment_spans,
+    sentiment_words,
     word_key,
 )
 from rmexplain.discovery.edits import EditSettings, make_edits
@@ -351,3 +357,30 @@ def test_the_edit_maker_makes_and_counts_every_class_edit_on_the_bundled_respons
     reasons = skips.frame()["reason"].to_list()
     assert any(r.startswith("remove: a second-person word outside") for r in reasons)
     assert not any("left the feature" in r or "changed nothing" in r for r in reasons), reasons
+
+
+def test_a_hyphenated_word_afinn_does_not_list_is_read_whole_and_by_its_parts():
+    """Read whole, "no-parking" is no negative word; by its parts it holds AFINN's "no", as an RM's tokeniser
+    that splits at the hyphen reads it, and as the length slope counts it. "well-being", which AFINN lists
+    whole, is one positive word either way. The miner's category reads words whole."""
+    text = "A no-parking sign, some self-doubt, her well-being is bad."
+    spans = [(text.index(w), text.index(w) + len(w), 1) for w in ("no-parking", "self-doubt", "bad")]
+    assert sentiment_spans(text, -1, by_parts=True) == spans
+    assert sentiment_spans(text, -1) == spans[-1:]
+    assert [sentiment_words(text, sign, by_parts) for sign in (-1, +1) for by_parts in (False, True)] == [
+        1,
+        3,
+        1,
+        1,
+    ]
+    held = dict(zip(COUNTED_CLASSES, class_counts(text), strict=False))
+    assert (held["negative words"], held["positive words"]) == (3, 1)
+    negative = next(f for f in mining.lexicon_features() if f.name == "lexicon negative")
+    assert negative.count(text) == 1
+
+
+def test_the_long_word_classes_count_each_part_of_a_word_by_its_letters():
+    """A word's parts between hyphens and apostrophes are words: "neighbour's" is a word of nine letters and
+    "self-consideration" holds one of thirteen."""
+    counts = long_words("Her neighbour's self-consideration is heterogeneous, epistemically.")
+    assert [counts[f"words of {n} letters or more"] for n in LONG_WORD_LETTERS] == [4, 4, 3, 3, 3, 3, 0]

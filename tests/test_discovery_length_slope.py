@@ -28,10 +28,11 @@ from rmexplain.discovery.classes import (
     FirstPerson,
     NumbersAsDigits,
     OpensWithI,
+    afinn_scores,
     class_counts,
     sentiment_words,
 )
-from rmexplain.discovery.edit_words import word_changes
+from rmexplain.discovery.edit_words import held_word_changes
 from rmexplain.discovery.edits import edit_dose
 from rmexplain.discovery.estimate import AddedEffect, discovery_input, feature_effects, length_fitted
 from rmexplain.discovery.stages import _round_tables
@@ -358,8 +359,8 @@ def test_a_shapes_reward_does_not_bend_the_length_slope(harmless_round, shape):
 
 
 HELD = {
-    "positive words": lambda text: sentiment_words(text, +1),
-    "negative words": lambda text: sentiment_words(text, -1),
+    "positive words": lambda text: sentiment_words(text, +1, by_parts=True),
+    "negative words": lambda text: sentiment_words(text, -1, by_parts=True),
     "an apology": probe("apology").count,
     "a hedge": probe("hedging").count,
 }
@@ -408,7 +409,7 @@ def attribute_slope(comparisons, edits, reward, words: bool):
     rewards = {rm: length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["text"], reward)}
     data = effect_input(
         comparisons, edits, originals, rewards, {}, list(PAPER_ATTRIBUTES), class_counts,
-        word_changes if words else None,
+        held_word_changes if words else None,
     )  # fmt: skip
     least, n = estimators.get("length_adjusted")(), len(data.comparisons)
     obs = least.observations(data, rm, None)
@@ -435,6 +436,42 @@ def test_a_word_the_rm_rewards_and_the_edits_insert_with_words_does_not_bend_the
     assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
     bent, _, none = attribute_slope(comparisons, edits, reward, words=False)
     assert none == [] and abs(bent / truth - 1) > 0.01, (bent, truth)
+
+
+LETTER_RUN = re.compile(r"[A-Za-z]+")
+
+
+def test_an_rm_of_long_words_lends_the_length_slope_none_of_them(harmless_attribute_edits):
+    """An RM of +0.02 per word and +0.5 per word of ten letters or more (its words split at every non-letter),
+    no noise: each long word is too rare to be held alone, and the edits that lengthen a response add long
+    words with the others, so γ is the truth only where the screen holds the long-word class equal — the one
+    count it holds (without it: +46 %)."""
+    comparisons, edits = harmless_attribute_edits
+
+    def reward(text: str) -> float:
+        return 0.02 * word_count(text) + 0.5 * sum(len(w) >= 10 for w in LETTER_RUN.findall(text))
+
+    gamma, truth, held = attribute_slope(comparisons, edits, reward, words=True)
+    assert held == ["words of 10 letters or more"]
+    assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
+    bent, _, _ = attribute_slope(comparisons, edits, reward, words=False)
+    assert bent / truth - 1 > 0.3, (bent, truth)
+
+
+def test_an_rm_that_splits_hyphenated_words_lends_the_length_slope_none_of_their_sentiment(
+    harmless_attribute_edits,
+):
+    """An RM of +0.02 per word and −0.6 per AFINN negative word, its words split at every non-letter, no
+    noise: "no-parking" holds "no" for it, so γ is the truth only where the negative words held equal are
+    read by a hyphenated word's parts (read whole, −1.2 %)."""
+    comparisons, edits = harmless_attribute_edits
+
+    def reward(text: str) -> float:
+        negative = sum(afinn_scores().get(w, 0) < 0 for w in LETTER_RUN.findall(text.lower()))
+        return 0.02 * word_count(text) - 0.6 * negative
+
+    gamma, truth, _ = attribute_slope(comparisons, edits, reward, words=True)
+    assert gamma == pytest.approx(truth, rel=1e-9), (gamma, truth)
 
 
 def test_an_rm_of_length_and_noise_holds_no_word_and_keeps_its_slope(harmless_attribute_edits):

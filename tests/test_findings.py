@@ -559,14 +559,14 @@ def test_every_kind_and_method_of_an_rm_is_in_one_ranking_by_size():
         row("a", "two_step", "attribute", "clarity", -0.2),  # a tie with rules' clarity: by method
         row("a", "offline", "discovered", "bold", -0.9),
         row("a", "llm", "discovered", "hedges", float("nan")),  # undefined: last
-        row("a", "offline", "discovered", "emoji", 0.4),  # a tie with length's size: by name
+        row("a", "offline", "discovered", "zeta", 0.4 + 1e-12),  # ties length to 9 decimals: by name
         row("b", "offline", "discovered", "bold", 0.1),  # another RM: its own ranking
         row("a", "offline", "discovered", "bold", 0.05, dataset="e"),  # another dataset: its own
     ])  # fmt: skip
     order = {(r["dataset"], r["rm"], r["method"], r["name"]): r["order"] for r in rows.iter_rows(named=True)}
     assert order == {
-        ("d", "a", "offline", "bold"): 1, ("d", "a", "offline", "emoji"): 2,
-        ("d", "a", "rules", "length"): 3, ("d", "a", "rules", "clarity"): 4,
+        ("d", "a", "offline", "bold"): 1, ("d", "a", "rules", "length"): 2,
+        ("d", "a", "offline", "zeta"): 3, ("d", "a", "rules", "clarity"): 4,
         ("d", "a", "two_step", "clarity"): 5, ("d", "a", "llm", "hedges"): 6,
         ("d", "b", "offline", "bold"): 1, ("e", "a", "offline", "bold"): 1,
     }  # fmt: skip

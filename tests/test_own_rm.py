@@ -258,9 +258,9 @@ def test_an_unseen_rm_on_unseen_data_through_own_rm_yaml(workflow_copy, browser)
     held = len(COUNTED_CLASSES) + len(held_probes())
     effects_log = (root / "logs" / "effects" / "analysis" / "mine" / "rules.log").read_text()
     words = re.search(
-        rf"\(at equal counts of {held} classes and catalogue probes and of the words (.*) \(", effects_log
+        rf"\(at equal counts of {held} classes and catalogue probes and of (.*) \(", effects_log
     )
-    assert words and "“please”" in words.group(1).split(", "), effects_log
+    assert words and "the word “please”" in words.group(1).split(", "), effects_log
     # Round 2 tests the words the attribute edits insert: "please", which the responses hold too rarely to
     # mine, is a finding of its own on the first screen ("rewards the word “please”")
     please = leading.filter(pl.col("phrase") == "rewards the word “please”")

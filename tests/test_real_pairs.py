@@ -79,9 +79,10 @@ def test_a_digit_and_first_person_rm_on_real_pairs_reads_as_its_features(workflo
     truth = {"digit": 1.0 / reward_sd, "first person": -0.8 / reward_sd, "slope": 0.02 * words_sd / reward_sd}
 
     findings = pl.read_parquet(root / "results/findings/findings.parquet")
-    first = findings.filter(pl.col("leading")).sort("order").head(3).to_dicts()
-    assert [f["name"] for f in first] == ["numbers as digits", "length", "pronouns first person"]
-    digits, length, first_person = first
+    first = {f["name"]: f for f in findings.filter(pl.col("leading")).sort("order").head(3).to_dicts()}
+    # the three terms, in any order (length and the first-person words are 0.55 and −0.56)
+    assert set(first) == {"numbers as digits", "length", "pronouns first person"}, list(first)
+    digits, length, first_person = first["numbers as digits"], first["length"], first["pronouns first person"]
     assert digits["phrase"] == "rewards numbers written as digits"
     assert digits["effect"] == pytest.approx(truth["digit"], rel=0.05)
     assert length["phrase"] == "rewards longer answers"

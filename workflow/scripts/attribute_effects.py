@@ -3,7 +3,7 @@ import sys
 sys.path.insert(0, f"{snakemake.scriptdir}/..")  # this workflow's own rmexplain, installed or not
 
 from rmexplain.discovery.classes import class_counts
-from rmexplain.discovery.edit_words import word_changes
+from rmexplain.discovery.edit_words import held_word_changes
 from rmexplain.effects.stages import run_attribute_effects
 from rmexplain.logs import script_logger
 
@@ -19,5 +19,5 @@ run_attribute_effects(
     output=snakemake.output[0],
     log=log,
     class_counts=class_counts,
-    word_changes=word_changes,
+    word_changes=held_word_changes,
 )

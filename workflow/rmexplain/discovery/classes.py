@@ -37,7 +37,8 @@ changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimat
 one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them (a
 closing "Does that help?" adds words with the shape, in doses no feature fixes) and AFINN's positive and
 negative words, which the miner's lexicon categories test (an edit that makes a response safer and longer
-adds "harmful" and "unsafe" with its words)."""
+adds "harmful" and "unsafe" with its words). ``long_words`` are classes of form (words of at least 8, …, 14
+letters) that the slope holds equal per RM where its reward moves with them, as it does single words."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ import regex
 
 from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
 from rmexplain.discovery.text import (
+    LETTERS,
     WORD,
     capitalise_at,
     delete_clause,
@@ -436,10 +438,40 @@ def afinn_scores() -> dict[str, int]:
     return afinn_lexicon(AFINN)
 
 
-def sentiment_words(text: str, sign: int) -> int:
-    """The words of ``text`` ``AFINN`` scores with ``sign`` (+1 positive, −1 negative), in any case."""
+def sentiment_spans(text: str, sign: int, by_parts: bool = False) -> list[tuple[int, int, int]]:
+    """(start, end, count) of each word of ``text`` (in any case) holding words ``AFINN`` scores with
+    ``sign`` (+1 positive, −1 negative): the word itself, or, ``by_parts``, for a hyphenated word AFINN does
+    not list ("no-parking", "self-doubt"; it lists "well-being"), each of its parts, as some RMs' tokenisers
+    split it."""
     scores = afinn_scores()
-    return sum(sign * scores.get(m.group().lower(), 0) > 0 for m in WORD.finditer(text))
+    found = []
+    for match in WORD.finditer(text):
+        word = match.group().lower()
+        parts = word.split("-") if by_parts and "-" in word and word not in scores else [word]
+        count = sum(sign * scores.get(part, 0) > 0 for part in parts)
+        if count:
+            found.append((*match.span(), count))
+    return found
+
+
+def sentiment_words(text: str, sign: int, by_parts: bool = False) -> int:
+    """How many words ``AFINN`` scores with ``sign`` ``text`` holds (``sentiment_spans``)."""
+    return sum(count for *_, count in sentiment_spans(text, sign, by_parts))
+
+
+LONG_WORD_LETTERS = range(8, 15)  # the thresholds of the long-word classes
+WORD_PARTS = regex.compile(r"['’\-]")
+
+
+def long_words(text: str) -> dict[str, int]:
+    """How many words of ``text`` have at least n letters, for each n of ``LONG_WORD_LETTERS``, by name
+    ("words of 10 letters or more"; a word's parts between hyphens and apostrophes each a word, as RMs'
+    tokenisers split "neighbour's"): classes of form no list names, each of whose members is too rare to be
+    held on its own — an RM that rewards long words is read through them."""
+    letters = [
+        len(LETTERS.findall(part)) for m in WORD.finditer(text) for part in WORD_PARTS.split(m.group())
+    ]
+    return {f"words of {n} letters or more": sum(k >= n for k in letters) for n in LONG_WORD_LETTERS}
 
 
 MARKUP = regex.compile(r"[*#`|]|^[ \t]*(?:[-+>]|\d+[.)])(?=[ \t])", regex.MULTILINE)
@@ -454,8 +486,9 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
     "exclamation marks": lambda text: text.count("!"),
     "question marks": lambda text: text.count("?"),
     "markdown marks": lambda text: len(MARKUP.findall(text)),
-    "positive words": lambda text: sentiment_words(text, +1),
-    "negative words": lambda text: sentiment_words(text, -1),
+    # a hyphenated word AFINN does not list by its parts, as RMs' tokenisers read "no-parking"
+    "positive words": lambda text: sentiment_words(text, +1, by_parts=True),
+    "negative words": lambda text: sentiment_words(text, -1, by_parts=True),
     "emoji": lambda text: len(EMOJI.findall(text)),
     "ending on a question": EndsOnQuestion().count,
     "opening with I": OpensWithI().count,

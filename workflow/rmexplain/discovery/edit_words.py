@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.discovery.base import Feature
-from rmexplain.discovery.classes import of_a_word_class
+from rmexplain.discovery.classes import long_words, of_a_word_class
 from rmexplain.discovery.mining import MinedWords, ScreenSettings, association, opens_sentences
 from rmexplain.discovery.text import mined_name, words
 from rmexplain.effects.estimators import by_largest_t
@@ -81,9 +81,18 @@ def strongest(t: np.ndarray, vocabulary: Sequence[str], most: int) -> list[tuple
 def word_changes(source: str, edited: str) -> dict[str, int]:
     """Each word's count in ``edited`` less its count in ``source`` (lower case), where they differ: what
     round 2 screens here, and the words whose counts the length slope may hold equal
-    (``rmexplain.effects.estimators.held_words``)."""
+    (``held_word_changes``)."""
     before, after = Counter(w.lower() for w in words(source)), Counter(w.lower() for w in words(edited))
     return {w: after[w] - before[w] for w in before.keys() | after.keys() if after[w] != before[w]}
+
+
+def held_word_changes(source: str, edited: str) -> dict[str, int]:
+    """``word_changes`` and the changes of the long-word classes (``classes.long_words``), by name: what the
+    length slope may hold equal (``rmexplain.effects.estimators.screened_words``)."""
+    changes = word_changes(source, edited)
+    before, after = long_words(source), long_words(edited)
+    changes.update({name: after[name] - before[name] for name in after if after[name] != before[name]})
+    return changes
 
 
 def _candidates(changes: Sequence[Mapping[str, int]], tested: set[str], min_support: int) -> list[str]:

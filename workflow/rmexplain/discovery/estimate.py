@@ -97,7 +97,7 @@ from rmexplain.effects.analysis import (
     word_counts,
 )
 from rmexplain.effects.base import EffectInput, RewardChanges
-from rmexplain.effects.estimators import LengthAdjusted, RobustLengthAdjusted
+from rmexplain.effects.estimators import TIE_DIGITS, LengthAdjusted, RobustLengthAdjusted
 from rmexplain.ids import text_id
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, DISCOVERED_BIASES, conform, polars_schema
 
@@ -663,11 +663,15 @@ def discovered_biases(effects: pl.DataFrame, fdr: float) -> pl.DataFrame:
 
 
 def rank_biases(frame: pl.DataFrame) -> pl.DataFrame:
-    """Rank within (dataset, RM): significant first, then by |effect|, q-value and name; undefined last."""
+    """Rank within (dataset, RM): significant first, then by |effect|, q-value and name, each number to
+    ``TIE_DIGITS`` decimals (features that move the reward alike tie, whatever the rounding of their fits:
+    q-values of 10⁻²⁰⁸ differ only by it); undefined last."""
     keyed = frame.with_columns(
         _defined=pl.col("effect").is_not_nan(),
-        _size=pl.when(pl.col("effect").is_nan()).then(-1.0).otherwise(pl.col("effect").abs()),
-        _q=pl.col("q_value").fill_nan(2.0),
+        _size=pl.when(pl.col("effect").is_nan())
+        .then(-1.0)
+        .otherwise(pl.col("effect").abs().round(TIE_DIGITS)),
+        _q=pl.col("q_value").fill_nan(2.0).round(TIE_DIGITS),
     ).sort(
         ["dataset", "rm", "significant", "_defined", "_size", "_q", "feature"],
         descending=[False, False, True, True, True, False, False],

@@ -29,13 +29,13 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import regex
 
 from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
-from rmexplain.discovery.classes import AFINN, CLASS_KINDS, afinn_scores, class_features
+from rmexplain.discovery.classes import AFINN, CLASS_KINDS, class_features, sentiment_spans
 from rmexplain.discovery.text import (
     MINED_NAME,
     WORD,
@@ -197,24 +197,29 @@ class MinedCharacter(Feature):
 
 
 class LexiconWords(Feature):
-    """Words of a lexicon category anywhere. Removed: every such word deleted. Added (where ``opener`` is
-    set): ``opener`` before the last sentence."""
+    """Words of a lexicon category anywhere (``instances``: each word's (start, end, how many of the
+    category it holds), as ``rmexplain.discovery.classes.sentiment_spans`` reads them). Removed: every such
+    word deleted. Added (where ``opener`` is set): ``opener`` before the last sentence."""
 
     kind, source = "lexicon", MINED
 
     def __init__(
-        self, name: str, description: str, member: Callable[[str], bool], opener: str | None
+        self,
+        name: str,
+        description: str,
+        instances: Callable[[str], list[tuple[int, int, int]]],
+        opener: str | None,
     ) -> None:
-        self.name, self.description, self.member, self.opener = name, description, member, opener
+        self.name, self.description, self.instances, self.opener = name, description, instances, opener
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in WORD.finditer(text) if self.member(m.group().lower())]
+        return [(start, end) for start, end, _ in self.instances(text)]
 
     def present(self, text: str) -> bool:
-        return bool(self._spans(text))
+        return bool(self.instances(text))
 
     def count(self, text: str) -> int:
-        return len(self._spans(text))
+        return sum(count for *_, count in self.instances(text))
 
     def add(self, text: str) -> str:
         if self.opener is None:
@@ -331,19 +336,20 @@ def lexicon_features() -> list[Feature]:
     Zipf < 3; removed only)."""
     from wordfreq import zipf_frequency  # loads its word lists
 
-    scores = afinn_scores()
-
     @cache
     def rare(word: str) -> bool:
         return not any(c.isdigit() for c in word) and zipf_frequency(word, "en") < RARE_ZIPF
 
+    def rare_words(text: str) -> list[tuple[int, int, int]]:
+        return [(*m.span(), 1) for m in WORD.finditer(text) if rare(m.group().lower())]
+
     return [
         LexiconWords("lexicon positive", f"Uses a positive word ({AFINN} score > 0).",
-                     lambda w: scores.get(w, 0) > 0, "Fortunately,"),
+                     partial(sentiment_spans, sign=+1), "Fortunately,"),
         LexiconWords("lexicon negative", f"Uses a negative word ({AFINN} score < 0).",
-                     lambda w: scores.get(w, 0) < 0, "Sadly,"),
-        LexiconWords("lexicon rare", f"Uses a rare word (wordfreq Zipf frequency < {RARE_ZIPF:g}).", rare,
-                     None),
+                     partial(sentiment_spans, sign=-1), "Sadly,"),
+        LexiconWords("lexicon rare", f"Uses a rare word (wordfreq Zipf frequency < {RARE_ZIPF:g}).",
+                     rare_words, None),
     ]  # fmt: skip
 
 

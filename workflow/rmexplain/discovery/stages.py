@@ -12,7 +12,7 @@ import polars as pl
 from rmexplain.analysis.bootstrap import BootstrapSettings
 from rmexplain.discovery.base import RoundContext, RoundOutput, engines
 from rmexplain.discovery.classes import class_counts
-from rmexplain.discovery.edit_words import EDIT_COLUMNS, EDIT_SCHEMA, word_changes
+from rmexplain.discovery.edit_words import EDIT_COLUMNS, EDIT_SCHEMA, held_word_changes
 from rmexplain.discovery.edits import EditSettings, make_edits, original_units
 from rmexplain.discovery.estimate import discovered_biases, largest_fit_slope, round_effects
 from rmexplain.discovery.recall import SUMMARY, recall_table, rm_slopes
@@ -193,7 +193,7 @@ def run_round_effects(
         float(min_effect),
         log,
         fdr=float(fdr),
-        slope_edits=slope_edits(inputs, comparisons, originals, rms, None, class_counts, word_changes),
+        slope_edits=slope_edits(inputs, comparisons, originals, rms, None, class_counts, held_word_changes),
     )
     write_table(effects, output, BIAS_DISCOVERY_EFFECTS, "discovery effects")
 

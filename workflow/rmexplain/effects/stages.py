@@ -234,7 +234,8 @@ def held_equal(data: EffectInput, rm: str, reference: str | None, primary: str) 
     estimator = estimators.get(primary)()
     words = estimator.held_words(data, rm, reference) if isinstance(estimator, LengthAdjusted) else []
     if words:
-        held += " and of the words " + ", ".join(f"“{w}”" for w in words) + " (its reward moves with them)"
+        named = [w if " " in w else f"the word “{w}”" for w in words]  # a class of form by its name
+        held += " and of " + ", ".join(named) + " (its reward moves with them)"
     return held
 
 

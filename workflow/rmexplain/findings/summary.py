@@ -20,6 +20,7 @@ import polars as pl
 from rmexplain.discovery.mining import feature_named
 from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
+from rmexplain.effects.estimators import TIE_DIGITS
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED, Check, CheckKey
 from rmexplain.findings.carriers import EditTexts, feature_edit_texts, place_under_classes, same_edits_alike
@@ -484,11 +485,12 @@ def findings_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
 
 def one_ranking(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with ``order``: per (dataset, RM), every finding of every kind and method by |effect|,
-    largest first (an undefined effect last; ties: by name, then method) — the order of the first screen."""
+    largest first (to ``TIE_DIGITS`` decimals; an undefined effect last; ties: by name, then method) — the
+    order of the first screen."""
     keyed = frame.with_row_index("_row").with_columns(
         _size=pl.when(pl.col("effect").is_nan() | pl.col("effect").is_null())
         .then(pl.lit(-1.0))
-        .otherwise(pl.col("effect").abs())
+        .otherwise(pl.col("effect").abs().round(TIE_DIGITS))
     )
     ranked = keyed.sort(
         ["dataset", "rm", "_size", "name", "method"], descending=[False, False, True, False, False]

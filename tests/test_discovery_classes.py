@@ -384,3 +384,11 @@ def test_the_long_word_classes_count_each_part_of_a_word_by_its_letters():
     "self-consideration" holds one of thirteen."""
     counts = long_words("Her neighbour's self-consideration is heterogeneous, epistemically.")
     assert [counts[f"words of {n} letters or more"] for n in LONG_WORD_LETTERS] == [4, 4, 3, 3, 3, 3, 0]
+
+
+def test_a_run_of_chinese_is_no_long_word_and_arabic_words_count_by_their_letters():
+    """Chinese is written without spaces: each character is a word (``word_count``), never a long one;
+    Arabic words are spaced and counted by their letters."""
+    assert set(long_words("这是一个很长的中文句子没有空格的文本内容").values()) == {0}
+    counts = long_words("المستشفيات كبيرة")  # "the hospitals" (10 letters), "big" (5)
+    assert counts["words of 10 letters or more"] == 1 and counts["words of 11 letters or more"] == 0

@@ -60,6 +60,7 @@ from rmexplain.discovery.text import (
     sentences,
     statement_sentences,
 )
+from rmexplain.effects.analysis import UNSPACED
 from rmexplain.tokens.stats import afinn_lexicon
 
 CLASS_KINDS = ("numbers", "pronouns", "shape", "filler")  # in the miner's order
@@ -466,10 +467,14 @@ WORD_PARTS = regex.compile(r"['’\-]")
 def long_words(text: str) -> dict[str, int]:
     """How many words of ``text`` have at least n letters, for each n of ``LONG_WORD_LETTERS``, by name
     ("words of 10 letters or more"; a word's parts between hyphens and apostrophes each a word, as RMs'
-    tokenisers split "neighbour's"): classes of form no list names, each of whose members is too rare to be
-    held on its own — an RM that rewards long words is read through them."""
+    tokenisers split "neighbour's"; a run of Chinese or Japanese is no long word, each character a word, as
+    ``word_count`` reads it): classes of form no list names, each of whose members is too rare to be held on
+    its own — an RM that rewards long words is read through them."""
     letters = [
-        len(LETTERS.findall(part)) for m in WORD.finditer(text) for part in WORD_PARTS.split(m.group())
+        len(LETTERS.findall(part))
+        for m in WORD.finditer(text)
+        for part in WORD_PARTS.split(m.group())
+        if not UNSPACED.search(part)
     ]
     return {f"words of {n} letters or more": sum(k >= n for k in letters) for n in LONG_WORD_LETTERS}
 

@@ -8,7 +8,7 @@ import pytest
 import statsmodels.api as sm
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
-from rmexplain.effects.analysis import EffectSettings, effects_table
+from rmexplain.effects.analysis import EffectSettings, effects_table, excludes_zero
 from rmexplain.effects.base import EffectInput, Observations, RewardChanges, estimators, reported_estimators
 from rmexplain.effects.estimators import huber_weights, length_design, residual_scale
 
@@ -119,9 +119,10 @@ def test_a_resample_refits_with_the_whole_samples_weights_fixed():
     assert resampled == pytest.approx([by_hand[columns[a]] for a in range(3)] + [by_hand[-1]], abs=1e-9)
 
 
-def test_the_effects_table_reports_it_by_default_beside_the_primary():
-    obs = _edits()
-    data = EffectInput(
+def _effect_input(obs: Observations, changes: np.ndarray, sd: float) -> EffectInput:
+    """The effects' input of one RM "rm" whose reward changes by ``changes`` (its reward sd ``sd``) on
+    ``obs``'s edits of attributes a, b and c."""
+    return EffectInput(
         comparisons=[f"c{i:02d}" for i in range(N_COMPARISONS)],
         attributes=["a", "b", "c"],
         comparison=obs.comparison,
@@ -130,8 +131,13 @@ def test_the_effects_table_reports_it_by_default_beside_the_primary():
         round=np.ones(obs.value.size, dtype=np.int64),
         chain=obs.sign.astype(np.int64),
         length_change=obs.length_change,
-        rms={"rm": RewardChanges(obs.value * 2.0, 2.0, *(np.zeros(0),) * 4)},
+        rms={"rm": RewardChanges(changes, sd, *(np.zeros(0),) * 4)},
     )
+
+
+def test_the_effects_table_reports_it_by_default_beside_the_primary():
+    obs = _edits()
+    data = _effect_input(obs, obs.value * 2.0, 2.0)
     assert "robust_length_adjusted" in reported_estimators({"estimators": None, "rewrite_of_rewrite": False})
     settings = EffectSettings(
         ("length_adjusted", "robust_length_adjusted"), "length_adjusted", BootstrapSettings(n_resamples=100)
@@ -162,3 +168,20 @@ def test_with_classes_and_no_length_change_the_outlying_edits_still_weigh_less()
     weights = huber_weights(flat, length_design(flat)[0], N_COMPARISONS)
     assert weights[flat.comparison == 0].max() < 0.5  # γ is undefined and taken as 0, not as NaN
     assert weights[flat.comparison != 0].min() > weights[flat.comparison == 0].max()
+
+
+def test_an_effect_at_rounding_level_is_no_finding_however_tight_its_interval():
+    """An RM its counts span exactly leaves effects of about 1e-10 whose every resample rounds alike: the
+    interval misses 0 but not the ±1e-6 reward sd of rounding, so the row is no finding."""
+    obs = _edits(outlier=0.0)
+    rounding = 1e-9 * obs.sign * (obs.attribute == 2)  # c: 0 in exact arithmetic, 1e-9 as computed
+    data = _effect_input(obs, _linear(obs) + rounding, 1.0)
+    settings = EffectSettings(
+        ("length_adjusted", "robust_length_adjusted"), "length_adjusted", BootstrapSettings(n_resamples=100)
+    )
+    table = effects_table(data, ["rm"], {}, settings).filter(pl.col("attribute") == "c")
+    assert table["effect"].to_list() == pytest.approx([1e-9, 1e-9], abs=1e-11)
+    assert (table["low"] > 0).all()  # the interval alone would call it significant
+    assert not table["significant"].any()
+    assert excludes_zero(2e-6, 3e-6) and excludes_zero(-3e-6, -2e-6)
+    assert not excludes_zero(-1.4e-10, -5.8e-11) and not excludes_zero(5e-7, 9e-7, signed=False)

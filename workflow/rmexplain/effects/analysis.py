@@ -319,9 +319,15 @@ def median_row(values: np.ndarray) -> int:
     return int(order[(len(order) - 1) // 2])
 
 
+# Reward sd within which a change is rounding, not an effect: an RM whose reward its held counts span exactly
+# leaves its attribute effects at 1e-10, whose intervals, every resample rounding alike, miss 0 all the same
+NEGLIGIBLE = 1e-6
+
+
 def excludes_zero(low: float, high: float, signed: bool = True) -> bool:
-    """Whether an interval excludes 0 (an unsigned share's: lies above it); False where it is undefined."""
-    return bool(low > 0 or (signed and high < 0))
+    """Whether an interval excludes 0 and every value within ``NEGLIGIBLE`` of it (an unsigned share's: lies
+    above them); False where it is undefined."""
+    return bool(low > NEGLIGIBLE or (signed and high < -NEGLIGIBLE))
 
 
 def replication(effect: float, halves: Sequence[HalfEstimate], signed: bool = True) -> dict:
@@ -524,16 +530,13 @@ def _log_reasons(
     _log_undefined(log, rm, name, row_names(type(estimator), data.attributes), why)
 
 
-SAME_AS_REFERENCE = 1e-6  # |change less the reference's| in reward sd below which an edit moves both alike
-
-
 def warn_same_as_reference(
     y: np.ndarray, rm: str, reference: str | None, dataset: str | None, log: logging.Logger | None
 ) -> bool:
     """Warn, and say whether, an RM's reward changes less its reference's (``y``, reward sd) are 0 on every
     scored edit (two at least): it rewards nothing beyond its reference — the same model under two names?"""
     finite = y[np.isfinite(y)]
-    if reference is None or finite.size < 2 or np.max(np.abs(finite)) > SAME_AS_REFERENCE:
+    if reference is None or finite.size < 2 or np.max(np.abs(finite)) > NEGLIGIBLE:
         return False
     if log is not None:
         log.warning(

@@ -24,6 +24,7 @@ from rmexplain.discovery.classes import (
     EndsOnQuestion,
     FillerWords,
     FirstPerson,
+    LongWords,
     NumbersAsDigits,
     OpensWithI,
     SecondPerson,
@@ -392,3 +393,21 @@ def test_a_run_of_chinese_is_no_long_word_and_arabic_words_count_by_their_letter
     assert set(long_words("这是一个很长的中文句子没有空格的文本内容").values()) == {0}
     counts = long_words("المستشفيات كبيرة")  # "the hospitals" (10 letters), "big" (5)
     assert counts["words of 10 letters or more"] == 1 and counts["words of 11 letters or more"] == 0
+
+
+def test_a_long_word_class_is_removed_word_by_word_counted_by_its_parts_and_never_added():
+    """Every word holding a part of ten letters or more is deleted (with the space it takes); its count is the
+    long parts it holds, as ``long_words`` reads them; a sentence of long words alone is a skip; nothing is
+    added. The name says the class, and the feature is found from it again."""
+    feature = LongWords(10)
+    text = "Unfortunately, the well-established consideration is contingent on approval. Yes."
+    assert feature.name == "words of 10 letters or more"
+    assert feature.count(text) == 4 == long_words(text)[feature.name]
+    assert feature.remove(text) == "The is on approval. Yes."
+    assert not feature.present(feature.remove(text))
+    with pytest.raises(SkipEdit, match="long words alone"):
+        feature.remove("Unfortunately. Yes.")
+    with pytest.raises(SkipEdit, match="only removed"):
+        feature.add(text)
+    assert mining.feature_named(feature.name).count(text) == 4
+    assert mining.feature_named("words of 12 letters or more").letters == 12

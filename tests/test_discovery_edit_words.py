@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from rmexplain.discovery.base import RoundContext
-from rmexplain.discovery.edit_words import EDIT_SCHEMA, edit_word_candidates, strongest
+from rmexplain.discovery.classes import LongWords
+from rmexplain.discovery.edit_words import EDIT_SCHEMA, edit_word_candidates, one_long_word_class, strongest
 from rmexplain.discovery.mining import ScreenSettings
 from rmexplain.discovery.offline import NOTHING_TO_TEST, OfflineEngine
 from rmexplain.schemas import BIAS_DISCOVERY_EFFECTS, polars_schema
@@ -128,6 +129,49 @@ def test_a_deleted_word_counts_against_the_words_the_edit_keeps():
     chosen = edit_word_candidates(pl.DataFrame(rows, schema=EDIT_SCHEMA), set(), ScreenSettings(30, 15, 3))
     feature, _, t = chosen[0]
     assert feature.name == 'words "sadly"' and t < 0
+
+
+LONG_INSERTS = [  # each edit's appended sentence; an RM of +1 per word of ten letters or more
+    " Consideration matters.", " Be careful, always.", " Transportation is available.", " Keep it dry.",
+    " Remarkable work.", " Delicious food.", " Wonderful idea.", " Understanding helps.", " Be kind.",
+]  # fmt: skip
+
+
+def long_word_edits(noise: float) -> pl.DataFrame:
+    """One edit per ``LONG_INSERTS`` appending it; an RM of +1 per word of ten letters or more, 0.1 per word
+    and ``noise`` times a fixed residual."""
+    rows = []
+    for i, insert in enumerate(LONG_INSERTS):
+        source = f"Step {i} is done."
+        longs = sum(len(w.strip(".,")) >= 10 for w in insert.split())
+        y = longs + 0.1 * len(insert.split()) + noise * (-1) ** i * (i % 3)
+        rows.append({"rm": "rm", "edit_id": f"e{i}", "source_text": source, "edited_text": source + insert,
+                     "effect_change": y, "words_change": len(insert.split())})  # fmt: skip
+    return pl.DataFrame(rows, schema=EDIT_SCHEMA)
+
+
+@pytest.mark.parametrize("noise", [0.02, 0.0])
+def test_a_class_of_long_words_is_screened_beside_the_words_one_threshold_per_rm(noise):
+    """No long word is in three edits, so none is a candidate alone; their class is. Of the nested classes
+    the RM's own (ten letters: "remarkable" in, "delicious" out) has the largest |t| and is the one taken,
+    tested as a class — without noise too, where it fits the changes exactly (t infinite, not 0); a class
+    tested before is passed over."""
+    frame = long_word_edits(noise)
+    chosen = edit_word_candidates(frame, set(), ScreenSettings(30, 15, 3))
+    longs = [(feature, t) for feature, _, t in chosen if isinstance(feature, LongWords)]
+    assert [(feature.name, feature.letters) for feature, _ in longs] == [("words of 10 letters or more", 10)]
+    assert names(chosen)[0] == "words of 10 letters or more" and longs[0][1] > 0
+    assert np.isinf(longs[0][1]) == (noise == 0)
+    assert not any("consideration" in name or "remarkable" in name for name in names(chosen))
+    again = edit_word_candidates(frame, {"words of 10 letters or more"}, ScreenSettings(30, 15, 3))
+    assert "words of 10 letters or more" not in names(again)
+
+
+def test_nested_long_word_classes_equal_in_t_give_the_one_of_fewest_letters():
+    vocabulary = ["words of 11 letters or more", "words of 10 letters or more", "please"]
+    t = one_long_word_class(np.array([2.0, 2.0 + 1e-12, 1.0]), vocabulary)
+    assert t.tolist() == [0.0, 2.0 + 1e-12, 1.0]
+    assert one_long_word_class(np.array([3.0, 2.0, 1.0]), vocabulary).tolist() == [3.0, 0.0, 1.0]
 
 
 def test_a_word_is_added_where_the_edits_put_it():

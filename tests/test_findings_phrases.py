@@ -11,7 +11,7 @@ import pytest
 
 from rmexplain.discovery import mining
 from rmexplain.discovery.base import CATALOGUE, Feature, probe
-from rmexplain.discovery.classes import CLASS_KINDS, class_features
+from rmexplain.discovery.classes import CLASS_KINDS, LongWords, class_features
 from rmexplain.discovery.llm import Hypothesis, Loop
 from rmexplain.findings import language
 from rmexplain.findings.phrases import written_form
@@ -44,6 +44,7 @@ def _features() -> list[Feature]:
         mining.MinedCharacter(";"),
         *mining.lexicon_features(),
         *class_features(CLASS_KINDS),
+        LongWords(10),
     ]
     llm = [_llm_feature(text, kind) for kind in sorted(_llm_kinds()) for text in BIAS_FEATURES]
     return [*(probe(name) for name in CATALOGUE), *mined, *llm]
@@ -78,6 +79,7 @@ def test_every_features_phrase_is_a_clause_after_its_verb(feature, effect):
 
 MINED_BY_HAND = [
     (mining.MinedWords("i", True), -0.3, "penalises the word “I”"),
+    (LongWords(10), 0.5, "rewards words of 10 letters or more"),
     (mining.MinedWords("i can", False), -0.3, "penalises the words “I can”"),
     (mining.MinedWords("i'm sure", False), 0.3, "rewards the words “I'm sure”"),
     (mining.MinedWords("it is", False), 0.3, "rewards the words “it is”"),

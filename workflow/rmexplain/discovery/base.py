@@ -32,8 +32,8 @@ class Feature:
 
     ``name`` is unique within a dataset (one name, one set of edits for every RM); ``kind`` groups features
     (``format``, ``spacing``, ``opener``, ``closer``, ``punctuation``, ``casing``, ``wording``, ``words``,
-    ``character``, ``lexicon``, the classes ``numbers``, ``pronouns``, ``shape``, ``filler``, and the merged
-    ``word class``);
+    ``character``, ``lexicon``, the classes ``numbers``, ``pronouns``, ``shape``, ``filler``, ``long words``,
+    and the merged ``word class``);
     ``source`` says where it comes from (a citation, or how it was mined).
     ``add`` puts the feature into a response that lacks it, where it naturally goes; ``remove`` takes every
     instance out of one that has it. Both raise ``SkipEdit`` with a reason where they cannot, and must leave

@@ -462,21 +462,70 @@ def sentiment_words(text: str, sign: int, by_parts: bool = False) -> int:
 
 LONG_WORD_LETTERS = range(8, 15)  # the thresholds of the long-word classes
 WORD_PARTS = regex.compile(r"['’\-]")
+LONG_WORD_NAME = regex.compile(r"words of (?P<letters>[0-9]+) letters or more")
+
+
+def long_word_class(letters: int) -> str:
+    """The name of the class of words of at least ``letters`` letters."""
+    return f"words of {letters} letters or more"
+
+
+def word_parts_letters(text: str) -> list[tuple[int, int, list[int]]]:
+    """(start, end, the letters of each part) of each word of ``text``: its parts those between hyphens and
+    apostrophes, as RMs' tokenisers split "neighbour's"; a run of Chinese or Japanese none (each character a
+    word, as ``word_count`` reads it)."""
+    out = []
+    for m in WORD.finditer(text):
+        parts = WORD_PARTS.split(m.group())
+        letters = [len(LETTERS.findall(part)) for part in parts if not UNSPACED.search(part)]
+        out.append((m.start(), m.end(), letters))
+    return out
 
 
 def long_words(text: str) -> dict[str, int]:
     """How many words of ``text`` have at least n letters, for each n of ``LONG_WORD_LETTERS``, by name
-    ("words of 10 letters or more"; a word's parts between hyphens and apostrophes each a word, as RMs'
-    tokenisers split "neighbour's"; a run of Chinese or Japanese is no long word, each character a word, as
-    ``word_count`` reads it): classes of form no list names, each of whose members is too rare to be held on
-    its own — an RM that rewards long words is read through them."""
-    letters = [
-        len(LETTERS.findall(part))
-        for m in WORD.finditer(text)
-        for part in WORD_PARTS.split(m.group())
-        if not UNSPACED.search(part)
-    ]
-    return {f"words of {n} letters or more": sum(k >= n for k in letters) for n in LONG_WORD_LETTERS}
+    (``long_word_class``; a word's parts each a word, ``word_parts_letters``): classes of form no list names,
+    each of whose members is too rare to be held on its own — an RM that rewards long words is read through
+    them."""
+    letters = [k for *_, parts in word_parts_letters(text) for k in parts]
+    return {long_word_class(n): sum(k >= n for k in letters) for n in LONG_WORD_LETTERS}
+
+
+class LongWords(Feature):
+    """Words of at least ``letters`` letters, counted as ``long_words`` counts them (a word's parts each a
+    word). Removed only: every word that holds such a part deleted (``delete_words``); a sentence of them
+    alone is a skip. Nothing stands in for a long word (no thesaurus ships) and nothing is added: no long word
+    belongs in every response. Round 2 tests the class that the attribute edits' reward changes single out
+    (``rmexplain.discovery.edit_words``), so that an RM that rewards long words is named by the class, not
+    word by word."""
+
+    kind, source = "long words", "screened from the words the attribute edits change (a class of form)"
+
+    def __init__(self, letters: int) -> None:
+        self.letters = letters
+        self.name = long_word_class(letters)
+        self.description = f"Words of {letters} letters or more."
+
+    def _instances(self, text: str) -> list[tuple[int, int, int]]:
+        found = ((a, b, sum(k >= self.letters for k in parts)) for a, b, parts in word_parts_letters(text))
+        return [(a, b, n) for a, b, n in found if n]
+
+    def present(self, text: str) -> bool:
+        return bool(self._instances(text))
+
+    def count(self, text: str) -> int:
+        return sum(n for *_, n in self._instances(text))
+
+    def add(self, text: str) -> str:
+        raise SkipEdit("a long word is only removed: none belongs in every response")
+
+    def remove(self, text: str) -> str:
+        spans = [(a, b) for a, b, _ in self._instances(text)]
+        for a, b in sentences(text):
+            inside = [(x, y) for x, y in spans if a <= x < b]
+            if inside and len(inside) == sum(1 for _ in WORD.finditer(text, a, b)):
+                raise SkipEdit(f"the sentence “{text[a:b].strip()}” is long words alone")
+        return delete_words(text, spans)
 
 
 MARKUP = regex.compile(r"[*#`|]|^[ \t]*(?:[-+>]|\d+[.)])(?=[ \t])", regex.MULTILINE)

@@ -35,7 +35,14 @@ import numpy as np
 import regex
 
 from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
-from rmexplain.discovery.classes import AFINN, CLASS_KINDS, class_features, sentiment_spans
+from rmexplain.discovery.classes import (
+    AFINN,
+    CLASS_KINDS,
+    LONG_WORD_NAME,
+    LongWords,
+    class_features,
+    sentiment_spans,
+)
 from rmexplain.discovery.text import (
     MINED_NAME,
     WORD,
@@ -370,7 +377,7 @@ class ScreenSettings:
 def association(y: np.ndarray, presence: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Per candidate (columns of ``presence``, 0/1): the t statistic of its coefficient in the least squares
     y ~ 1 + presence + length over the rows where y is finite (0 where presence does not vary apart from
-    length)."""
+    length; ±inf where it fits y exactly, as an RM without noise that rewards just it does)."""
     keep = np.isfinite(y)
     y, x, length = y[keep], presence[keep].astype(np.float64), length[keep]
     n = y.size
@@ -384,9 +391,9 @@ def association(y: np.ndarray, presence: np.ndarray, length: np.ndarray) -> np.n
     sxy = rx.T @ ry
     with np.errstate(invalid="ignore", divide="ignore"):
         beta = sxy / sxx
-        sigma2 = (ry @ ry - beta * sxy) / (n - 3)
+        sigma2 = np.maximum(ry @ ry - beta * sxy, 0.0) / (n - 3)  # an exact fit's rounds to ±0
         t = beta / np.sqrt(sigma2 / sxx)
-    return np.where((sxx > 1e-12) & np.isfinite(t), t, 0.0)
+    return np.where((sxx > 1e-12) & ~np.isnan(t), t, 0.0)
 
 
 def screen(
@@ -454,10 +461,10 @@ WORD_CLASS_NAME = regex.compile(r'^word class (?P<members>"[^"]+"(?:, "[^"]+")+)
 
 
 def feature_named(name: str) -> Feature | None:
-    """The detector of a tested feature from its name, where the name says it: a catalogue probe, a class,
-    a mined opener, closer, word n-gram or character (``words "as i said"``) or a merged word class
-    (``word class "maybe", "perhaps"``); None for a lexicon category (its word lists are the miner's) and an
-    engine's own features (an LLM's, no detector)."""
+    """The detector of a tested feature from its name, where the name says it: a catalogue probe, a class, a
+    mined opener, closer, word n-gram or character (``words "as i said"``), a merged word class (``word class
+    "maybe", "perhaps"``) or a class of long words (``words of 10 letters or more``); None for a lexicon
+    category (its word lists are the miner's) and an engine's own features (an LLM's, no detector)."""
     if name in probes.names():
         return probe(name)
     by_name = {f.name: f for f in class_features(CLASS_KINDS)}
@@ -466,6 +473,9 @@ def feature_named(name: str) -> Feature | None:
     merged = WORD_CLASS_NAME.match(name)
     if merged is not None:
         return WordClass(regex.findall(r'"([^"]+)"', merged.group("members")))
+    long = LONG_WORD_NAME.fullmatch(name)
+    if long is not None:
+        return LongWords(int(long.group("letters")))
     found = MINED_NAME.fullmatch(name)
     if found is None:
         return None

@@ -4,24 +4,25 @@ word) is listed under that class, not as a finding of its own (docs/findings.md)
 
 The classes are the discovered features of ``rmexplain.discovery.classes`` (numbers as digits, first- and
 second-person words, filler words, ending on a question, opening with "I"), the word classes the offline
-engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class), the
-features that count one character class (the catalogue's punctuation probes — an exclamation mark, an
-ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the exclamation
-mark an RM penalises, every other catalogue probe, whose pattern's matches are its instances: the mined "I’m
-sorry," is the apology an RM penalises, and the miner's lexicon categories (a word of AFINN's negative words,
-"bad", is one of the negative words an RM penalises). Each is tested with its own edits, so its effect per
-instance, β_c, is measured causally. A feature F's effect per instance β_F is fitted on its own edits at the
-length slope (``rmexplain.effects.estimators.length_design``: an intercept where F has edits both ways, the
-signed instance s, the instances beyond the first, dose − s, where their number varies); the same fit of each
-edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's instances that
-come with one instance of F. Where the RM's reward is additive in the classes, F's fit is Σ_c β_c·b_c plus
-what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's own measured effect accounts
-for. F goes under the class whose share is nearest the whole of it (ties by the class's name), where that
-share is at least ``MIN_SHARE`` and both are significant: of two nested classes (opening with "I" holds a
-first-person word) the one that overshoots is not the carrier. A class may go under another (opening with "I"
-under first-person words, a numbered list under the digits), never under itself: the classes are placed first,
-then the other features, each share nearest the whole first, and a row under a class carries none; a feature
-of another engine whose edits are the row's own is the same row
+engine's second round merges (``rmexplain.discovery.merging``: a member word goes under its class) and the
+class of long words it screens (``classes.LongWords``: "consideration" goes under words of 10 letters or
+more), the features that count one character class (the catalogue's punctuation probes — an exclamation mark,
+an ellipsis, … — its emoji probe, a mined character): "Sure!", "Hi there!" and "Good luck!" are the
+exclamation mark an RM penalises, every other catalogue probe, whose pattern's matches are its instances: the
+mined "I’m sorry," is the apology an RM penalises, and the miner's lexicon categories (a word of AFINN's
+negative words, "bad", is one of the negative words an RM penalises). Each is tested with its own edits, so
+its effect per instance, β_c, is measured causally. A feature F's effect per instance β_F is fitted on its own
+edits at the length slope (``rmexplain.effects.estimators.length_design``: an intercept where F has edits both
+ways, the signed instance s, the instances beyond the first, dose − s, where their number varies); the same
+fit of each edit's change in the class's count, Δc = count(edited) − count(source), gives b_c, the class's
+instances that come with one instance of F. Where the RM's reward is additive in the classes, F's fit is Σ_c
+β_c·b_c plus what F does besides, so β_c·b_c / β_F is the share of F's effect that the class's own measured
+effect accounts for. F goes under the class whose share is nearest the whole of it (ties by the class's name),
+where that share is at least ``MIN_SHARE`` and both are significant: of two nested classes (opening with "I"
+holds a first-person word) the one that overshoots is not the carrier. A class may go under another (opening
+with "I" under first-person words, a numbered list under the digits), never under itself: the classes are
+placed first, then the other features, each share nearest the whole first, and a row under a class carries
+none; a feature of another engine whose edits are the row's own is the same row
 (``rmexplain.findings.summary.place_under_same_edits``), not its carrier. An attribute effect is read the same
 way over its round-1 edits (an intercept and the signed direction: b_c per edit towards the better side); one
 a class does not carry may still go under a discovered feature by its carrier phrase
@@ -48,7 +49,7 @@ import polars as pl
 
 from rmexplain.discovery.base import Feature
 from rmexplain.discovery.catalogue import Probe
-from rmexplain.discovery.classes import CLASS_KINDS
+from rmexplain.discovery.classes import CLASS_KINDS, LongWords
 from rmexplain.discovery.mining import LexiconWords, WordClass, feature_named, lexicon_features
 from rmexplain.findings.attribution import (
     CHARACTER_KINDS,
@@ -237,11 +238,12 @@ def proposals(
 
 
 def _never_rescored(name: str) -> bool:
-    """Whether the class is a catalogue probe of phrases or markup (an apology, bold) or a lexicon category
-    (a negative word has no neutral word of its sense): none of its instances has a stand-in of the same
-    length, so it is never re-scored and the share it proposes stands."""
+    """Whether the class is a catalogue probe of phrases or markup (an apology, bold), a lexicon category
+    (a negative word has no neutral word of its sense) or a class of long words (no thesaurus ships): none of
+    its instances has a stand-in of the same length, so it is never re-scored and the share it proposes
+    stands."""
     detector = class_named(name)
-    return isinstance(detector, (Probe, LexiconWords)) and not has_stand_in(detector)
+    return isinstance(detector, (Probe, LexiconWords, LongWords)) and not has_stand_in(detector)
 
 
 def _could_carry(row: Mapping[str, Any], per_instance: float, own: Mapping[str, Any] | None) -> bool:
@@ -341,14 +343,14 @@ def _class_of(row: Mapping[str, Any]) -> Feature | None:
 
 @cache
 def class_named(name: str) -> Feature | None:
-    """The detector of a carrier class from its name: a class, a merged word class, a lexicon category (a
-    word of it is an instance: "bad" is one negative word), a feature that counts one character class
-    (``CHARACTER_KINDS``) or a catalogue probe (its pattern's matches: an apology's "I’m sorry", "I
-    apologize", …); None for any other feature (a mined string, an LLM's)."""
+    """The detector of a carrier class from its name: a class, a merged word class, a class of long words, a
+    lexicon category (a word of it is an instance: "bad" is one negative word), a feature that counts one
+    character class (``CHARACTER_KINDS``) or a catalogue probe (its pattern's matches: an apology's "I’m
+    sorry", "I apologize", …); None for any other feature (a mined string, an LLM's)."""
     found = feature_named(name) or lexicon_categories().get(name)
     if found is None:
         return None
-    kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind, LexiconWords.kind)
+    kinds = (*CLASS_KINDS, *CHARACTER_KINDS, WordClass.kind, LexiconWords.kind, LongWords.kind)
     return found if found.kind in kinds or isinstance(found, Probe) else None
 
 

@@ -145,7 +145,7 @@ FORMS: dict[str, Callable[[str], str]] = {  # a feature's kind -> what it adds, 
     "closer": lambda text: f"ending with “{text}”",  # mined (a probe: described)
     **dict.fromkeys(
         ("character", "lexicon", "hypothesis", "variation",  # mined, and the llm engine's
-         "numbers", "pronouns", "shape", "filler",  # mined classes (rmexplain.discovery.classes)
+         "numbers", "pronouns", "shape", "filler", "long words",  # classes (rmexplain.discovery.classes)
          "format", "spacing", "punctuation", "casing", "wording"),  # the catalogue's probes
         described,
     ),

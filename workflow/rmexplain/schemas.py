@@ -371,7 +371,8 @@ ATTRIBUTE_EFFECTS: Contract = {
     ),
     "significant": Column(
         pl.Boolean,
-        "Whether the interval excludes 0 and `pairs` is at least 5 (fewer: too few pairs to say).",
+        "Whether the interval excludes 0, and every value within 10⁻⁶ reward sd of it (rounding, not an "
+        "effect), and `pairs` is at least 5 (fewer: too few pairs to say).",
     ),
     "rank": Column(
         pl.Int64, "Rank of |effect| among the RM's rows of this estimator (1 = largest; ties by name)."

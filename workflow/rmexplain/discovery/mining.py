@@ -58,6 +58,7 @@ from rmexplain.discovery.text import (
     without_spans,
     words,
 )
+from rmexplain.effects.estimators import by_largest_t
 
 MINED = "mined from the responses"
 OPENER = regex.compile(r"^\s*(?P<clause>[^\n,.!?;:—–]+)(?P<punct>[,.!?;:—–]+)")
@@ -410,12 +411,13 @@ def screen(
     reference's) per response; ``taken``: presence vectors already tested (the catalogue's)."""
     support = presence.sum(axis=0)
     eligible = (support >= settings.min_support) & (support < presence.shape[0])
+    names = [feature.name for feature in candidates]
     ranked = {}
     stats = {}
     for rm, y in rewards.items():
         t = association(y, presence, length)
         stats[rm] = t
-        order = sorted(np.flatnonzero(eligible), key=lambda j: (-abs(t[j]), candidates[j].name))
+        order = sorted(np.flatnonzero(eligible), key=by_largest_t(t, names))
         ranked[rm] = order[: settings.per_rm]
     seen = {_key(column) for column in taken}
     chosen: list[tuple[Feature, str, float]] = []

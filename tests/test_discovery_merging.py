@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import REPO
+from test_discovery_edit_words import edits
 
 from rmexplain.config import load
 from rmexplain.design import Design
@@ -21,6 +22,7 @@ from rmexplain.discovery.merging import (
     embedding_similarity,
     nested,
     significant_words,
+    with_edited_words,
     word_classes,
 )
 from rmexplain.discovery.mining import WordClass, feature_named
@@ -181,6 +183,48 @@ def test_the_classes_of_every_rm_related_by_the_bundled_encoder():
     assert word_classes(previous, _merge(max_classes=1), related) == [("dangerous", "harmful", "maybe")]
 
 
+def test_a_class_takes_the_screened_words_its_rm_moves_its_way_that_relate_to_a_member():
+    previous = _effects([
+        ("hedges", 'words "maybe"', -0.6, 1e-6), ("hedges", 'words "perhaps"', -0.5, 1e-6),
+        ("other", 'words "maybe"', 0.4, 1e-6),
+    ])  # fmt: skip
+    classes = [("maybe", "perhaps")]
+    screened = [
+        ("probably", "hedges", -5.0),  # joins: the class's way for hedges, related to "maybe"
+        ("possibly", "hedges", 3.0),  # the other way
+        ("likely", "other", -4.0),  # other rewards "maybe": "likely" moving it down is not the class's way
+        ("dog", "hedges", -6.0),  # unrelated
+        ("maybe so", "hedges", -2.0),  # holds a member's words
+        ("surely", "hedges", -1.0),  # related to "probably" only, which joined before it
+        ("hardly", "nobody", -1.0),  # an RM with no significant word: no class of its
+    ]
+    related = {("maybe", "probably"), ("perhaps", "possibly"), ("likely", "maybe"), ("maybe", "maybe so"),
+               ("probably", "surely"), ("hardly", "maybe")}  # fmt: skip
+
+    def similarity(phrases):
+        return np.array(
+            [[float(a == b or tuple(sorted((a, b))) in related) for b in phrases] for a in phrases]
+        )
+
+    widened = with_edited_words(classes, previous, screened, SETTINGS, similarity)
+    assert widened == [("maybe", "perhaps", "probably", "surely")]
+    assert with_edited_words(classes, previous, [], SETTINGS, similarity) == classes
+    assert with_edited_words([], previous, screened, SETTINGS, similarity) == []
+    # two RMs' classes that grow to the same members are one, as it came first
+    previous = _effects([
+        ("a", 'words "maybe"', -0.6, 1e-6), ("a", 'words "perhaps"', -0.5, 1e-6),
+        ("b", 'words "maybe"', -0.6, 1e-6), ("b", 'words "probably"', -0.5, 1e-6),
+    ])  # fmt: skip
+    grown = with_edited_words(
+        [("maybe", "perhaps"), ("maybe", "probably")],
+        previous,
+        [("probably", "a", -2.0), ("perhaps", "b", -2.0)],
+        SETTINGS,
+        lambda w: np.ones((len(w),) * 2),
+    )
+    assert grown == [("maybe", "perhaps", "probably")]
+
+
 def test_a_word_class_counts_removes_and_adds_its_members_and_is_named_back():
     words = WordClass(["maybe", "perhaps"], opens_sentences=True)
     assert words.name == 'word class "maybe", "perhaps"'
@@ -223,6 +267,22 @@ def test_the_offline_engines_second_round_tests_the_classes_or_stops_saying_why(
     assert "1 word classes merged" in caplog.text
     alone = OfflineEngine().run_round(_context(previous.head(1)))
     assert alone.features == [] and alone.stopped == NOTHING_TO_TEST.format(round=2, fdr=0.05)
+
+
+def test_the_second_round_widens_a_class_by_a_related_word_the_attribute_edits_change(caplog):
+    """Round 1 found "plz" and "pls" (+0.6 each, related 0.73 by the bundled encoder); the attribute edits
+    single out "please" (+1 per instance), related to "plz" by 0.60 (to "pls" 0.48): the class takes it,
+    and it is still tested on its own. A class the RM moves the other way takes it not."""
+    previous = _effects([("rm", 'words "plz"', 0.6, 1e-6), ("rm", 'words "pls"', 0.6, 1e-6)])
+    context = _context(previous)
+    widened = RoundContext(**{**vars(context), "attribute_edits": edits()})
+    with caplog.at_level(logging.INFO, logger=LOG.name):
+        names = [f.name for f in OfflineEngine().run_round(widened).features]
+    assert names[0] == 'word class "pls", "plz", "please"' and 'words "please"' in names  # ties by phrase
+    assert 'word class "pls", "plz", "please"; ' in caplog.text
+    penalised = _effects([("rm", 'words "plz"', -0.6, 1e-6), ("rm", 'words "pls"', -0.6, 1e-6)])
+    other_way = RoundContext(**{**vars(_context(penalised)), "attribute_edits": edits()})
+    assert OfflineEngine().run_round(other_way).features[0].name == 'word class "pls", "plz"'
 
 
 def test_a_later_round_reads_the_significance_level_and_the_encoder():

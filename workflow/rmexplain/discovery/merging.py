@@ -15,6 +15,11 @@ unmerged word alike to it until none joins; a class needs two members, listed in
 holds another member's words ("i can" beside "i") joins no class with it: its effect is mostly the shorter
 word's. At most ``merge.max_classes`` classes per dataset, the classes of every RM together
 (largest first member first; the same member set once).
+
+Round 2 also tests words the attribute edits change (``rmexplain.discovery.edit_words``), which round 1 could
+not merge: their effects are not known yet. A class takes such a word (``with_edited_words``) where the RM
+that screened it in moves with it the way the class's first member moves that RM (the sign of its screen t)
+and it relates to a member as above; the word is still tested on its own beside the class.
 """
 
 from __future__ import annotations
@@ -148,3 +153,38 @@ def embedding_similarity(encoder: Mapping[str, Any]) -> Similarity:
         return vectors @ vectors.T
 
     return similarity
+
+
+def with_edited_words(
+    classes: Sequence[tuple[str, ...]],
+    previous: pl.DataFrame,
+    screened: Sequence[tuple[str, str, float]],
+    settings: MergeSettings,
+    similarity: Similarity,
+) -> list[tuple[str, ...]]:
+    """Each class with the screened words that join it, appended in the order screened (``screened``:
+    (word, the RM whose screen took it, its t there); see the module); the same member set once, as it
+    came first."""
+    if not classes or not screened:
+        return list(classes)
+    signs = {
+        (rm, w.phrase): np.sign(w.effect)
+        for rm, found in significant_words(previous, settings.fdr).items()
+        for w in found
+    }
+    phrases = sorted({m for members in classes for m in members} | {word for word, _, _ in screened})
+    index = {phrase: i for i, phrase in enumerate(phrases)}
+    cosine = similarity(phrases)
+    widened = []
+    for members in classes:
+        grown = list(members)
+        for word, rm, t in screened:
+            if (
+                word not in grown
+                and signs.get((rm, members[0])) == np.sign(t)
+                and not any(nested(word, m) for m in grown)
+                and max(cosine[index[word], index[m]] for m in grown) >= settings.min_similarity
+            ):
+                grown.append(word)
+        widened.append(tuple(grown))
+    return list({frozenset(members): members for members in reversed(widened)}.values())[::-1]

@@ -24,8 +24,14 @@ from rmexplain.discovery.base import Engine, Feature, RoundContext, RoundOutput,
 from rmexplain.discovery.classes import CLASS_KINDS, class_features
 from rmexplain.discovery.edit_words import edit_word_candidates
 from rmexplain.discovery.edits import original_units
-from rmexplain.discovery.merging import MergeSettings, embedding_similarity, word_classes
+from rmexplain.discovery.merging import (
+    MergeSettings,
+    embedding_similarity,
+    with_edited_words,
+    word_classes,
+)
 from rmexplain.discovery.mining import (
+    MinedWords,
     ScreenSettings,
     WordClass,
     all_candidates,
@@ -79,16 +85,19 @@ class OfflineEngine(Engine):
 
 
 def later_round(context: RoundContext) -> RoundOutput:
-    """Round 2: the word classes of ``rmexplain.discovery.merging``, each added where its first member
-    mostly stands, and the words of ``rmexplain.discovery.edit_words``; stopped early where there is
-    neither."""
+    """Round 2: the word classes of ``rmexplain.discovery.merging`` (with the screened words that join
+    them), each added where its first member mostly stands, and the words of
+    ``rmexplain.discovery.edit_words``; stopped early where there is neither."""
     settings = context.engine_settings("offline")
     merge = MergeSettings.of(settings.get("merge") or {}, context.settings["fdr"])
-    merged = word_classes(context.previous, merge, embedding_similarity(context.settings["encoder"]))
-    texts = original_units(context.comparisons)["text"].to_list()
-    classes: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
+    similarity = embedding_similarity(context.settings["encoder"])
+    merged = word_classes(context.previous, merge, similarity)
     tested = set(context.previous["feature"].to_list()) if "feature" in context.previous.columns else set()
     edited = edit_word_candidates(context.attribute_edits, tested, screen_settings(settings))
+    words = [(f.phrase, rm, t) for f, rm, t in edited if isinstance(f, MinedWords)]
+    merged = with_edited_words(merged, context.previous, words, merge, similarity)
+    texts = original_units(context.comparisons)["text"].to_list()
+    classes: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
     if not classes and not edited:
         return RoundOutput(stopped=NOTHING_TO_TEST.format(round=context.round, fdr=merge.fdr))
     context.log.info(

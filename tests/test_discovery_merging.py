@@ -21,6 +21,7 @@ from rmexplain.discovery.merging import (
     alike_groups,
     embedding_similarity,
     nested,
+    screened_word_classes,
     significant_words,
     with_edited_words,
     word_classes,
@@ -267,6 +268,30 @@ def test_the_offline_engines_second_round_tests_the_classes_or_stops_saying_why(
     assert "1 word classes merged" in caplog.text
     alone = OfflineEngine().run_round(_context(previous.head(1)))
     assert alone.features == [] and alone.stopped == NOTHING_TO_TEST.format(round=2, fdr=0.05)
+
+
+def test_the_screened_words_that_join_no_class_are_merged_among_themselves_per_rm():
+    screened = [
+        ("safety", "a", 6.0), ("dog", "b", 5.0), ("safely", "a", 4.0), ("unsafe", "a", -3.0),
+        ("maybe", "a", 2.0), ("safe", "a", 0.5), ("cat", "b", 4.5), ("puppy", "b", -1.0),
+    ]  # fmt: skip
+    related = {frozenset(pair) for pair in [("safety", "safely"), ("safely", "safe"), ("safety", "unsafe"),
+               ("dog", "cat"), ("dog", "puppy"), ("maybe", "safe")]}  # fmt: skip
+
+    def similarity(phrases):
+        return np.array([[float(a == b or {a, b} in related) for b in phrases] for a in phrases])
+
+    # per RM in name order, in the order screened: one sign of t (no ratio: 0.5 joins 6.0), related to a
+    # member; "maybe" is a class's already
+    classes = screened_word_classes(screened, [("maybe", "perhaps")], SETTINGS, similarity)
+    assert classes == [("safety", "safely", "safe"), ("dog", "cat")]
+    # with "safely" a class's, "safety" relates to none of its sign; "safe" still to "maybe"
+    widened = screened_word_classes(screened, [("safely", "x")], SETTINGS, similarity)
+    assert widened == [("maybe", "safe"), ("dog", "cat")]
+    assert screened_word_classes(screened[:1], [], SETTINGS, similarity) == []
+    # one member set once, as it came first
+    twice = [("safety", "a", 6.0), ("safely", "a", 4.0), ("safely", "b", 3.0), ("safety", "b", 2.0)]
+    assert screened_word_classes(twice, [], SETTINGS, similarity) == [("safety", "safely")]
 
 
 def test_the_second_round_widens_a_class_by_a_related_word_the_attribute_edits_change(caplog):

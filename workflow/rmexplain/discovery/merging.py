@@ -19,13 +19,16 @@ word's. At most ``merge.max_classes`` classes per dataset, the classes of every 
 Round 2 also tests words the attribute edits change (``rmexplain.discovery.edit_words``), which round 1 could
 not merge: their effects are not known yet. A class takes such a word (``with_edited_words``) where the RM
 that screened it in moves with it the way the class's first member moves that RM (the sign of its screen t)
-and it relates to a member as above; the word is still tested on its own beside the class.
+and it relates to a member as above; the word is still tested on its own beside the class. The screened
+words that join no such class are merged among themselves the same way (``screened_word_classes``: per RM,
+in the order screened, one sign of t and related; no ratio, their effects being unknown).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -188,3 +191,27 @@ def with_edited_words(
                 grown.append(word)
         widened.append(tuple(grown))
     return list({frozenset(members): members for members in reversed(widened)}.values())[::-1]
+
+
+def screened_word_classes(
+    screened: Sequence[tuple[str, str, float]],
+    classes: Sequence[tuple[str, ...]],
+    settings: MergeSettings,
+    similarity: Similarity,
+) -> list[tuple[str, ...]]:
+    """The classes of the screened words (``screened`` as for ``with_edited_words``) that are in none of
+    ``classes``: per RM (in name order), ``alike_groups`` over its words in the order screened, with their
+    t for an effect and no bound on its ratio; the same member set once."""
+    members = {m for group in classes for m in group}
+    per_rm: dict[str, list[WordEffect]] = {}
+    for word, rm, t in screened:
+        if word not in members:
+            per_rm.setdefault(rm, []).append(WordEffect(word, t))
+    unbounded = replace(settings, max_ratio=math.inf)
+    found = [
+        tuple(group)
+        for rm in sorted(per_rm)
+        if len(per_rm[rm]) > 1
+        for group in alike_groups(per_rm[rm], similarity([w.phrase for w in per_rm[rm]]), unbounded)
+    ]
+    return list({frozenset(group): group for group in reversed(found)}.values())[::-1]

@@ -27,6 +27,7 @@ from rmexplain.discovery.edits import original_units
 from rmexplain.discovery.merging import (
     MergeSettings,
     embedding_similarity,
+    screened_word_classes,
     with_edited_words,
     word_classes,
 )
@@ -86,8 +87,9 @@ class OfflineEngine(Engine):
 
 def later_round(context: RoundContext) -> RoundOutput:
     """Round 2: the word classes of ``rmexplain.discovery.merging`` (with the screened words that join
-    them), each added where its first member mostly stands, and the words of
-    ``rmexplain.discovery.edit_words``; stopped early where there is neither."""
+    them, then the classes of the screened words that join none, up to ``merge.max_classes``), each added
+    where its first member mostly stands, and the words of ``rmexplain.discovery.edit_words``; stopped
+    early where there is neither."""
     settings = context.engine_settings("offline")
     merge = MergeSettings.of(settings.get("merge") or {}, context.settings["fdr"])
     similarity = embedding_similarity(context.settings["encoder"])
@@ -96,13 +98,15 @@ def later_round(context: RoundContext) -> RoundOutput:
     edited = edit_word_candidates(context.attribute_edits, tested, screen_settings(settings))
     words = [(f.phrase, rm, t) for f, rm, t in edited if isinstance(f, MinedWords)]
     merged = with_edited_words(merged, context.previous, words, merge, similarity)
+    room = max(merge.max_classes - len(merged), 0)
+    merged += screened_word_classes(words, merged, merge, similarity)[:room]
     texts = original_units(context.comparisons)["text"].to_list()
     classes: list[Feature] = [WordClass(members, opens_sentences(members[0], texts)) for members in merged]
     if not classes and not edited:
         return RoundOutput(stopped=NOTHING_TO_TEST.format(round=context.round, fdr=merge.fdr))
     context.log.info(
-        "%s: %d word classes merged from the words round 1 found alike: %s; %d words the attribute edits "
-        "change, screened in: %s",
+        "%s: %d word classes merged from the words round 1 found alike and those screened in: %s; %d words "
+        "the attribute edits change, screened in: %s",
         context.dataset, len(classes), "; ".join(f.name for f in classes) or "none", len(edited),
         ", ".join(f.name for f, _, _ in edited) or "none",
     )  # fmt: skip

@@ -15,6 +15,7 @@ from test_discovery_edit_words import edits
 from rmexplain.config import load
 from rmexplain.design import Design
 from rmexplain.discovery.base import RoundContext
+from rmexplain.discovery.edit_words import EDIT_SCHEMA
 from rmexplain.discovery.merging import (
     MergeSettings,
     WordEffect,
@@ -308,6 +309,27 @@ def test_the_second_round_widens_a_class_by_a_related_word_the_attribute_edits_c
     penalised = _effects([("rm", 'words "plz"', -0.6, 1e-6), ("rm", 'words "pls"', -0.6, 1e-6)])
     other_way = RoundContext(**{**vars(_context(penalised)), "attribute_edits": edits()})
     assert OfflineEngine().run_round(other_way).features[0].name == 'word class "pls", "plz"'
+
+
+def test_the_second_round_merges_related_words_the_attribute_edits_change_with_no_class_of_round_one():
+    """No word of round 1; the edits insert "careful" and "safe" (+1 each) and "home" (0): the screen takes
+    the three, and "careful" and "safe" (related 0.61 by the bundled encoder, one sign of t) are tested as a
+    class besides each on its own."""
+    inserts = [" Stay careful."] * 3 + [" Stay safe."] * 3 + [" Stay home."] * 3
+    noise = [0.02, -0.01, 0.03, -0.02, 0.01, 0.0, -0.03, 0.02, 0.01]
+    rows = [
+        {"rm": "rm", "edit_id": f"e{i}", "source_text": f"Step {i} is done.",
+         "edited_text": f"Step {i} is done.{insert}", "effect_change": float("home" not in insert) + n,
+         "words_change": 2}
+        for i, (insert, n) in enumerate(zip(inserts, noise, strict=True))
+    ]  # fmt: skip
+    previous = pl.DataFrame(schema=polars_schema(BIAS_DISCOVERY_EFFECTS))
+    context = RoundContext(
+        **{**vars(_context(previous)), "attribute_edits": pl.DataFrame(rows, schema=EDIT_SCHEMA)}
+    )
+    names = [f.name for f in OfflineEngine().run_round(context).features]
+    assert names[0] == 'word class "careful", "safe"'
+    assert {'words "careful"', 'words "safe"', 'words "home"'} <= set(names)
 
 
 def test_a_later_round_reads_the_significance_level_and_the_encoder():

@@ -190,7 +190,7 @@ def with_edited_words(
             ):
                 grown.append(word)
         widened.append(tuple(grown))
-    return list({frozenset(members): members for members in reversed(widened)}.values())[::-1]
+    return first_of_each_member_set(widened)
 
 
 def screened_word_classes(
@@ -214,4 +214,12 @@ def screened_word_classes(
         if len(per_rm[rm]) > 1
         for group in alike_groups(per_rm[rm], similarity([w.phrase for w in per_rm[rm]]), unbounded)
     ]
-    return list({frozenset(group): group for group in reversed(found)}.values())[::-1]
+    return first_of_each_member_set(found)
+
+
+def first_of_each_member_set(groups: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """``groups`` in order, a group whose members an earlier one has (in any order) left out."""
+    kept: dict[frozenset[str], tuple[str, ...]] = {}
+    for group in groups:
+        kept.setdefault(frozenset(group), group)
+    return list(kept.values())

@@ -924,7 +924,8 @@ FINDINGS: Contract = {
     "order": Column(
         pl.Int64,
         "Place among every finding of this RM on this dataset, every kind and method in one ranking (the"
-        " order of the first screen): 1 = largest |effect| (undefined last; ties: by name, then method).",
+        " order of the first screen): 1 = largest |effect| (`unmasked_effect` where set; undefined last;"
+        " ties: by name, then method).",
     ),
     "leading": Column(
         pl.Boolean,
@@ -1005,6 +1006,23 @@ FINDINGS: Contract = {
     "under_checked_edits": Column(
         pl.Int64, "Re-scored: the finding's edits that change the class, scored again with it undone.", True
     ),
+    "unmasked_by": Column(
+        pl.String,
+        'For a discovered feature whose edits also change a class the RM moves the other way ("I hope this'
+        " helps!\" adds an exclamation mark): that class, where the feature's edits re-scored with the"
+        " class's change undone give a significant effect and the class took at least 0.1 reward sd of the"
+        " other sign (docs/findings.md). The first screen ranks the feature by `unmasked_effect`. Null"
+        " otherwise.",
+        True,
+    ),
+    "unmasked_effect": Column(
+        pl.Float64,
+        "Its effect per instance added with that class undone (reward sd, at equal length); null otherwise.",
+        True,
+    ),
+    "unmasked_low": Column(pl.Float64, "Lower bound of its interval; null otherwise.", True),
+    "unmasked_high": Column(pl.Float64, "Upper bound of its interval; null otherwise.", True),
+    "unmasked_pairs": Column(pl.Int64, "Distinct pairs behind it; null otherwise.", True),
     "half_a_effect": Column(
         pl.Float64, "The effect on half A of the pairs (docs/findings.md); null where not computed.", True
     ),

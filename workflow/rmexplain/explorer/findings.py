@@ -21,6 +21,7 @@ import polars as pl
 
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings import language
+from rmexplain.findings.landing import unmasked_sentence
 from rmexplain.findings.phrases import Changed, changed_runs, shown, top_runs
 from rmexplain.textdiff import word_edit
 
@@ -49,6 +50,7 @@ def finding_rows(findings: pl.DataFrame, num: Callable[[float | None], float | N
         row.update({k: num(r[k]) for k in _NUMBERS})
         row["influential_pair"] = r["influential_pair"]
         row["significance_note"] = language.significance_note(r["significant"], r.get("pairs"))
+        row["unmasked"] = unmasked_sentence(r)
         before, after = r["example_before"], r["example_after"]
         row["example"] = None if before is None else {"before": before, "edit": word_edit(before, after)}
         rows.append(row)

@@ -22,8 +22,8 @@ rarely hold it: numbers) is measured on the re-scored edits of the findings it c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -209,6 +209,11 @@ class Check:
     undone: tuple[tuple[str, str], ...] = ()  # (S′, E′) of each edit
     change: np.ndarray = field(default_factory=lambda: np.zeros(0))
     part: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    whole: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the edit's own reward change (sd)
+    direction: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    dose: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    words_change: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    significant: bool = True  # whether the finding is: only a significant one can be carried
 
     @property
     def decides(self) -> bool:
@@ -217,7 +222,7 @@ class Check:
     @property
     def carries(self) -> bool:
         """Whether the re-scoring decides that the class carries the finding."""
-        return self.decides and self.share >= MIN_SHARE - TOLERANCE
+        return self.significant and self.decides and self.share >= MIN_SHARE - TOLERANCE
 
 
 CheckKey = tuple[str, str, str, str, str, str]  # dataset, RM, kind, method, finding, class
@@ -230,11 +235,13 @@ def carrier_checks(
     sds: Mapping[str, float],
     references: Mapping[str, str | None],
     effects: Mapping[tuple[str, str, str, str, str], float],
+    significant: Collection[tuple[str, str, str, str, str]] | None = None,
 ) -> dict[CheckKey, Check]:
     """Each RM's ``Check`` of every candidate of one dataset's CARRIER_EDITS; ``prompts``: comparison id ->
     prompt; ``rewards``: RM -> text id -> reward; ``sds``: RM -> its reward sd; ``references``: RM -> the RM
     it is read against; ``effects``: (dataset, RM, kind, method, finding) -> the finding's effect (per
-    instance, or per edit towards the better side)."""
+    instance, or per edit towards the better side); ``significant``: the findings of those that are (every
+    one where not given), the only ones a class can carry."""
     out: dict[CheckKey, Check] = {}
     keys = ["dataset", "kind", "method", "finding", "carrier"]
     for group_key, group in edits.group_by(keys, maintain_order=True):
@@ -243,9 +250,12 @@ def carrier_checks(
             effect = effects.get((dataset, rm, kind, method, finding))
             if effect is None or rm not in rewards:
                 continue
-            out[(dataset, rm, kind, method, finding, carrier)] = _check(
+            check = _check(
                 group, prompts, [rewards[rm], *([rewards[reference]] if reference else [])], sds[rm], effect
             )
+            key = (dataset, rm, kind, method, finding)
+            mine = significant is None or key in significant
+            out[(*key, carrier)] = check if mine else replace(check, significant=False)
     return out
 
 
@@ -259,7 +269,7 @@ def _check(
     """The share of ``effect`` the class carries over one candidate's edits (``rewards``: the RM's, then its
     reference's, subtracted)."""
     checked, skipped = 0, 0
-    edits, undone, changes, parts, directions, doses = [], [], [], [], [], []
+    edits, undone, changes, parts, directions, doses, wholes, lengths = [], [], [], [], [], [], [], []
     for row in group.iter_rows(named=True):
         if row["skip"] is not None:
             skipped += 1
@@ -269,7 +279,8 @@ def _check(
         values = [[_reward(r, text_id(prompt, t)) for t in texts] for r in rewards]
         per_rm = [(e - e_undone) - (s - s_undone) for e, e_undone, s, s_undone in values]
         part = per_rm[0] - (per_rm[1] if len(per_rm) > 1 else 0.0)
-        if not np.isfinite(part):
+        whole = values[0][0] - values[0][2] - (values[1][0] - values[1][2] if len(values) > 1 else 0.0)
+        if not np.isfinite(part) or not np.isfinite(whole):
             skipped += 1
             continue
         checked += texts[0] != texts[1] or texts[2] != texts[3]
@@ -279,10 +290,13 @@ def _check(
         parts.append(part / sd)
         directions.append(row["direction"])
         doses.append(row["dose"])
-    carried = signed_coefficient(np.array(directions, float), np.array(doses, float), np.array(parts))
+        wholes.append(whole / sd)
+        lengths.append(word_count(row["edited_text"]) - word_count(row["source_text"]))
+    direction, dose = np.array(directions, float), np.array(doses, float)
+    carried = signed_coefficient(direction, dose, np.array(parts))
     share = carried / effect if effect else float("nan")
     return Check(float(share), checked, skipped, tuple(edits), tuple(undone), np.array(changes, float),
-                 np.array(parts))  # fmt: skip
+                 np.array(parts), np.array(wholes), direction, dose, np.array(lengths, float))  # fmt: skip
 
 
 def signed_coefficient(sign: np.ndarray, dose: np.ndarray, values: np.ndarray) -> float:
@@ -292,18 +306,83 @@ def signed_coefficient(sign: np.ndarray, dose: np.ndarray, values: np.ndarray) -
     instance's coefficient. NaN without edits."""
     if not values.size:
         return float("nan")
+    design, signed_column = _signed_design(sign, dose)
+    coefficients = np.linalg.lstsq(design, values, rcond=None)[0]
+    return float(coefficients[signed_column])
+
+
+def _signed_design(sign: np.ndarray, dose: np.ndarray) -> tuple[np.ndarray, int]:
+    """``signed_coefficient``'s design matrix and the column of the signed instance."""
     columns = [np.ones_like(sign)] if np.unique(sign).size > 1 else []
     signed_column = len(columns)
     columns.append(sign)
     if any(np.unique(np.abs(dose[sign == s])).size > 1 for s in (-1.0, 1.0)):
         columns.append(dose - sign)
-    coefficients = np.linalg.lstsq(np.column_stack(columns), values, rcond=None)[0]
-    return float(coefficients[signed_column])
+    return np.column_stack(columns), signed_column
+
+
+def _weighted_signed_coefficients(design: np.ndarray, column: int, y: np.ndarray, weights: np.ndarray):
+    """The signed instance's coefficient of each row of ``weights`` (one weight per edit: a resample's
+    counts), NaN where the weighted fit is singular."""
+    out = np.full(weights.shape[0], np.nan)
+    for i, w in enumerate(weights):
+        root = np.sqrt(w)[:, None]
+        coefficients, _, rank, _ = np.linalg.lstsq(design * root, y * root[:, 0], rcond=None)
+        if rank == design.shape[1]:
+            out[i] = coefficients[column]
+    return out
 
 
 def _reward(rewards: Mapping[str, float | None], key: str) -> float:
     value = rewards.get(key)
     return float("nan") if value is None else float(value)
+
+
+# ── a finding with a class that works against it undone ───────────────────────────────────────────────────
+MIN_MASKING_PART = 0.1  # reward sd per instance: the least a class must take from a finding to be undone
+
+
+def unmasked_effect(
+    check: Check, dataset: str, slope: float, length_sd: float, bootstrap: BootstrapSettings
+) -> dict[str, Any]:
+    """The finding's effect per instance with the class's change undone ("I hope this helps!" without its
+    "!"): each re-scored edit's reward change r(E′) − r(S′) (its whole change less the class's part, the
+    reference RM's same subtracted), held at equal length by the RM's ``slope`` (reward sd per
+    ``length_sd`` words; E′ has E's words), fitted as the finding's own effect is (``signed_coefficient``:
+    without the class undone the same fit gives the finding's effect), its interval over the pairs
+    resampled; significant where that excludes 0 and the edits come from at least ``MIN_FINDING_PAIRS``
+    pairs. ``as_edited``: the same fit without the class undone (the finding's own effect)."""
+    if not check.whole.size or not np.isfinite(slope) or not length_sd > 0:
+        return {"effect": float("nan"), "low": float("nan"), "high": float("nan"), "pairs": 0,
+                "significant": False, "as_edited": float("nan")}  # fmt: skip
+    as_edited = check.whole - slope * check.words_change / length_sd
+    rest = as_edited - check.part
+    design, column = _signed_design(check.direction, check.dose)
+    effect = float(np.linalg.lstsq(design, rest, rcond=None)[0][column])
+    clusters = clusters_of([edit[0] for edit in check.edits], dataset)
+    samples = _weighted_signed_coefficients(design, column, rest, resample_counts(clusters, bootstrap))
+    jackknife = _weighted_signed_coefficients(design, column, rest, jackknife_counts(clusters))
+    low, high, _ = interval(effect, samples, jackknife, bootstrap)
+    pairs = len(set(clusters.tolist()))
+    return {"effect": effect, "low": low, "high": high, "pairs": pairs,
+            "significant": excludes_zero(low, high) and pairs >= MIN_FINDING_PAIRS,
+            "as_edited": signed_coefficient(check.direction, check.dose, as_edited)}  # fmt: skip
+
+
+def masks(check: Check, unmasked: Mapping[str, Any]) -> bool:
+    """Whether the class works against the finding, as the re-scoring decides (over at least
+    ``MIN_CHECKED_EDITS`` edits that change it): with it undone the finding is significant and larger than
+    as edited, the class having taken at least ``MIN_MASKING_PART`` of the other sign. A class that
+    carries the finding (undone, it goes) takes of the same sign: it does not mask it."""
+    effect, as_edited = unmasked["effect"], unmasked["as_edited"]
+    taken = as_edited - effect
+    return bool(
+        check.checked >= MIN_CHECKED_EDITS
+        and unmasked["significant"]
+        and np.sign(taken) == -np.sign(effect)
+        and abs(taken) >= MIN_MASKING_PART - TOLERANCE
+        and abs(effect) > abs(as_edited)
+    )
 
 
 # ── a class measured on the edits of the findings it carries ──────────────────────────────────────────────

@@ -53,6 +53,7 @@ from rmexplain.discovery.classes import CLASS_KINDS, LongWords
 from rmexplain.discovery.mining import LexiconWords, WordClass, feature_named, lexicon_features
 from rmexplain.findings.attribution import (
     CHARACTER_KINDS,
+    MIN_MASKING_PART,
     MIN_SHARE,
     TOLERANCE,
     WORD_CLASSES,
@@ -205,7 +206,8 @@ def proposals(
     effect accounts for at least ``MIN_SHARE`` of it, and each class of ``WORD_CLASSES`` whose own edits'
     estimate, anywhere in its interval, could (significant or not: a class the responses rarely hold has too
     few edits of its own), or that has no estimate and comes with at least ``MIN_PER_INSTANCE`` instances
-    per instance of the finding (per edit of an attribute). ``discovered``: every discovered row, the
+    per instance of the finding (per edit of an attribute); and for every discovered feature, significant
+    or not, each class that may work against it (``_masking``). ``discovered``: every discovered row, the
     classes' own among them."""
     held = _classes(discovered)
     estimates = {(r["dataset"], r["rm"], r["name"]): r for r in discovered if r["name"] in WORD_CLASSES}
@@ -221,20 +223,46 @@ def proposals(
             if row["kind"] == "attribute"
             else row["dataset"] in discovery_edits
         )
-        if row["kind"] not in fits or not row["significant"] or not has_edits:
+        if row["kind"] not in fits or not has_edits:
             continue
-        names = [share.name for share in _shares(row, mine, fits[row["kind"]])]
-        names += [
-            c
-            for c in WORD_CLASSES
-            if _could_carry(
-                row, fits[row["kind"]](row, c, class_named(c)), estimates.get((row["dataset"], row["rm"], c))
-            )
-        ]
+        names = []
+        if row["significant"]:
+            names += [share.name for share in _shares(row, mine, fits[row["kind"]])]
+            names += [
+                c
+                for c in WORD_CLASSES
+                if _could_carry(
+                    row,
+                    fits[row["kind"]](row, c, class_named(c)),
+                    estimates.get((row["dataset"], row["rm"], c)),
+                )
+            ]
+        if row["kind"] == "discovered":
+            names += _masking(row, mine, fits["discovered"])
         for name in names:
             if name != row["name"] and not _never_rescored(name):
                 found[Candidate(row["dataset"], row["kind"], row["method"], row["name"], name)] = None
     return list(found)
+
+
+def _masking(
+    row: Mapping[str, Any], classes: Sequence[tuple[str, float, Feature]], per_instance_of: _PerInstance
+) -> list[str]:
+    """The significant classes with stand-ins that may work against a discovered feature: its edits change
+    the class (``b_c``), and what the class's measured effect takes, β_c·b_c, is at least
+    ``MIN_MASKING_PART`` and of the other sign, or the feature is not significant (its edits' two parts
+    may cancel: "I hope this helps!" adds a phrase an RM rewards and a mark it penalises)."""
+    if not np.isfinite(row["effect"]):
+        return []
+    out = []
+    for name, effect, detector in classes:
+        if name == row["name"] or not has_stand_in(detector):
+            continue
+        part = per_instance_of(row, name, detector) * effect
+        opposed = not row["significant"] or np.sign(part) == -np.sign(row["effect"])
+        if np.isfinite(part) and abs(part) >= MIN_MASKING_PART and opposed:
+            out.append(name)
+    return out
 
 
 def _never_rescored(name: str) -> bool:

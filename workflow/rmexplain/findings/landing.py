@@ -17,6 +17,7 @@ import polars as pl
 from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED
+from rmexplain.findings.carriers import class_named
 from rmexplain.findings.summary import ROBUST_DIFFERS
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
@@ -141,6 +142,24 @@ def nature_sentence(row: dict) -> str | None:
     return f"In your data: {said} — {numbers}."
 
 
+def unmasked_sentence(row: dict) -> str | None:
+    """What a discovered feature does with a class that works against it undone (``unmasked_by``): "Scored
+    again with its exclamation mark undone, its edits give +1.48 [+1.45, +1.50] reward sd per instance added
+    (43 pairs); as edited, +0.25: the RM moves the other way with the exclamation mark."; None where no
+    class does."""
+    by = row.get("unmasked_by")
+    if by is None:
+        return None
+    detector = class_named(by)
+    noun = language.class_noun(by, None if detector is None else detector.description)
+    return (
+        f"Scored again with its {noun} undone, its edits give {signed(row['unmasked_effect'])}"
+        f" [{signed(row['unmasked_low'])}, {signed(row['unmasked_high'])}] reward sd per instance added"
+        f" ({row['unmasked_pairs']} pairs); as edited, {signed(row['effect'])}: the RM moves the other way"
+        f" with the {noun}."
+    )
+
+
 def carrier_share(share: float) -> str:
     """What a carrier's edits account for, said as a share of the reward change at equal length; over 100 %
     (the other edits move it the other way) said so."""
@@ -217,6 +236,9 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
         + language.significance_note(row["significant"], row.get("pairs"))
         + "."
     ]
+    unmasked = unmasked_sentence(row)
+    if unmasked is not None:
+        parts.append(f"**{text(unmasked)}**")
     replicated = replication_sentence(row)
     if replicated is not None:
         parts.append(text(replicated))

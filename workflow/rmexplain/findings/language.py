@@ -165,3 +165,25 @@ def significance_note(significant: bool, pairs: int | None) -> str:
         return ""
     too_few = pairs is not None and pairs < MIN_FINDING_PAIRS
     return " (too few pairs to say)" if too_few else " (not significant)"
+
+
+CLASS_NOUNS = {
+    "numbers as digits": "numbers in digits",
+    "pronouns first person": "first-person words",
+    "pronouns second person": "second-person words",
+    "filler words": "filler words",
+}
+PARENTHESIS = regex.compile(r"\s*\([^)]*\)\s*$")
+ARTICLE = regex.compile(r"^(?:an?|the)\s+", regex.IGNORECASE)
+
+
+def class_noun(name: str, description: str | None = None) -> str:
+    """A class a finding holds, as the object of "its": "first-person words", "exclamation mark", "“?”"
+    (a mined character by its name's character; a probe by its description without article or remark)."""
+    if name in CLASS_NOUNS:
+        return CLASS_NOUNS[name]
+    quoted = MINED_NAME.fullmatch(name)
+    if quoted is not None and quoted.group("kind") == "character":
+        return f"“{quoted.group('text')}”"
+    said = PARENTHESIS.sub("", (description or name).strip().rstrip("."))
+    return lower_first(ARTICLE.sub("", said)) or name

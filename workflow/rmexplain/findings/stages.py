@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from rmexplain.analysis.bootstrap import BootstrapSettings
-from rmexplain.effects.analysis import reward_sd
+from rmexplain.effects.analysis import original_length_sd, reward_sd
 from rmexplain.effects.base import LENGTH
 from rmexplain.findings.attribution import (
     Candidate,
@@ -19,8 +19,10 @@ from rmexplain.findings.attribution import (
     CheckKey,
     carrier_checks,
     carrier_edits,
+    masks,
     rescored_classes,
     skip_reasons,
+    unmasked_effect,
 )
 from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
 from rmexplain.findings.changes import effect_changes
@@ -142,14 +144,16 @@ def findings_table(
     descriptions: Mapping[str, str],
     settings: FindingSettings,
     checks: Mapping[CheckKey, Check] | None = None,
+    unmasked: Mapping[tuple[str, str, str, str, str], Mapping[str, Any]] | None = None,
 ) -> pl.DataFrame:
-    """FINDINGS of every pair and discovered feature; ``checks``: the carriers re-scored."""
+    """FINDINGS of every pair and discovered feature; ``checks``: the carriers re-scored; ``unmasked``:
+    ``unmasked_findings``."""
     attributes, discoveries = [], []
     texts = pair_texts(tables)
     for (effects, _, changes, _), pair in zip(tables["pairs"], texts, strict=True):
         attributes += attribute_findings(effects, changes, pair, descriptions, settings)
     for discovered in tables["discovered"]:
-        discoveries += discovered_findings(discovered, tables["discovery_edits"], settings, checks)
+        discoveries += discovered_findings(discovered, tables["discovery_edits"], settings, checks, unmasked)
     edits = attribute_edits(tables, texts)
     attributes = place_attributes_under_classes(attributes, discoveries, edits, checks)
     placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)
@@ -260,11 +264,9 @@ def read_carrier_checks(
     """Every RM's re-scoring of every proposed carrier; ``carriers``: dataset -> its RMs (``inputs``'
     ``carrier_rewards`` and ``carrier_originals`` order) -> the RM each is read against; ``inputs``: per
     dataset (``carriers`` order) ``carrier_edits`` and ``carrier_comparisons``."""
-    effects = {
-        (r["dataset"], r["rm"], r["kind"], r["method"], r["name"]): r["effect"]
-        for r in effect_rows(tables)
-        if r["significant"]
-    }
+    rows = effect_rows(tables)
+    effects = {(r["dataset"], r["rm"], r["kind"], r["method"], r["name"]): r["effect"] for r in rows}
+    significant = {key for key, row in zip(effects, rows, strict=True) if row["significant"]}
     rewards_files = iter(inputs.get("carrier_rewards", []))
     originals_files = iter(inputs.get("carrier_originals", []))
     checks: dict[CheckKey, Check] = {}
@@ -278,8 +280,44 @@ def read_carrier_checks(
             sds[rm] = reward_sd(read_table(next(originals_files), ORIGINAL_SCORES, "original scores"))
         prompts = read_table(comparisons, COMPARISONS, "comparisons").select("comparison_id", "prompt")
         edits = read_table(path, CARRIER_EDITS, "carrier edits")
-        checks.update(carrier_checks(edits, dict(prompts.iter_rows()), rewards, sds, references, effects))
+        checks.update(
+            carrier_checks(edits, dict(prompts.iter_rows()), rewards, sds, references, effects, significant)
+        )
     return checks
+
+
+def unmasked_findings(
+    checks: Mapping[CheckKey, Check],
+    tables: Mapping[str, Any],
+    comparisons: Mapping[str, str],
+    bootstrap: BootstrapSettings,
+) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:
+    """(dataset, RM, kind, method, finding) -> its effect with a class that works against it undone
+    (``unmasked_effect``; ``by``: the class), for each discovered feature some class masks (``masks``): of
+    several, the largest |effect| (ties by the class's name). ``comparisons``: dataset -> its comparisons'
+    file, whose responses give the unit of length; each RM's slope is the one its discovery used."""
+    slopes = {
+        (r["dataset"], r["rm"]): r["length_slope"]
+        for discovered in tables["discovered"]
+        if "length_slope" in discovered.columns
+        for r in discovered.select("dataset", "rm", "length_slope").drop_nulls().iter_rows(named=True)
+    }
+    length_sds = {
+        dataset: original_length_sd(read_table(path, COMPARISONS, "comparisons"))
+        for dataset, path in comparisons.items()
+    }
+    found: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+    for (dataset, rm, kind, method, finding, carrier), check in sorted(checks.items()):
+        slope = slopes.get((dataset, rm))
+        if kind != "discovered" or slope is None or dataset not in length_sds:
+            continue
+        estimate = unmasked_effect(check, dataset, slope, length_sds[dataset], bootstrap)
+        key = (dataset, rm, kind, method, finding)
+        if masks(check, estimate) and (
+            key not in found or round(abs(estimate["effect"]), 9) > round(abs(found[key]["effect"]), 9)
+        ):
+            found[key] = {**estimate, "by": carrier}
+    return found
 
 
 def run_findings(
@@ -305,8 +343,14 @@ def run_findings(
     for key, check in checks.items():
         log.info("carrier re-scored: %s: share %.3f over %d edits (%d skipped)", "/".join(key), check.share,
                  check.checked, check.skipped)  # fmt: skip
-    tables = with_rescored_classes(tables, checks, carriers or {}, BootstrapSettings.from_config(bootstrap))
-    frame = findings_table(tables, descriptions, FindingSettings(**(settings or {})), checks)
+    bootstrap_settings = BootstrapSettings.from_config(bootstrap)
+    comparisons = dict(zip(carriers or {}, inputs.get("carrier_comparisons", []), strict=True))
+    unmasked = unmasked_findings(checks, tables, comparisons, bootstrap_settings)
+    for (dataset, rm, _, method, finding), estimate in unmasked.items():
+        log.info("%s/%s/%s: %s %+.3f with %s undone", dataset, rm, method, finding, estimate["effect"],
+                 estimate["by"])  # fmt: skip
+    tables = with_rescored_classes(tables, checks, carriers or {}, bootstrap_settings)
+    frame = findings_table(tables, descriptions, FindingSettings(**(settings or {})), checks, unmasked)
     Path(outputs["parquet"]).parent.mkdir(parents=True, exist_ok=True)
     write_table(frame, outputs["parquet"], FINDINGS, "findings")
     write_table_pages(frame.select(SHOWN), TITLE, NOTE, outputs["csv"], outputs["md"], outputs["html"])

@@ -23,7 +23,13 @@ from rmexplain.effects.base import LENGTH
 from rmexplain.effects.estimators import TIE_DIGITS
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED, Check, CheckKey
-from rmexplain.findings.carriers import EditTexts, feature_edit_texts, place_under_classes, same_edits_alike
+from rmexplain.findings.carriers import (
+    EditTexts,
+    class_named,
+    feature_edit_texts,
+    place_under_classes,
+    same_edits_alike,
+)
 from rmexplain.findings.phrases import Changed, carrier, shown, top_runs
 from rmexplain.schemas import FINDINGS, conform, polars_schema
 from rmexplain.textdiff import words
@@ -332,11 +338,13 @@ def discovered_findings(
     discovery_edits: Mapping[str, pl.DataFrame],
     settings: FindingSettings,
     checks: Mapping[CheckKey, Check] | None = None,
+    unmasked: Mapping[tuple[str, str, str, str, str], Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """FINDINGS rows of the discovered features (``discovered_biases``'s rows), each with the first edit that
     adds it (file order) as its example; ``discovery_edits``: dataset -> that dataset's discovery edits,
     whose source texts give a mined phrase its case as the responses write it ("I", "Python"); ``checks``: the
-    carriers re-scored (``rmexplain.findings.attribution``)."""
+    carriers re-scored (``rmexplain.findings.attribution``); ``unmasked``: (dataset, RM, kind, engine,
+    feature) -> its effect with a class that works against it undone (``unmasked_of``)."""
     missing = [c for c in DISCOVERED_COLUMNS if c not in discovered.columns]
     if missing:
         raise ValueError(f"discovered biases: missing column(s) {missing}; have {discovered.columns}")
@@ -356,10 +364,47 @@ def discovered_findings(
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(robust_of(r["effect"], r.get("robust_effect"), row["significant"]))
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
+        row.update(unmasked_of(r, (unmasked or {}).get((r["dataset"], r["rm"], "discovered", r["engine"],
+                                                         r["feature"])), texts))  # fmt: skip
         rows.append(row)
     texts = feature_edit_texts(discovery_edits)
     placed = place_under_same_edits(place_under_classes(rows, discovery_edits, checks, texts), texts)
     return _rank_discovered(placed, settings.leading_discovered)
+
+
+def unmasked_of(
+    row: Mapping[str, Any], unmasked: Mapping[str, Any] | None, texts: Mapping[tuple[str, str], list[str]]
+) -> dict[str, Any]:
+    """The FINDINGS columns of a discovered feature a class works against (``unmasked``: its effect with the
+    class undone, ``by`` the class; none where no class does): ``unmasked_*``, and the phrase said of the
+    feature without the class ("rewards a closer hoping it helps (I hope this helps!), its exclamation mark
+    undone"), which the first screen ranks it by."""
+    if unmasked is None:
+        return {}
+    mine = texts.get((row["dataset"], row["feature"]), [])
+    said = language.feature_phrase(
+        row["feature"], row["description"], unmasked["effect"], row.get("kind"), mine
+    )
+    return {
+        "phrase": f"{said}, its {language.class_noun(unmasked['by'], _description(unmasked['by']))} undone",
+        "unmasked_by": unmasked["by"],
+        "unmasked_effect": unmasked["effect"],
+        "unmasked_low": unmasked["low"],
+        "unmasked_high": unmasked["high"],
+        "unmasked_pairs": unmasked["pairs"],
+    }
+
+
+def _description(name: str) -> str | None:
+    detector = class_named(name)
+    return None if detector is None else detector.description
+
+
+def shown_effect(row: Mapping[str, Any]) -> float:
+    """The effect the first screen ranks a finding by: with a class that works against it undone where one
+    does (``unmasked_effect``), else its own."""
+    unmasked = row.get("unmasked_effect")
+    return unmasked if unmasked is not None else row["effect"]
 
 
 def place_under_same_edits(
@@ -461,14 +506,16 @@ def _rank_discovered(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]
     for group in leads.values():
         lead = 0
         for row in sorted(group, key=lambda r: (*_by_size(r), r["method"])):
-            row["leading"] = bool(row["significant"] and not row.get("under") and lead < k)
+            shown = row["significant"] or row.get("unmasked_by") is not None
+            row["leading"] = bool(shown and not row.get("under") and lead < k)
             lead += row["leading"]
     return rows
 
 
 def _by_size(row: Mapping[str, Any]) -> tuple[float, str]:
-    """Largest |effect| first (an undefined effect last), ties by name."""
-    return (-abs(row["effect"]) if np.isfinite(row["effect"]) else 1.0, row["name"])
+    """Largest |effect| first (``shown_effect``; an undefined effect last), ties by name."""
+    effect = shown_effect(row)
+    return (-abs(effect) if np.isfinite(effect) else 1.0, row["name"])
 
 
 # ── the table ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -484,13 +531,14 @@ def findings_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
 
 
 def one_ranking(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with ``order``: per (dataset, RM), every finding of every kind and method by |effect|,
-    largest first (to ``TIE_DIGITS`` decimals; an undefined effect last; ties: by name, then method) — the
-    order of the first screen."""
+    """``frame`` with ``order``: per (dataset, RM), every finding of every kind and method by |effect| (with
+    a class that works against it undone, where one does), largest first (to ``TIE_DIGITS`` decimals; an
+    undefined effect last; ties: by name, then method) — the order of the first screen."""
+    shown = pl.coalesce("unmasked_effect", "effect")  # with a class that works against it undone
     keyed = frame.with_row_index("_row").with_columns(
-        _size=pl.when(pl.col("effect").is_nan() | pl.col("effect").is_null())
+        _size=pl.when(shown.is_nan() | shown.is_null())
         .then(pl.lit(-1.0))
-        .otherwise(pl.col("effect").abs().round(TIE_DIGITS))
+        .otherwise(shown.abs().round(TIE_DIGITS))
     )
     ranked = keyed.sort(
         ["dataset", "rm", "_size", "name", "method"], descending=[False, False, True, False, False]

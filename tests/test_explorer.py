@@ -641,11 +641,11 @@ HALVES = {  # rm-a's harmlessness holds in both halves, rm-b's clarity does not 
 }  # fmt: skip
 
 
-def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
+def toy_findings(root: Path, checks: dict | None = None, unmasked: dict | None = None) -> ExplorerInputs:
     """The toy tables with attribute effects: rm-a rewards the harmlessness edits that insert "Please be
     careful." (4 of its 6 better edits; the other 2 insert "Stay safe." and move nothing), rm-b rewards
     clarity; each RM's own order differs. A discovered feature with two edits; ``checks``: the carriers
-    re-scored."""
+    re-scored; ``unmasked``: features with a class that works against them undone."""
     from rmexplain.findings.changes import round_one
     from rmexplain.findings.summary import (
         FindingSettings,
@@ -732,7 +732,7 @@ def toy_findings(root: Path, checks: dict | None = None) -> ExplorerInputs:
         }
     )  # fmt: skip  (the list's items each add one number token: +0.7 of its +0.9, under the class)
     rows = attribute_findings(effects, changes_frame, texts, {}, FindingSettings())
-    rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings(), checks)
+    rows += discovered_findings(discovered, {"toy": discovery_edits}, FindingSettings(), checks, unmasked)
     files = {}
     for name, frame, contract in (
         ("findings", findings_frame(rows), S.FINDINGS),
@@ -885,6 +885,23 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
         "instance added): each instance adds 1 of this class; scored again with the class undone in the 12 "
         "edits that change it, 95% of its effect goes."
     )
+
+    # the thankful opener with its "!" undone: what it does without the mark, first on the screen
+    unmasked = {
+        ("toy", "rm-a", "discovered", "offline", "opener:thanks"): {
+            "effect": 1.2, "low": 1.0, "high": 1.4, "pairs": 6, "significant": True, "by": "exclamation"}
+    }  # fmt: skip
+    build_explorer(
+        toy_findings(tmp_path / "unmasked", None, unmasked), tmp_path / "explorer-unmasked", SETTINGS
+    )
+    browser.get((tmp_path / "explorer-unmasked/index.html").as_uri())
+    wait_ready(browser)
+    assert text_of(browser, 'li.finding[data-name="opener:thanks"] .unmasked') == (
+        "Scored again with its exclamation mark undone, its edits give +1.20 [+1.00, +1.40] reward sd per "
+        "instance added (6 pairs); as edited, +0.60: the RM moves the other way with the exclamation mark."
+    )
+    leading = browser.find_elements("css selector", 'section[data-rm="rm-a"] ol.leading li.finding')
+    assert leading[0].get_attribute("data-name") == "opener:thanks"
 
     # a discovered feature leads to its edits
     browser.get(root + "#findings/toy")

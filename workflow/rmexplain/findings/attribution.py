@@ -350,8 +350,10 @@ def unmasked_effect(
     reference RM's same subtracted), held at equal length by the RM's ``slope`` (reward sd per
     ``length_sd`` words; E′ has E's words), fitted as the finding's own effect is (``signed_coefficient``:
     without the class undone the same fit gives the finding's effect), its interval over the pairs
-    resampled; significant where that excludes 0 and the edits come from at least ``MIN_FINDING_PAIRS``
-    pairs. ``as_edited``: the same fit without the class undone (the finding's own effect)."""
+    resampled (only where the class could work against it, ``_works_against``: else no interval, not
+    significant); significant where that excludes 0 and the edits come from at least
+    ``MIN_FINDING_PAIRS`` pairs. ``as_edited``: the same fit without the class undone (the finding's own
+    effect)."""
     if not check.whole.size or not np.isfinite(slope) or not length_sd > 0:
         return {"effect": float("nan"), "low": float("nan"), "high": float("nan"), "pairs": 0,
                 "significant": False, "as_edited": float("nan")}  # fmt: skip
@@ -359,14 +361,16 @@ def unmasked_effect(
     rest = as_edited - check.part
     design, column = _signed_design(check.direction, check.dose)
     effect = float(np.linalg.lstsq(design, rest, rcond=None)[0][column])
+    point = {"effect": effect, "as_edited": signed_coefficient(check.direction, check.dose, as_edited)}
+    if not _works_against(point["effect"], point["as_edited"]):
+        return {**point, "low": float("nan"), "high": float("nan"), "pairs": 0, "significant": False}
     clusters = clusters_of([edit[0] for edit in check.edits], dataset)
     samples = _weighted_signed_coefficients(design, column, rest, resample_counts(clusters, bootstrap))
     jackknife = _weighted_signed_coefficients(design, column, rest, jackknife_counts(clusters))
     low, high, _ = interval(effect, samples, jackknife, bootstrap)
     pairs = len(set(clusters.tolist()))
-    return {"effect": effect, "low": low, "high": high, "pairs": pairs,
-            "significant": excludes_zero(low, high) and pairs >= MIN_FINDING_PAIRS,
-            "as_edited": signed_coefficient(check.direction, check.dose, as_edited)}  # fmt: skip
+    return {**point, "low": low, "high": high, "pairs": pairs,
+            "significant": excludes_zero(low, high) and pairs >= MIN_FINDING_PAIRS}  # fmt: skip
 
 
 def masks(check: Check, unmasked: Mapping[str, Any]) -> bool:
@@ -374,12 +378,19 @@ def masks(check: Check, unmasked: Mapping[str, Any]) -> bool:
     ``MIN_CHECKED_EDITS`` edits that change it): with it undone the finding is significant and larger than
     as edited, the class having taken at least ``MIN_MASKING_PART`` of the other sign. A class that
     carries the finding (undone, it goes) takes of the same sign: it does not mask it."""
-    effect, as_edited = unmasked["effect"], unmasked["as_edited"]
-    taken = as_edited - effect
     return bool(
         check.checked >= MIN_CHECKED_EDITS
         and unmasked["significant"]
-        and np.sign(taken) == -np.sign(effect)
+        and _works_against(unmasked["effect"], unmasked["as_edited"])
+    )
+
+
+def _works_against(effect: float, as_edited: float) -> bool:
+    """Whether the class took at least ``MIN_MASKING_PART`` of the other sign from a finding whose effect is
+    ``effect`` undone and ``as_edited`` as edited, leaving it smaller."""
+    taken = as_edited - effect
+    return bool(
+        np.sign(taken) == -np.sign(effect)
         and abs(taken) >= MIN_MASKING_PART - TOLERANCE
         and abs(effect) > abs(as_edited)
     )

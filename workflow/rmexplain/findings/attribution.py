@@ -324,12 +324,13 @@ def _signed_design(sign: np.ndarray, dose: np.ndarray) -> tuple[np.ndarray, int]
 def _weighted_signed_coefficients(design: np.ndarray, column: int, y: np.ndarray, weights: np.ndarray):
     """The signed instance's coefficient of each row of ``weights`` (one weight per edit: a resample's
     counts), NaN where the weighted fit is singular."""
+    weights = np.asarray(weights, dtype=np.float64)
+    gram = np.einsum("rn,ni,nj->rij", weights, design, design)  # the normal equations of each weighted fit
+    moments = np.einsum("rn,ni,n->ri", weights, design, y)
     out = np.full(weights.shape[0], np.nan)
-    for i, w in enumerate(weights):
-        root = np.sqrt(w)[:, None]
-        coefficients, _, rank, _ = np.linalg.lstsq(design * root, y * root[:, 0], rcond=None)
-        if rank == design.shape[1]:
-            out[i] = coefficients[column]
+    full = np.linalg.matrix_rank(gram) == design.shape[1]
+    if full.any():
+        out[full] = np.linalg.solve(gram[full], moments[full][..., None])[:, column, 0]
     return out
 
 

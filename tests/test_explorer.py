@@ -721,6 +721,7 @@ def toy_findings(root: Path, checks: dict | None = None, unmasked: dict | None =
             "n": [12] * 3,
             "support": [0.0] * 3,
             "robust_effect": [0.05, 0.7, 0.85],
+            "members": [None, "“one” +0.70 [+0.40, +1.00] (6 pairs)", None],
         }
     )  # the thankful opener's robust fit keeps less than half of it: a few edits make it
     discovery_edits = pl.DataFrame(
@@ -902,6 +903,9 @@ def test_findings_first_and_one_click_from_their_edits_in_headless_chromium(tmp_
     )
     leading = browser.find_elements("css selector", 'section[data-rm="rm-a"] ol.leading li.finding')
     assert leading[0].get_attribute("data-name") == "opener:thanks"
+    assert text_of(browser, 'li.finding[data-name="numbers as digits"] .members') == (
+        "Its members measured alone, per instance: “one” +0.70 [+0.40, +1.00] (6 pairs)."
+    )
 
     # a discovered feature leads to its edits
     browser.get(root + "#findings/toy")

@@ -1006,6 +1006,14 @@ FINDINGS: Contract = {
     "under_checked_edits": Column(
         pl.Int64, "Re-scored: the finding's edits that change the class, scored again with it undone.", True
     ),
+    "members": Column(
+        pl.String,
+        "For a class of listed words measured by re-scoring (filler words, first- or second-person words):"
+        " each member word's effect per instance, from the re-scored edits that change that word alone, on"
+        " at least 5 pairs (`“actually” −0.60 [−0.61, −0.59] (12 pairs); …`); where some are significant"
+        " and some not, the phrase names the significant ones (docs/findings.md). Null otherwise.",
+        True,
+    ),
     "unmasked_by": Column(
         pl.String,
         'For a discovered feature whose edits also change a class the RM moves the other way ("I hope this'

@@ -35,7 +35,7 @@ _KEEP = ("dataset", "method", "rm", "kind", "name", "description", "phrase", "si
          "rank", "order", "leading", "n_direction", "example_edit_id", "example_comparison_id",
          "example_words_change", "inserted_most", "deleted_most", "carrier", "carrier_change",
          "carrier_edits", "under", "same_edits", "replication", "carried_by", "nature", "robust",
-         "natural_pairs", "under_check", "under_checked_edits")  # fmt: skip
+         "natural_pairs", "under_check", "under_checked_edits", "members")  # fmt: skip
 _NUMBERS = ("effect", "low", "high", "q_value", "example_effect_change", "example_reward_change",
             "carrier_share_edits", "carrier_share_change", "half_a_effect", "half_b_effect",
             "without_it", "natural_effect", "natural_low", "natural_high", "under_share",

@@ -22,6 +22,7 @@ rarely hold it: numbers) is measured on the re-scored edits of the findings it c
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -39,8 +40,9 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import Feature, SkipEdit
-from rmexplain.discovery.classes import number_words, word_key
+from rmexplain.discovery.classes import FILLER, class_words, number_words, word_key
 from rmexplain.discovery.mining import feature_named
+from rmexplain.discovery.text import pronoun_i
 from rmexplain.effects.analysis import (
     MIN_FINDING_PAIRS,
     HalfEstimate,
@@ -446,6 +448,72 @@ def _per_instance_estimate(
     return HalfEstimate(effect, low, high, len(set(clusters.tolist())))
 
 
+def member_words(detector: Feature) -> frozenset[str] | None:
+    """The words of a class of listed words (filler words, first- or second-person words) as ``word_key``
+    holds them; None for any other class (a number is no listed word)."""
+    if detector.kind == "filler":
+        return FILLER
+    return getattr(detector, "members", None) if detector.kind == "pronouns" else None
+
+
+def member_effects(
+    checks: Sequence[Check], members: frozenset[str], dataset: str, bootstrap: BootstrapSettings
+) -> list[dict[str, Any]]:
+    """Each member word's effect per instance, from the distinct re-scored edits of ``checks`` whose change
+    of the class is that word alone (``class_effect``'s Σ Δc·part / Σ Δc², its interval over the pairs),
+    for each word changed on at least ``MIN_FINDING_PAIRS`` pairs; largest |effect| first (ties by the
+    word). A class whose members the RM moves differently ("actually" penalised, "really" not) is read by
+    them."""
+    seen: dict[tuple[str, str, str], float] = {}
+    for check in checks:
+        for edit, part in zip(check.edits, check.part, strict=True):
+            seen.setdefault(edit, float(part))
+    by_word: dict[str, list[tuple[str, float, float]]] = {}
+    for (comparison, source, edited), part in seen.items():
+        change = _word_counts(edited, members)
+        change.subtract(_word_counts(source, members))
+        changed = {w: n for w, n in change.items() if n}
+        if len(changed) == 1:
+            (word, n), *_ = changed.items()
+            by_word.setdefault(word, []).append((comparison, float(n), part))
+    out = []
+    for word, rows in sorted(by_word.items()):
+        clusters = clusters_of([r[0] for r in rows], dataset)
+        x, y = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+        found = _per_instance_estimate(x, y, clusters, bootstrap)
+        if found.pairs >= MIN_FINDING_PAIRS:
+            significant = excludes_zero(found.low, found.high)
+            out.append({"word": word, "effect": found.effect, "low": found.low, "high": found.high,
+                        "pairs": found.pairs, "significant": significant})  # fmt: skip
+    return sorted(out, key=lambda m: (-round(abs(m["effect"]), 9), m["word"]))
+
+
+def _word_counts(text: str, members: frozenset[str]) -> Counter[str]:
+    return Counter(word_key(text[a:b]) for a, b in class_words(text, members))
+
+
+def members_said(members: Sequence[Mapping[str, Any]]) -> str | None:
+    """``member_effects`` in words: "“basically” −0.40 [−0.41, −0.39] (9 pairs); “really” +0.00 …"."""
+    if not members:
+        return None
+    said = [
+        f"“{pronoun_i(m['word'])}” {_signed(m['effect'])} [{_signed(m['low'])}, {_signed(m['high'])}]"
+        for m in members
+    ]
+    return "; ".join(f"{text} ({m['pairs']} pairs)" for text, m in zip(said, members, strict=True))
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.2f}".replace("-", "−")
+
+
+def named_members(members: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The members a class is read by: the significant ones, where another member measured is not (the RM
+    moves some of the class, not all of it); none otherwise."""
+    moving = [m["word"] for m in members if m["significant"]]
+    return moving if moving and len(moving) < len(members) else []
+
+
 def rescored_classes(
     checks: Mapping[CheckKey, Check],
     held: set[tuple[str, str, str]],
@@ -463,10 +531,13 @@ def rescored_classes(
     rows = []
     for (dataset, rm, carrier), found in carried.items():
         detector = feature_named(carrier)
+        words = member_words(detector)
+        members = member_effects(found, words, dataset, bootstrap) if words else []
         rows.append(
             {"dataset": dataset, "rm": rm, "engine": RESCORED, "feature": carrier,
              "description": detector.description, "kind": detector.kind, "q_value": None, "support": None,
-             "reference": references.get((dataset, rm)), **class_effect(found, dataset, bootstrap)}
+             "reference": references.get((dataset, rm)), **class_effect(found, dataset, bootstrap),
+             "members": members_said(members), "named_members": named_members(members)}
         )  # fmt: skip
     return pl.DataFrame(rows, schema=RESCORED_SCHEMA)
 
@@ -478,5 +549,5 @@ RESCORED_SCHEMA = {
     "effect": pl.Float64, "low": pl.Float64, "high": pl.Float64, "n": pl.Int64, "pairs": pl.Int64,
     "significant": pl.Boolean, "half_a_effect": pl.Float64, "half_b_effect": pl.Float64,
     "replicates": pl.Boolean, "example_comparison_id": pl.String, "example_before": pl.String,
-    "example_after": pl.String,
+    "example_after": pl.String, "members": pl.String, "named_members": pl.List(pl.String),
 }  # fmt: skip

@@ -236,6 +236,8 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
         + language.significance_note(row["significant"], row.get("pairs"))
         + "."
     ]
+    if row.get("members"):
+        parts.append(f"Its members measured alone, per instance: {text(row['members'])}.")
     unmasked = unmasked_sentence(row)
     if unmasked is not None:
         parts.append(f"**{text(unmasked)}**")

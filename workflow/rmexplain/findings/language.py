@@ -19,7 +19,7 @@ discovered feature's effect is the change when the feature is *added*: "rewards 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -187,3 +187,14 @@ def class_noun(name: str, description: str | None = None) -> str:
         return f"“{quoted.group('text')}”"
     said = PARENTHESIS.sub("", (description or name).strip().rstrip("."))
     return lower_first(ARTICLE.sub("", said)) or name
+
+
+def members_phrase(name: str, effect: float, words: Sequence[str]) -> str:
+    """A class read by the members the RM moves: "penalises the filler word “basically”", "rewards the
+    second-person words “you” and “your”"."""
+    noun = CLASS_NOUNS.get(name, name)
+    if len(words) == 1:
+        noun = noun.removesuffix("s")
+    quoted = [f"“{pronoun_i(w)}”" for w in words]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return f"{'penalises' if effect < 0 else 'rewards'} the {noun} {listed}"

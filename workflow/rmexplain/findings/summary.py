@@ -364,6 +364,9 @@ def discovered_findings(
         row.update({c: r.get(c) for c in NATURE_COLUMNS})
         row.update(robust_of(r["effect"], r.get("robust_effect"), row["significant"]))
         row.update(_discovered_example(r, discovery_edits.get(r["dataset"])))
+        if r.get("named_members"):  # a class the RM moves in some members only: read by them
+            row["phrase"] = language.members_phrase(r["feature"], r["effect"], r["named_members"])
+        row["members"] = r.get("members")
         row.update(unmasked_of(r, (unmasked or {}).get((r["dataset"], r["rm"], "discovered", r["engine"],
                                                          r["feature"])), texts))  # fmt: skip
         rows.append(row)

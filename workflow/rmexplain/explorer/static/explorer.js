@@ -492,6 +492,7 @@
     return el("li", { class: "finding", "data-name": f.name, "data-kind": f.kind, "data-rm": f.rm },
       el("div", { class: "phrase" }, f.phrase),
       el("div", { class: "numbers" }, effectBar(f, max), " ", numbers(f)),
+      f.members ? el("div", { class: "members", title: "each member word's effect per instance, from the re-scored edits that change it alone; docs/findings.md" }, "Its members measured alone, per instance: " + f.members + ".") : null,
       f.unmasked ? el("div", { class: "influence unmasked", title: "the feature's edits scored again with the class's change undone; docs/findings.md" }, f.unmasked) : null,
       replicationLine(f),
       influenceLine(f),

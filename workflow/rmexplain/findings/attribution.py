@@ -52,6 +52,7 @@ from rmexplain.effects.analysis import (
     split_halves,
     word_count,
 )
+from rmexplain.findings.language import signed
 from rmexplain.ids import text_id
 from rmexplain.schemas import CARRIER_EDITS, conform, polars_schema
 
@@ -406,11 +407,7 @@ def class_effect(checks: Sequence[Check], dataset: str, bootstrap: BootstrapSett
     edits and pairs that change the class, whether it is significant (interval excluding 0, at least
     ``MIN_FINDING_PAIRS`` pairs), its two halves of the pairs (``replication``) and an example: the re-scored
     edit that adds the class whose part is the median, shown as the stand-in replaced by the class."""
-    seen: dict[tuple[str, str, str], tuple[float, float, str]] = {}
-    for check in checks:
-        for edit, x, y, undone in zip(check.edits, check.change, check.part, check.undone, strict=True):
-            seen.setdefault(edit, (float(x), float(y), undone[1]))
-    rows = [(edit, x, y, undone) for edit, (x, y, undone) in seen.items() if x != 0]
+    rows = [(edit, x, y, undone) for edit, (x, y, undone) in distinct_edits(checks).items() if x != 0]
     if not rows:
         return {"effect": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0, "pairs": 0,
                 "significant": False}  # fmt: skip
@@ -431,6 +428,16 @@ def class_effect(checks: Sequence[Check], dataset: str, bootstrap: BootstrapSett
     return {"effect": whole.effect, "low": whole.low, "high": whole.high, "n": len(rows),
             "pairs": whole.pairs, "significant": significant, **replication(whole.effect, halves),
             **example}  # fmt: skip
+
+
+def distinct_edits(checks: Sequence[Check]) -> dict[tuple[str, str, str], tuple[float, float, str]]:
+    """(comparison, S, E) -> the class's change, its part and E′ of each re-scored edit of ``checks``, an
+    edit two findings share once (the first's)."""
+    seen: dict[tuple[str, str, str], tuple[float, float, str]] = {}
+    for check in checks:
+        for edit, x, y, undone in zip(check.edits, check.change, check.part, check.undone, strict=True):
+            seen.setdefault(edit, (float(x), float(y), undone[1]))
+    return seen
 
 
 def _per_instance_estimate(
@@ -464,12 +471,8 @@ def member_effects(
     for each word changed on at least ``MIN_FINDING_PAIRS`` pairs; largest |effect| first (ties by the
     word). A class whose members the RM moves differently ("actually" penalised, "really" not) is read by
     them."""
-    seen: dict[tuple[str, str, str], float] = {}
-    for check in checks:
-        for edit, part in zip(check.edits, check.part, strict=True):
-            seen.setdefault(edit, float(part))
     by_word: dict[str, list[tuple[str, float, float]]] = {}
-    for (comparison, source, edited), part in seen.items():
+    for (comparison, source, edited), (_, part, _) in distinct_edits(checks).items():
         change = _word_counts(edited, members)
         change.subtract(_word_counts(source, members))
         changed = {w: n for w, n in change.items() if n}
@@ -497,14 +500,10 @@ def members_said(members: Sequence[Mapping[str, Any]]) -> str | None:
     if not members:
         return None
     said = [
-        f"“{pronoun_i(m['word'])}” {_signed(m['effect'])} [{_signed(m['low'])}, {_signed(m['high'])}]"
+        f"“{pronoun_i(m['word'])}” {signed(m['effect'])} [{signed(m['low'])}, {signed(m['high'])}]"
         for m in members
     ]
     return "; ".join(f"{text} ({m['pairs']} pairs)" for text, m in zip(said, members, strict=True))
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.2f}".replace("-", "−")
 
 
 def named_members(members: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -17,8 +17,8 @@ import polars as pl
 from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED
-from rmexplain.findings.carriers import class_named
-from rmexplain.findings.summary import ROBUST_DIFFERS
+from rmexplain.findings.language import signed
+from rmexplain.findings.summary import ROBUST_DIFFERS, class_noun
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
 _RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:#=~^+\-'\"!$%&(),./;?@])")
@@ -34,13 +34,6 @@ def text(value: object) -> str:
     """A data text as literal reStructuredText inside a Jinja template: one line, markup escaped."""
     line = _SPACE.sub(" ", str(value)).strip()
     return _RST_SPECIAL.sub(r"\\\1", line).replace("{", '{{ "{" }}')
-
-
-def signed(x: float | None, digits: int = 2) -> str:
-    """A number with its sign ("+0.42", "−0.30"), "–" when missing."""
-    if x is None or x != x:
-        return "–"
-    return f"{x:+.{digits}f}".replace("-", "−")
 
 
 DISCOVERED_NOTE = (
@@ -150,8 +143,7 @@ def unmasked_sentence(row: dict) -> str | None:
     by = row.get("unmasked_by")
     if by is None:
         return None
-    detector = class_named(by)
-    noun = language.class_noun(by, None if detector is None else detector.description)
+    noun = class_noun(by)
     return (
         f"Scored again with its {noun} undone, its edits give {signed(row['unmasked_effect'])}"
         f" [{signed(row['unmasked_low'])}, {signed(row['unmasked_high'])}] reward sd per instance added"

@@ -26,7 +26,8 @@ from rmexplain.findings.attribution import (
 )
 from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
 from rmexplain.findings.changes import effect_changes
-from rmexplain.findings.landing import findings_rst, landing_text, signed
+from rmexplain.findings.landing import findings_rst, landing_text
+from rmexplain.findings.language import signed
 from rmexplain.findings.summary import (
     DISCOVERY_EDIT_COLUMNS,
     EXAMPLE_WORDS,

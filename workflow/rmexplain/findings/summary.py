@@ -389,7 +389,7 @@ def unmasked_of(
         row["feature"], row["description"], unmasked["effect"], row.get("kind"), mine
     )
     return {
-        "phrase": f"{said}, its {language.class_noun(unmasked['by'], _description(unmasked['by']))} undone",
+        "phrase": f"{said}, its {class_noun(unmasked['by'])} undone",
         "unmasked_by": unmasked["by"],
         "unmasked_effect": unmasked["effect"],
         "unmasked_low": unmasked["low"],
@@ -398,9 +398,11 @@ def unmasked_of(
     }
 
 
-def _description(name: str) -> str | None:
+def class_noun(name: str) -> str:
+    """A carrier class as the object of "its" ("exclamation mark", "first-person words"):
+    ``language.class_noun`` from its detector's description."""
     detector = class_named(name)
-    return None if detector is None else detector.description
+    return language.class_noun(name, None if detector is None else detector.description)
 
 
 def shown_effect(row: Mapping[str, Any]) -> float:

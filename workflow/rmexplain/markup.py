@@ -84,3 +84,10 @@ def write_table_pages(
     body = to_markdown(frame) if frame.height else ""
     Path(md).write_text(f"### {title}\n\n{note}\n\n{body}", encoding="utf-8")
     Path(html_path).write_text(to_html(frame, title, note), encoding="utf-8")
+
+
+def signed(x: float | None, digits: int = 2) -> str:
+    """A number with its sign ("+0.42", "−0.30"), "–" when missing."""
+    if x is None or x != x:
+        return "–"
+    return f"{x:+.{digits}f}".replace("-", "−")

@@ -52,8 +52,8 @@ from rmexplain.effects.analysis import (
     split_halves,
     word_count,
 )
-from rmexplain.findings.language import signed
 from rmexplain.ids import text_id
+from rmexplain.markup import signed
 from rmexplain.schemas import CARRIER_EDITS, conform, polars_schema
 
 # a run of space, a word or number token (with inner ' . , : / -), or any other single character

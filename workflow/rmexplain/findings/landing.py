@@ -17,8 +17,8 @@ import polars as pl
 from rmexplain.discovery.nature import DIFFERS, NEVER, NO_DETECTOR
 from rmexplain.findings import language
 from rmexplain.findings.attribution import RESCORED
-from rmexplain.findings.language import signed
 from rmexplain.findings.summary import ROBUST_DIFFERS, class_noun
+from rmexplain.markup import signed
 
 MARKER = ".. findings of this run"  # the line of workflow.rst the findings replace (an rst comment)
 _RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:#=~^+\-'\"!$%&(),./;?@])")

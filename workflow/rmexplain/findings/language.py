@@ -157,13 +157,6 @@ def unit(name: str) -> str:
     return "reward sd per sd of length" if name == LENGTH else "reward sd"
 
 
-def signed(x: float | None, digits: int = 2) -> str:
-    """A number with its sign ("+0.42", "−0.30"), "–" when missing."""
-    if x is None or x != x:
-        return "–"
-    return f"{x:+.{digits}f}".replace("-", "−")
-
-
 def significance_note(significant: bool, pairs: int | None) -> str:
     """What a finding's line adds after its interval: nothing where it is significant; else "(too few
     pairs to say)" where its edits come from fewer than ``MIN_FINDING_PAIRS`` pairs, else "(not

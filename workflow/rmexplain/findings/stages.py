@@ -27,7 +27,6 @@ from rmexplain.findings.attribution import (
 from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
 from rmexplain.findings.changes import effect_changes
 from rmexplain.findings.landing import findings_rst, landing_text
-from rmexplain.findings.language import signed
 from rmexplain.findings.summary import (
     DISCOVERY_EDIT_COLUMNS,
     EXAMPLE_WORDS,
@@ -39,7 +38,7 @@ from rmexplain.findings.summary import (
     findings_frame,
     place_under_carriers,
 )
-from rmexplain.markup import write_table_pages
+from rmexplain.markup import signed, write_table_pages
 from rmexplain.schemas import (
     ATTRIBUTE_EFFECTS,
     CARRIER_EDITS,

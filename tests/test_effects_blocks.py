@@ -8,6 +8,7 @@ import pytest
 from rmexplain.effects.base import Observations
 from rmexplain.effects.estimators import (
     column_blocks,
+    dose_spreads,
     length_design,
     two_steps,
     with_covariates,
@@ -18,13 +19,14 @@ N_COMPARISONS = 12
 
 
 def _edits(seed: int = 0) -> Observations:
-    """Edits of four attributes on 12 comparisons: a and b both ways (a with doses of 1–3 instances: three
-    columns), c added only (one column), d both ways with one dose (two columns); two classes held equal."""
+    """Edits of four attributes on 12 comparisons: a and b both ways (a with doses of 1–3 instances, in turn:
+    three columns), c added only (one column), d both ways with one dose (two columns); two classes held
+    equal."""
     rng = np.random.default_rng(seed)
     rows = []
     for c in range(N_COMPARISONS):
         rows += [
-            (c, 0, 1.0, float(rng.integers(1, 4))),
+            (c, 0, 1.0, float(1 + c % 3)),
             (c, 0, -1.0, -1.0),
             (c, 1, 1.0, 1.0),
             (c, 1, -1.0, -1.0),
@@ -206,3 +208,43 @@ def test_no_resample_and_no_edit_give_empty_and_undefined_fits():
     empty, _ = length_design(none)
     coefficients, slope = two_steps(none, empty, np.ones((2, N_COMPARISONS)), N_COMPARISONS)
     assert coefficients.shape == (2, 0) and np.isnan(slope).all()
+
+
+def _lists_added(three_item_pairs: int) -> Observations:
+    """Edits that each add a list, one per comparison: twenty of two items (reward change 0) and
+    ``three_item_pairs`` of three (+3); no length change."""
+    n = 20 + three_item_pairs
+    dose = np.array([2.0] * 20 + [3.0] * three_item_pairs)
+    value = np.where(dose == 3.0, 3.0, 0.0)
+    return Observations(np.arange(n), np.zeros(n, dtype=np.int64), value, np.ones(n), np.zeros(n), dose)
+
+
+def test_a_dose_that_few_pairs_hold_gives_the_change_per_instance_not_a_slope_per_further_one():
+    """One three-item list among twenty of two: a column per further item would rest on that one edit
+    (δ = 3, and one item's effect extrapolated to 0 − 3 = −3). Its β column is the dose instead: the change
+    per item by least squares through the origin, Σ y·d / Σ d² = 9 / (20·4 + 9)."""
+    obs = _lists_added(1)
+    assert dose_spreads(obs) == {0: "thin"}
+    design, columns = length_design(obs)
+    assert design.shape[1] == 2  # β and the length change
+    assert design[:, columns[0]].tolist() == obs.dose.tolist()
+    beta = np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0][columns[0]]
+    assert beta == pytest.approx(9 / 89)
+
+
+def test_a_dose_that_five_pairs_hold_gets_the_further_instances_column():
+    """Five three-item lists: the further item's column is in, δ = 3, and β is one item's, 0 − 3."""
+    obs = _lists_added(5)
+    assert dose_spreads(obs) == {0: "varied"}
+    design, columns = length_design(obs)
+    assert design.shape[1] == 3
+    coefficients = np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0]
+    assert coefficients[columns[0]] == pytest.approx(-3.0)
+    assert design[:, columns[0]].tolist() == obs.sign.tolist()
+
+
+def test_doses_of_one_size_per_direction_get_no_column_and_no_spread():
+    """Twenty lists of two items and nothing else: no spread, the sign is β's column (no dose column)."""
+    obs = _lists_added(0)
+    assert dose_spreads(obs) == {}
+    assert length_design(obs)[0].shape[1] == 2

@@ -90,16 +90,21 @@ def test_an_instance_without_a_stand_in_of_the_same_length_is_a_skip_saying_why(
 
 def test_the_signed_coefficient_is_the_findings_own_fit():
     """Additions only, one instance each: the mean; both ways: the half difference (an intercept); doses
-    1 and 2 of additions: the first instance's coefficient (2 per further instance beside it)."""
+    1 and 2 of additions, each size from five pairs: the first instance's coefficient (2 per further
+    instance beside it); the one from a single pair: the change per instance through the origin, as the
+    discovery estimate fits it (Σ y·d / Σ d²)."""
     ones = np.array([1.0, 1.0])
-    assert signed_coefficient(ones, ones, np.array([2.0, 4.0])) == pytest.approx(3.0)
-    both = signed_coefficient(np.array([1.0, -1.0]), np.array([1.0, -1.0]), np.array([3.0, -1.0]))
+    assert signed_coefficient(ones, ones, np.array([2.0, 4.0]), ["a", "b"]) == pytest.approx(3.0)
+    both = signed_coefficient(np.array([1.0, -1.0]), np.array([1.0, -1.0]), np.array([3.0, -1.0]), ["a", "a"])
     assert both == pytest.approx(2.0)  # (3 − (−1)) / 2, the intercept 1
-    dosed = signed_coefficient(
-        np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 2.0]), np.array([1.0, 3.0, 3.0])
-    )
+    pairs = [f"p{i}" for i in range(10)]
+    dosed = signed_coefficient(np.ones(10), np.repeat([1.0, 2.0], 5), np.repeat([1.0, 3.0], 5), pairs)
     assert dosed == pytest.approx(1.0)
-    assert np.isnan(signed_coefficient(np.zeros(0), np.zeros(0), np.zeros(0)))
+    thin = signed_coefficient(
+        np.ones(3), np.array([1.0, 2.0, 2.0]), np.array([1.0, 3.0, 3.0]), ["a", "b", "c"]
+    )
+    assert thin == pytest.approx(13 / 9)
+    assert np.isnan(signed_coefficient(np.zeros(0), np.zeros(0), np.zeros(0), []))
 
 
 def carrier_rows(rows: list[tuple]) -> pl.DataFrame:

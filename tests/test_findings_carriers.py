@@ -32,11 +32,12 @@ def table(
 
 
 def edits(rows: list[tuple[str, int, int, str, str]]) -> pl.DataFrame:
-    """Discovery edits from (feature, direction, dose, source, edited)."""
+    """Discovery edits from (feature, direction, dose, source, edited), each of a comparison of its own."""
     feature, direction, dose, source, edited = zip(*rows, strict=True)
     return pl.DataFrame(
         {"engine": ["offline"] * len(rows), "feature": list(feature), "direction": list(direction),
-         "dose": list(dose), "source_text": list(source), "edited_text": list(edited)}
+         "dose": list(dose), "source_text": list(source), "edited_text": list(edited),
+         "comparison_id": [f"c{i}" for i in range(len(rows))]}
     )  # fmt: skip
 
 
@@ -71,13 +72,13 @@ def test_the_instances_per_instance_are_the_signed_coefficient_of_the_features_o
     """Edits both ways, of doses 1 and 2: the first list item comes with a heading "Step 1:" and three number
     tokens, each further item with three more (+4 for dose 1, +7 for dose 2, the mirror for removals).
     Fitted as the feature's effect is (intercept, s, dose − s): intercept 0, b = 4 (the s coefficient), 3
-    per further item."""
+    per further item. Each edit five times, from five comparisons: enough pairs for the dose column."""
     rows_in = [
         ("numbered_list", 1, 1, "Cut it.", "Step 1: 1. 2. 3. Cut it."),  # +4 tokens: s=1, dose−s=0
         ("numbered_list", 1, 2, "Cut it.", "Step 1: 1. 2. 3. 4. 5. 6. Cut it."),  # +7: dose−s=1
         ("numbered_list", -1, -1, "Step 1: 1. 2. 3. Cut it.", "Cut it."),  # −4
         ("numbered_list", -1, -2, "Step 1: 1. 2. 3. 4. 5. 6. Cut it.", "Cut it."),  # −7
-    ]
+    ] * 5
     design = np.array([[1, 1, 0], [1, 1, 1], [1, -1, 0], [1, -1, -1]], dtype=float)
     expected = np.linalg.lstsq(design, np.array([4.0, 7.0, -4.0, -7.0]), rcond=None)[0][1]
     assert expected == pytest.approx(4.0)
@@ -370,13 +371,14 @@ def test_a_probe_of_phrases_is_never_proposed_for_re_scoring_a_probe_of_marks_is
 
 def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column():
     """Additions of one list item (+4 number tokens each), removals of one or two (−4, −7): only the removals'
-    doses differ, and the fit needs the further-instances column for them: b = 4 (without it, 4.75)."""
+    doses differ, and the fit needs the further-instances column for them: b = 4 (without it, 4.75). Each
+    edit from five comparisons: a dose that fewer hold gets no column of its own (``dose_spreads``)."""
     rows_in = [
         ("numbered_list", 1, 1, "Cut it.", "Step 1: 1. 2. 3. Cut it."),
         ("numbered_list", 1, 1, "Boil it.", "Step 1: 1. 2. 3. Boil it."),
         ("numbered_list", -1, -1, "Step 1: 1. 2. 3. Cut it.", "Cut it."),
         ("numbered_list", -1, -2, "Step 1: 1. 2. 3. 4. 5. 6. Cut it.", "Cut it."),
-    ]
+    ] * 5
     found = by_name(discovered_findings(table({NUMBERS: 0.2, "numbered_list": 1.0}), {"d": edits(rows_in)},
                                         FindingSettings()))  # fmt: skip
     assert found["numbered_list"]["under_per_instance"] == pytest.approx(4.0)
@@ -388,7 +390,7 @@ def test_only_the_direction_whose_doses_differ_gets_the_further_instances_column
                                         FindingSettings()))  # fmt: skip
     assert found["numbered_list"]["under_per_instance"] == pytest.approx(2.0)  # doses of one size: no column
     adds_only = [("numbered_list", 1, 1, "Cut it.", "Step 1: 1. 2. 3. Cut it."),
-                 ("numbered_list", 1, 2, "Cut it.", "Step 1: 1. 2. 3. 4. 5. 6. Cut it.")]  # fmt: skip
+                 ("numbered_list", 1, 2, "Cut it.", "Step 1: 1. 2. 3. 4. 5. 6. Cut it.")] * 5  # fmt: skip
     found = by_name(discovered_findings(table({NUMBERS: 0.2, "numbered_list": 0.8}), {"d": edits(adds_only)},
                                         FindingSettings()))  # fmt: skip
     assert found["numbered_list"]["under_per_instance"] == pytest.approx(4.0)  # the additions' doses differ

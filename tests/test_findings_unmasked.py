@@ -74,8 +74,9 @@ def test_both_ways_the_fit_is_the_findings_own():
     found = unmasked_effect(check, "d", slope=0.1, length_sd=3.0, bootstrap=BOOTSTRAP)
     sign = np.array(direction)
     as_edited = np.array(whole) - 0.1 * np.array(words) / 3.0
-    assert found["as_edited"] == pytest.approx(signed_coefficient(sign, sign, as_edited))
-    assert found["effect"] == pytest.approx(signed_coefficient(sign, sign, as_edited - np.array(part)))
+    pairs = [edit[0] for edit in check.edits]
+    assert found["as_edited"] == pytest.approx(signed_coefficient(sign, sign, as_edited, pairs))
+    assert found["effect"] == pytest.approx(signed_coefficient(sign, sign, as_edited - np.array(part), pairs))
 
 
 @pytest.mark.parametrize(

@@ -10,16 +10,17 @@ edit's dose d (the instances it adds or removes, ``dose`` in the edits), in two 
                                                           (less the reference RM's change),
 
 then the features at that γ: y − γ·Δℓ = c_f + β_f·s + δ_f·(d − s). Δℓ is the edit's change in words over the
-sd of the originals' word counts; δ_f's column is there only for a feature whose doses differ in size
-within a direction. β_f is the standardised reward change when **one instance** of f is added, at equal
-length: for a feature edited both ways, half the difference of the length-adjusted changes of adding and
-of removing one instance (c_f absorbs what its edits do either way); for a feature edited one way only (a
-feature no response has can only be added), the length-adjusted change of adding one (or minus that of
-removing one) — ``AddedEffect`` keeps these defined (``one_way_defined``). γ, shared by every feature, is
-the RM's sensitivity to length (logged); the dose and the class counts keep what the edits change with
-their length (k first-person words removed with k words, a digit per list item) out of it. Where the edits
-cannot identify γ (no length change, originals of one length, length tied to the features' directions) the
-features are fitted with γ = 0, unadjusted, and a warning says so.
+sd of the originals' word counts; δ_f's column is there only for a feature whose doses differ in size within a
+direction, the other sizes from at least five comparisons (with fewer, β_f's column is the dose itself:
+``rmexplain.effects.estimators.dose_spreads``). β_f is the standardised reward change when **one instance** of
+f is added, at equal length: for a feature edited both ways, half the difference of the length-adjusted
+changes of adding and of removing one instance (c_f absorbs what its edits do either way); for a feature
+edited one way only (a feature no response has can only be added), the length-adjusted change of adding one
+(or minus that of removing one) — ``AddedEffect`` keeps these defined (``one_way_defined``). γ, shared by
+every feature, is the RM's sensitivity to length (logged); the dose and the class counts keep what the edits
+change with their length (k first-person words removed with k words, a digit per list item) out of it. Where
+the edits cannot identify γ (no length change, originals of one length, length tied to the features'
+directions) the features are fitted with γ = 0, unadjusted, and a warning says so.
 
 Intervals: the effects' cluster bootstrap over comparisons (``rmexplain.analysis.bootstrap``: a pair drawn
 by two seeds is one cluster; BCa from the leave-one-cluster-out jackknife by default), the same resamples for

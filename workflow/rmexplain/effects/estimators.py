@@ -537,6 +537,7 @@ IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below th
 
 
 HELD_WORD_PAIRS = 5  # comparisons whose edits change a word, for its count to be screened
+MIN_DOSE_PAIRS = 5  # comparisons whose edits' doses differ from the commonest, for a per-instance slope
 HELD_WORD_ALPHA = 0.05  # the screen's family-wise error rate (Bonferroni over the words screened)
 HELD_WORDS_MOST = 20  # words held equal per RM at most
 SCREENS_KEPT = 8  # the last screens found, by the arrays they read (kept alive so that their ids stay theirs)
@@ -826,36 +827,57 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     either direction); per attribute with edits the signed β_a; per attribute whose edits' doses (``dose``:
     instances added or removed) differ in size within a direction, the instances beyond the first, dose − s
     (δ_a: what each further instance does, so that β_a is the effect of one instance and no dose reaches
-    the length slope); last, the length change. An attribute with edits in one direction only gets no
-    intercept: its β_a column absorbs its edits' mean, as c_a would (the two cannot be told apart there),
-    so the other coefficients are unaffected and its β_a is undefined (``one_way_defined`` reports it
-    anyway, as the length-adjusted mean change in that direction).
+    the length slope) — where few comparisons hold the other sizes (``dose_spreads``: thin), β_a's column
+    is the dose instead, and no δ_a; last, the length change. An attribute with edits in one direction only
+    gets no intercept: its β_a column absorbs its edits' mean, as c_a would (the two cannot be told apart
+    there), so the other coefficients are unaffected and its β_a is undefined (``one_way_defined`` reports
+    it anyway, as the length-adjusted mean change in that direction).
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)
     one_way = set(one_direction(obs))
     cols: list[np.ndarray] = [(obs.attribute == a).astype(np.float64) for a in present if a not in one_way]
-    beta_columns = {}
+    beta_columns, spreads = {}, dose_spreads(obs)
     for a in present:
         beta_columns[int(a)] = len(cols)
-        cols.append(np.where(obs.attribute == a, obs.sign, 0.0))
-    cols += [np.where(obs.attribute == a, obs.dose - obs.sign, 0.0) for a in dosed_attributes(obs)]
+        cols.append(
+            np.where(obs.attribute == a, obs.dose if spreads.get(int(a)) == "thin" else obs.sign, 0.0)
+        )
+    cols += [
+        np.where(obs.attribute == a, obs.dose - obs.sign, 0.0)
+        for a, spread in spreads.items()
+        if spread == "varied"
+    ]
     cols.append(obs.length_change.astype(np.float64))
     return np.column_stack(cols) if obs.value.size else np.zeros((0, len(cols))), beta_columns
 
 
-def dosed_attributes(obs: Observations) -> list[int]:
-    """Attributes whose edits' doses differ in size within one direction (a dose column identifies its
-    per-instance slope there; doses of one size in each direction are the sign's and the intercept's)."""
+def dose_spreads(obs: Observations) -> dict[int, str]:
+    """Per attribute whose edits' doses differ in size within one direction: ``varied`` where, in some
+    direction, the edits off the commonest size (the smaller of two as common) come from at least
+    ``MIN_DOSE_PAIRS`` distinct comparisons, else ``thin``. A slope per further instance drawn from one list
+    of three items among lists of two would extrapolate that edit's noise to every instance (its pair then
+    decides the effect, and resamples without it leave it undefined): a thin attribute's β is instead the
+    change per instance, its edits' doses as its column (linear in the dose)."""
     if obs.dose is None:
-        return []
+        return {}
     assert obs.sign is not None
-    sizes = np.abs(obs.dose)
-    return [
-        int(a)
-        for a in np.unique(obs.attribute)
-        if any(np.unique(sizes[(obs.attribute == a) & (obs.sign == s)]).size > 1 for s in (-1.0, 1.0))
-    ]
+    sizes, spreads = np.abs(obs.dose), {}
+    for a in np.unique(obs.attribute):
+        off_pairs = [
+            _off_pairs(sizes, obs.comparison, (obs.attribute == a) & (obs.sign == s)) for s in (-1, 1)
+        ]
+        if max(off_pairs) > 0:
+            spreads[int(a)] = "varied" if max(off_pairs) >= MIN_DOSE_PAIRS else "thin"
+    return spreads
+
+
+def _off_pairs(sizes: np.ndarray, comparison: np.ndarray, rows: np.ndarray) -> int:
+    """Distinct comparisons of the edits at ``rows`` whose dose size is not their commonest."""
+    values, counts = np.unique(sizes[rows], return_counts=True)
+    if values.size < 2:
+        return 0
+    return int(np.unique(comparison[rows & (sizes != values[np.argmax(counts)])]).size)
 
 
 def support(obs: Observations, n_attributes: int, length_row: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -52,6 +52,8 @@ from rmexplain.effects.analysis import (
     split_halves,
     word_count,
 )
+from rmexplain.effects.base import Observations
+from rmexplain.effects.estimators import length_design
 from rmexplain.ids import text_id
 from rmexplain.markup import signed
 from rmexplain.schemas import CARRIER_EDITS, conform, polars_schema
@@ -296,32 +298,35 @@ def _check(
         wholes.append(whole / sd)
         lengths.append(word_count(row["edited_text"]) - word_count(row["source_text"]))
     direction, dose = np.array(directions, float), np.array(doses, float)
-    carried = signed_coefficient(direction, dose, np.array(parts))
+    carried = signed_coefficient(direction, dose, np.array(parts), [edit[0] for edit in edits])
     share = carried / effect if effect else float("nan")
     return Check(float(share), checked, skipped, tuple(edits), tuple(undone), np.array(changes, float),
                  np.array(parts), np.array(wholes), direction, dose, np.array(lengths, float))  # fmt: skip
 
 
-def signed_coefficient(sign: np.ndarray, dose: np.ndarray, values: np.ndarray) -> float:
+def signed_coefficient(
+    sign: np.ndarray, dose: np.ndarray, values: np.ndarray, comparison: Sequence[str]
+) -> float:
     """What one instance of a finding carries of ``values``, fitted per edit as the finding's own effect is
-    (``rmexplain.effects.estimators.length_design``): an intercept where it has edits both ways, the signed
-    instance, and the instances beyond the first (dose − sign) where their number varies; the signed
+    (``rmexplain.effects.estimators.length_design``, over the edits' ``comparison`` ids): an intercept where
+    it has edits both ways, the signed instance, and the instances beyond the first (dose − sign) where their
+    number varies over enough pairs (the dose as the instance's column where it varies over few); the signed
     instance's coefficient. NaN without edits."""
     if not values.size:
         return float("nan")
-    design, signed_column = _signed_design(sign, dose)
+    design, signed_column = _signed_design(sign, dose, comparison)
     coefficients = np.linalg.lstsq(design, values, rcond=None)[0]
     return float(coefficients[signed_column])
 
 
-def _signed_design(sign: np.ndarray, dose: np.ndarray) -> tuple[np.ndarray, int]:
-    """``signed_coefficient``'s design matrix and the column of the signed instance."""
-    columns = [np.ones_like(sign)] if np.unique(sign).size > 1 else []
-    signed_column = len(columns)
-    columns.append(sign)
-    if any(np.unique(np.abs(dose[sign == s])).size > 1 for s in (-1.0, 1.0)):
-        columns.append(dose - sign)
-    return np.column_stack(columns), signed_column
+def _signed_design(sign: np.ndarray, dose: np.ndarray, comparison: Sequence[str]) -> tuple[np.ndarray, int]:
+    """``signed_coefficient``'s design matrix (``length_design``'s for one attribute, less its length
+    column) and the column of the signed instance."""
+    n = len(sign)
+    codes = np.unique(np.asarray(comparison, dtype=object), return_inverse=True)[1].astype(np.int64)
+    edits = Observations(codes, np.zeros(n, dtype=np.int64), np.zeros(n), sign, np.zeros(n), dose)
+    design, columns = length_design(edits)
+    return design[:, :-1], columns[0]
 
 
 def _weighted_signed_coefficients(design: np.ndarray, column: int, y: np.ndarray, weights: np.ndarray):
@@ -363,12 +368,14 @@ def unmasked_effect(
                 "significant": False, "as_edited": float("nan")}  # fmt: skip
     as_edited = check.whole - slope * check.words_change / length_sd
     rest = as_edited - check.part
-    design, column = _signed_design(check.direction, check.dose)
+    comparisons = [edit[0] for edit in check.edits]
+    design, column = _signed_design(check.direction, check.dose, comparisons)
     effect = float(np.linalg.lstsq(design, rest, rcond=None)[0][column])
-    point = {"effect": effect, "as_edited": signed_coefficient(check.direction, check.dose, as_edited)}
+    as_edited_effect = signed_coefficient(check.direction, check.dose, as_edited, comparisons)
+    point = {"effect": effect, "as_edited": as_edited_effect}
     if not _works_against(point["effect"], point["as_edited"]):
         return {**point, "low": float("nan"), "high": float("nan"), "pairs": 0, "significant": False}
-    clusters = clusters_of([edit[0] for edit in check.edits], dataset)
+    clusters = clusters_of(comparisons, dataset)
     samples = _weighted_signed_coefficients(design, column, rest, resample_counts(clusters, bootstrap))
     jackknife = _weighted_signed_coefficients(design, column, rest, jackknife_counts(clusters))
     low, high, _ = interval(effect, samples, jackknife, bootstrap)

@@ -399,7 +399,9 @@ def _per_instance(edits: pl.DataFrame, detector: Feature) -> float:
     coefficient when each edit's change in the class's count is fitted as the feature's effect is); NaN
     without edits."""
     sign = edits["direction"].cast(pl.Float64).to_numpy()
-    dose = edits["dose"].cast(pl.Float64).to_numpy() if "dose" in edits.columns else sign
     pairs = edits.select("source_text", "edited_text").iter_rows()
     change = np.array([detector.count(e) - detector.count(s) for s, e in pairs], dtype=np.float64)
-    return signed_coefficient(sign, dose, change)
+    if "dose" not in edits.columns:  # one instance per edit (an attribute's): the comparisons play no part
+        return signed_coefficient(sign, sign, change, [""] * edits.height)
+    dose = edits["dose"].cast(pl.Float64).to_numpy()
+    return signed_coefficient(sign, dose, change, edits["comparison_id"].to_list())

@@ -210,41 +210,54 @@ def test_no_resample_and_no_edit_give_empty_and_undefined_fits():
     assert coefficients.shape == (2, 0) and np.isnan(slope).all()
 
 
-def _lists_added(three_item_pairs: int) -> Observations:
-    """Edits that each add a list, one per comparison: twenty of two items (reward change 0) and
-    ``three_item_pairs`` of three (+3); no length change."""
-    n = 20 + three_item_pairs
-    dose = np.array([2.0] * 20 + [3.0] * three_item_pairs)
-    value = np.where(dose == 3.0, 3.0, 0.0)
+def _lists_added(doses: list[tuple[int, int, float]]) -> Observations:
+    """Edits that each add a list, one per comparison: per (count, items, reward change) that many edits of
+    that many items with that change; no length change."""
+    dose = np.concatenate([np.full(count, float(items)) for count, items, _ in doses])
+    value = np.concatenate([np.full(count, change) for count, _, change in doses])
+    n = dose.size
     return Observations(np.arange(n), np.zeros(n, dtype=np.int64), value, np.ones(n), np.zeros(n), dose)
+
+
+def _per_instance(obs: Observations) -> float:
+    design, columns = length_design(obs)
+    return float(np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0][columns[0]])
 
 
 def test_a_dose_that_few_pairs_hold_gives_the_change_per_instance_not_a_slope_per_further_one():
     """One three-item list among twenty of two: a column per further item would rest on that one edit
     (δ = 3, and one item's effect extrapolated to 0 − 3 = −3). Its β column is the dose instead: the change
     per item by least squares through the origin, Σ y·d / Σ d² = 9 / (20·4 + 9)."""
-    obs = _lists_added(1)
-    assert dose_spreads(obs) == {0: "thin"}
+    obs = _lists_added([(20, 2, 0.0), (1, 3, 3.0)])
+    assert dose_spreads(obs) == {0: "linear"}
     design, columns = length_design(obs)
     assert design.shape[1] == 2  # β and the length change
     assert design[:, columns[0]].tolist() == obs.dose.tolist()
-    beta = np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0][columns[0]]
-    assert beta == pytest.approx(9 / 89)
+    assert _per_instance(obs) == pytest.approx(9 / 89)
 
 
-def test_a_dose_that_five_pairs_hold_gets_the_further_instances_column():
-    """Five three-item lists: the further item's column is in, δ = 3, and β is one item's, 0 − 3."""
-    obs = _lists_added(5)
+def test_one_instance_never_edited_is_not_extrapolated_to():
+    """Twenty lists of two items and five of three, none of one: one item's effect would be 2·y₂ − y₃ = −3,
+    outside the doses edited; the change per item through all of them is 5·3·3 / (20·4 + 5·9)."""
+    obs = _lists_added([(20, 2, 0.0), (5, 3, 3.0)])
+    assert dose_spreads(obs) == {0: "linear"}
+    assert _per_instance(obs) == pytest.approx(45 / 125)
+
+
+def test_single_instances_and_a_dose_five_pairs_hold_get_the_further_instances_column():
+    """Twenty single items (+1) and five lists of two (+3): the further item's column is in, δ = 2, and β
+    is one item's, +1, as edited."""
+    obs = _lists_added([(20, 1, 1.0), (5, 2, 3.0)])
     assert dose_spreads(obs) == {0: "varied"}
     design, columns = length_design(obs)
     assert design.shape[1] == 3
-    coefficients = np.linalg.lstsq(design[:, :-1], obs.value, rcond=None)[0]
-    assert coefficients[columns[0]] == pytest.approx(-3.0)
     assert design[:, columns[0]].tolist() == obs.sign.tolist()
+    assert _per_instance(obs) == pytest.approx(1.0)
+    assert dose_spreads(_lists_added([(20, 1, 1.0), (4, 2, 3.0)])) == {0: "linear"}  # four pairs: too few
 
 
 def test_doses_of_one_size_per_direction_get_no_column_and_no_spread():
     """Twenty lists of two items and nothing else: no spread, the sign is β's column (no dose column)."""
-    obs = _lists_added(0)
+    obs = _lists_added([(20, 2, 0.0)])
     assert dose_spreads(obs) == {}
     assert length_design(obs)[0].shape[1] == 2

@@ -537,7 +537,7 @@ IDENTIFIED_TOLERANCE = 1e-10  # an eigenvalue of the scaled Gram matrix below th
 
 
 HELD_WORD_PAIRS = 5  # comparisons whose edits change a word, for its count to be screened
-MIN_DOSE_PAIRS = 5  # comparisons whose edits' doses differ from the commonest, for a per-instance slope
+MIN_DOSE_PAIRS = 5  # comparisons whose edits' doses differ from the commonest, for a further-instance slope
 HELD_WORD_ALPHA = 0.05  # the screen's family-wise error rate (Bonferroni over the words screened)
 HELD_WORDS_MOST = 20  # words held equal per RM at most
 SCREENS_KEPT = 8  # the last screens found, by the arrays they read (kept alive so that their ids stay theirs)
@@ -826,12 +826,12 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     Columns: per attribute with edits in both directions an intercept c_a (what an edit along it does in
     either direction); per attribute with edits the signed β_a; per attribute whose edits' doses (``dose``:
     instances added or removed) differ in size within a direction, the instances beyond the first, dose − s
-    (δ_a: what each further instance does, so that β_a is the effect of one instance and no dose reaches
-    the length slope) — where few comparisons hold the other sizes (``dose_spreads``: thin), β_a's column
-    is the dose instead, and no δ_a; last, the length change. An attribute with edits in one direction only
-    gets no intercept: its β_a column absorbs its edits' mean, as c_a would (the two cannot be told apart
-    there), so the other coefficients are unaffected and its β_a is undefined (``one_way_defined`` reports
-    it anyway, as the length-adjusted mean change in that direction).
+    (δ_a: what each further instance does, so that β_a is the effect of one instance and no dose reaches the
+    length slope) — where no edit is of one instance or few comparisons hold the other sizes
+    (``dose_spreads``: linear), β_a's column is the dose instead, and no δ_a; last, the length change. An
+    attribute with edits in one direction only gets no intercept: its β_a column absorbs its edits' mean, as
+    c_a would (the two cannot be told apart there), so the other coefficients are unaffected and its β_a is
+    undefined (``one_way_defined`` reports it anyway, as the length-adjusted mean change in that direction).
     """
     assert obs.sign is not None and obs.length_change is not None
     present = np.unique(obs.attribute)
@@ -841,7 +841,7 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
     for a in present:
         beta_columns[int(a)] = len(cols)
         cols.append(
-            np.where(obs.attribute == a, obs.dose if spreads.get(int(a)) == "thin" else obs.sign, 0.0)
+            np.where(obs.attribute == a, obs.dose if spreads.get(int(a)) == "linear" else obs.sign, 0.0)
         )
     cols += [
         np.where(obs.attribute == a, obs.dose - obs.sign, 0.0)
@@ -853,30 +853,33 @@ def length_design(obs: Observations) -> tuple[np.ndarray, dict[int, int]]:
 
 
 def dose_spreads(obs: Observations) -> dict[int, str]:
-    """Per attribute whose edits' doses differ in size within one direction: ``varied`` where, in some
-    direction, the edits off the commonest size (the smaller of two as common) come from at least
-    ``MIN_DOSE_PAIRS`` distinct comparisons, else ``thin``. A slope per further instance drawn from one list
-    of three items among lists of two would extrapolate that edit's noise to every instance (its pair then
-    decides the effect, and resamples without it leave it undefined): a thin attribute's β is instead the
-    change per instance, its edits' doses as its column (linear in the dose)."""
+    """Per attribute whose edits' doses differ in size within one direction, how its β is fitted:
+    ``varied`` (β one instance's, δ a further one's) where, in some direction, edits of one instance are among
+    them and the edits off the commonest size (the smaller of two as common) come from at least
+    ``MIN_DOSE_PAIRS`` distinct comparisons; else ``linear``: β's column is the edits' doses, the change per
+    instance through all of them. A slope per further instance drawn from one list of three items among lists
+    of two extrapolates that one edit's noise to every instance (its pair then decides the effect, and
+    resamples without it leave it undefined); from lists of two and three alone, one item's effect is 2·y₂ −
+    y₃, outside the doses edited, with the noise of both five times over."""
     if obs.dose is None:
         return {}
     assert obs.sign is not None
     sizes, spreads = np.abs(obs.dose), {}
     for a in np.unique(obs.attribute):
-        off_pairs = [
-            _off_pairs(sizes, obs.comparison, (obs.attribute == a) & (obs.sign == s)) for s in (-1, 1)
-        ]
-        if max(off_pairs) > 0:
-            spreads[int(a)] = "varied" if max(off_pairs) >= MIN_DOSE_PAIRS else "thin"
+        directions = [(obs.attribute == a) & (obs.sign == s) for s in (-1, 1)]
+        if not any(np.unique(sizes[rows]).size > 1 for rows in directions):
+            continue
+        varied = any(
+            (sizes[rows] == 1).any() and _off_pairs(sizes, obs.comparison, rows) >= MIN_DOSE_PAIRS
+            for rows in directions
+        )
+        spreads[int(a)] = "varied" if varied else "linear"
     return spreads
 
 
 def _off_pairs(sizes: np.ndarray, comparison: np.ndarray, rows: np.ndarray) -> int:
     """Distinct comparisons of the edits at ``rows`` whose dose size is not their commonest."""
     values, counts = np.unique(sizes[rows], return_counts=True)
-    if values.size < 2:
-        return 0
     return int(np.unique(comparison[rows & (sizes != values[np.argmax(counts)])]).size)
 
 

@@ -169,15 +169,21 @@ def test_first_person_without_a_neutral_rewrite_is_a_skip(source):
         FIRST.remove(source)
 
 
-def test_first_person_is_added_before_the_last_statement_opening_with_its_subject():
+def test_first_person_is_added_inside_the_last_statement_opening_with_its_subject():
+    """ ", I think" before the full stop, never at the sentence's start: the word, not the opening, added."""
     check(FIRST, "add", "Boil it. The egg is done. Serve it!  Cool it.",
-          "Boil it. I think the egg is done. Serve it!  Cool it.")  # fmt: skip
-    check(FIRST, "add", "It boils. NASA is sure.", "I think it boils. NASA is sure.")  # NASA opens no clause
-    check(FIRST, "add", "Wait.\nThere is time.  ", "Wait.\nI think there is time.  ")
+          "Boil it. The egg is done, I think. Serve it!  Cool it.")  # fmt: skip
+    check(FIRST, "add", "It boils. NASA is sure.", "It boils, I think. NASA is sure.")  # NASA opens no clause
+    check(FIRST, "add", "Wait.\nThere is time.  ", "Wait.\nThere is time, I think.  ")
+    check(FIRST, "add", 'The egg is done. It is "hot."', 'The egg is done. It is "hot, I think."')
     check(
-        FIRST, "add", "The egg is done. It is hot. Eat.", "The egg is done. I think it is hot. Eat."
+        FIRST, "add", "The egg is done. It is hot. Eat.", "The egg is done. It is hot, I think. Eat."
     )  # the last
-    with pytest.raises(SkipEdit, match=r"^the response has no statement opening with its subject to put “I"):
+    assert OPENS_I.count(FIRST.add("The egg is done.")) == 0
+    assert FIRST.remove(FIRST.add("The egg is done. It is hot.")) == "The egg is done. It is hot."
+    with pytest.raises(
+        SkipEdit, match=r"^the response has no statement opening with its subject to put “, I"
+    ):
         FIRST.add("Boil it. Serve it.")
 
 
@@ -220,24 +226,30 @@ def test_the_questions_that_end_a_response_are_dropped():
         QUESTION.remove("Why? How?")
 
 
-def test_opens_with_i_reads_the_first_word():
-    for text in ("I'm glad.", "I’ve done it.", "  I think so.", "**I** can."):
-        assert OPENS_I.present(text), text
-    for text in ("It is.", "Ice is cold.", "Yes, I can."):
-        assert not OPENS_I.present(text), text
+def test_opens_with_i_counts_the_sentences_whose_first_word_is_i():
+    for text, count in [("I'm glad.", 1), ("I’ve done it.", 1), ("  I think so.", 1), ("**I** can.", 1),
+                        ("It is. I think so! I can?", 2), ("Go.\n- I can.\n- I will.", 2), ("It is.", 0),
+                        ("Ice is cold.", 0), ("Yes, I can.", 0), ("It is, I think.", 0)]:  # fmt: skip
+        assert OPENS_I.count(text) == count, text
+        assert OPENS_I.present(text) == (count > 0), text
 
 
-def test_opens_with_i_is_added_as_i_think_and_removed_with_its_clause():
+def test_opens_with_i_is_added_as_i_think_and_removed_with_each_sentences_clause():
     check(OPENS_I, "add", "The egg is done.  Boil it.", "I think the egg is done.  Boil it.")
     check(OPENS_I, "remove", "I believe that the egg is done.  Serve it.", "The egg is done.  Serve it.")
+    check(
+        OPENS_I,
+        "remove",
+        "Yes. I think the egg is done.\n- I guess it is hot.",
+        "Yes. The egg is done.\n- It is hot.",
+    )
     for text in ("Boil it.", "Sure! It is done."):
         with pytest.raises(SkipEdit, match=r"^the response does not open with a statement opening with its"):
             OPENS_I.add(text)
-    with pytest.raises(
-        SkipEdit, match=r"^the response opens with “I …” but not with an “I think”-style clause"
-    ):
-        OPENS_I.remove("I can help.")
-    with pytest.raises(SkipEdit, match=r"^the response still opens with “I …” after its “I think”-style"):
+    for text in ("I can help.", "I think it is. I can help."):
+        with pytest.raises(SkipEdit, match=r"^a sentence opens with “I …” but not with an “I think”-style"):
+            OPENS_I.remove(text)
+    with pytest.raises(SkipEdit, match=r"^a sentence still opens with “I …” after its “I think”-style"):
         OPENS_I.remove("I think I can help.")
 
 

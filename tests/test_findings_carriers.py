@@ -169,20 +169,41 @@ def test_a_tie_of_two_classes_goes_by_the_class_name_not_its_instances_or_the_ta
 
 def test_a_class_goes_under_the_class_it_holds_never_both_ways():
     """ "I think " added before the first sentence: opening with "I" adds one first-person word each time
-    (b = 1: 100 % of its −0.8); first-person words added before the last statement open the response in
-    one of two edits (b = 0.5: 50 % of their −0.8). Nearest the whole first: opening with "I" goes under
-    first-person words, which then carry it and stay on their own."""
+    (b = 1: 100 % of its −0.8); first-person words, added inside the last statement (", I think"), open no
+    sentence (b = 0). Nearest the whole first: opening with "I" goes under first-person words, which then
+    carry it and stay on their own."""
     opens = "shape opens with I"
     rows_in = [
         (opens, 1, 1, "It is done.", "I think it is done."),
         (opens, 1, 1, "The egg boils.", "I think the egg boils."),
-        (FIRST, 1, 1, "It is done.", "I think it is done."),
-        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. I think the egg is done."),
+        (FIRST, 1, 1, "It is done.", "It is done, I think."),
+        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. The egg is done, I think."),
     ]
     rows = discovered_findings(table({FIRST: -0.8, opens: -0.8}), {"d": edits(rows_in)}, FindingSettings())
     found = by_name(rows)
     assert (found[opens]["under"], found[opens]["under_share"]) == (FIRST, pytest.approx(1.0))
     assert found[FIRST].get("under") is None and found[FIRST]["leading"]
+
+
+def test_first_person_words_go_under_sentences_opening_with_i_where_only_the_opening_moves_the_rm():
+    """An RM that penalises sentences opening with "I" (−0.5 each) and not the word: first-person words
+    added inside a statement move it by nothing, removed from a sentence's opening by +0.5, so their fit
+    (an intercept and the signed instance) is −0.25, and b for the openings is 0.5 (0 added, −1 removed):
+    −0.5 · 0.5 / −0.25 = 100 %. Opening with "I" holds one first-person word (b = 1: −0.25 / −0.5 = 50 %).
+    Nearest the whole first: the words go under the openings, which lead."""
+    opens = "shape opens with I"
+    rows_in = [
+        (opens, 1, 1, "It is done.", "I think it is done."),
+        (opens, 1, 1, "The egg boils.", "I think the egg boils."),
+        (FIRST, 1, 1, "It is done.", "It is done, I think."),
+        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. The egg is done, I think."),
+        (FIRST, -1, 1, "Go. I think it is hot.", "Go. It is hot."),
+        (FIRST, -1, 1, "I believe the egg is done.", "The egg is done."),
+    ]
+    rows = discovered_findings(table({FIRST: -0.25, opens: -0.5}), {"d": edits(rows_in)}, FindingSettings())
+    found = by_name(rows)
+    assert (found[FIRST]["under"], found[FIRST]["under_share"]) == (opens, pytest.approx(1.0))
+    assert found[opens].get("under") is None and found[opens]["leading"]
 
 
 def test_a_class_that_carries_a_feature_is_not_put_under_another_class():

@@ -95,7 +95,7 @@ MINED_BY_HAND = [
         "penalises first-person words (I, me, my, we, our)",
         "rewards second-person words (you, your, yours)",
         "rewards ending on a question",
-        "penalises opening with the word “I”",
+        "penalises sentences that open with the word “I”",
         "penalises filler words (honestly, actually, basically, really, just, …)",
     ), strict=True),
 ]  # fmt: skip

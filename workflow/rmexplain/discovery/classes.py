@@ -20,19 +20,23 @@ response's language, and the word lists are English (a response in another langu
   is said (first person: ``I think/believe/guess/suppose/reckon (that)``, ``I'd say``, ``I feel that``
   before a clause, ``In my opinion,``, ``To me,``, ``, I think,``; second person: ``As you (may) know,``,
   ``As you can see,``, ``You know,``, ``, you know,``, and ``thank you`` → ``thanks``); any other instance
-  (``I can``, ``my``, ``your``) has no neutral rewrite and the response is skipped. Added: ``I think `` /
-  ``You'll find that `` before the last statement that opens with its subject (``it``, ``the``, ``this``,
-  ``you``, …: ``I think the egg is done.``; an imperative, ``Boil it.``, takes neither).
+  (``I can``, ``my``, ``your``) has no neutral rewrite and the response is skipped. Added, in the last
+  statement that opens with its subject (``it``, ``the``, ``this``, ``you``, …; an imperative, ``Boil it.``,
+  takes neither): ``, I think`` before its full stop (``The egg is done, I think.``: inside the sentence, so
+  that an RM that penalises sentences opening with "I" does not read as penalising the word) / ``You'll
+  find that `` before it.
 - ``shape`` (``shape ends on a question``, ``shape opens with I``): the last sentence a question — added:
   ``Does that help?`` after the last sentence; removed: the questions that end the response dropped — and
-  the first word ``I`` (``I``, ``I'm``, ``I've``, ``I'd``, ``I'll``) — added: ``I think `` before the first
-  sentence where it is a statement opening with its subject; removed: an opening ``I think``-style clause
-  dropped (``I can help.`` is a skip).
+  sentences whose first word is ``I`` (``I``, ``I'm``, ``I've``, ``I'd``, ``I'll``), one instance a sentence
+  — added: ``I think `` before the first sentence where it is a statement opening with its subject;
+  removed: each sentence's opening ``I think``-style clause dropped (a sentence opening ``I can help.`` is a
+  skip).
 - ``filler`` (``filler words``): the words of ``FILLER``. Removed: each deleted with the comma that goes with
   it (``Honestly, it`` → ``It``, ``is, really, fine`` → ``is fine``); added: ``Honestly, `` before the
   first sentence.
 
-Each class counts its instances (``count``: number tokens, class words; a shape is one), so an edit that
+Each class counts its instances (``count``: number tokens, class words, sentences opening with "I"; ending
+on a question is one), so an edit that
 changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimate``) reports the effect of
 one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them (a
 closing "Does that help?" adds words with the shape, in doses no feature fixes) and AFINN's positive and
@@ -51,6 +55,7 @@ from rmexplain.discovery.base import Feature, SkipEdit, probe, probes
 from rmexplain.discovery.text import (
     LETTERS,
     WORD,
+    before_final_punctuation,
     capitalise_at,
     delete_clause,
     delete_words,
@@ -304,7 +309,18 @@ class FirstPerson(PersonalPronouns):
     name = "pronouns first person"
     description = "First-person words (I, me, my, we, our)."
     prefix = "I think "
+    aside = ", I think"
     why_not = "a first-person word outside an “I think”-style clause (I can, my, we) has no neutral rewrite"
+
+    def add(self, text: str) -> str:
+        """``, I think`` before the full stop of the last statement opening with its subject (``The egg is
+        done, I think.``): inside the sentence, so that the word, not a sentence opening with it, is added
+        (opening with "I" is a class of its own)."""
+        statements = subject_statements(text)
+        if not statements:
+            raise SkipEdit("the response has no statement opening with its subject to put “, I think” in")
+        a, b = statements[-1]
+        return text[:a] + before_final_punctuation(text[a:b], self.aside) + text[b:]
 
     def removable(self, text: str) -> str:
         out = without_clauses(text, [m.span() for m in PARENTHETICAL_I.finditer(text)])
@@ -364,18 +380,28 @@ class EndsOnQuestion(Feature):
         return text[: kept[-1]] + text[ends[-1] :]
 
 
+def i_openings(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the first word of each sentence of ``text`` that is ``I`` (``I``, ``I'm``, ``I've``,
+    ``I'd``, ``I'll``)."""
+    firsts = (WORD.search(text, a, b) for a, b in sentences(text))
+    return [first.span() for first in firsts if first is not None and word_key(first.group()) in I_FORMS]
+
+
 class OpensWithI(Feature):
-    """The first word ``I`` (or ``I'm``, ``I've``, ``I'd``, ``I'll``). Added: ``I think `` before the first
-    sentence where it is a statement opening with its subject; removed: an opening ``I think``-style clause
-    dropped (another opening ``I …`` is a skip)."""
+    """Sentences that open with the word ``I`` (``I``, ``I'm``, ``I've``, ``I'd``, ``I'll``), one instance a
+    sentence. Added: ``I think `` before the first sentence where it is a statement opening with its
+    subject; removed: each sentence's opening ``I think``-style clause dropped (a sentence opening with
+    another ``I …`` is a skip)."""
 
     kind, source = "shape", SOURCE
     name = "shape opens with I"
-    description = "Opens with the word “I”."
+    description = "Sentences that open with the word “I”."
 
     def present(self, text: str) -> bool:
-        first = WORD.search(text)
-        return first is not None and word_key(first.group()) in I_FORMS
+        return bool(i_openings(text))
+
+    def count(self, text: str) -> int:
+        return len(i_openings(text))
 
     def add(self, text: str) -> str:
         spans = sentences(text)
@@ -384,13 +410,12 @@ class OpensWithI(Feature):
         return prefix_sentence(text, spans[0], "I think ")
 
     def remove(self, text: str) -> str:
-        first = WORD.search(text)
-        clause = HEDGE.match(text, first.start()) if first is not None else None
-        if clause is None:
-            raise SkipEdit("the response opens with “I …” but not with an “I think”-style clause")
-        out = delete_clause(text, *clause.span())
+        clauses = [HEDGE.match(text, start) for start, _ in i_openings(text)]
+        if any(clause is None for clause in clauses):
+            raise SkipEdit("a sentence opens with “I …” but not with an “I think”-style clause")
+        out = without_clauses(text, [clause.span() for clause in clauses if clause is not None])
         if self.present(out):
-            raise SkipEdit("the response still opens with “I …” after its “I think”-style clause")
+            raise SkipEdit("a sentence still opens with “I …” after its “I think”-style clause")
         return out
 
 
@@ -545,7 +570,7 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
     "negative words": lambda text: sentiment_words(text, -1, by_parts=True),
     "emoji": lambda text: len(EMOJI.findall(text)),
     "ending on a question": EndsOnQuestion().count,
-    "opening with I": OpensWithI().count,
+    "sentences opening with I": OpensWithI().count,
 }
 
 

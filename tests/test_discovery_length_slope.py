@@ -30,6 +30,7 @@ from rmexplain.discovery.classes import (
     OpensWithI,
     afinn_scores,
     class_counts,
+    opens_with_i,
     sentiment_words,
 )
 from rmexplain.discovery.edit_words import held_word_changes
@@ -337,21 +338,34 @@ def harmless_round():
     return length_slope.scored_round("harmless")
 
 
-@pytest.mark.parametrize("shape", [EndsOnQuestion(), OpensWithI()], ids=lambda f: f.name)
+SHAPES = {
+    "ending on a question": EndsOnQuestion().count,
+    "sentences opening with I": OpensWithI().count,
+    "opening with I": opens_with_i,
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
 def test_a_shapes_reward_does_not_bend_the_length_slope(harmless_round, shape):
     """An RM of −0.02 per word and +0.3 for a shape, no noise: edits add or drop words with the shape ("Does
     that help?", "I think ", a closer after a closing question) in doses their features do not fix, so γ is
-    the truth only where the shape is among the classes held equal (without: +38 % and −22 %)."""
+    the truth only where the shape is among the classes held equal (without: +38 % and −22 %). An RM may
+    read "I" at the response's start or at every sentence's: each count is held, since an edit that drops
+    a later sentence's "I think" changes one and not the other."""
     comparisons, _, edits, _ = harmless_round
+    count = SHAPES[shape]
 
     def reward(text: str) -> float:
-        return -0.02 * word_count(text) + 0.3 * shape.count(text)
+        return -0.02 * word_count(text) + 0.3 * count(text)
 
-    rm = f"-0.02 per word, +0.3 {shape.name}"
+    rm = f"-0.02 per word, +0.3 {shape}"
     originals = {rm: length_slope.scores_of(rm, comparisons, reward)}
     edited = length_slope.rewards_of(rm, comparisons, edits["comparison_id"], edits["edited_text"], reward)
-    pairs = zip(edits["source_text"], edits["edited_text"], strict=True)
-    assert sum(shape.count(a) != shape.count(b) for a, b in pairs) >= 10, "too few edits change the shape"
+    pairs = list(zip(edits["source_text"], edits["edited_text"], strict=True))
+    assert sum(count(a) != count(b) for a, b in pairs) >= 10, "too few edits change the shape"
+    if "I" in shape:
+        first, every = opens_with_i, OpensWithI().count
+        assert sum(first(b) - first(a) != every(b) - every(a) for a, b in pairs) >= 3, "the counts never part"
     data = discovery_input(comparisons, edits, originals, {rm: edited}, "harmless")
     gamma = float(length_fitted(data, rm, None, BootstrapSettings(n_resamples=10), LOG)[0][0, -1])
     truth = -0.02 * original_length_sd(comparisons) / reward_sd(originals[rm])

@@ -380,6 +380,12 @@ class EndsOnQuestion(Feature):
         return text[: kept[-1]] + text[ends[-1] :]
 
 
+def opens_with_i(text: str) -> int:
+    """1 where the first word of ``text`` is ``I`` (or ``I'm``, ``I've``, ``I'd``, ``I'll``), else 0."""
+    first = WORD.search(text)
+    return int(first is not None and word_key(first.group()) in I_FORMS)
+
+
 def i_openings(text: str) -> list[tuple[int, int]]:
     """(start, end) of the first word of each sentence of ``text`` that is ``I`` (``I``, ``I'm``, ``I've``,
     ``I'd``, ``I'll``)."""
@@ -570,6 +576,9 @@ COUNTED_CLASSES: dict[str, Callable[[str], int]] = {
     "negative words": lambda text: sentiment_words(text, -1, by_parts=True),
     "emoji": lambda text: len(EMOJI.findall(text)),
     "ending on a question": EndsOnQuestion().count,
+    # both: an RM may read the response's first word or every sentence's; holding one count alone, an edit
+    # that changes only the other (an "I think" dropped from a later sentence) bends the length slope
+    "opening with I": opens_with_i,
     "sentences opening with I": OpensWithI().count,
 }
 

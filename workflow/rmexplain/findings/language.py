@@ -14,7 +14,7 @@ discovered feature's effect is the change when the feature is *added*: "rewards 
   "bold text"), another verb first as its -ing form ("End the response with …" → "ending the response
   with …"), and a sentence about the response as "a response that …". The mined classes are phrased so
   from their descriptions: "numbers written as digits", "first-person words (I, me, my, we, our)",
-  "ending on a question", "opening with the word “I”", "filler words (honestly, actually, …)".
+  "ending on a question", "sentences that open with the word “I”", "filler words (honestly, actually, …)".
 """
 
 from __future__ import annotations

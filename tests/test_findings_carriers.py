@@ -167,18 +167,22 @@ def test_a_tie_of_two_classes_goes_by_the_class_name_not_its_instances_or_the_ta
     assert (found["under"], found["under_per_instance"]) == (NUMBERS, pytest.approx(2.0))
 
 
+OPENS = "shape opens with I"
+# "I think " added before the first sentence (opening with "I"); ", I think" inside a statement (the words)
+I_ADDED = [
+    (OPENS, 1, 1, "It is done.", "I think it is done."),
+    (OPENS, 1, 1, "The egg boils.", "I think the egg boils."),
+    (FIRST, 1, 1, "It is done.", "It is done, I think."),
+    (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. The egg is done, I think."),
+]
+
+
 def test_a_class_goes_under_the_class_it_holds_never_both_ways():
     """ "I think " added before the first sentence: opening with "I" adds one first-person word each time
     (b = 1: 100 % of its −0.8); first-person words, added inside the last statement (", I think"), open no
     sentence (b = 0). Nearest the whole first: opening with "I" goes under first-person words, which then
     carry it and stay on their own."""
-    opens = "shape opens with I"
-    rows_in = [
-        (opens, 1, 1, "It is done.", "I think it is done."),
-        (opens, 1, 1, "The egg boils.", "I think the egg boils."),
-        (FIRST, 1, 1, "It is done.", "It is done, I think."),
-        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. The egg is done, I think."),
-    ]
+    opens, rows_in = OPENS, I_ADDED
     rows = discovered_findings(table({FIRST: -0.8, opens: -0.8}), {"d": edits(rows_in)}, FindingSettings())
     found = by_name(rows)
     assert (found[opens]["under"], found[opens]["under_share"]) == (FIRST, pytest.approx(1.0))
@@ -191,12 +195,9 @@ def test_first_person_words_go_under_sentences_opening_with_i_where_only_the_ope
     (an intercept and the signed instance) is −0.25, and b for the openings is 0.5 (0 added, −1 removed):
     −0.5 · 0.5 / −0.25 = 100 %. Opening with "I" holds one first-person word (b = 1: −0.25 / −0.5 = 50 %).
     Nearest the whole first: the words go under the openings, which lead."""
-    opens = "shape opens with I"
+    opens = OPENS
     rows_in = [
-        (opens, 1, 1, "It is done.", "I think it is done."),
-        (opens, 1, 1, "The egg boils.", "I think the egg boils."),
-        (FIRST, 1, 1, "It is done.", "It is done, I think."),
-        (FIRST, 1, 1, "Boil it. The egg is done.", "Boil it. The egg is done, I think."),
+        *I_ADDED,
         (FIRST, -1, 1, "Go. I think it is hot.", "Go. It is hot."),
         (FIRST, -1, 1, "I believe the egg is done.", "The egg is done."),
     ]

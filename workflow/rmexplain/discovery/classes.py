@@ -35,14 +35,14 @@ response's language, and the word lists are English (a response in another langu
   it (``Honestly, it`` → ``It``, ``is, really, fine`` → ``is fine``); added: ``Honestly, `` before the
   first sentence.
 
-Each class counts its instances (``count``: number tokens, class words, sentences opening with "I"; ending
-on a question is one), so an edit that
-changes three numbers has dose 3 and the estimate (``rmexplain.discovery.estimate``) reports the effect of
-one instance. ``COUNTED_CLASSES`` are the counts the length slope holds equal, the shapes' among them (a
-closing "Does that help?" adds words with the shape, in doses no feature fixes) and AFINN's positive and
-negative words, which the miner's lexicon categories test (an edit that makes a response safer and longer
-adds "harmful" and "unsafe" with its words). ``long_words`` are classes of form (words of at least 8, …, 14
-letters) that the slope holds equal per RM where its reward moves with them, as it does single words."""
+Each class counts its instances (``count``: number tokens, class words, sentences opening with "I"; ending on
+a question is one), so an edit that changes three numbers has dose 3 and the estimate
+(``rmexplain.discovery.estimate``) reports the effect of one instance. ``COUNTED_CLASSES`` are the counts the
+length slope holds equal, the shapes' among them (a closing "Does that help?" adds words with the shape, in
+doses no feature fixes) and AFINN's positive and negative words, which the miner's lexicon categories test (an
+edit that makes a response safer and longer adds "harmful" and "unsafe" with its words). ``long_words`` are
+classes of form (words of at least 8, …, 14 letters) that the slope holds equal per RM where its reward moves
+with them, as it does single words."""
 
 from __future__ import annotations
 
@@ -308,7 +308,6 @@ class FirstPerson(PersonalPronouns):
     members = FIRST_PERSON
     name = "pronouns first person"
     description = "First-person words (I, me, my, we, our)."
-    prefix = "I think "
     aside = ", I think"
     why_not = "a first-person word outside an “I think”-style clause (I can, my, we) has no neutral rewrite"
 

@@ -182,10 +182,9 @@ def test_a_class_goes_under_the_class_it_holds_never_both_ways():
     (b = 1: 100 % of its −0.8); first-person words, added inside the last statement (", I think"), open no
     sentence (b = 0). Nearest the whole first: opening with "I" goes under first-person words, which then
     carry it and stay on their own."""
-    opens, rows_in = OPENS, I_ADDED
-    rows = discovered_findings(table({FIRST: -0.8, opens: -0.8}), {"d": edits(rows_in)}, FindingSettings())
+    rows = discovered_findings(table({FIRST: -0.8, OPENS: -0.8}), {"d": edits(I_ADDED)}, FindingSettings())
     found = by_name(rows)
-    assert (found[opens]["under"], found[opens]["under_share"]) == (FIRST, pytest.approx(1.0))
+    assert (found[OPENS]["under"], found[OPENS]["under_share"]) == (FIRST, pytest.approx(1.0))
     assert found[FIRST].get("under") is None and found[FIRST]["leading"]
 
 
@@ -195,16 +194,15 @@ def test_first_person_words_go_under_sentences_opening_with_i_where_only_the_ope
     (an intercept and the signed instance) is −0.25, and b for the openings is 0.5 (0 added, −1 removed):
     −0.5 · 0.5 / −0.25 = 100 %. Opening with "I" holds one first-person word (b = 1: −0.25 / −0.5 = 50 %).
     Nearest the whole first: the words go under the openings, which lead."""
-    opens = OPENS
     rows_in = [
         *I_ADDED,
         (FIRST, -1, 1, "Go. I think it is hot.", "Go. It is hot."),
         (FIRST, -1, 1, "I believe the egg is done.", "The egg is done."),
     ]
-    rows = discovered_findings(table({FIRST: -0.25, opens: -0.5}), {"d": edits(rows_in)}, FindingSettings())
+    rows = discovered_findings(table({FIRST: -0.25, OPENS: -0.5}), {"d": edits(rows_in)}, FindingSettings())
     found = by_name(rows)
-    assert (found[FIRST]["under"], found[FIRST]["under_share"]) == (opens, pytest.approx(1.0))
-    assert found[opens].get("under") is None and found[opens]["leading"]
+    assert (found[FIRST]["under"], found[FIRST]["under_share"]) == (OPENS, pytest.approx(1.0))
+    assert found[OPENS].get("under") is None and found[OPENS]["leading"]
 
 
 def test_a_class_that_carries_a_feature_is_not_put_under_another_class():

@@ -379,17 +379,20 @@ class EndsOnQuestion(Feature):
         return text[: kept[-1]] + text[ends[-1] :]
 
 
+def is_i(word: regex.Match[str] | None) -> bool:
+    """Whether a found word is ``I`` (``I``, ``I'm``, ``I've``, ``I'd``, ``I'll``)."""
+    return word is not None and word_key(word.group()) in I_FORMS
+
+
 def opens_with_i(text: str) -> int:
-    """1 where the first word of ``text`` is ``I`` (or ``I'm``, ``I've``, ``I'd``, ``I'll``), else 0."""
-    first = WORD.search(text)
-    return int(first is not None and word_key(first.group()) in I_FORMS)
+    """1 where the first word of ``text`` is ``I``, else 0."""
+    return int(is_i(WORD.search(text)))
 
 
 def i_openings(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the first word of each sentence of ``text`` that is ``I`` (``I``, ``I'm``, ``I've``,
-    ``I'd``, ``I'll``)."""
+    """(start, end) of the first word of each sentence of ``text`` that is ``I``."""
     firsts = (WORD.search(text, a, b) for a, b in sentences(text))
-    return [first.span() for first in firsts if first is not None and word_key(first.group()) in I_FORMS]
+    return [first.span() for first in firsts if is_i(first)]
 
 
 class OpensWithI(Feature):

@@ -137,12 +137,12 @@ def discovery_results(tables: Path) -> dict[str, Any]:
 
 
 def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
-    """The recall table as the first screen lists the features: a feature a class carries
-    (``rmexplain.findings.carriers``) is shown under it, not on its own, so the RM's significant features
-    are ranked without those (the findings' rule, read here from the run's own tables)."""
+    """The recall table as the first screen lists the features: the run's findings
+    (``results/findings/findings.parquet``), their discovered features in the screen's one ranking
+    (``order``), each shown where it is significant or significant with a class that works against it undone,
+    and not listed under a class that carries it."""
     from rmexplain import paths
     from rmexplain.discovery.recall import recall_table, rm_slopes
-    from rmexplain.findings.summary import FindingSettings, discovered_findings
     from rmexplain.score.planted import read_reward_scale
 
     settings = yaml.safe_load((root / config).read_text())
@@ -151,13 +151,15 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
     edits = {d: pl.read_parquet(results / "discovery" / d / "edits.parquet") for d in datasets}
     comparisons = {d: pl.read_parquet(results / "data" / d / "comparisons.parquet") for d in datasets}
     biases = pl.read_parquet(results / "discovery" / "discovered_biases.parquet")
-    found = discovered_findings(biases, edits, FindingSettings())
-    shown = pl.DataFrame(
-        [{"dataset": r["dataset"], "rm": r["rm"], "feature": r["name"], "effect": r["effect"],
-          "q_value": r["q_value"], "significant": r["significant"] and not r.get("under")} for r in found]
-    )  # fmt: skip
-    shown = shown.with_columns(
-        rank=pl.col("effect").abs().rank("ordinal", descending=True).over("dataset", "rm").cast(pl.Int64)
+    findings = pl.read_parquet(root / paths.FINDINGS).filter(pl.col("kind") == "discovered")
+    shown = findings.select(
+        "dataset",
+        "rm",
+        feature="name",
+        effect=pl.coalesce("unmasked_effect", "effect"),
+        q_value="q_value",
+        significant=(pl.col("significant") | pl.col("unmasked_by").is_not_null()) & pl.col("under").is_null(),
+        rank=pl.col("order"),
     )
     planted = {rm: spec for rm, spec in settings["reward_models"].items() if spec.get("backend") == "planted"}
     moved_share = (settings.get("discovery", {}).get("recall") or {}).get("moved_share", 0.5)

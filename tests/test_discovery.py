@@ -1202,6 +1202,32 @@ def test_a_dataset_that_feeds_discovery_alone_is_not_perturbed_and_each_round_is
     assert "results/discovery/alone/edits.parquet" in wanted
 
 
+def test_the_findings_run_where_discovery_runs_alone_and_re_score_its_carriers():
+    """A config whose only dataset feeds bias discovery gets the findings (their table, landing text and
+    the explorer's first view) and its carriers re-scored; one with neither effects nor discovery none."""
+    from rmexplain import paths, targets
+    from rmexplain.config import check
+    from rmexplain.design import Design
+    from rmexplain.explorer.inputs import explorer_inputs
+
+    config = _discovery_config()
+    config["datasets"] = {"alone": config["datasets"]["alone"]}
+    design = Design.from_config(check(config))
+    assert design.effect_pairs == [] and design.findings_enabled
+    assert paths.FINDINGS in targets.findings_targets(design)
+    assert paths.REPORT_LANDING in targets.findings_targets(design)
+    assert targets.carrier_rms(design) == {"alone": {"demo-harmless": None, "planted": "demo-harmless"}}
+    assert explorer_inputs(design)["findings"] == [paths.FINDINGS]
+    assert targets.findings_inputs(design)["carrier_rewards"] == [
+        f"results/scores/alone/carriers/{rm}.parquet" for rm in ("demo-harmless", "planted")
+    ]
+
+    config["datasets"] = {"none": {"source": "embedded", "part": "helpful", "stages": ["evaluation"]}}
+    design = Design.from_config(check(config))
+    assert not design.findings_enabled and targets.findings_targets(design) == []
+    assert targets.carrier_rms(design) == {} and explorer_inputs(design)["findings"] == []
+
+
 def test_an_engine_with_several_rounds_reads_its_earlier_rounds_and_scores_later_rounds_on_their_own():
     from rmexplain import paths, targets
     from rmexplain.config import check

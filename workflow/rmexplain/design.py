@@ -444,6 +444,11 @@ class Design:
         """Datasets with attribute effects."""
         return list(dict.fromkeys(d for d, _ in self.effect_pairs))
 
+    @property
+    def findings_enabled(self) -> bool:
+        """Whether the findings run: wherever attribute effects or bias discovery run."""
+        return bool(self.effect_pairs or self.discovery_datasets())
+
     # ── bias discovery ───────────────────────────────────────────────────────────────────────────────────
     @property
     def bias_discovery(self) -> Config:

@@ -396,10 +396,8 @@ def _effect_and_discovery_inputs(
 
 
 def carrier_rms(design: Design) -> dict[str, dict[str, str | None]]:
-    """Datasets whose findings' carriers are re-scored (bias discovery's, where findings run: the classes are
-    discovered features) -> each RM of the dataset -> the RM it is read against."""
-    if not design.effect_pairs:
-        return {}
+    """Datasets whose findings' carriers are re-scored (bias discovery's: the classes are discovered
+    features) -> each RM of the dataset -> the RM it is read against."""
     return {d: effect_references(design, d) for d in design.discovery_datasets()}
 
 
@@ -423,8 +421,8 @@ def report_links(design: Design) -> dict[str, str | None]:
 
 
 def findings_targets(design: Design) -> list[str]:
-    """The findings table (Parquet and its pages) and the report's landing text, where effects run."""
-    if not design.effect_pairs:
+    """The findings table (Parquet and its pages) and the report's landing text, where they run."""
+    if not design.findings_enabled:
         return []
     tables = [paths.table_file(paths.FINDINGS_TABLE, ext) for ext in paths.TABLE_EXTS]
     return [paths.FINDINGS, *tables, paths.REPORT_LANDING]

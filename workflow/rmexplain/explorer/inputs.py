@@ -41,7 +41,7 @@ def explorer_inputs(design: Design) -> dict[str, list[str]]:
         ),
         "token_scans": targets.token_scan_files(design) if tokens else [],
         "token_human": targets.token_human_files(design) if tokens else [],
-        "findings": [paths.FINDINGS] if design.effect_pairs else [],
+        "findings": [paths.FINDINGS] if design.findings_enabled else [],
         "effect_edits": [paths.fmt(paths.EFFECT_EDITS, dataset=d, method=m) for d, m in design.effect_pairs],
         "effect_changes": targets.effect_change_files(design),
         "discovery_edits": targets.findings_inputs(design)["discovery_edits"],

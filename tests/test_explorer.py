@@ -935,6 +935,44 @@ def test_the_findings_draw_without_the_data_files(tmp_path, browser):
     assert "open results/explorer/index.html" in text_of(browser, "#load-error")
 
 
+def discovery_alone(root: Path) -> ExplorerInputs:
+    """The toy findings as a run of bias discovery alone writes them: no explanations, no attribute effects,
+    the discovered features' findings and edits."""
+    inputs = toy_findings(root)
+    findings = pl.read_parquet(inputs.findings[0]).filter(pl.col("kind") == "discovered")
+    S.write_table(findings, root / "findings.parquet", S.FINDINGS, "findings")
+    alone = {"perturbations": [], "explanations": [], "pfr": [], "examples": [], "judgements": [],
+             "effect_edits": [], "effect_changes": []}  # fmt: skip
+    return ExplorerInputs(**{**inputs.__dict__, **alone})
+
+
+def test_a_dataset_of_discovery_alone_has_its_findings_and_no_explanation_views(tmp_path):
+    build_explorer(discovery_alone(tmp_path / "tables"), tmp_path / "out", SETTINGS)
+    (toy,) = manifest_of(tmp_path / "out/index.html")["datasets"]
+    assert toy["methods"] == [] and toy["effects"] == []
+    assert toy["discovered"] == [{"feature": "opener:thanks", "n": 2}, {"feature": "numbered_list", "n": 2}]
+    # without findings either, the dataset has nothing to show and no entry
+    inputs = discovery_alone(tmp_path / "again")
+    build_explorer(ExplorerInputs(**{**inputs.__dict__, "findings": []}), tmp_path / "none", SETTINGS)
+    assert manifest_of(tmp_path / "none/index.html")["datasets"] == []
+
+
+def test_discovery_alone_in_headless_chromium(tmp_path, browser):
+    """The first view lists the discovered features with no attribute wording and no tab that needs an
+    explanation; a feature's edits open."""
+    build_explorer(discovery_alone(tmp_path / "tables"), tmp_path / "explorer", SETTINGS)
+    browser.get((tmp_path / "explorer/index.html").as_uri())
+    wait_ready(browser)
+    no_code_ran(browser)
+    assert "leading discovered features" in text_of(browser, "#view p.note")
+    tabs = [t.text for t in browser.find_elements("css selector", "#tabs a")]
+    assert tabs[0] == "Findings" and "Flip rates" not in tabs and "Comparisons" not in tabs
+    click(browser, 'section[data-rm="rm-a"] li.finding[data-name="opener:thanks"] a.edits-link')
+    wait_ready(browser)
+    assert text_of(browser, "#discovered-title") == "Discovered feature: opener:thanks"
+    assert "2 of its 2 edits shown" in text_of(browser, "#discovered-count")
+
+
 def toy_with_ties_and_an_unexplained_comparison(root: Path) -> ExplorerInputs:
     """The toy tables where rm-b explains nothing of its third comparison (as when the shared RMs disagree on
     it), one of rm-a's perturbations ties the other original (r(y'−) = r(y+)), and scores tie: " Love" and

@@ -379,11 +379,12 @@ def _dataset_entries(
     writer: _Writer, tables: Mapping[str, pl.DataFrame], per_file: int
 ) -> list[dict[str, Any]]:
     explanations = tables["explanations"]
+    with_findings = set(tables["findings"]["dataset"].to_list())
     entries = []
     for data in _datasets(tables["comparisons"]).values():
         mine = explanations.filter(pl.col("dataset") == data.name)
         methods = [_safe(m, "method") for m in _first_seen(mine["method"])]
-        if not methods:
+        if not methods and data.name not in with_findings:  # a dataset of bias discovery alone: its findings
             continue
         in_dataset = tables["originals"].filter(pl.col("comparison_id").is_in(list(data.index)))
         rms = _first_seen([*mine["rm"], *in_dataset["rm"]])

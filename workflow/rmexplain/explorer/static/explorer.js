@@ -174,8 +174,12 @@
   function method(d, name) {
     return d.methods.filter(function (m) { return m.name === name; })[0] || d.methods[0];
   }
+  function explained() {  // datasets with explanations (one of bias discovery alone has its findings only)
+    return M.datasets.filter(function (d) { return d.methods.length; });
+  }
   function context(args) {
     var d = dataset(args[0]);
+    if (d && !d.methods.length) d = explained()[0];
     if (!d) return null;
     var m = method(d, args[1]);
     var rm = m.rms.indexOf(args[2]) >= 0 ? args[2] : m.rms[0];
@@ -196,7 +200,7 @@
     var cur = ctx ? [ctx.d.name, ctx.m.name, ctx.rm] : [];
     var items = [];
     if (M.findings.length) items.push(["findings", "Findings", href(["findings", cur[0] || firstWithFindings()])]);
-    if (M.datasets.length) {
+    if (explained().length) {
       items.push(["flips", "Flip rates", href(["flips", cur[0] || "", cur[1] || ""])]);
       items.push(["list", "Comparisons", href(["list"].concat(cur))]);
     }
@@ -221,7 +225,7 @@
       options.forEach(function (o) { add(s, el("option", { value: o, selected: o === value ? "selected" : null }, o)); });
       return el("label", null, label, s);
     }
-    add(pickers, picker("dataset", "pick-dataset", M.datasets.map(function (d) { return d.name; }), ctx.d.name,
+    add(pickers, picker("dataset", "pick-dataset", explained().map(function (d) { return d.name; }), ctx.d.name,
       function (v) { go([view, v]); }));
     add(pickers, picker("method", "pick-method", ctx.d.methods.map(function (m) { return m.name; }), ctx.m.name,
       function (v) { go([view, ctx.d.name, v, ctx.rm]); }));
@@ -508,12 +512,17 @@
     var d = dataset(dname), rows = findingsOf(d.name);
     add(view, el("h2", null, "What each RM rewards · " + d.name));
     if (!rows.length) { add(view, el("p", { class: "note" }, "This run computed no attribute effects for " + d.name + ".")); return; }
-    add(view, el("p", { class: "note" }, "Each RM's leading findings, in its own order (largest first): the change in its reward, " +
-      "in its reward sd, when a response moves to an attribute's better side with its length held equal (" +
-      Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0), and its sensitivity to length itself" +
+    var intervals = Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0";
+    var effectsRan = rows.some(function (f) { return f.kind !== "discovered"; });
+    add(view, el("p", { class: "note" }, effectsRan ? "Each RM's leading findings, in its own order (largest first): the change in its reward, " +
+      "in its reward sd, when a response moves to an attribute's better side with its length held equal (" + intervals +
+      "), and its sensitivity to length itself" +
       (rows.some(function (f) { return f.kind === "discovered"; }) && rows.some(function (f) { return f.name === LENGTH; }) ?
         ", the one slope by which every finding, discovered features included, holds length equal. " : ". ") +
-      "Each finding leads to the edits behind it. docs/findings.md"));
+      "Each finding leads to the edits behind it. docs/findings.md" :
+      "Each RM's leading discovered features, largest first: the change in its reward, in its reward sd, when one instance of " +
+      "the feature is added with the length held equal by the RM's length slope (" + intervals + "; the slope is in the " +
+      "discovered-biases table, as no attribute effects ran here). Each finding leads to the edits behind it. docs/findings.md"));
     var max = 0.05;
     rows.forEach(function (f) { [f.low, f.high, f.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); }); });
     var rms = d.rms.filter(function (rm) { return rows.some(function (f) { return f.rm === rm; }); });
@@ -1107,11 +1116,11 @@
       var first = firstAnalysed();
       if (M.findings.length) route = { view: "findings", args: [firstWithFindings()], params: route.params };
       else if (first) route = { view: "flips", args: first, params: route.params };
-      else if (M.datasets.length) route = { view: "list", args: [], params: route.params };
+      else if (explained().length) route = { view: "list", args: [], params: route.params };
       else route = { view: "tokens", args: [], params: route.params };
     }
     var own = route.view === "findings" || route.view === "effect" || route.view === "discovered";
-    var ctx = route.view === "tokens" || own || !M.datasets.length ? null : context(route.args);
+    var ctx = route.view === "tokens" || own || !explained().length ? null : context(route.args);
     header(route, ctx);
     var done;
     try {

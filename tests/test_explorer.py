@@ -937,10 +937,15 @@ def test_the_findings_draw_without_the_data_files(tmp_path, browser):
 
 def discovery_alone(root: Path) -> ExplorerInputs:
     """The toy findings as a run of bias discovery alone writes them: no explanations, no attribute effects,
-    the discovered features' findings and edits."""
+    the discovered features' findings and edits, rm-a's length row from discovery's fit."""
+    from rmexplain.findings.summary import findings_frame
+
     inputs = toy_findings(root)
-    findings = pl.read_parquet(inputs.findings[0]).filter(pl.col("kind") == "discovered")
-    S.write_table(findings, root / "findings.parquet", S.FINDINGS, "findings")
+    findings = pl.read_parquet(inputs.findings[0]).filter(pl.col("kind") == "discovered").to_dicts()
+    length = {"dataset": "toy", "method": "offline", "rm": "rm-a", "kind": "length", "name": "length",
+              "phrase": "penalises longer answers", "effect": -0.2, "low": -0.3, "high": -0.1,
+              "significant": True, "n": 24, "rank": 1, "leading": True}  # fmt: skip
+    S.write_table(findings_frame([*findings, length]), root / "findings.parquet", S.FINDINGS, "findings")
     alone = {"perturbations": [], "explanations": [], "pfr": [], "examples": [], "judgements": [],
              "effect_edits": [], "effect_changes": []}  # fmt: skip
     return ExplorerInputs(**{**inputs.__dict__, **alone})
@@ -964,9 +969,13 @@ def test_discovery_alone_in_headless_chromium(tmp_path, browser):
     browser.get((tmp_path / "explorer/index.html").as_uri())
     wait_ready(browser)
     no_code_ran(browser)
-    assert "leading discovered features" in text_of(browser, "#view p.note")
+    assert "the slope bias discovery held its features at" in text_of(browser, "#view p.note")
     tabs = [t.text for t in browser.find_elements("css selector", "#tabs a")]
     assert tabs[0] == "Findings" and "Flip rates" not in tabs and "Comparisons" not in tabs
+    length = 'section[data-rm="rm-a"] li.finding[data-name="length"]'
+    assert text_of(browser, length + " .phrase") == "penalises longer answers"
+    assert not browser.find_elements("css selector", length + " a.edits-link")  # no effect edits behind it
+    assert text_of(browser, 'section[data-rm="rm-a"] .meta') == "discovered features"
     click(browser, 'section[data-rm="rm-a"] li.finding[data-name="opener:thanks"] a.edits-link')
     wait_ready(browser)
     assert text_of(browser, "#discovered-title") == "Discovered feature: opener:thanks"

@@ -45,6 +45,7 @@ from rmexplain.findings.summary import (
     at_equal_length,
     attribute_findings,
     discovered_findings,
+    discovery_length_findings,
     findings_frame,
     median_row,
     place_under_carriers,
@@ -931,16 +932,56 @@ def test_an_attribute_whose_carrier_holds_a_discovered_feature_is_listed_under_i
     )
 
 
-def test_the_landing_says_one_slope_where_every_discovered_dataset_has_a_length_row():
-    def row(dataset, kind, name, effect):
-        method = "offline" if kind == "discovered" else "rules"
+def test_a_dataset_of_discovery_alone_has_its_rms_length_row_from_their_largest_fit():
+    """Per RM on a dataset without attribute effects: γ of the (engine, round) with the most edits (ties: the
+    engine's name, then the earlier round), per sd of words, significant where its interval excludes 0,
+    leading; a dataset with attribute effects keeps theirs alone."""
+
+    def fit(dataset, rm, engine, round_, n, gamma, low, high):
+        return {"dataset": dataset, "rm": rm, "engine": engine, "round": round_, "n": n, "reference": "base",
+                "length_slope": gamma, "length_slope_low": low, "length_slope_high": high}  # fmt: skip
+
+    discovered = pl.DataFrame(
+        [
+            fit("e", "a", "offline", 1, 40, 0.30, 0.20, 0.40),  # two features of one fit: 80 edits
+            fit("e", "a", "offline", 1, 40, 0.30, 0.20, 0.40),
+            fit("e", "a", "llm", 1, 60, 0.90, 0.80, 1.00),
+            fit("e", "b", "offline", 1, 30, -0.05, -0.10, 0.02),
+            fit("e", "b", "offline", 2, 30, 0.50, 0.40, 0.60),  # a tie: the earlier round
+            fit("d", "a", "offline", 1, 99, 0.70, 0.60, 0.80),  # d has attribute effects
+        ]
+    )
+    rows = discovery_length_findings(discovered, {"d"})
+    assert [(r["dataset"], r["rm"], r["method"], r["effect"], r["n"]) for r in rows] == [
+        ("e", "a", "offline", 0.30, 80),
+        ("e", "b", "offline", -0.05, 30),
+    ]
+    assert [r["significant"] for r in rows] == [True, False] and all(r["leading"] for r in rows)
+    assert all(r["kind"] == r["name"] == "length" and r["reference"] == "base" for r in rows)
+    assert rows[0]["phrase"] == language.attribute_phrase("length", 0.30)
+    assert discovery_length_findings(discovered, {"d", "e"}) == []
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['round'\]"):
+        discovery_length_findings(discovered.drop("round"), {"d"})
+
+
+def test_the_landing_says_one_slope_where_every_discovered_dataset_has_attribute_effects():
+    def row(dataset, kind, name, effect, method=None):
+        method = method or ("offline" if kind == "discovered" else "rules")
         return {"dataset": dataset, "method": method, "rm": "r", "kind": kind, "name": name, "n": 6,
                 "phrase": f"rewards {name}", "effect": effect, "low": effect - 0.1, "high": effect + 0.1,
                 "significant": True, "rank": 1, "leading": True}  # fmt: skip
 
-    both = findings_frame([row("d", "length", "length", 0.3), row("d", "discovered", "bold", 0.5)])
+    both = findings_frame(
+        [
+            row("d", "length", "length", 0.3),
+            row("d", "attribute", "clarity", 0.2),
+            row("d", "discovered", "bold", 0.5),
+        ]
+    )
     assert one_slope(both) and ONE_SLOPE_NOTE in findings_rst(both, ["d"], ["r"], 0.95, "1. F", "2. A")
-    alone = pl.concat([both, findings_frame([row("e", "discovered", "emoji", 0.4)])])  # e: discovery alone
+    # e: discovery alone, its length row discovery's own γ
+    e = [row("e", "discovered", "emoji", 0.4), row("e", "length", "length", 0.2, method="offline")]
+    alone = pl.concat([both, findings_frame(e)])
     assert not one_slope(alone) and ONE_SLOPE_NOTE not in findings_rst(
         alone, ["d", "e"], ["r"], 0.95, "1. F", "2. A"
     )

@@ -61,7 +61,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -316,13 +316,19 @@ def length_slope(
     return dict(zip(SLOPE_COLUMNS, (gamma, low, high), strict=True))
 
 
-def largest_fit_slope(rows: pl.DataFrame) -> tuple[float, float, float]:
-    """(γ, low, high) of one RM's largest fit: the (engine, round) with the most edits (ties: the engine's
-    name, then the earlier round); ``rows``: the RM's effects or discovered-bias rows on one dataset. Where
-    the dataset has attribute edits every fit has one γ; with discovery alone each fits its own."""
+def largest_fit(rows: pl.DataFrame) -> dict[str, Any]:
+    """One RM's largest fit: the (engine, round) with the most edits (ties: the engine's name, then the
+    earlier round), with ``n`` (its edits) and its γ (``SLOPE_COLUMNS``); ``rows``: the RM's effects or
+    discovered-bias rows on one dataset. Where the dataset has attribute edits every fit has one γ; with
+    discovery alone each fits its own."""
     slopes = (pl.col(c).first() for c in SLOPE_COLUMNS)
     fits = rows.group_by("engine", "round").agg(pl.col("n").sum(), *slopes)
-    largest = fits.sort(["n", "engine", "round"], descending=[True, False, False]).row(0, named=True)
+    return fits.sort(["n", "engine", "round"], descending=[True, False, False]).row(0, named=True)
+
+
+def largest_fit_slope(rows: pl.DataFrame) -> tuple[float, float, float]:
+    """(γ, low, high) of one RM's largest fit (``largest_fit``)."""
+    largest = largest_fit(rows)
     return tuple(largest[c] for c in SLOPE_COLUMNS)
 
 

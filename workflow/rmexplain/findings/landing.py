@@ -268,9 +268,9 @@ def finding_line(row: dict, under: Sequence[dict] = ()) -> str:
 
 def one_slope(findings: pl.DataFrame) -> bool:
     """Whether discovered features are held at equal length by the attribute effects' slope: every dataset
-    with discovered findings has a length row (its discovery then takes that γ; docs/discovery.md)."""
+    with discovered findings has attribute effects (its discovery then takes their γ; docs/discovery.md)."""
     discovered = set(findings.filter(pl.col("kind") == "discovered")["dataset"].to_list())
-    measured = set(findings.filter(pl.col("kind") == "length")["dataset"].to_list())
+    measured = set(findings.filter(pl.col("kind") == "attribute")["dataset"].to_list())
     return bool(discovered) and discovered <= measured
 
 

@@ -34,6 +34,7 @@ from rmexplain.findings.summary import (
     attribute_findings,
     discovered_findings,
     discovered_significant,
+    discovery_length_findings,
     edit_texts,
     findings_frame,
     place_under_carriers,
@@ -152,8 +153,10 @@ def findings_table(
     texts = pair_texts(tables)
     for (effects, _, changes, _), pair in zip(tables["pairs"], texts, strict=True):
         attributes += attribute_findings(effects, changes, pair, descriptions, settings)
+    measured = {r["dataset"] for r in attributes}
     for discovered in tables["discovered"]:
         discoveries += discovered_findings(discovered, tables["discovery_edits"], settings, checks, unmasked)
+        attributes += discovery_length_findings(discovered, measured)
     edits = attribute_edits(tables, texts)
     attributes = place_attributes_under_classes(attributes, discoveries, edits, checks)
     placed = place_under_carriers(attributes, discoveries, settings.leading_attributes)

@@ -9,7 +9,7 @@ show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rmexplain.discovery.estimate import SLOPE_COLUMNS, largest_fit
 from rmexplain.discovery.mining import feature_named
 from rmexplain.effects.analysis import median_row
 from rmexplain.effects.base import LENGTH
@@ -331,6 +332,34 @@ def place_under_carriers(
 DISCOVERED_COLUMNS = ("dataset", "rm", "engine", "feature", "description", "effect", "low", "high", "q_value",
                       "n", "support")  # fmt: skip
 DISCOVERY_EDIT_COLUMNS = ("feature", "direction", "source_text", "edited_text")
+FIT_COLUMNS = ("reference", "round", *SLOPE_COLUMNS)  # what a length row from discovery's fit reads
+
+
+def discovery_length_findings(discovered: pl.DataFrame, measured: Collection[str]) -> list[dict[str, Any]]:
+    """The ``length`` row of each RM with discovered features on a dataset without attribute effects
+    (``measured``: the datasets with them, whose length row is theirs): the RM's length slope γ as bias
+    discovery estimated it and held its features at (its largest fit's, ``largest_fit``), per sd of words as
+    the attribute effects' row, significant where its interval excludes 0, always leading. No example:
+    discovery's edits add or remove a feature, not length."""
+    alone = discovered.filter(~pl.col("dataset").is_in(list(measured)))
+    missing = [c for c in FIT_COLUMNS if c not in alone.columns]
+    if alone.is_empty() or missing:
+        if missing and not alone.is_empty():
+            raise ValueError(f"discovered biases: missing column(s) {missing} for the length row")
+        return []
+    rows = []
+    for (dataset, rm), group in alone.group_by("dataset", "rm", maintain_order=True):
+        fit = largest_fit(group)
+        gamma, low, high = (fit[c] for c in SLOPE_COLUMNS)
+        defined = all(v is not None and np.isfinite(v) for v in (gamma, low, high))
+        rows.append(
+            {"dataset": dataset, "method": fit["engine"], "rm": rm, "kind": LENGTH, "name": LENGTH,
+             "description": None,
+             "phrase": language.attribute_phrase(LENGTH, gamma) if defined else f"{LENGTH}: no estimate",
+             "effect": gamma, "low": low, "high": high, "significant": defined and (low > 0 or high < 0),
+             "reference": group["reference"][0], "n": fit["n"], "rank": 1, "leading": True}
+        )  # fmt: skip
+    return rows
 
 
 def discovered_findings(

@@ -406,6 +406,7 @@
       var d = dataset(f.dataset), k = d.discovered.map(function (x) { return x.feature; }).indexOf(f.name);
       return k < 0 ? null : href(["discovered", f.dataset, k]);
     }
+    if (!effectEntry(dataset(f.dataset), f.method)) return null;  // discovery's own length row: no effect edits
     return href(["effect", f.dataset, f.method, f.rm, f.name]);
   }
   function effectBar(f, max) {
@@ -513,16 +514,17 @@
     add(view, el("h2", null, "What each RM rewards · " + d.name));
     if (!rows.length) { add(view, el("p", { class: "note" }, "This run computed no attribute effects for " + d.name + ".")); return; }
     var intervals = Math.round(M.level * 100) + "% intervals; filled bar: the interval excludes 0";
-    var effectsRan = rows.some(function (f) { return f.kind !== "discovered"; });
+    var effectsRan = rows.some(function (f) { return f.kind === "attribute"; });
     add(view, el("p", { class: "note" }, effectsRan ? "Each RM's leading findings, in its own order (largest first): the change in its reward, " +
       "in its reward sd, when a response moves to an attribute's better side with its length held equal (" + intervals +
       "), and its sensitivity to length itself" +
       (rows.some(function (f) { return f.kind === "discovered"; }) && rows.some(function (f) { return f.name === LENGTH; }) ?
         ", the one slope by which every finding, discovered features included, holds length equal. " : ". ") +
       "Each finding leads to the edits behind it. docs/findings.md" :
-      "Each RM's leading discovered features, largest first: the change in its reward, in its reward sd, when one instance of " +
-      "the feature is added with the length held equal by the RM's length slope (" + intervals + "; the slope is in the " +
-      "discovered-biases table, as no attribute effects ran here). Each finding leads to the edits behind it. docs/findings.md"));
+      "Each RM's leading findings, largest first: the change in its reward, in its reward sd, when one instance of a discovered " +
+      "feature is added with its length held equal (" + intervals + "), and its sensitivity to length itself, per sd of length: " +
+      "the slope bias discovery held its features at (no attribute effects ran here). Each finding leads to the edits behind it. " +
+      "docs/findings.md"));
     var max = 0.05;
     rows.forEach(function (f) { [f.low, f.high, f.effect].forEach(function (x) { if (x !== null) max = Math.max(max, Math.abs(x)); }); });
     var rms = d.rms.filter(function (rm) { return rows.some(function (f) { return f.rm === rm; }); });
@@ -531,7 +533,8 @@
       var mine = rows.filter(function (f) { return f.rm === rm; });
       var effects = mine.filter(function (f) { return f.kind !== "discovered"; }).sort(function (a, b) { return a.rank - b.rank; });
       var found = mine.filter(function (f) { return f.kind === "discovered"; });
-      var methods = effects.map(function (f) { return f.method; }).filter(function (m, i, all) { return all.indexOf(m) === i; });
+      var methods = effects.filter(function (f) { return f.kind === "attribute"; }).map(function (f) { return f.method; })
+        .filter(function (m, i, all) { return all.indexOf(m) === i; });
       var card = el("section", { class: "rm-findings", "data-rm": rm },
         el("h3", null, rm + (effects[0] && effects[0].reference ? " (vs " + effects[0].reference + ")" : "")),
         el("div", { class: "meta" }, (methods.length ? methods.join(", ") + " edits" : "") + (found.length ? (methods.length ? " · " : "") + "discovered features" : "")));

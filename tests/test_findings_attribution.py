@@ -359,6 +359,31 @@ def test_carrier_edits_undo_each_candidates_edits_and_say_why_not():
     assert frame["skip"].to_list() == [None, "“100” has no one-word spelling (a whole number up to 99)"]
 
 
+def test_a_class_finding_whose_instances_the_stand_ins_undo_too_is_a_skip_and_a_probe_is_not():
+    """Opening with "I": "I think " before a sentence holds a first-person word, and "They think " undoes
+    the opening too, so the part re-scored is as much the opening's as the words' (a skip); second-person
+    words keep theirs when the "I" beside them is undone. A numbered list is no class: "one. Cut it." is
+    re-scored though the list is gone (the digits are what it is tested for)."""
+    opens = "shape opens with I"
+    edits = pl.DataFrame({"comparison_id": ["a", "b"], "target": ["chosen"] * 2, "direction": [1, 1],
+                          "dose": [1, 1], "source_text": ["It is done.", "I know it. We rest."],
+                          "edited_text": ["I think it is done.", "I know it. I think we rest."]})  # fmt: skip
+    candidates = [Candidate("d", "discovered", "offline", f, FIRST) for f in (opens, SECOND)]
+    frame = carrier_edits(candidates, {FIRST: class_named(FIRST)}, lambda c: edits)
+    why = f"undoing {FIRST} undoes {opens} too: the two cannot be told apart"
+    assert frame["skip"].to_list() == [why, why, None, None]
+    undone = ["They think it is done.", "I know it. They think they rest."]
+    assert frame["edited_undone"].to_list()[2:] == undone
+    listed = pl.DataFrame({"comparison_id": ["a"], "target": ["chosen"], "direction": [1], "dose": [1],
+                           "source_text": ["Cut it."], "edited_text": ["1. Cut it."]})  # fmt: skip
+    frame = carrier_edits(
+        [Candidate("d", "discovered", "offline", "numbered_list", NUMBERS)],
+        {NUMBERS: class_named(NUMBERS)},
+        lambda c: listed,
+    )
+    assert frame["skip"].to_list() == [None] and frame["edited_undone"].to_list() == ["one. Cut it."]
+
+
 def test_a_scoring_job_reads_the_four_texts_of_every_edit_undone(tmp_path):
     frame = carrier_rows(HAND[:2] + HAND[-1:])
     path = tmp_path / "edits.parquet"

@@ -140,7 +140,8 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
     """The recall table as the first screen lists the features: the run's findings
     (``results/findings/findings.parquet``), their discovered features in the screen's one ranking
     (``order``), each shown where it is significant or significant with a class that works against it undone,
-    and not listed under a class that carries it."""
+    and not listed under a class that carries it. A class measured by re-scoring (engine ``re-scored``) is
+    also judged by the edits it was measured on (``rescored_edits``)."""
     from rmexplain import paths
     from rmexplain.discovery.recall import recall_table, rm_slopes
     from rmexplain.score.planted import read_reward_scale
@@ -148,10 +149,10 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
     settings = yaml.safe_load((root / config).read_text())
     results = root / "results"
     datasets = [d for d in settings["datasets"] if (results / "discovery" / d / "edits.parquet").is_file()]
-    edits = {d: pl.read_parquet(results / "discovery" / d / "edits.parquet") for d in datasets}
+    findings = pl.read_parquet(root / paths.FINDINGS).filter(pl.col("kind") == "discovered")
+    edits = {d: rescored_edits(root, d, findings) for d in datasets}
     comparisons = {d: pl.read_parquet(results / "data" / d / "comparisons.parquet") for d in datasets}
     biases = pl.read_parquet(results / "discovery" / "discovered_biases.parquet")
-    findings = pl.read_parquet(root / paths.FINDINGS).filter(pl.col("kind") == "discovered")
     shown = findings.select(
         "dataset",
         "rm",
@@ -167,6 +168,32 @@ def screen_recall(root: Path, config: str) -> list[dict[str, Any]]:
                 for rm, spec in planted.items()}  # fmt: skip
     slopes = rm_slopes(biases, comparisons, planted, base_sds)
     return recall_table(shown, edits, comparisons, planted, moved_share, slopes).to_dicts()
+
+
+def rescored_edits(root: Path, dataset: str, findings: pl.DataFrame) -> pl.DataFrame:
+    """The dataset's discovery edits (``feature, comparison_id, source_text, edited_text``) and, for each
+    class with a row measured by re-scoring, the carrier edits it was measured on (those that change it) as
+    edits of the class: each with the class undone as the source, as edited as the text (they differ in the
+    class's instances alone)."""
+    from rmexplain import paths
+    from rmexplain.findings.attribution import RESCORED
+
+    columns = ["feature", "comparison_id", "source_text", "edited_text"]
+    own = pl.read_parquet(root / "results" / "discovery" / dataset / "edits.parquet").select(columns)
+    mine = findings.filter((pl.col("dataset") == dataset) & (pl.col("method") == RESCORED))
+    carriers = root / paths.fmt(paths.CARRIER_EDITS, dataset=dataset)
+    if mine.is_empty() or not carriers.is_file():
+        return own
+    undone = pl.read_parquet(carriers).filter(
+        pl.col("carrier").is_in(mine["name"].unique().to_list())
+        & pl.col("skip").is_null()
+        & (pl.col("class_change") != 0)
+    )
+    undone = undone.select(
+        pl.col("carrier").alias("feature"), "comparison_id", pl.col("edited_undone").alias("source_text"),
+        "edited_text",
+    )  # fmt: skip
+    return pl.concat([own, undone])
 
 
 def summary_line(suite: str, results: dict[str, Any]) -> str:

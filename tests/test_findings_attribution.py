@@ -4,6 +4,8 @@ findings it carries, and the carrier edits' texts a scoring job reads."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pytest
@@ -19,6 +21,7 @@ from rmexplain.findings.attribution import (
     class_effect,
     rescored_classes,
     signed_coefficient,
+    undone_apart,
     undone_pair,
 )
 from rmexplain.findings.carriers import class_named, place_attributes_under_classes, proposals
@@ -359,21 +362,29 @@ def test_carrier_edits_undo_each_candidates_edits_and_say_why_not():
     assert frame["skip"].to_list() == [None, "“100” has no one-word spelling (a whole number up to 99)"]
 
 
-def test_a_class_finding_whose_instances_the_stand_ins_undo_too_is_a_skip_and_a_probe_is_not():
-    """Opening with "I": "I think " before a sentence holds a first-person word, and "They think " undoes
-    the opening too, so the part re-scored is as much the opening's as the words' (a skip); second-person
-    words keep theirs when the "I" beside them is undone. A numbered list is no class: "one. Cut it." is
-    re-scored though the list is gone (the digits are what it is tested for)."""
-    opens = "shape opens with I"
+def test_stand_ins_that_change_another_class_too_are_a_skip():
+    """ "I think " before a sentence holds a first-person word, and "They think " undoes the sentence's
+    opening "I" too, so the part re-scored is as much the opening's as the words' (a skip); ", I think"
+    inside a statement opens nothing and is re-scored. A "?" made a full stop ends no response on a question
+    any more (a skip). A numbered list is no class: "one. Cut it." is re-scored though the list is gone (its
+    digits are what it is tested for)."""
     edits = pl.DataFrame({"comparison_id": ["a", "b"], "target": ["chosen"] * 2, "direction": [1, 1],
-                          "dose": [1, 1], "source_text": ["It is done.", "I know it. We rest."],
-                          "edited_text": ["I think it is done.", "I know it. I think we rest."]})  # fmt: skip
-    candidates = [Candidate("d", "discovered", "offline", f, FIRST) for f in (opens, SECOND)]
-    frame = carrier_edits(candidates, {FIRST: class_named(FIRST)}, lambda c: edits)
-    why = f"undoing {FIRST} undoes {opens} too: the two cannot be told apart"
-    assert frame["skip"].to_list() == [why, why, None, None]
-    undone = ["They think it is done.", "I know it. They think they rest."]
-    assert frame["edited_undone"].to_list()[2:] == undone
+                          "dose": [1, 1], "source_text": ["It is done.", "It works."],
+                          "edited_text": ["I think it is done.", "It works, I think."]})  # fmt: skip
+    frame = carrier_edits(
+        [Candidate("d", "discovered", "offline", "hedging", FIRST)],
+        {FIRST: class_named(FIRST)},
+        lambda c: edits,
+    )
+    why = f"undoing {FIRST} changes shape opens with I too: the two cannot be told apart"
+    assert frame["skip"].to_list() == [why, None]
+    assert frame["edited_undone"].to_list() == [None, "It works, They think."]  # the case of "I" kept
+    question_mark = 'character "?"'
+    with pytest.raises(
+        SkipEdit, match=re.escape(f"undoing {question_mark} changes shape ends on a question")
+    ):
+        undone_apart(class_named(question_mark), "Done.", "Done?")
+    assert undone_apart(class_named(question_mark), "Done.", "Done? Yes.") == ("Done.", "Done. Yes.")
     listed = pl.DataFrame({"comparison_id": ["a"], "target": ["chosen"], "direction": [1], "dose": [1],
                            "source_text": ["Cut it."], "edited_text": ["1. Cut it."]})  # fmt: skip
     frame = carrier_edits(

@@ -13,9 +13,9 @@ has one, in the RM's reward sd. Fitted over the finding's edits as its own effec
 over that effect, it is the share of the finding the class carries, measured: the re-scoring decides where
 the estimate proposed. An edit whose instance has no stand-in of the same length (a number above 99,
 ``3.5``, ``let's``, a sentence shape), whose class count the stand-ins do not even out, or whose stand-ins
-undo a finding that is itself a class (``undone_apart``: "They think" opens no sentence with "I"), is a
-counted skip. Every edit of the finding is re-scored (one that does not change the class keeps its texts,
-which are copied): a sample's own effect would differ from the finding's.
+change another class too (``undone_apart``: "They think" opens no sentence with "I"), is a counted skip.
+Every edit of the finding is re-scored (one that does not change the class keeps its texts, which are
+copied): a sample's own effect would differ from the finding's.
 
 A class that carries a significant finding this way but has no significant row of its own (the responses
 rarely hold it: numbers) is measured on the re-scored edits of the findings it carries
@@ -41,7 +41,14 @@ from rmexplain.analysis.bootstrap import (
     resample_counts,
 )
 from rmexplain.discovery.base import Feature, SkipEdit
-from rmexplain.discovery.classes import CLASS_KINDS, FILLER, class_words, number_words, word_key
+from rmexplain.discovery.classes import (
+    CLASS_KINDS,
+    FILLER,
+    class_features,
+    class_words,
+    number_words,
+    word_key,
+)
 from rmexplain.discovery.mining import feature_named
 from rmexplain.discovery.text import pronoun_i
 from rmexplain.effects.analysis import (
@@ -145,16 +152,16 @@ def undone_pair(detector: Feature, source: str, edited: str) -> tuple[str, str]:
     return source_undone, edited_undone
 
 
-def undone_apart(detector: Feature, finding: Feature | None, source: str, edited: str) -> tuple[str, str]:
-    """``undone_pair``, and SkipEdit where the finding is itself a class (``finding``, of ``CLASS_KINDS``)
-    whose change the stand-ins undo too: "I think it is done." → "They think it is done." drops a
-    first-person word and the sentence's opening "I" at once, so the re-scored part is as much the
-    finding's as the class's, and the two cannot be told apart on that edit."""
+def undone_apart(detector: Feature, source: str, edited: str) -> tuple[str, str]:
+    """``undone_pair``, and SkipEdit where the stand-ins change another class too (``class_features``: an
+    RM may reward either): "I think it is done." → "They think it is done." drops a first-person word and
+    the sentence's opening "I" at once, so the re-scored part is as much the opening's as the words', and
+    the two cannot be told apart on that edit."""
     source_undone, edited_undone = undone_pair(detector, source, edited)
-    if finding is not None and finding.kind in CLASS_KINDS:
-        change = finding.count(edited) - finding.count(source)
-        if finding.count(edited_undone) - finding.count(source_undone) != change:
-            raise SkipEdit(f"undoing {detector.name} undoes {finding.name} too: the two cannot be told apart")
+    for other in class_features(CLASS_KINDS):
+        change = other.count(edited) - other.count(source)
+        if other.name != detector.name and other.count(edited_undone) - other.count(source_undone) != change:
+            raise SkipEdit(f"undoing {detector.name} changes {other.name} too: the two cannot be told apart")
     return source_undone, edited_undone
 
 
@@ -198,11 +205,10 @@ def carrier_edits(
     rows = []
     for candidate in candidates:
         detector = detectors[candidate.carrier]
-        finding = feature_named(candidate.finding) if candidate.kind == "discovered" else None
         for edit in edits_of(candidate).iter_rows(named=True):
             try:
                 source_undone, edited_undone, skip = (
-                    *undone_apart(detector, finding, edit["source_text"], edit["edited_text"]),
+                    *undone_apart(detector, edit["source_text"], edit["edited_text"]),
                     None,
                 )
             except SkipEdit as why:

@@ -949,6 +949,7 @@ def test_a_dataset_of_discovery_alone_has_its_rms_length_row_from_their_largest_
             fit("e", "b", "offline", 1, 30, -0.05, -0.10, 0.02),
             fit("e", "b", "offline", 2, 30, 0.50, 0.40, 0.60),  # a tie: the earlier round
             fit("d", "a", "offline", 1, 99, 0.70, 0.60, 0.80),  # d has attribute effects
+            fit("e", "a", "re-scored", None, 999, None, None, None),  # a class measured by re-scoring: no fit
         ]
     )
     rows = discovery_length_findings(discovered, {"d"})

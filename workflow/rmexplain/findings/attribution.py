@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -158,11 +159,16 @@ def undone_apart(detector: Feature, source: str, edited: str) -> tuple[str, str]
     the sentence's opening "I" at once, so the re-scored part is as much the opening's as the words', and
     the two cannot be told apart on that edit."""
     source_undone, edited_undone = undone_pair(detector, source, edited)
-    for other in class_features(CLASS_KINDS):
+    for other in _classes():
         change = other.count(edited) - other.count(source)
         if other.name != detector.name and other.count(edited_undone) - other.count(source_undone) != change:
             raise SkipEdit(f"undoing {detector.name} changes {other.name} too: the two cannot be told apart")
     return source_undone, edited_undone
+
+
+@cache
+def _classes() -> tuple[Feature, ...]:
+    return tuple(class_features(CLASS_KINDS))
 
 
 def _word_before(pieces: Sequence[str], k: int) -> str:

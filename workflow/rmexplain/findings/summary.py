@@ -338,10 +338,10 @@ FIT_COLUMNS = ("reference", "round", *SLOPE_COLUMNS)  # what a length row from d
 def discovery_length_findings(discovered: pl.DataFrame, measured: Collection[str]) -> list[dict[str, Any]]:
     """The ``length`` row of each RM with discovered features on a dataset without attribute effects
     (``measured``: the datasets with them, whose length row is theirs): the RM's length slope γ as bias
-    discovery estimated it and held its features at (its largest fit's, ``largest_fit``), per sd of words as
-    the attribute effects' row, significant where its interval excludes 0, always leading. No example:
-    discovery's edits add or remove a feature, not length."""
-    alone = discovered.filter(~pl.col("dataset").is_in(list(measured)))
+    discovery estimated it and held its features at (its largest fit's, ``largest_fit``; a class measured by
+    re-scoring is no fit), per sd of words as the attribute effects' row, significant where its interval
+    excludes 0, always leading. No example: discovery's edits add or remove a feature, not length."""
+    alone = discovered.filter(~pl.col("dataset").is_in(list(measured)) & (pl.col("engine") != RESCORED))
     missing = [c for c in FIT_COLUMNS if c not in alone.columns]
     if alone.is_empty() or missing:
         if missing and not alone.is_empty():

@@ -49,12 +49,19 @@ NUMBERS, FIRST, SECOND, FILLER = (
             "Step 1: Boil the egg.\nStep 2: Serve it.",
             ("Boil the egg. Serve it.", "Step one: Boil the egg.\nStep two: Serve it."),
         ),
-        # an inserted "I" made "they", capitalised as it was; the "I" the edit kept stays
+        # an inserted "I" made "they", capitalised where a sentence starts; the "I" the edit kept stays
         (
             FIRST,
             "I can help. Boil it.",
             "I can help. I think you should boil it.",
             ("I can help. Boil it.", "I can help. They think you should boil it."),
+        ),
+        # inside a sentence "I" is "they" ("I" is upper case anywhere)
+        (
+            FIRST,
+            "Boil it.",
+            "Boil it, I think, and I’m done.",
+            ("Boil it.", "Boil it, they think, and they’re done."),
         ),
         # a deleted first-person clause: the source's instances stand in, the edit removes the stand-ins
         (FIRST, "Let me know. I’m here.", "Here.", ("Let them know. They’re here.", "Here.")),
@@ -378,7 +385,7 @@ def test_stand_ins_that_change_another_class_too_are_a_skip():
     )
     why = f"undoing {FIRST} changes shape opens with I too: the two cannot be told apart"
     assert frame["skip"].to_list() == [why, None]
-    assert frame["edited_undone"].to_list() == [None, "It works, They think."]  # the case of "I" kept
+    assert frame["edited_undone"].to_list() == [None, "It works, they think."]
     question_mark = 'character "?"'
     with pytest.raises(
         SkipEdit, match=re.escape(f"undoing {question_mark} changes shape ends on a question")

@@ -45,6 +45,7 @@ from rmexplain.discovery.base import Feature, SkipEdit
 from rmexplain.discovery.classes import (
     CLASS_KINDS,
     FILLER,
+    I_FORMS,
     class_features,
     class_words,
     number_words,
@@ -111,7 +112,11 @@ def stand_in(detector: Feature, piece: str, word_before: str = "") -> str:
             replacement = "them"
         if replacement is None:
             raise SkipEdit(f"“{piece}” has no one-word third-person stand-in")
-        return _same_case(piece, replacement.replace("'", "’") if "’" in piece else replacement)
+        replacement = replacement.replace("'", "’") if "’" in piece else replacement
+        if word_key(piece) in I_FORMS:  # "I" is upper case anywhere: "they" is where no sentence starts
+            opens = not word_before or word_before[-1] in SENTENCE_MARKS or word_before[-1] == "."
+            return _same_case("T" if opens else "t", replacement)
+        return _same_case(piece, replacement)
     if detector.kind == "filler":
         return _same_case(piece, FILLER_STAND_IN)
     return "." if piece in SENTENCE_MARKS else ""  # a mark of a character class

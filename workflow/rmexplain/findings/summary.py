@@ -342,11 +342,11 @@ def discovery_length_findings(discovered: pl.DataFrame, measured: Collection[str
     re-scoring is no fit), per sd of words as the attribute effects' row, significant where its interval
     excludes 0, always leading. No example: discovery's edits add or remove a feature, not length."""
     alone = discovered.filter(~pl.col("dataset").is_in(list(measured)) & (pl.col("engine") != RESCORED))
-    missing = [c for c in FIT_COLUMNS if c not in alone.columns]
-    if alone.is_empty() or missing:
-        if missing and not alone.is_empty():
-            raise ValueError(f"discovered biases: missing column(s) {missing} for the length row")
+    if alone.is_empty():
         return []
+    missing = [c for c in FIT_COLUMNS if c not in alone.columns]
+    if missing:
+        raise ValueError(f"discovered biases: missing column(s) {missing} for the length row")
     rows = []
     for (dataset, rm), group in alone.group_by("dataset", "rm", maintain_order=True):
         fit = largest_fit(group)
